@@ -1,0 +1,62 @@
+//! The store interface of the mobile-game transaction workload (seed 001).
+//!
+//! Each user `n` has two records: `User<n>` holding `Gold` (10,000 at
+//! population) and `UserItem<n>` holding `NumTickets` (0). Ids passed here
+//! are the *stored* ids, after any key spreading. A target implements
+//! [`MobileTarget`] (schema, population, scans) and hands each loader its own
+//! [`MobileConn`] (one connection, one request in flight).
+
+use crate::outcome::StoreError;
+use std::future::Future;
+
+/// Gold every user starts with.
+pub const INITIAL_GOLD: i64 = 10_000;
+/// Gold moved by one transaction.
+pub const GOLD_STEP: i64 = 5;
+
+/// One user's two records as stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UserRow {
+    /// Stored id (after spreading).
+    pub id: u32,
+    /// `User<id>.Gold`.
+    pub gold: i64,
+    /// `UserItem<id>.NumTickets`; `None` when the record is missing.
+    pub tickets: Option<i64>,
+}
+
+/// A backend that can hold the mobile workload's data.
+pub trait MobileTarget: Send + Sync + 'static {
+    /// One loader's connection.
+    type Conn: MobileConn;
+
+    /// A short description for reports, without credentials.
+    fn describe(&self) -> String;
+
+    /// Opens a connection.
+    fn connect(&self) -> impl Future<Output = Result<Self::Conn, StoreError>> + Send;
+
+    /// Drops any previous data, creates the schema and inserts every id in
+    /// `ids` with the initial values. Calls `progress` with the number of
+    /// users inserted so far, now and then.
+    fn populate(
+        &self,
+        ids: &[u32],
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Every user, for verification, in any order.
+    fn scan(&self) -> impl Future<Output = Result<Vec<UserRow>, StoreError>> + Send;
+}
+
+/// One loader's connection: at most one request in flight.
+pub trait MobileConn: Send + 'static {
+    /// Atomically: `Gold -= 5` and `NumTickets += 1` for one user.
+    fn transfer(&mut self, id: u32) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// A transaction adding `GOLD_STEP` gold to one user.
+    fn add_gold(&mut self, id: u32) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// A strongly consistent read of one user's gold.
+    fn read_gold(&mut self, id: u32) -> impl Future<Output = Result<i64, StoreError>> + Send;
+}

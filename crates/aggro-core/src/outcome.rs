@@ -1,0 +1,116 @@
+//! What can go wrong with one request, as a small closed set of classes.
+//!
+//! A failed request is a measurement: it is counted by class, per operation
+//! and interval, never by its message text (which would make every distinct
+//! message its own counter and allocate on the hot path).
+
+use serde::{Deserialize, Serialize};
+
+/// The class of a failed (or retried) request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum ErrorClass {
+    /// Two transactions touched the same data; the store refused one
+    /// (SQLSTATE 40001, DynamoDB TransactionConflict, SQLITE_BUSY, WATCH abort).
+    Conflict,
+    /// The store broke a deadlock by aborting this transaction (SQLSTATE 40P01).
+    Deadlock,
+    /// A held lease or lock kept the request from proceeding.
+    Locked,
+    /// The request did not complete within its deadline.
+    Timeout,
+    /// A connection could not be made.
+    Connect,
+    /// The connection broke while the request was under way.
+    Disconnected,
+    /// The store answered with an error of its own.
+    Server,
+    /// The store's answer could not be understood.
+    Protocol,
+    /// The data was not as the workload expects (a missing row, a wrong schema).
+    Data,
+    /// Anything else.
+    Other,
+}
+
+impl ErrorClass {
+    /// Every class, in the order used for counters and reports.
+    pub const ALL: [ErrorClass; 10] = [
+        ErrorClass::Conflict,
+        ErrorClass::Deadlock,
+        ErrorClass::Locked,
+        ErrorClass::Timeout,
+        ErrorClass::Connect,
+        ErrorClass::Disconnected,
+        ErrorClass::Server,
+        ErrorClass::Protocol,
+        ErrorClass::Data,
+        ErrorClass::Other,
+    ];
+
+    /// Position in [`ErrorClass::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Conflicts are reported apart from errors: they are the store working
+    /// as designed under contention, not a failure.
+    pub fn is_conflict(self) -> bool {
+        matches!(self, ErrorClass::Conflict | ErrorClass::Deadlock | ErrorClass::Locked)
+    }
+
+    /// The name used in reports and result files.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::Conflict => "conflict",
+            ErrorClass::Deadlock => "deadlock",
+            ErrorClass::Locked => "locked",
+            ErrorClass::Timeout => "timeout",
+            ErrorClass::Connect => "connect",
+            ErrorClass::Disconnected => "disconnected",
+            ErrorClass::Server => "server",
+            ErrorClass::Protocol => "protocol",
+            ErrorClass::Data => "data",
+            ErrorClass::Other => "other",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An error from a store, carrying its class and a human-readable cause.
+///
+/// The message is kept for the first occurrence shown to a user; counting
+/// uses only the class.
+#[derive(Debug, thiserror::Error)]
+#[error("{class}: {message}")]
+pub struct StoreError {
+    /// The class it is counted under.
+    pub class: ErrorClass,
+    /// What happened, for a person.
+    pub message: String,
+}
+
+impl StoreError {
+    /// A new error of `class`.
+    pub fn new(class: ErrorClass, message: impl Into<String>) -> Self {
+        Self { class, message: message.into() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indices_match_the_table() {
+        for (i, class) in ErrorClass::ALL.iter().enumerate() {
+            assert_eq!(class.index(), i);
+        }
+    }
+}

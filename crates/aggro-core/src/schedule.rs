@@ -1,0 +1,415 @@
+//! Load shapes as one iterator of intended start times.
+//!
+//! A [`Schedule`] turns a [`RatePlan`] (closed loop, or stages of a
+//! piecewise-linear rate) and a [`Pacing`] into the sequence of instants at
+//! which requests are *meant* to start. The executor takes slots from it in
+//! order; it knows nothing else about the shape of the load.
+//!
+//! The arithmetic works in *count space*: `C(t)` is the number of requests the
+//! plan asks for by time `t` (the integral of the rate). Even pacing puts
+//! request `i` at `C⁻¹(i)`; Poisson pacing puts arrivals at `C⁻¹(E₁+…+Eᵢ)` with
+//! `Eᵢ ~ Exp(1)`, which is exactly a Poisson process of the (time-varying)
+//! rate; per-second pacing (the seed-001 tool's) starts all of a second's
+//! requests at the start of that second.
+
+use crate::clock::Nanos;
+use crate::rng::Rng;
+use serde::{Deserialize, Serialize};
+
+const NS: f64 = 1e9;
+
+/// How requests are spread within the rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pacing {
+    /// Evenly spaced start times.
+    #[default]
+    Even,
+    /// All of a second's requests intended at the start of that second (seed 001).
+    Second,
+    /// Exponential gaps: a Poisson arrival process.
+    Poisson,
+}
+
+/// One stage of a rate plan: the rate moves linearly from `start_rate` to
+/// `end_rate` over `duration`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stage {
+    /// Length of the stage in nanoseconds.
+    pub duration_ns: Nanos,
+    /// Requests per second at the start of the stage.
+    pub start_rate: f64,
+    /// Requests per second at its end.
+    pub end_rate: f64,
+}
+
+/// What the run asks for over time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum RatePlan {
+    /// Closed loop: every loader starts its next request as soon as the last ends.
+    Max {
+        /// Run length in nanoseconds, if bounded by time.
+        duration_ns: Option<Nanos>,
+    },
+    /// Open loop: intended start times follow these stages in turn.
+    Stages {
+        /// The stages, run one after another.
+        stages: Vec<Stage>,
+    },
+}
+
+impl RatePlan {
+    /// A constant rate for a duration.
+    pub fn fixed(rate: f64, duration_ns: Nanos) -> Self {
+        RatePlan::Stages { stages: vec![Stage { duration_ns, start_rate: rate, end_rate: rate }] }
+    }
+
+    /// Parses ramp stages as `30s:500,60s:2000`: each ramps linearly from the
+    /// previous stage's rate (from `initial_rate` for the first) to its own.
+    /// Write `0s:500` first to start at 500 at once.
+    pub fn parse_stages(text: &str, initial_rate: f64) -> Result<Self, String> {
+        let mut stages = Vec::new();
+        let mut previous = initial_rate;
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (duration, rate) = part
+                .split_once(':')
+                .ok_or_else(|| format!("bad stage {part:?}: expected DURATION:RATE such as 30s:500"))?;
+            let duration = crate::units::parse_duration(duration)?;
+            let rate: f64 = rate
+                .trim()
+                .parse()
+                .ok()
+                .filter(|r: &f64| r.is_finite() && *r >= 0.0)
+                .ok_or_else(|| format!("bad stage {part:?}: the rate must be a number ≥ 0"))?;
+            stages.push(Stage { duration_ns: duration.as_nanos() as Nanos, start_rate: previous, end_rate: rate });
+            previous = rate;
+        }
+        if stages.is_empty() {
+            return Err("no stages given: expected DURATION:RATE[,DURATION:RATE…]".into());
+        }
+        if stages.iter().all(|s| s.start_rate == 0.0 && s.end_rate == 0.0) {
+            return Err("the stages ask for no requests at all".into());
+        }
+        Ok(RatePlan::Stages { stages })
+    }
+
+    /// Total length in nanoseconds, if bounded.
+    pub fn duration_ns(&self) -> Option<Nanos> {
+        match self {
+            RatePlan::Max { duration_ns } => *duration_ns,
+            RatePlan::Stages { stages } => Some(stages.iter().map(|s| s.duration_ns).sum()),
+        }
+    }
+
+    /// The planned rate at time `t` (None in a closed loop).
+    pub fn rate_at(&self, t: Nanos) -> Option<f64> {
+        let RatePlan::Stages { stages } = self else { return None };
+        let mut start = 0;
+        for s in stages {
+            if t < start + s.duration_ns {
+                let f = (t - start) as f64 / s.duration_ns as f64;
+                return Some(s.start_rate + (s.end_rate - s.start_rate) * f);
+            }
+            start += s.duration_ns;
+        }
+        stages.last().map(|s| s.end_rate)
+    }
+}
+
+/// One slot of the schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// Start at this instant (open loop); latency counts from it.
+    At(Nanos),
+    /// Start now (closed loop); latency counts from the actual start.
+    Now,
+}
+
+/// A stage with its position in time and count space precomputed.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    start_ns: Nanos,
+    end_ns: Nanos,
+    /// `C` at the start of the span.
+    count_before: f64,
+    /// Requests in the span.
+    count: f64,
+    /// Rate at the start, per second.
+    rate: f64,
+    /// Change of rate per second.
+    slope: f64,
+}
+
+impl Span {
+    /// Seconds into the span at which the cumulative count reaches `d`.
+    fn seconds_for(&self, d: f64) -> f64 {
+        // Solves slope/2·τ² + rate·τ = d in the form that is stable when
+        // either slope or rate is zero.
+        let root = (self.rate * self.rate + 2.0 * self.slope * d).max(0.0).sqrt();
+        2.0 * d / (self.rate + root)
+    }
+
+    fn count_at(&self, t: Nanos) -> f64 {
+        let tau = (t.min(self.end_ns) - self.start_ns) as f64 / NS;
+        self.count_before + self.rate * tau + self.slope * tau * tau / 2.0
+    }
+}
+
+/// The iterator of slots; cheap to clone (the executor clones it to count backlog).
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    spans: std::sync::Arc<[Span]>,
+    pacing: Pacing,
+    closed_loop_end: Option<Nanos>,
+    closed_loop: bool,
+    limit: Option<u64>,
+    rng: Rng,
+    /// Position in count space of the next request.
+    position: f64,
+    span_index: usize,
+    issued: u64,
+    closed: bool,
+}
+
+impl Schedule {
+    /// A schedule for `plan`, at most `limit` requests, random choices from `seed`.
+    pub fn new(plan: &RatePlan, pacing: Pacing, limit: Option<u64>, seed: u64) -> Self {
+        let mut spans = Vec::new();
+        let (closed_loop, closed_loop_end) = match plan {
+            RatePlan::Max { duration_ns } => (true, *duration_ns),
+            RatePlan::Stages { stages } => {
+                let (mut start_ns, mut count_before) = (0, 0.0);
+                for s in stages {
+                    let seconds = s.duration_ns as f64 / NS;
+                    let slope = if seconds > 0.0 { (s.end_rate - s.start_rate) / seconds } else { 0.0 };
+                    let count = (s.start_rate + s.end_rate) / 2.0 * seconds;
+                    spans.push(Span {
+                        start_ns,
+                        end_ns: start_ns + s.duration_ns,
+                        count_before,
+                        count,
+                        rate: s.start_rate,
+                        slope,
+                    });
+                    start_ns += s.duration_ns;
+                    count_before += count;
+                }
+                (false, None)
+            }
+        };
+        let mut rng = Rng::stream(seed, u64::MAX);
+        let position = if pacing == Pacing::Poisson { rng.exp1() } else { 0.0 };
+        Self {
+            spans: spans.into(),
+            pacing,
+            closed_loop_end,
+            closed_loop,
+            limit,
+            rng,
+            position,
+            span_index: 0,
+            issued: 0,
+            closed: false,
+        }
+    }
+
+    /// Requests handed out so far.
+    pub fn issued(&self) -> u64 {
+        self.issued
+    }
+
+    /// Ends the schedule: every later [`Schedule::next`] returns `None`.
+    pub fn close(&mut self) {
+        self.closed = true;
+    }
+
+    /// Whether the schedule has ended.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// The next slot, or `None` once the plan (or the limit) is exhausted.
+    /// `now` is only consulted by a time-bounded closed loop.
+    pub fn next(&mut self, now: Nanos) -> Option<Slot> {
+        if self.closed || self.limit.is_some_and(|l| self.issued >= l) {
+            self.closed = true;
+            return None;
+        }
+        if self.closed_loop {
+            if self.closed_loop_end.is_some_and(|end| now >= end) {
+                self.closed = true;
+                return None;
+            }
+            self.issued += 1;
+            return Some(Slot::Now);
+        }
+        let Some(at) = self.time_of(self.position) else {
+            self.closed = true;
+            return None;
+        };
+        self.position += if self.pacing == Pacing::Poisson { self.rng.exp1() } else { 1.0 };
+        self.issued += 1;
+        Some(Slot::At(match self.pacing {
+            Pacing::Second => at - at % 1_000_000_000,
+            _ => at,
+        }))
+    }
+
+    /// `C⁻¹(position)`, advancing `span_index`; None past the end of the plan.
+    fn time_of(&mut self, position: f64) -> Option<Nanos> {
+        while let Some(span) = self.spans.get(self.span_index) {
+            let d = position - span.count_before;
+            if d < span.count {
+                let tau = span.seconds_for(d);
+                return Some((span.start_ns + (tau * NS) as Nanos).min(span.end_ns.saturating_sub(1)));
+            }
+            self.span_index += 1;
+        }
+        None
+    }
+
+    /// How many requests the plan intends to have started by `now`,
+    /// counting those already issued. Backlog is `due_by(now) - issued()`.
+    pub fn due_by(&self, now: Nanos) -> u64 {
+        if self.closed_loop {
+            return self.issued;
+        }
+        let planned = match self.pacing {
+            Pacing::Even => self.count_at(now).floor() as u64 + 1,
+            Pacing::Second => self.count_at(now - now % 1_000_000_000 + 1_000_000_000).ceil() as u64,
+            Pacing::Poisson => return self.issued + self.count_poisson_due(now),
+        };
+        let total = self.spans.last().map_or(0.0, |s| s.count_before + s.count).ceil() as u64;
+        let planned = planned.min(total);
+        match self.limit {
+            Some(l) => planned.min(l).max(self.issued),
+            None => planned.max(self.issued),
+        }
+    }
+
+    fn count_at(&self, t: Nanos) -> f64 {
+        self.spans
+            .iter()
+            .rev()
+            .find(|s| s.start_ns <= t)
+            .map_or(0.0, |s| s.count_at(t))
+    }
+
+    fn count_poisson_due(&self, now: Nanos) -> u64 {
+        // Poisson arrivals have no closed form for "how many by now": replay
+        // a copy. Bounded so a runaway backlog cannot stall the monitor.
+        const CAP: u64 = 5_000_000;
+        let mut copy = self.clone();
+        let mut n = 0;
+        while n < CAP {
+            match copy.next(now) {
+                Some(Slot::At(t)) if t <= now => n += 1,
+                _ => break,
+            }
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn times(plan: &RatePlan, pacing: Pacing) -> Vec<Nanos> {
+        let mut s = Schedule::new(plan, pacing, None, 1);
+        std::iter::from_fn(|| match s.next(0) {
+            Some(Slot::At(t)) => Some(t),
+            _ => None,
+        })
+        .collect()
+    }
+
+    #[test]
+    fn even_pacing_spaces_requests_evenly() {
+        let t = times(&RatePlan::fixed(1000.0, 1_000_000_000), Pacing::Even);
+        assert_eq!(t.len(), 1000);
+        assert_eq!(t[0], 0);
+        assert_eq!(t[1], 1_000_000);
+        assert_eq!(t[999], 999_000_000);
+    }
+
+    #[test]
+    fn second_pacing_batches_each_second() {
+        let t = times(&RatePlan::fixed(3.0, 2_000_000_000), Pacing::Second);
+        assert_eq!(t, vec![0, 0, 0, 1_000_000_000, 1_000_000_000, 1_000_000_000]);
+    }
+
+    #[test]
+    fn poisson_pacing_has_the_right_count_and_is_seeded() {
+        let plan = RatePlan::fixed(10_000.0, 10_000_000_000);
+        let t = times(&plan, Pacing::Poisson);
+        assert!((t.len() as f64 - 100_000.0).abs() < 1_500.0, "{}", t.len());
+        assert!(t.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(t, times(&plan, Pacing::Poisson));
+    }
+
+    #[test]
+    fn a_linear_ramp_asks_for_its_integral() {
+        // 0 → 1000/s over 10 s is 5,000 requests, denser at the end.
+        let plan = RatePlan::parse_stages("10s:1000", 0.0).unwrap();
+        let t = times(&plan, Pacing::Even);
+        assert!((t.len() as i64 - 5_000).abs() <= 1, "{}", t.len());
+        let first_half = t.iter().filter(|&&x| x < 5_000_000_000).count();
+        assert!((first_half as i64 - 1_250).abs() <= 2, "{first_half}");
+    }
+
+    #[test]
+    fn stages_chain_and_report_their_rate() {
+        let plan = RatePlan::parse_stages("0s:500, 2s:500, 2s:1500", 0.0).unwrap();
+        assert_eq!(plan.duration_ns(), Some(4_000_000_000));
+        assert_eq!(plan.rate_at(1_000_000_000), Some(500.0));
+        assert_eq!(plan.rate_at(3_000_000_000), Some(1000.0));
+        let t = times(&plan, Pacing::Even);
+        assert!((t.len() as i64 - 3_000).abs() <= 1, "{}", t.len());
+        assert!(RatePlan::parse_stages("30s", 0.0).is_err());
+        assert!(RatePlan::parse_stages("30s:x", 0.0).is_err());
+        assert!(RatePlan::parse_stages("5s:0", 0.0).is_err());
+    }
+
+    #[test]
+    fn due_by_counts_what_should_have_started() {
+        let plan = RatePlan::fixed(1000.0, 10_000_000_000);
+        let mut s = Schedule::new(&plan, Pacing::Even, None, 1);
+        assert_eq!(s.due_by(0), 1);
+        assert_eq!(s.due_by(999_999), 1);
+        assert_eq!(s.due_by(1_000_000), 2);
+        assert_eq!(s.due_by(500_000_000), 501);
+        for _ in 0..100 {
+            s.next(0);
+        }
+        assert_eq!(s.due_by(500_000_000) - s.issued(), 401);
+        assert_eq!(s.due_by(u64::MAX / 2), 10_000);
+
+        let second = Schedule::new(&plan, Pacing::Second, None, 1);
+        assert_eq!(second.due_by(0), 1000);
+        assert_eq!(second.due_by(1_500_000_000), 2000);
+
+        let poisson = Schedule::new(&plan, Pacing::Poisson, None, 1);
+        let due = poisson.due_by(1_000_000_000);
+        assert!((900..1100).contains(&due), "{due}");
+    }
+
+    #[test]
+    fn closed_loop_runs_until_time_or_limit() {
+        let mut s = Schedule::new(&RatePlan::Max { duration_ns: Some(100) }, Pacing::Even, Some(3), 0);
+        assert_eq!(s.next(0), Some(Slot::Now));
+        assert_eq!(s.next(200), None);
+        let mut s = Schedule::new(&RatePlan::Max { duration_ns: None }, Pacing::Even, Some(2), 0);
+        assert_eq!((s.next(0), s.next(0), s.next(0)), (Some(Slot::Now), Some(Slot::Now), None));
+        assert_eq!(s.due_by(10), 2);
+    }
+
+    #[test]
+    fn close_ends_the_schedule() {
+        let mut s = Schedule::new(&RatePlan::fixed(10.0, 10_000_000_000), Pacing::Even, None, 0);
+        assert!(s.next(0).is_some());
+        s.close();
+        assert_eq!(s.next(0), None);
+    }
+}
