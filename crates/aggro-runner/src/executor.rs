@@ -1,0 +1,151 @@
+//! [`run`]: N loaders taking slots from one schedule.
+//!
+//! Each loader takes the next slot from the shared [`Schedule`] when it is
+//! free, waits on its own precise timer until the slot's intended time if that
+//! is still ahead, runs the request and records it into its own recorder.
+//! Slots are taken in time order, so a backlog (due slots nobody has taken)
+//! is simply `due_by(now) - issued`, and a free loader always starts the
+//! oldest waiting slot at once.
+
+use crate::loader::{Loader, Steps};
+use crate::monitor::{Monitor, Observer};
+use crate::plan::{RunPlan, StopReason};
+use crate::stop::StopHandle;
+use aggro_core::{Clock, Nanos, Schedule, Slot, Waiter};
+use aggro_stats::Recorder;
+use parking_lot::Mutex;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// State shared by the loaders and the monitor of one run.
+pub(crate) struct Shared<C: Clock> {
+    pub clock: C,
+    /// Clock reading at the run's start: schedule time 0.
+    pub origin: Nanos,
+    pub schedule: Mutex<Schedule>,
+    pub recorders: Vec<Mutex<Recorder>>,
+    pub started: AtomicU64,
+    pub completed: AtomicU64,
+    /// Fired when no new request may start (schedule closed early).
+    pub halt: StopHandle,
+}
+
+impl<C: Clock> Shared<C> {
+    pub fn now(&self) -> Nanos {
+        self.clock.now().saturating_sub(self.origin)
+    }
+}
+
+/// How a run went; the loaders come back so the next run can reuse their
+/// connections.
+#[derive(Debug)]
+pub struct RunOutcome<L> {
+    /// Loaders that finished cleanly (abandoned ones are dropped).
+    pub loaders: Vec<L>,
+    /// Why the run ended.
+    pub stop_reason: StopReason,
+    /// Every interval merged.
+    pub totals: Recorder,
+    /// Requests the plan intended to have started by the end.
+    pub due: u64,
+    /// Requests started.
+    pub started: u64,
+    /// Requests finished, successfully or not.
+    pub completed: u64,
+    /// Due requests never started (backlog at the end).
+    pub backlog_at_end: u64,
+    /// Length of the run in nanoseconds.
+    pub elapsed_ns: Nanos,
+}
+
+/// Runs `plan` with `loaders` (one in-flight slot each), recording operation
+/// 0 as the whole request and `op_count - 1` further steps, and reports each
+/// interval to `observer`. Returns when the schedule is done and in-flight
+/// requests have finished (or been abandoned after the drain timeout), or
+/// when `stop` fires.
+pub async fn run<L, C, O>(
+    plan: &RunPlan,
+    op_count: usize,
+    loaders: Vec<L>,
+    clock: C,
+    stop: &StopHandle,
+    observer: &mut O,
+) -> RunOutcome<L>
+where
+    L: Loader,
+    C: Clock,
+    O: Observer + ?Sized,
+{
+    assert!(!loaders.is_empty(), "a run needs at least one loader");
+    let origin = clock.now();
+    let shared = Arc::new(Shared {
+        schedule: Mutex::new(Schedule::new(&plan.rate, plan.pacing, plan.limit, plan.seed)),
+        recorders: (0..loaders.len()).map(|_| Mutex::new(Recorder::new(op_count))).collect(),
+        started: AtomicU64::new(0),
+        completed: AtomicU64::new(0),
+        halt: StopHandle::new(),
+        clock,
+        origin,
+    });
+    let mut tasks = tokio::task::JoinSet::new();
+    for (index, loader) in loaders.into_iter().enumerate() {
+        tasks.spawn(loader_loop(Arc::clone(&shared), index, loader));
+    }
+    Monitor::new(plan, op_count, Arc::clone(&shared)).run(tasks, stop, observer).await
+}
+
+async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, mut loader: L) -> L {
+    let Ok(mut waiter) = shared.clock.waiter() else {
+        // No timer could be made (out of file descriptors): this slot sits
+        // out; the monitor still sees the schedule's backlog.
+        return loader;
+    };
+    let clock = shared.clock.clone();
+    let origin = shared.origin;
+    let mut steps = Steps::new(Arc::new(move || clock.now().saturating_sub(origin)));
+    loop {
+        let now = shared.now();
+        let (seq, slot) = {
+            let mut schedule = shared.schedule.lock();
+            let seq = schedule.issued();
+            match schedule.next(now) {
+                Some(slot) => (seq, slot),
+                None => break,
+            }
+        };
+        let intended = match slot {
+            Slot::At(t) => {
+                if t > now {
+                    if shared.halt.is_stopped() {
+                        break;
+                    }
+                    tokio::select! {
+                        biased;
+                        _ = shared.halt.stopped() => break,
+                        _ = waiter.wait_until(origin + t) => {}
+                    }
+                }
+                Some(t)
+            }
+            Slot::Now => None,
+        };
+        let start = shared.now();
+        shared.started.fetch_add(1, Relaxed);
+        steps.clear();
+        let result = loader.run(seq, &mut steps).await;
+        let end = shared.now();
+        {
+            let mut recorder = shared.recorders[index].lock();
+            match result {
+                Ok(()) => recorder.record_ok(0, end - intended.unwrap_or(start).min(start), end - start),
+                Err(class) => recorder.record_failure(0, class),
+            }
+            if let Some(t) = intended {
+                recorder.record_lag(start.saturating_sub(t));
+            }
+            steps.drain_into(&mut recorder);
+        }
+        shared.completed.fetch_add(1, Relaxed);
+    }
+    loader
+}

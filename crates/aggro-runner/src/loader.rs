@@ -1,0 +1,74 @@
+//! What a workload gives the executor: a loader per in-flight slot.
+
+use aggro_core::{ErrorClass, Nanos};
+use aggro_stats::{OpId, Recorder};
+use std::future::Future;
+use std::sync::Arc;
+
+/// One in-flight slot of a workload (typically one connection).
+pub trait Loader: Send + 'static {
+    /// Runs request number `seq` (numbered in schedule order across all
+    /// loaders, so choices derived from it are reproducible). Sub-steps and
+    /// retried conflicts go into `steps`; the request as a whole is recorded
+    /// by the executor under operation 0.
+    fn run(&mut self, seq: u64, steps: &mut Steps) -> impl Future<Output = Result<(), ErrorClass>> + Send;
+}
+
+/// What a request records besides its own outcome: timed sub-steps and
+/// retried failures. Buffers are reused from request to request.
+pub struct Steps {
+    clock: Arc<dyn Fn() -> Nanos + Send + Sync>,
+    timings: Vec<(OpId, Nanos)>,
+    failures: Vec<(OpId, ErrorClass)>,
+}
+
+impl std::fmt::Debug for Steps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Steps").field("timings", &self.timings).field("failures", &self.failures).finish()
+    }
+}
+
+impl Steps {
+    pub(crate) fn new(clock: Arc<dyn Fn() -> Nanos + Send + Sync>) -> Self {
+        Self { clock, timings: Vec::with_capacity(8), failures: Vec::with_capacity(8) }
+    }
+
+    /// The clock's reading, for timing a step.
+    pub fn now(&self) -> Nanos {
+        (self.clock)()
+    }
+
+    /// Runs `step` and, if it succeeds, records its duration under `op`;
+    /// a failure is counted under `op` with its class.
+    pub async fn time<T, F>(&mut self, op: OpId, step: F) -> Result<T, ErrorClass>
+    where
+        F: Future<Output = Result<T, ErrorClass>>,
+    {
+        let start = self.now();
+        let result = step.await;
+        match &result {
+            Ok(_) => self.timings.push((op, self.now() - start)),
+            Err(class) => self.failures.push((op, *class)),
+        }
+        result
+    }
+
+    /// Counts a failure of `op` that the workload handled (a retried conflict).
+    pub fn count_failure(&mut self, op: OpId, class: ErrorClass) {
+        self.failures.push((op, class));
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.timings.clear();
+        self.failures.clear();
+    }
+
+    pub(crate) fn drain_into(&self, recorder: &mut Recorder) {
+        for &(op, ns) in &self.timings {
+            recorder.record_ok(op, ns, ns);
+        }
+        for &(op, class) in &self.failures {
+            recorder.record_failure(op, class);
+        }
+    }
+}

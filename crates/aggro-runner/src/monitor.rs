@@ -1,0 +1,205 @@
+//! The monitor: interval boundaries, backlog, stop rules, the drain timeout.
+//!
+//! It wakes at each interval boundary and once a second in between (the
+//! backlog rule is checked per second, as the seed-001 tool did), swaps every
+//! loader's recorder for an empty one, merges them, and hands the interval to
+//! the [`Observer`]. Nothing per request passes through it.
+
+use crate::executor::{RunOutcome, Shared};
+use crate::loader::Loader;
+use crate::plan::{RunPlan, StopReason};
+use crate::stop::StopHandle;
+use aggro_core::{Clock, Nanos, Waiter};
+use aggro_stats::Recorder;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use tokio::task::JoinSet;
+
+const CHECK_EVERY_NS: Nanos = 1_000_000_000;
+
+/// One finished interval, as the observer sees it.
+#[derive(Debug)]
+pub struct IntervalReport<'a> {
+    /// 0-based interval number.
+    pub index: usize,
+    /// Start, in nanoseconds since the run's start.
+    pub start_ns: Nanos,
+    /// End, in nanoseconds since the run's start.
+    pub end_ns: Nanos,
+    /// Every loader's figures merged.
+    pub merged: &'a Recorder,
+    /// Each loader's own figures (the seed's per-loader view).
+    pub loaders: &'a [Recorder],
+    /// Due requests not yet started at the end of the interval.
+    pub backlog: u64,
+    /// Requests the plan intended to have started by the end of the interval.
+    pub due: u64,
+    /// Requests started so far.
+    pub started: u64,
+    /// The planned rate at the end of the interval (None in a closed loop).
+    pub planned_rate: Option<f64>,
+}
+
+/// Receives the run's progress.
+pub trait Observer {
+    /// Called at each interval boundary, and once for the final partial interval.
+    fn on_interval(&mut self, report: &IntervalReport<'_>);
+    /// Called about once a second with the elapsed time and the backlog.
+    fn on_tick(&mut self, _elapsed_ns: Nanos, _backlog: u64) {}
+}
+
+/// An observer that ignores everything.
+impl Observer for () {
+    fn on_interval(&mut self, _: &IntervalReport<'_>) {}
+}
+
+pub(crate) struct Monitor<'p, C: Clock> {
+    plan: &'p RunPlan,
+    shared: Arc<Shared<C>>,
+    spare: Vec<Recorder>,
+    merged: Recorder,
+    totals: Recorder,
+    interval_index: usize,
+    interval_start: Nanos,
+}
+
+impl<'p, C: Clock> Monitor<'p, C> {
+    pub fn new(plan: &'p RunPlan, op_count: usize, shared: Arc<Shared<C>>) -> Self {
+        let spare = (0..shared.recorders.len()).map(|_| Recorder::new(op_count)).collect();
+        Self {
+            plan,
+            shared,
+            spare,
+            merged: Recorder::new(op_count),
+            totals: Recorder::new(op_count),
+            interval_index: 0,
+            interval_start: 0,
+        }
+    }
+
+    pub async fn run<L: Loader, O: Observer + ?Sized>(
+        mut self,
+        mut tasks: JoinSet<L>,
+        stop: &StopHandle,
+        observer: &mut O,
+    ) -> RunOutcome<L> {
+        let shared = Arc::clone(&self.shared);
+        let mut waiter = shared.clock.waiter().expect("the monitor needs a timer");
+        let interval = self.plan.interval_ns.max(1_000_000);
+        let plan_end = self.plan.rate.duration_ns();
+        let mut next_interval = interval;
+        let mut next_check = CHECK_EVERY_NS.min(interval);
+        let mut reason: Option<StopReason> = None;
+        let mut drain_deadline: Option<Nanos> = None;
+        let mut halted_at: Option<Nanos> = None;
+        let mut loaders = Vec::new();
+
+        while !tasks.is_empty() {
+            let wake = next_interval.min(next_check).min(drain_deadline.unwrap_or(Nanos::MAX));
+            tokio::select! {
+                _ = waiter.wait_until(shared.origin + wake) => {}
+                _ = stop.stopped(), if reason.is_none() => {
+                    reason = Some(StopReason::Interrupted);
+                    halted_at = Some(shared.now());
+                    self.halt();
+                }
+                joined = tasks.join_next() => {
+                    if let Some(Ok(loader)) = joined {
+                        loaders.push(loader);
+                    }
+                    continue;
+                }
+            }
+            let now = shared.now();
+            let (due, issued, closed) = {
+                let s = shared.schedule.lock();
+                (s.due_by(now), s.issued(), s.is_closed())
+            };
+            let backlog = due.saturating_sub(issued);
+            if now >= next_check {
+                observer.on_tick(now, backlog);
+                let rate = self.plan.rate.rate_at(now);
+                if reason.is_none() && self.plan.backlog_rule.is_broken(backlog, rate) {
+                    let limit = match self.plan.backlog_rule {
+                        crate::BacklogRule::Above(n) => n,
+                        _ => rate.unwrap_or(0.0).max(1.0) as u64,
+                    };
+                    reason = Some(StopReason::Backlog { backlog, limit });
+                    halted_at = Some(now);
+                    self.halt();
+                }
+                next_check = now - now % CHECK_EVERY_NS + CHECK_EVERY_NS;
+            }
+            if now >= next_interval {
+                self.flush(now, backlog, due, observer);
+                next_interval += interval * ((now - next_interval) / interval + 1);
+            }
+            let over = closed || reason.is_some() || plan_end.is_some_and(|end| now >= end);
+            if over && drain_deadline.is_none() {
+                drain_deadline = Some(now + self.plan.drain_ns);
+            }
+            if drain_deadline.is_some_and(|d| now >= d) {
+                self.halt();
+                let abandoned = shared.started.load(Relaxed) - shared.completed.load(Relaxed);
+                tasks.abort_all();
+                while let Some(joined) = tasks.join_next().await {
+                    if let Ok(loader) = joined {
+                        loaders.push(loader);
+                    }
+                }
+                if abandoned > 0 && !matches!(reason, Some(StopReason::Interrupted)) {
+                    reason = Some(StopReason::DrainTimeout { abandoned });
+                }
+            }
+        }
+
+        let now = shared.now();
+        let started = shared.started.load(Relaxed);
+        // A run cut short is judged against what was due when it was stopped,
+        // not against what fell due while in-flight requests drained.
+        let due = shared.schedule.lock().due_by(halted_at.unwrap_or(now)).max(started);
+        let backlog = due - started;
+        self.flush(now, backlog, due, observer);
+        RunOutcome {
+            loaders,
+            stop_reason: reason.unwrap_or(StopReason::Completed),
+            totals: self.totals,
+            due,
+            started,
+            completed: shared.completed.load(Relaxed),
+            backlog_at_end: backlog,
+            elapsed_ns: now,
+        }
+    }
+
+    /// Closes the schedule and wakes loaders waiting for future slots.
+    fn halt(&self) {
+        self.shared.schedule.lock().close();
+        self.shared.halt.stop();
+    }
+
+    fn flush<O: Observer + ?Sized>(&mut self, now: Nanos, backlog: u64, due: u64, observer: &mut O) {
+        for (live, spare) in self.shared.recorders.iter().zip(self.spare.iter_mut()) {
+            std::mem::swap(&mut *live.lock(), spare);
+        }
+        self.merged.reset();
+        for r in &self.spare {
+            self.merged.merge(r);
+        }
+        observer.on_interval(&IntervalReport {
+            index: self.interval_index,
+            start_ns: self.interval_start,
+            end_ns: now,
+            merged: &self.merged,
+            loaders: &self.spare,
+            backlog,
+            due,
+            started: self.shared.started.load(Relaxed),
+            planned_rate: self.plan.rate.rate_at(now),
+        });
+        self.totals.merge(&self.merged);
+        self.spare.iter_mut().for_each(Recorder::reset);
+        self.interval_index += 1;
+        self.interval_start = now;
+    }
+}

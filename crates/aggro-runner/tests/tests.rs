@@ -1,0 +1,184 @@
+//! The executor on a paused tokio clock: deterministic, instant, exact.
+
+use aggro_core::{ErrorClass, Nanos, Pacing, RatePlan, TokioClock};
+use aggro_runner::{BacklogRule, IntervalReport, Loader, Observer, RunPlan, StopHandle, StopReason, Steps, run};
+use std::time::Duration;
+
+const MS: Nanos = 1_000_000;
+const S: Nanos = 1_000_000_000;
+
+/// A target whose requests take `service`, except that request `stall_at`
+/// takes `stall` instead.
+struct Stalling {
+    service: Duration,
+    stall_at: Option<u64>,
+    stall: Duration,
+}
+
+impl Loader for Stalling {
+    async fn run(&mut self, seq: u64, _steps: &mut Steps) -> Result<(), ErrorClass> {
+        let d = if Some(seq) == self.stall_at { self.stall } else { self.service };
+        tokio::time::sleep(d).await;
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+struct Log {
+    ticks: Vec<(Nanos, u64)>,
+    intervals: Vec<(u64, u64, u64)>, // (ok, max latency, backlog)
+}
+
+impl Observer for Log {
+    fn on_interval(&mut self, r: &IntervalReport<'_>) {
+        self.intervals.push((r.merged.ops[0].ok, r.merged.ops[0].latency.max(), r.backlog));
+    }
+    fn on_tick(&mut self, now: Nanos, backlog: u64) {
+        self.ticks.push((now, backlog));
+    }
+}
+
+fn plan(rate: f64, seconds: u64) -> RunPlan {
+    RunPlan {
+        rate: RatePlan::fixed(rate, seconds * S),
+        pacing: Pacing::Even,
+        limit: None,
+        interval_ns: S,
+        backlog_rule: BacklogRule::Off,
+        drain_ns: 10 * S,
+        seed: 1,
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stall_shows_in_the_latency_of_every_request_scheduled_during_it() {
+    // 100/s for 4 s, one loader, 1 ms requests; request 100 (t = 1 s) stalls 1 s.
+    let loader = Stalling { service: Duration::from_millis(1), stall_at: Some(100), stall: Duration::from_secs(1) };
+    let mut log = Log::default();
+    let out = run(&plan(100.0, 4), 1, vec![loader], TokioClock::start(), &StopHandle::new(), &mut log).await;
+
+    assert_eq!(out.stop_reason, StopReason::Completed);
+    assert_eq!(out.completed, 400);
+    assert_eq!(out.due, 400);
+    assert_eq!(out.backlog_at_end, 0);
+    let latency = &out.totals.ops[0].latency;
+    // The stalled request itself took 1 s; the 99 scheduled behind it waited
+    // for it, and while the backlog drains (1 ms each) a few more fall due
+    // behind it: about 105 requests are slow — not one.
+    assert!(latency.max() >= 1_000 * MS, "max {}", latency.max());
+    let slow = latency.count_between(50 * MS, 2_000 * MS);
+    assert!((100..=112).contains(&slow), "{slow} slow requests");
+    // Service time, by contrast, shows a single slow request.
+    let service = &out.totals.ops[0].service;
+    assert_eq!(service.count_between(50 * MS, 2_000 * MS), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn backlog_rises_during_a_stall_and_falls_after() {
+    let loader = Stalling { service: Duration::from_millis(1), stall_at: Some(100), stall: Duration::from_millis(1500) };
+    let mut log = Log::default();
+    run(&plan(100.0, 5), 1, vec![loader], TokioClock::start(), &StopHandle::new(), &mut log).await;
+    let at = |t: Nanos| log.ticks.iter().find(|(n, _)| *n >= t).map(|(_, b)| *b).unwrap();
+    assert_eq!(at(S), 0);
+    let peak = log.ticks.iter().map(|(_, b)| *b).max().unwrap();
+    assert!((99..=151).contains(&peak), "peak backlog {peak}");
+    assert_eq!(at(4 * S), 0, "ticks {:?}", log.ticks);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_backend_that_cannot_keep_up_is_stopped_by_the_backlog_rule() {
+    // 100/s asked, each request takes 20 ms with one loader: 50/s served.
+    let loader = Stalling { service: Duration::from_millis(20), stall_at: None, stall: Duration::ZERO };
+    let mut p = plan(100.0, 60);
+    p.backlog_rule = BacklogRule::PerSecondRate;
+    let out = run(&p, 1, vec![loader], TokioClock::start(), &StopHandle::new(), &mut Log::default()).await;
+    match out.stop_reason {
+        StopReason::Backlog { backlog, limit } => {
+            assert_eq!(limit, 100);
+            assert!(backlog > 100);
+        }
+        other => panic!("expected a backlog stop, got {other:?}"),
+    }
+    assert!(out.elapsed_ns < 10 * S, "stopped after {} ns", out.elapsed_ns);
+    // Everything started finished, and the books balance.
+    assert_eq!(out.completed, out.started);
+    assert_eq!(out.due, out.started + out.backlog_at_end);
+}
+
+#[tokio::test(start_paused = true)]
+async fn loaders_share_the_schedule_and_the_books_balance() {
+    let loaders: Vec<_> = (0..8)
+        .map(|_| Stalling { service: Duration::from_millis(30), stall_at: None, stall: Duration::ZERO })
+        .collect();
+    let mut log = Log::default();
+    let out = run(&plan(200.0, 3), 1, loaders, TokioClock::start(), &StopHandle::new(), &mut log).await;
+    assert_eq!(out.completed, 600);
+    assert_eq!(out.loaders.len(), 8);
+    let per_interval: u64 = log.intervals.iter().map(|i| i.0).sum();
+    assert_eq!(per_interval, 600);
+    // 8 loaders × 1/30 ms = 266/s of capacity: no request waited for a slot.
+    assert!(out.totals.ops[0].latency.max() < 32 * MS);
+}
+
+#[tokio::test(start_paused = true)]
+async fn closed_loop_runs_a_fixed_count() {
+    let loaders: Vec<_> = (0..3)
+        .map(|_| Stalling { service: Duration::from_millis(10), stall_at: None, stall: Duration::ZERO })
+        .collect();
+    let mut p = plan(1.0, 1);
+    p.rate = RatePlan::Max { duration_ns: None };
+    p.limit = Some(90);
+    let out = run(&p, 1, loaders, TokioClock::start(), &StopHandle::new(), &mut ()).await;
+    assert_eq!(out.completed, 90);
+    assert_eq!(out.elapsed_ns, 300 * MS);
+}
+
+#[tokio::test(start_paused = true)]
+async fn stop_ends_a_run_early_and_it_still_reports() {
+    let loader = Stalling { service: Duration::from_millis(1), stall_at: None, stall: Duration::ZERO };
+    let stop = StopHandle::new();
+    let stopper = stop.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(2_500)).await;
+        stopper.stop();
+    });
+    let mut log = Log::default();
+    let out = run(&plan(10.0, 3600), 1, vec![loader], TokioClock::start(), &stop, &mut log).await;
+    assert_eq!(out.stop_reason, StopReason::Interrupted);
+    assert!((24..=26).contains(&out.completed), "{}", out.completed);
+    assert_eq!(log.intervals.len(), 3, "two whole intervals and the partial last one");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hung_backend_is_abandoned_after_the_drain_timeout() {
+    let loader = Stalling { service: Duration::from_millis(1), stall_at: Some(5), stall: Duration::from_secs(3600) };
+    let mut p = plan(10.0, 2);
+    p.drain_ns = 3 * S;
+    let out = run(&p, 1, vec![loader], TokioClock::start(), &StopHandle::new(), &mut ()).await;
+    assert_eq!(out.stop_reason, StopReason::DrainTimeout { abandoned: 1 });
+    assert!(out.elapsed_ns <= 6 * S);
+    assert_eq!(out.completed, 5);
+}
+
+/// A loader with a timed sub-step and a retried conflict every request.
+struct TwoSteps;
+
+impl Loader for TwoSteps {
+    async fn run(&mut self, _seq: u64, steps: &mut Steps) -> Result<(), ErrorClass> {
+        steps.count_failure(1, ErrorClass::Conflict);
+        steps.time(1, async { tokio::time::sleep(Duration::from_millis(2)).await; Ok(()) }).await?;
+        steps.time(2, async { tokio::time::sleep(Duration::from_millis(3)).await; Ok(()) }).await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn steps_are_timed_and_conflicts_counted_apart() {
+    let out = run(&plan(10.0, 1), 3, vec![TwoSteps], TokioClock::start(), &StopHandle::new(), &mut ()).await;
+    let ops = &out.totals.ops;
+    assert_eq!((ops[0].ok, ops[1].ok, ops[2].ok), (10, 10, 10));
+    assert_eq!(ops[1].conflicts(), 10);
+    assert_eq!(ops[1].errors(), 0);
+    assert_eq!(ops[1].service.max() / MS, 2);
+    assert_eq!(ops[2].service.max() / MS, 3);
+    assert_eq!(ops[0].service.max() / MS, 5);
+}
