@@ -25,5 +25,5 @@ pub mod schedule;
 pub mod units;
 
 pub use clock::{Clock, MonotonicClock, Nanos, TokioClock, Waiter};
-pub use outcome::ErrorClass;
+pub use outcome::{ErrorClass, ErrorSamples, StoreError};
 pub use schedule::{Pacing, RatePlan, Schedule, Slot, Stage};

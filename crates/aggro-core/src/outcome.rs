@@ -103,9 +103,41 @@ impl StoreError {
     }
 }
 
+/// The first message seen for each error class, so a run can tell a person
+/// *why* requests failed without keeping every message. Only touched when a
+/// request fails.
+#[derive(Debug, Default)]
+pub struct ErrorSamples {
+    first: std::sync::Mutex<Vec<(ErrorClass, String)>>,
+}
+
+impl ErrorSamples {
+    /// Keeps `error`'s message if it is the first of its class.
+    pub fn note(&self, error: &StoreError) {
+        let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
+        if !first.iter().any(|(c, _)| *c == error.class) {
+            first.push((error.class, error.message.clone()));
+        }
+    }
+
+    /// The samples kept, in the order first seen.
+    pub fn snapshot(&self) -> Vec<(ErrorClass, String)> {
+        self.first.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn samples_keep_the_first_message_per_class() {
+        let s = ErrorSamples::default();
+        s.note(&StoreError::new(ErrorClass::Timeout, "a"));
+        s.note(&StoreError::new(ErrorClass::Timeout, "b"));
+        s.note(&StoreError::new(ErrorClass::Server, "c"));
+        assert_eq!(s.snapshot(), vec![(ErrorClass::Timeout, "a".into()), (ErrorClass::Server, "c".into())]);
+    }
 
     #[test]
     fn indices_match_the_table() {

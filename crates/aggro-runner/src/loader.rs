@@ -53,6 +53,11 @@ impl Steps {
         result
     }
 
+    /// Records a successful step of `op` that the workload timed itself.
+    pub fn record_timing(&mut self, op: OpId, ns: Nanos) {
+        self.timings.push((op, ns));
+    }
+
     /// Counts a failure of `op` that the workload handled (a retried conflict).
     pub fn count_failure(&mut self, op: OpId, class: ErrorClass) {
         self.failures.push((op, class));

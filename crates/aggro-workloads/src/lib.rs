@@ -1,1 +1,11 @@
-//! aggro-workloads
+//! Game workloads for aggro, deterministic from a seed.
+//!
+//! A workload turns request numbers into operations against a store trait of
+//! `aggro-core`; the executor (`aggro-runner`) decides when each request runs.
+//!
+//! # Layout
+//! - [`mobile`]: the seed-001 mobile-game transaction trio — keys and skew,
+//!   the loader, and the invariants checked after a run.
+#![deny(missing_docs)]
+
+pub mod mobile;

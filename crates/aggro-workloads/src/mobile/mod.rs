@@ -1,0 +1,55 @@
+//! The mobile-game transaction benchmark (seed 001): `write`,
+//! `consistent-read` and `read` against 100,000 users (configurable).
+
+mod keys;
+mod loader;
+mod verify;
+
+pub use keys::{KeySpace, Spread};
+pub use loader::MobileLoader;
+pub use verify::{Ledger, Problem, Verdict, verify};
+
+use serde::{Deserialize, Serialize};
+
+/// Which of the three transactions a run drives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Workload {
+    /// One user: Gold −5 and NumTickets +1, atomically.
+    Write,
+    /// A transaction adding 5 Gold, then a strongly consistent read of that user.
+    ConsistentRead,
+    /// Read one user's record.
+    Read,
+}
+
+impl Workload {
+    /// Parses `write`, `consistent-read` or `read`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "write" => Ok(Workload::Write),
+            "consistent-read" => Ok(Workload::ConsistentRead),
+            "read" => Ok(Workload::Read),
+            _ => Err(format!("unknown workload {text:?}: expected write, consistent-read or read")),
+        }
+    }
+
+    /// The workload's name as typed.
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Write => "write",
+            Workload::ConsistentRead => "consistent-read",
+            Workload::Read => "read",
+        }
+    }
+
+    /// Operation names; operation 0 is always the whole request.
+    pub fn operations(self) -> &'static [&'static str] {
+        match self {
+            Workload::Write => &["write"],
+            // Both steps timed, separately (1, 2) and together (0).
+            Workload::ConsistentRead => &["consistent-read", "add-gold", "read"],
+            Workload::Read => &["read"],
+        }
+    }
+}
