@@ -201,7 +201,9 @@ mod tests {
         rows[6].tickets = Some(1); // ticket added, gold not taken
         let ledger = Ledger { transfers: 1, ..Ledger::default() };
         let v = verify(&rows, &keys, Some(&ledger));
-        assert_eq!(v.problems, vec![Problem::Inconsistent { id: 7, gold: INITIAL_GOLD, tickets: 1 }]);
+        assert_eq!(v.problems[0], Problem::Inconsistent { id: 7, gold: INITIAL_GOLD, tickets: 1 });
+        // The totals disagree too: gold went up by 5 with no add-gold committed.
+        assert!(matches!(v.problems[1], Problem::Totals { found: 1, expected_max: 0, .. }));
     }
 
     #[test]
