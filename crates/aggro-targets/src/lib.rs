@@ -1,1 +1,51 @@
-//! aggro-targets
+//! Backends aggro can load, one module and one Cargo feature each.
+//!
+//! A target is named by a URL: `null:`, `sqlite:PATH`, `postgres://…`,
+//! `redis://HOST:PORT[/DB]`. [`open_mobile`] parses it and hands the concrete
+//! target to a [`MobileVisitor`], so the whole run is compiled for that one
+//! backend (no dynamic dispatch on the hot path).
+//!
+//! # Layout
+//! - [`url`]: parsing target URLs into [`TargetUrl`], with clear errors.
+//! - [`null`]: does nothing, to measure the harness itself.
+//! - `sqlite` (feature `sqlite`): rusqlite, WAL, `BEGIN IMMEDIATE` transactions.
+//! - `postgres` (feature `postgres`): tokio-postgres; also the path for
+//!   wire-compatible CockroachDB/YugabyteDB/Spanner-PG (40001 is a conflict).
+//! - `redis` (feature `redis`): a small RESP client of our own, MULTI/EXEC.
+#![deny(missing_docs)]
+
+pub mod null;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "redis")]
+pub mod redis;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+pub mod url;
+
+use aggro_core::mobile::MobileTarget;
+use std::future::Future;
+pub use url::{TargetUrl, UrlError};
+
+/// Something to do with a concrete mobile target, whatever its type.
+pub trait MobileVisitor {
+    /// What the visit produces.
+    type Output;
+    /// Called once with the target the URL named.
+    fn visit<T: MobileTarget>(self, target: T) -> impl Future<Output = Self::Output>;
+}
+
+/// Parses `url`, builds its target and passes it to `visitor`.
+pub async fn open_mobile<V: MobileVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
+    match TargetUrl::parse(url)? {
+        TargetUrl::Null => Ok(visitor.visit(null::NullTarget).await),
+        #[cfg(feature = "sqlite")]
+        TargetUrl::Sqlite { path, sync } => Ok(visitor.visit(sqlite::SqliteTarget::new(path, sync)).await),
+        #[cfg(feature = "postgres")]
+        TargetUrl::Postgres { url } => Ok(visitor.visit(postgres::PostgresTarget::new(url)).await),
+        #[cfg(feature = "redis")]
+        TargetUrl::Redis { addr, db } => Ok(visitor.visit(redis::RedisTarget::new(addr, db)).await),
+        #[allow(unreachable_patterns)]
+        other => Err(UrlError::NotBuilt(other.scheme())),
+    }
+}

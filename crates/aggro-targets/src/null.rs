@@ -1,0 +1,47 @@
+//! `null:` — a target that does nothing, so a run measures the harness alone.
+
+use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
+use aggro_core::{ErrorClass, StoreError};
+
+/// The target that stores nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NullTarget;
+
+/// A connection to nowhere.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NullConn;
+
+impl MobileTarget for NullTarget {
+    type Conn = NullConn;
+
+    fn describe(&self) -> String {
+        "null: (does nothing; measures the harness)".into()
+    }
+
+    async fn connect(&self) -> Result<NullConn, StoreError> {
+        Ok(NullConn)
+    }
+
+    async fn populate(&self, ids: &[u32], progress: &(dyn Fn(u64) + Sync)) -> Result<(), StoreError> {
+        progress(ids.len() as u64);
+        Ok(())
+    }
+
+    async fn scan(&self) -> Result<Vec<UserRow>, StoreError> {
+        Err(StoreError::new(ErrorClass::Data, "the null target stores nothing, so there is nothing to verify"))
+    }
+}
+
+impl MobileConn for NullConn {
+    async fn transfer(&mut self, _id: u32) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    async fn add_gold(&mut self, _id: u32) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    async fn read_gold(&mut self, _id: u32) -> Result<i64, StoreError> {
+        Ok(INITIAL_GOLD)
+    }
+}

@@ -1,0 +1,222 @@
+//! `postgres://` — PostgreSQL through tokio-postgres, and every store that
+//! speaks its wire protocol (CockroachDB, YugabyteDB, Spanner's PG interface).
+//!
+//! A transaction is `BEGIN; UPDATE …; UPDATE …; COMMIT` with prepared
+//! statements, one round trip each — the same statements
+//! `bench/mobile-vs-pgbench.sh` gives pgbench. SQLSTATE 40001 (serialization
+//! failure) and 40P01 (deadlock) are conflicts, which the workload retries.
+//! A connection that breaks is re-opened at most once a second.
+
+use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
+use aggro_core::{ErrorClass, StoreError};
+use std::time::{Duration, Instant};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::{Client, NoTls, Statement};
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+const RECONNECT_EVERY: Duration = Duration::from_secs(1);
+
+/// A PostgreSQL database.
+#[derive(Clone, Debug)]
+pub struct PostgresTarget {
+    url: String,
+}
+
+impl PostgresTarget {
+    /// A target at `url`.
+    pub fn new(url: String) -> Self {
+        Self { url }
+    }
+
+    async fn client(&self) -> Result<Client, StoreError> {
+        let connecting = tokio_postgres::connect(&self.url, NoTls);
+        let (client, connection) = tokio::time::timeout(CONNECT_TIMEOUT, connecting)
+            .await
+            .map_err(|_| StoreError::new(ErrorClass::Connect, format!("no answer from {} within 5 s", self.describe())))?
+            .map_err(|e| StoreError::new(ErrorClass::Connect, format!("cannot connect to {}: {}", self.describe(), cause(&e))))?;
+        tokio::spawn(async move {
+            // Ends when the client is dropped or the server goes away; the
+            // client's next request then reports the broken connection.
+            let _ = connection.await;
+        });
+        Ok(client)
+    }
+}
+
+/// The innermost cause of an error, which is what a person needs to read.
+fn cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut inner: &(dyn std::error::Error + 'static) = e;
+    while let Some(next) = inner.source() {
+        inner = next;
+    }
+    if std::ptr::eq(inner as *const _ as *const u8, e as *const _ as *const u8) {
+        e.to_string()
+    } else {
+        format!("{e}: {inner}")
+    }
+}
+
+fn classify(e: tokio_postgres::Error) -> StoreError {
+    let class = match e.code() {
+        Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE => ErrorClass::Conflict,
+        Some(c) if *c == SqlState::T_R_DEADLOCK_DETECTED => ErrorClass::Deadlock,
+        Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE => ErrorClass::Locked,
+        Some(c) if *c == SqlState::UNDEFINED_TABLE => {
+            return StoreError::new(ErrorClass::Data, format!("{} (run `aggro mobile populate` first)", cause(&e)));
+        }
+        Some(_) => ErrorClass::Server,
+        None if e.is_closed() => ErrorClass::Disconnected,
+        None => ErrorClass::Disconnected,
+    };
+    StoreError::new(class, cause(&e))
+}
+
+/// Prepared statements of one connection.
+struct Prepared {
+    client: Client,
+    transfer_gold: Statement,
+    transfer_ticket: Statement,
+    add_gold: Statement,
+    read_gold: Statement,
+}
+
+/// One loader's connection, re-opened if it breaks.
+pub struct PostgresConn {
+    target: PostgresTarget,
+    live: Option<Prepared>,
+    last_attempt: Instant,
+}
+
+impl std::fmt::Debug for PostgresConn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresConn").field("connected", &self.live.is_some()).finish()
+    }
+}
+
+impl PostgresConn {
+    async fn prepare(target: &PostgresTarget) -> Result<Prepared, StoreError> {
+        let client = target.client().await?;
+        Ok(Prepared {
+            transfer_gold: client.prepare("UPDATE users SET gold = gold - 5 WHERE id = $1").await.map_err(classify)?,
+            transfer_ticket: client
+                .prepare("UPDATE user_items SET num_tickets = num_tickets + 1 WHERE id = $1")
+                .await
+                .map_err(classify)?,
+            add_gold: client.prepare("UPDATE users SET gold = gold + 5 WHERE id = $1").await.map_err(classify)?,
+            read_gold: client.prepare("SELECT gold FROM users WHERE id = $1").await.map_err(classify)?,
+            client,
+        })
+    }
+
+    async fn live(&mut self) -> Result<&Prepared, StoreError> {
+        if self.live.as_ref().is_some_and(|p| p.client.is_closed()) {
+            self.live = None;
+        }
+        if self.live.is_none() {
+            if self.last_attempt.elapsed() < RECONNECT_EVERY {
+                return Err(StoreError::new(ErrorClass::Disconnected, "connection lost; waiting to reconnect"));
+            }
+            self.last_attempt = Instant::now();
+            self.live = Some(Self::prepare(&self.target).await?);
+        }
+        Ok(self.live.as_ref().expect("set above"))
+    }
+
+    async fn transact(&mut self, which: fn(&Prepared) -> [Option<&Statement>; 2], id: u32) -> Result<(), StoreError> {
+        let p = self.live().await?;
+        let id = i64::from(id);
+        p.client.batch_execute("BEGIN").await.map_err(classify)?;
+        let result = async {
+            for stmt in which(p).into_iter().flatten() {
+                if p.client.execute(stmt, &[&id]).await.map_err(classify)? != 1 {
+                    return Err(StoreError::new(ErrorClass::Data, format!("user {id} is not in the database")));
+                }
+            }
+            p.client.batch_execute("COMMIT").await.map_err(classify)
+        }
+        .await;
+        if result.is_err() && !p.client.is_closed() {
+            let _ = p.client.batch_execute("ROLLBACK").await;
+        }
+        result
+    }
+}
+
+impl MobileTarget for PostgresTarget {
+    type Conn = PostgresConn;
+
+    fn describe(&self) -> String {
+        // Never print a password.
+        match self.url.split_once('@') {
+            Some((scheme_user, host)) => match scheme_user.rsplit_once(':') {
+                Some((su, _pw)) if su.contains("//") && !su.ends_with('/') => format!("{su}:***@{host}"),
+                _ => self.url.clone(),
+            },
+            None => self.url.clone(),
+        }
+    }
+
+    async fn connect(&self) -> Result<PostgresConn, StoreError> {
+        let live = PostgresConn::prepare(self).await?;
+        Ok(PostgresConn { target: self.clone(), live: Some(live), last_attempt: Instant::now() })
+    }
+
+    async fn populate(&self, ids: &[u32], progress: &(dyn Fn(u64) + Sync)) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        client
+            .batch_execute(
+                "DROP TABLE IF EXISTS users; DROP TABLE IF EXISTS user_items;
+                 CREATE TABLE users (id BIGINT PRIMARY KEY, gold BIGINT NOT NULL);
+                 CREATE TABLE user_items (id BIGINT PRIMARY KEY, num_tickets BIGINT NOT NULL);",
+            )
+            .await
+            .map_err(classify)?;
+        let users = client
+            .prepare("INSERT INTO users SELECT unnest($1::bigint[]), $2")
+            .await
+            .map_err(classify)?;
+        let items = client
+            .prepare("INSERT INTO user_items SELECT unnest($1::bigint[]), 0")
+            .await
+            .map_err(classify)?;
+        let mut done = 0;
+        for chunk in ids.chunks(20_000) {
+            let chunk: Vec<i64> = chunk.iter().map(|&i| i64::from(i)).collect();
+            client.execute(&users, &[&chunk, &INITIAL_GOLD]).await.map_err(classify)?;
+            client.execute(&items, &[&chunk]).await.map_err(classify)?;
+            done += chunk.len() as u64;
+            progress(done);
+        }
+        client.batch_execute("ANALYZE users; ANALYZE user_items").await.map_err(classify)?;
+        Ok(())
+    }
+
+    async fn scan(&self) -> Result<Vec<UserRow>, StoreError> {
+        let client = self.client().await?;
+        let rows = client
+            .query("SELECT u.id, u.gold, i.num_tickets FROM users u LEFT JOIN user_items i ON i.id = u.id", &[])
+            .await
+            .map_err(classify)?;
+        Ok(rows
+            .iter()
+            .map(|r| UserRow { id: r.get::<_, i64>(0) as u32, gold: r.get(1), tickets: r.get(2) })
+            .collect())
+    }
+}
+
+impl MobileConn for PostgresConn {
+    async fn transfer(&mut self, id: u32) -> Result<(), StoreError> {
+        self.transact(|p| [Some(&p.transfer_gold), Some(&p.transfer_ticket)], id).await
+    }
+
+    async fn add_gold(&mut self, id: u32) -> Result<(), StoreError> {
+        self.transact(|p| [Some(&p.add_gold), None], id).await
+    }
+
+    async fn read_gold(&mut self, id: u32) -> Result<i64, StoreError> {
+        let p = self.live().await?;
+        let row = p.client.query_opt(&p.read_gold, &[&i64::from(id)]).await.map_err(classify)?;
+        row.map(|r| r.get(0))
+            .ok_or_else(|| StoreError::new(ErrorClass::Data, format!("user {id} is not in the database")))
+    }
+}

@@ -1,0 +1,235 @@
+//! `redis://HOST:PORT[/DB]` — Redis (or any RESP2 server), hashes per user.
+//!
+//! `User<n>` is a hash with field `Gold`, `UserItem<n>` a hash with
+//! `NumTickets`, as in seed 001's DynamoDB items. A transfer is
+//! `MULTI; HINCRBY User<n> Gold -5; HINCRBY UserItem<n> NumTickets 1; EXEC`,
+//! sent as one pipeline: atomic, and one round trip. A connection that breaks
+//! is re-opened at most once a second.
+
+pub mod resp;
+
+use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
+use aggro_core::{ErrorClass, StoreError};
+use resp::{Connection, Reply};
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+const RECONNECT_EVERY: Duration = Duration::from_secs(1);
+
+/// A Redis database.
+#[derive(Clone, Debug)]
+pub struct RedisTarget {
+    addr: String,
+    db: u32,
+}
+
+impl RedisTarget {
+    /// A target at `addr`, database `db`.
+    pub fn new(addr: String, db: u32) -> Self {
+        Self { addr, db }
+    }
+
+    async fn open(&self) -> Result<Connection, StoreError> {
+        let mut c = Connection::connect(&self.addr).await?;
+        if self.db != 0 {
+            c.call(&[b"SELECT", self.db.to_string().as_bytes()]).await?;
+        }
+        Ok(c)
+    }
+}
+
+/// Formats `User<n>` or `UserItem<n>` into a reused buffer.
+fn key<'a>(buf: &'a mut Vec<u8>, prefix: &str, id: u32) -> &'a [u8] {
+    buf.clear();
+    let _ = write!(buf, "{prefix}{id}");
+    buf
+}
+
+/// One loader's connection.
+pub struct RedisConn {
+    target: RedisTarget,
+    live: Option<Connection>,
+    last_attempt: Instant,
+    user_key: Vec<u8>,
+    item_key: Vec<u8>,
+}
+
+impl std::fmt::Debug for RedisConn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisConn").field("connected", &self.live.is_some()).finish()
+    }
+}
+
+impl RedisConn {
+    async fn live(&mut self) -> Result<&mut Connection, StoreError> {
+        if self.live.is_none() {
+            if self.last_attempt.elapsed() < RECONNECT_EVERY {
+                return Err(StoreError::new(ErrorClass::Disconnected, "connection lost; waiting to reconnect"));
+            }
+            self.last_attempt = Instant::now();
+            self.live = Some(self.target.open().await?);
+        }
+        Ok(self.live.as_mut().expect("set above"))
+    }
+
+    /// Runs `f`; a broken connection is dropped so the next request re-opens it.
+    fn keep_if_healthy<T>(&mut self, result: Result<T, StoreError>) -> Result<T, StoreError> {
+        if result.as_ref().is_err_and(|e| matches!(e.class, ErrorClass::Disconnected | ErrorClass::Protocol)) {
+            self.live = None;
+        }
+        result
+    }
+
+    /// MULTI, one HINCRBY per `(key, field, by)`, EXEC — one round trip.
+    async fn increment(&mut self, id: u32, changes: &[(&str, &[u8], &[u8])]) -> Result<(), StoreError> {
+        let mut keys = [std::mem::take(&mut self.user_key), std::mem::take(&mut self.item_key)];
+        let result = async {
+            let c = self.live().await?;
+            c.push(&[b"MULTI"]);
+            for (i, (prefix, field, by)) in changes.iter().enumerate() {
+                let k = key(&mut keys[i], prefix, id);
+                c.push(&[b"HINCRBY", k, field, by]);
+            }
+            c.push(&[b"EXEC"]);
+            c.flush().await?;
+            for _ in 0..=changes.len() {
+                if let Reply::Error(e) = c.read().await? {
+                    return Err(StoreError::new(ErrorClass::Server, e));
+                }
+            }
+            match c.read().await? {
+                Reply::Array(Some(r)) if r.len() == changes.len() => Ok(()),
+                Reply::Array(None) => Err(StoreError::new(ErrorClass::Conflict, "EXEC aborted")),
+                Reply::Error(e) => Err(StoreError::new(ErrorClass::Server, e)),
+                other => Err(StoreError::new(ErrorClass::Protocol, format!("unexpected EXEC reply {other:?}"))),
+            }
+        }
+        .await;
+        [self.user_key, self.item_key] = keys;
+        self.keep_if_healthy(result)
+    }
+}
+
+impl MobileTarget for RedisTarget {
+    type Conn = RedisConn;
+
+    fn describe(&self) -> String {
+        format!("redis://{}/{}", self.addr, self.db)
+    }
+
+    async fn connect(&self) -> Result<RedisConn, StoreError> {
+        Ok(RedisConn {
+            live: Some(self.open().await?),
+            target: self.clone(),
+            last_attempt: Instant::now(),
+            user_key: Vec::with_capacity(24),
+            item_key: Vec::with_capacity(24),
+        })
+    }
+
+    async fn populate(&self, ids: &[u32], progress: &(dyn Fn(u64) + Sync)) -> Result<(), StoreError> {
+        let mut c = self.open().await?;
+        delete_matching(&mut c, "User*").await?;
+        let gold = INITIAL_GOLD.to_string();
+        let mut buf = Vec::new();
+        for (i, chunk) in ids.chunks(5_000).enumerate() {
+            for &id in chunk {
+                c.push(&[b"HSET", key(&mut buf, "User", id), b"Gold", gold.as_bytes()]);
+                c.push(&[b"HSET", key(&mut buf, "UserItem", id), b"NumTickets", b"0"]);
+            }
+            c.flush().await?;
+            for _ in 0..chunk.len() * 2 {
+                if let Reply::Error(e) = c.read().await? {
+                    return Err(StoreError::new(ErrorClass::Server, e));
+                }
+            }
+            progress((i * 5_000 + chunk.len()) as u64);
+        }
+        Ok(())
+    }
+
+    async fn scan(&self) -> Result<Vec<UserRow>, StoreError> {
+        let mut c = self.open().await?;
+        let ids: Vec<u32> = scan_keys(&mut c, "User[0-9]*")
+            .await?
+            .iter()
+            .filter_map(|k| k.strip_prefix(b"User").and_then(|n| std::str::from_utf8(n).ok()?.parse().ok()))
+            .collect();
+        let mut rows = Vec::with_capacity(ids.len());
+        let mut buf = Vec::new();
+        for chunk in ids.chunks(5_000) {
+            for &id in chunk {
+                c.push(&[b"HGET", key(&mut buf, "User", id), b"Gold"]);
+                c.push(&[b"HGET", key(&mut buf, "UserItem", id), b"NumTickets"]);
+            }
+            c.flush().await?;
+            for &id in chunk {
+                let gold = c.read().await?.as_i64();
+                let tickets = c.read().await?.as_i64();
+                let gold = gold.ok_or_else(|| StoreError::new(ErrorClass::Data, format!("User{id} has no numeric Gold")))?;
+                rows.push(UserRow { id, gold, tickets });
+            }
+        }
+        Ok(rows)
+    }
+}
+
+/// Every key matching `pattern`, by SCAN (never KEYS, which blocks the server).
+async fn scan_keys(c: &mut Connection, pattern: &str) -> Result<Vec<Vec<u8>>, StoreError> {
+    let mut cursor = b"0".to_vec();
+    let mut keys = Vec::new();
+    loop {
+        let reply = c.call(&[b"SCAN", &cursor, b"MATCH", pattern.as_bytes(), b"COUNT", b"5000"]).await?;
+        let Reply::Array(Some(mut parts)) = reply else {
+            return Err(StoreError::new(ErrorClass::Protocol, "unexpected SCAN reply"));
+        };
+        let (Some(Reply::Array(Some(batch))), Some(Reply::Bulk(Some(next)))) = (parts.pop(), parts.pop()) else {
+            return Err(StoreError::new(ErrorClass::Protocol, "unexpected SCAN reply"));
+        };
+        keys.extend(batch.into_iter().filter_map(|k| match k {
+            Reply::Bulk(Some(k)) => Some(k),
+            _ => None,
+        }));
+        if next == b"0" {
+            return Ok(keys);
+        }
+        cursor = next;
+    }
+}
+
+/// Deletes the workload's keys (and only them: a shared Redis keeps the rest).
+async fn delete_matching(c: &mut Connection, pattern: &str) -> Result<(), StoreError> {
+    for chunk in scan_keys(c, pattern).await?.chunks(1_000) {
+        let mut args: Vec<&[u8]> = vec![b"UNLINK"];
+        args.extend(chunk.iter().map(Vec::as_slice));
+        c.call(&args).await?;
+    }
+    Ok(())
+}
+
+impl MobileConn for RedisConn {
+    async fn transfer(&mut self, id: u32) -> Result<(), StoreError> {
+        self.increment(id, &[("User", b"Gold", b"-5"), ("UserItem", b"NumTickets", b"1")]).await
+    }
+
+    async fn add_gold(&mut self, id: u32) -> Result<(), StoreError> {
+        self.increment(id, &[("User", b"Gold", b"5")]).await
+    }
+
+    async fn read_gold(&mut self, id: u32) -> Result<i64, StoreError> {
+        let mut k = std::mem::take(&mut self.user_key);
+        let result = async {
+            let c = self.live().await?;
+            c.push(&[b"HGET", key(&mut k, "User", id), b"Gold"]);
+            c.flush().await?;
+            match c.read().await? {
+                Reply::Bulk(None) => Err(StoreError::new(ErrorClass::Data, format!("User{id} is not in the database"))),
+                Reply::Error(e) => Err(StoreError::new(ErrorClass::Server, e)),
+                r => r.as_i64().ok_or_else(|| StoreError::new(ErrorClass::Data, format!("User{id} has no numeric Gold"))),
+            }
+        }
+        .await;
+        self.user_key = k;
+        self.keep_if_healthy(result)
+    }
+}

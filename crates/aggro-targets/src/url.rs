@@ -1,0 +1,166 @@
+//! Target URLs.
+
+/// A parsed target URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TargetUrl {
+    /// `null:` — does nothing.
+    Null,
+    /// `sqlite:PATH[?sync=off|normal|full]`.
+    Sqlite {
+        /// Database file.
+        path: std::path::PathBuf,
+        /// `PRAGMA synchronous` value.
+        sync: String,
+    },
+    /// `postgres://` or `postgresql://`, passed to the driver as written.
+    Postgres {
+        /// The whole URL.
+        url: String,
+    },
+    /// `redis://HOST:PORT[/DB]`.
+    Redis {
+        /// `HOST:PORT`.
+        addr: String,
+        /// Database number.
+        db: u32,
+    },
+    /// `dynamodb://HOST:PORT`.
+    DynamoDb {
+        /// `HOST:PORT`.
+        addr: String,
+    },
+    /// `stackdb:PATH`.
+    StackDb {
+        /// Database directory.
+        path: std::path::PathBuf,
+    },
+}
+
+/// Why a target URL was refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum UrlError {
+    /// Not a form aggro knows.
+    #[error("bad target URL {url:?}: {why}")]
+    Bad {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A backend this build was compiled without.
+    #[error("this build of aggro has no {0} target (rebuild with `--features {0}`)")]
+    NotBuilt(&'static str),
+}
+
+const FORMS: &str = "expected null:, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB], dynamodb://HOST:PORT or stackdb:PATH";
+
+impl TargetUrl {
+    /// Parses a target URL.
+    pub fn parse(text: &str) -> Result<Self, UrlError> {
+        let bad = |why: &str| UrlError::Bad { url: text.to_string(), why: why.to_string() };
+        let (scheme, rest) = text.split_once(':').ok_or_else(|| bad(FORMS))?;
+        match scheme {
+            "null" => Ok(TargetUrl::Null),
+            "sqlite" => {
+                let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+                let path = path.strip_prefix("//").unwrap_or(path);
+                if path.is_empty() {
+                    return Err(bad("sqlite needs a file path, as in sqlite:./game.db"));
+                }
+                let mut sync = "full".to_string();
+                for pair in query.split('&').filter(|p| !p.is_empty()) {
+                    match pair.split_once('=') {
+                        Some(("sync", v)) if ["off", "normal", "full"].contains(&v) => sync = v.to_string(),
+                        _ => return Err(bad("sqlite takes only ?sync=off|normal|full")),
+                    }
+                }
+                Ok(TargetUrl::Sqlite { path: path.into(), sync })
+            }
+            "postgres" | "postgresql" => {
+                if !rest.starts_with("//") || rest.len() <= 2 {
+                    return Err(bad("expected postgres://USER@HOST:PORT/DB"));
+                }
+                Ok(TargetUrl::Postgres { url: text.to_string() })
+            }
+            "redis" => {
+                let rest = rest.strip_prefix("//").ok_or_else(|| bad("expected redis://HOST:PORT[/DB]"))?;
+                let (addr, db) = rest.split_once('/').unwrap_or((rest, "0"));
+                let db = if db.is_empty() { 0 } else { db.parse().map_err(|_| bad("the database must be a number"))? };
+                Ok(TargetUrl::Redis { addr: host_port(addr, 6379).map_err(|w| bad(&w))?, db })
+            }
+            "dynamodb" => {
+                let rest = rest.strip_prefix("//").ok_or_else(|| bad("expected dynamodb://HOST:PORT"))?;
+                Ok(TargetUrl::DynamoDb { addr: host_port(rest.trim_end_matches('/'), 8000).map_err(|w| bad(&w))? })
+            }
+            "stackdb" => {
+                if rest.is_empty() {
+                    return Err(bad("stackdb needs a path, as in stackdb:./world"));
+                }
+                Ok(TargetUrl::StackDb { path: rest.into() })
+            }
+            _ => Err(bad(FORMS)),
+        }
+    }
+
+    /// The scheme, which is also the Cargo feature's name.
+    pub fn scheme(&self) -> &'static str {
+        match self {
+            TargetUrl::Null => "null",
+            TargetUrl::Sqlite { .. } => "sqlite",
+            TargetUrl::Postgres { .. } => "postgres",
+            TargetUrl::Redis { .. } => "redis",
+            TargetUrl::DynamoDb { .. } => "dynamodb",
+            TargetUrl::StackDb { .. } => "stackdb",
+        }
+    }
+}
+
+fn host_port(text: &str, default_port: u16) -> Result<String, String> {
+    let parse_port = |p: &str| -> Result<u16, String> {
+        if p.is_empty() { Ok(default_port) } else { p.parse().map_err(|_| format!("bad port {p:?}")) }
+    };
+    if let Some(rest) = text.strip_prefix('[') {
+        let (host, after) = rest.split_once(']').ok_or("unclosed [ in an IPv6 address")?;
+        let port = parse_port(after.strip_prefix(':').unwrap_or(""))?;
+        return Ok(format!("[{host}]:{port}"));
+    }
+    let (host, port) = text.split_once(':').unwrap_or((text, ""));
+    if host.is_empty() {
+        return Err("missing host".into());
+    }
+    Ok(format!("{host}:{}", parse_port(port)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_form_parses() {
+        assert_eq!(TargetUrl::parse("null:").unwrap(), TargetUrl::Null);
+        assert_eq!(
+            TargetUrl::parse("sqlite:./game.db").unwrap(),
+            TargetUrl::Sqlite { path: "./game.db".into(), sync: "full".into() }
+        );
+        assert_eq!(
+            TargetUrl::parse("sqlite:/tmp/g.db?sync=off").unwrap(),
+            TargetUrl::Sqlite { path: "/tmp/g.db".into(), sync: "off".into() }
+        );
+        assert_eq!(
+            TargetUrl::parse("redis://127.0.0.1:6380/2").unwrap(),
+            TargetUrl::Redis { addr: "127.0.0.1:6380".into(), db: 2 }
+        );
+        assert_eq!(TargetUrl::parse("redis://localhost").unwrap(), TargetUrl::Redis { addr: "localhost:6379".into(), db: 0 });
+        assert!(matches!(TargetUrl::parse("postgres://u@127.0.0.1:5432/game").unwrap(), TargetUrl::Postgres { .. }));
+        assert_eq!(TargetUrl::parse("redis://[::1]:7000").unwrap(), TargetUrl::Redis { addr: "[::1]:7000".into(), db: 0 });
+        assert_eq!(TargetUrl::parse("dynamodb://127.0.0.1:8000").unwrap(), TargetUrl::DynamoDb { addr: "127.0.0.1:8000".into() });
+    }
+
+    #[test]
+    fn malformed_urls_say_what_is_wrong() {
+        for bad in ["", "game.db", "mysql://x", "sqlite:", "sqlite:x?fast=1", "redis://:99999", "redis://h:1/x", "postgres:x"] {
+            let err = TargetUrl::parse(bad).unwrap_err().to_string();
+            assert!(err.starts_with("bad target URL"), "{bad}: {err}");
+        }
+    }
+}
