@@ -1,0 +1,161 @@
+//! Facts about the machine, and the generator watching itself through /proc.
+
+use serde::{Deserialize, Serialize};
+
+/// The machine a run ran on.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct HostInfo {
+    /// Host name.
+    pub hostname: String,
+    /// CPUs this process may use.
+    pub cpus: usize,
+    /// Kernel release.
+    pub kernel: String,
+    /// Total memory in bytes.
+    pub memory_bytes: u64,
+}
+
+fn read_trimmed(path: &str) -> String {
+    std::fs::read_to_string(path).map(|s| s.trim().to_string()).unwrap_or_default()
+}
+
+impl HostInfo {
+    /// Reads the current machine's facts.
+    pub fn current() -> Self {
+        let memory_bytes = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|m| m.lines().find(|l| l.starts_with("MemTotal:")).map(str::to_string))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024);
+        Self {
+            hostname: read_trimmed("/proc/sys/kernel/hostname"),
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            kernel: read_trimmed("/proc/sys/kernel/osrelease"),
+            memory_bytes,
+        }
+    }
+}
+
+/// CPU use over one interval.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct CpuUse {
+    /// aggro's own CPU time as a fraction of one core (1.0 = one core busy).
+    pub generator_cores: f64,
+    /// The whole machine's busy fraction (0–1), steal excluded.
+    pub machine_busy: f64,
+    /// Fraction of the machine's time stolen by the hypervisor.
+    pub machine_steal: f64,
+    /// aggro's resident memory in bytes.
+    pub generator_rss_bytes: u64,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Counters {
+    wall_ns: u64,
+    self_ticks: u64,
+    total: u64,
+    idle: u64,
+    steal: u64,
+}
+
+/// Samples /proc at interval boundaries; cheap (three small reads).
+pub struct CpuSampler {
+    last: Counters,
+    ticks_per_second: f64,
+    start: std::time::Instant,
+}
+
+impl std::fmt::Debug for CpuSampler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CpuSampler").finish_non_exhaustive()
+    }
+}
+
+impl Default for CpuSampler {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CpuSampler {
+    /// A sampler whose first interval starts now.
+    pub fn new() -> Self {
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        let mut s = Self { last: Counters::default(), ticks_per_second: if hz > 0 { hz as f64 } else { 100.0 }, start: std::time::Instant::now() };
+        s.last = s.read();
+        s
+    }
+
+    fn read(&self) -> Counters {
+        let mut c = Counters { wall_ns: self.start.elapsed().as_nanos() as u64, ..Counters::default() };
+        if let Ok(stat) = std::fs::read_to_string("/proc/self/stat") {
+            // Fields after the parenthesised command name; utime and stime are 14th and 15th.
+            if let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) {
+                // `rest` starts at field 3 (state), so utime is at 11 and stime at 12.
+                let f: Vec<&str> = rest.split_whitespace().collect();
+                let field = |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
+                c.self_ticks = field(11) + field(12);
+            }
+        }
+        if let Ok(stat) = std::fs::read_to_string("/proc/stat")
+            && let Some(line) = stat.lines().next()
+        {
+            let f: Vec<u64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+            if f.len() >= 8 {
+                c.total = f.iter().take(8).sum();
+                c.idle = f[3] + f[4];
+                c.steal = f[7];
+            }
+        }
+        c
+    }
+
+    /// CPU use since the previous call (or since creation).
+    pub fn sample(&mut self) -> CpuUse {
+        let now = self.read();
+        let last = std::mem::replace(&mut self.last, now);
+        let wall_s = (now.wall_ns.saturating_sub(last.wall_ns)) as f64 / 1e9;
+        let total = now.total.saturating_sub(last.total) as f64;
+        let fraction = |x: u64| if total > 0.0 { x as f64 / total } else { 0.0 };
+        let steal = now.steal.saturating_sub(last.steal);
+        let idle = now.idle.saturating_sub(last.idle);
+        CpuUse {
+            generator_cores: if wall_s > 0.0 {
+                now.self_ticks.saturating_sub(last.self_ticks) as f64 / self.ticks_per_second / wall_s
+            } else {
+                0.0
+            },
+            machine_busy: (1.0 - fraction(idle) - fraction(steal)).max(0.0),
+            machine_steal: fraction(steal),
+            generator_rss_bytes: rss_bytes(),
+        }
+    }
+}
+
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_loop_shows_as_generator_cpu() {
+        let mut s = CpuSampler::new();
+        let t = std::time::Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < std::time::Duration::from_millis(300) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let u = s.sample();
+        assert!(u.generator_cores > 0.3, "{u:?}");
+        assert!(u.machine_busy > 0.0 && u.machine_busy <= 1.0);
+        assert!(u.generator_rss_bytes > 0);
+        assert!(HostInfo::current().cpus >= 1);
+    }
+}

@@ -1,0 +1,155 @@
+//! The run record: what every aggro run writes, and what reports read.
+
+use crate::host::{CpuUse, HostInfo};
+use aggro_core::ErrorClass;
+use aggro_stats::{OpStats, Recorder, Summary, encode};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The `format` field of every record this version writes.
+pub const FORMAT: &str = "aggro-run/1";
+
+/// One operation's figures over an interval (or the whole run).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct OpRecord {
+    /// Operation name.
+    pub name: String,
+    /// Successful requests.
+    pub ok: u64,
+    /// Failures that are not conflicts.
+    pub errors: u64,
+    /// Conflicts (retried or final), counted apart.
+    pub conflicts: u64,
+    /// Failures and conflicts by class name (classes with zero left out).
+    pub failures: BTreeMap<String, u64>,
+    /// Latency from intended start (open loop) or actual start (closed loop).
+    pub latency: Summary,
+    /// Service time, from actual start.
+    pub service: Summary,
+    /// The latency histogram, HdrHistogram V2-DEFLATE, base64.
+    pub latency_hdr: String,
+    /// The service-time histogram, same encoding.
+    pub service_hdr: String,
+}
+
+impl OpRecord {
+    /// Summarizes and encodes one operation's stats.
+    pub fn from_stats(name: &str, s: &OpStats) -> Self {
+        let failures = ErrorClass::ALL
+            .iter()
+            .filter(|c| s.failures[c.index()] > 0)
+            .map(|c| (c.name().to_string(), s.failures[c.index()]))
+            .collect();
+        Self {
+            name: name.to_string(),
+            ok: s.ok,
+            errors: s.errors(),
+            conflicts: s.conflicts(),
+            failures,
+            latency: Summary::of(&s.latency),
+            service: Summary::of(&s.service),
+            latency_hdr: encode::to_base64(&s.latency),
+            service_hdr: encode::to_base64(&s.service),
+        }
+    }
+
+    /// Failures of one class.
+    pub fn failures_of(&self, class: ErrorClass) -> u64 {
+        self.failures.get(class.name()).copied().unwrap_or(0)
+    }
+}
+
+/// Encodes every operation of a recorder.
+pub fn op_records(names: &[&str], r: &Recorder) -> Vec<OpRecord> {
+    names.iter().zip(&r.ops).map(|(n, s)| OpRecord::from_stats(n, s)).collect()
+}
+
+/// One interval of a run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct IntervalRecord {
+    /// Start, seconds since the run's start.
+    pub start_s: f64,
+    /// End, seconds since the run's start.
+    pub end_s: f64,
+    /// Due requests not started at the end of the interval.
+    pub backlog: u64,
+    /// Requests the plan meant to have started by the end.
+    pub due: u64,
+    /// Requests started by the end.
+    pub started: u64,
+    /// The planned rate at the end (absent in a closed loop).
+    pub planned_rate: Option<f64>,
+    /// Figures per operation; the first is the whole request.
+    pub ops: Vec<OpRecord>,
+    /// Schedule lag (actual start − intended start): the generator's lateness.
+    pub lag: Summary,
+    /// CPU and memory of the generator and the machine.
+    pub cpu: CpuUse,
+}
+
+/// The first message seen for an error class.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ErrorSample {
+    /// Class name.
+    pub class: String,
+    /// The message.
+    pub message: String,
+}
+
+/// A whole run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RunRecord {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// aggro's version.
+    pub aggro_version: String,
+    /// The command that ran, such as `mobile run`.
+    pub command: String,
+    /// The fully resolved run description.
+    pub spec: serde_json::Value,
+    /// The machine.
+    pub host: HostInfo,
+    /// Wall-clock start, RFC 3339.
+    pub started_at: String,
+    /// Operation names; the first is the whole request.
+    pub operations: Vec<String>,
+    /// Every interval in order.
+    pub intervals: Vec<IntervalRecord>,
+    /// The whole run, merged from the intervals' histograms.
+    pub totals: Vec<OpRecord>,
+    /// Schedule lag over the whole run.
+    pub lag: Summary,
+    /// Why the run ended, machine-readable.
+    pub stop_reason: serde_json::Value,
+    /// Why the run ended, for a person.
+    pub stop_message: String,
+    /// Requests due by the end.
+    pub due: u64,
+    /// Requests started.
+    pub started: u64,
+    /// Requests completed (successfully or not).
+    pub completed: u64,
+    /// Due requests never started.
+    pub backlog_at_end: u64,
+    /// Run length in seconds.
+    pub elapsed_s: f64,
+    /// The first message of each error class seen.
+    pub error_samples: Vec<ErrorSample>,
+    /// Whether the generator itself ran short of CPU in some interval, so the
+    /// figures may describe aggro rather than the backend.
+    pub generator_bound: bool,
+    /// Command-specific results (a capacity search's trials, a verification).
+    pub extra: serde_json::Value,
+}
+
+impl RunRecord {
+    /// The whole-run figures of operation `name`.
+    pub fn total(&self, name: &str) -> Option<&OpRecord> {
+        self.totals.iter().find(|o| o.name == name)
+    }
+}
+
+/// Now as RFC 3339 (UTC, seconds).
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
