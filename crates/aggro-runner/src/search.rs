@@ -6,7 +6,6 @@
 //! until the bracket is narrower than the precision asked for.
 
 use serde::{Deserialize, Serialize};
-use std::future::Future;
 
 /// How to search.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -53,10 +52,9 @@ pub struct SearchResult {
 
 /// Runs trials chosen by the search; `trial(rate)` runs one and judges it.
 /// Returns early (with what it has) when `trial` returns `None` (interrupted).
-pub async fn find_max<F, Fut>(plan: &SearchPlan, mut trial: F) -> SearchResult
+pub async fn find_max<F>(plan: &SearchPlan, mut trial: F) -> SearchResult
 where
-    F: FnMut(f64) -> Fut,
-    Fut: Future<Output = Option<Trial>>,
+    F: AsyncFnMut(f64) -> Option<Trial>,
 {
     let mut trials = Vec::new();
     let (mut pass, mut fail): (Option<f64>, Option<f64>) = (None, None);
@@ -92,9 +90,9 @@ where
 mod tests {
     use super::*;
 
-    fn judge(capacity: f64) -> impl FnMut(f64) -> std::future::Ready<Option<Trial>> {
-        move |rate| {
-            std::future::ready(Some(Trial {
+    fn judge(capacity: f64) -> impl AsyncFnMut(f64) -> Option<Trial> {
+        async move |rate| {
+            Some(Trial {
                 rate,
                 passed: rate <= capacity,
                 achieved: rate.min(capacity),
@@ -102,7 +100,7 @@ mod tests {
                 backlog: 0,
                 errors: 0,
                 why: None,
-            }))
+            })
         }
     }
 

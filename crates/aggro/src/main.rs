@@ -1,1 +1,50 @@
-fn main(){}
+//! `aggro`: a capacity lab for online game backends.
+//!
+//! The binary is thin: it parses arguments and runs a command from the
+//! library modules below, mapping errors to exit codes (2 for bad input,
+//! 1 for everything else).
+//!
+//! # Layout
+//! - [`cli`]: the command line (clap derive), validated but not yet resolved.
+//! - [`mobile`]: `aggro mobile populate|run|find-max|verify` (seed 001).
+//! - [`session`]: runtime, result records and files, shared by every run.
+//! - [`console`]: interval lines and the progress bar.
+
+mod cli;
+mod console;
+mod mobile;
+mod session;
+
+use clap::Parser;
+
+/// An error caused by what the user typed or gave (exit code 2).
+#[derive(Debug)]
+pub struct BadInput(pub String);
+
+impl std::fmt::Display for BadInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadInput {}
+
+fn main() {
+    let args = cli::Cli::parse();
+    let result = match args.command {
+        cli::Command::Mobile(m) => mobile::main(m),
+    };
+    if let Err(e) = result {
+        let code = if e.downcast_ref::<BadInput>().is_some() { 2 } else { 1 };
+        if is_broken_pipe(&e) {
+            std::process::exit(0);
+        }
+        eprintln!("aggro: {e:#}");
+        std::process::exit(code);
+    }
+}
+
+/// Piping into `head` is not an error.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}

@@ -1,0 +1,100 @@
+//! The console observer: interval lines, a progress bar, and the interval
+//! records that go into the result file.
+
+use aggro_core::Nanos;
+use aggro_report::host::CpuSampler;
+use aggro_report::record::{IntervalRecord, op_records};
+use aggro_report::text;
+use aggro_runner::{IntervalReport, Observer};
+use aggro_stats::Summary;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// How much the console shows.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Verbosity {
+    /// No interval lines or progress bar.
+    pub quiet: bool,
+    /// One line per loader per interval too (the seed-001 view).
+    pub per_loader: bool,
+}
+
+/// Prints each interval and keeps its record.
+pub struct Console {
+    names: &'static [&'static str],
+    verbosity: Verbosity,
+    sampler: CpuSampler,
+    bar: Option<ProgressBar>,
+    /// Interval records so far.
+    pub intervals: Vec<IntervalRecord>,
+    /// Largest generator CPU seen in an interval, in cores.
+    pub peak_generator_cores: f64,
+}
+
+impl Console {
+    /// A console for a run of `names` operations lasting `duration_ns` (if known).
+    pub fn new(names: &'static [&'static str], duration_ns: Option<Nanos>, verbosity: Verbosity) -> Self {
+        let bar = (!verbosity.quiet).then(|| {
+            let bar = match duration_ns {
+                Some(d) => ProgressBar::new(d / 1_000_000_000),
+                None => ProgressBar::new_spinner(),
+            };
+            bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
+            bar.set_style(
+                ProgressStyle::with_template("{bar:40} {pos}/{len}s  backlog {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar.println(text::header());
+            bar
+        });
+        Self { names, verbosity, sampler: CpuSampler::new(), bar, intervals: Vec::new(), peak_generator_cores: 0.0 }
+    }
+
+    fn print(&self, line: String) {
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None if !self.verbosity.quiet => println!("{line}"),
+            None => {}
+        }
+    }
+
+    /// Removes the progress bar.
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Observer for Console {
+    fn on_interval(&mut self, r: &IntervalReport<'_>) {
+        let cpu = self.sampler.sample();
+        self.peak_generator_cores = self.peak_generator_cores.max(cpu.generator_cores);
+        let record = IntervalRecord {
+            start_s: r.start_ns as f64 / 1e9,
+            end_s: r.end_ns as f64 / 1e9,
+            backlog: r.backlog,
+            due: r.due,
+            started: r.started,
+            planned_rate: r.planned_rate,
+            ops: op_records(self.names, r.merged),
+            lag: Summary::of(&r.merged.lag),
+            cpu,
+        };
+        for line in text::interval_lines(&record) {
+            self.print(line);
+        }
+        if self.verbosity.per_loader {
+            for (i, l) in r.loaders.iter().enumerate() {
+                self.print(text::loader_line(record.end_s, i, &l.ops[0]));
+            }
+        }
+        self.intervals.push(record);
+    }
+
+    fn on_tick(&mut self, elapsed_ns: Nanos, backlog: u64) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(elapsed_ns / 1_000_000_000);
+            bar.set_message(backlog.to_string());
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! `aggro mobile …`: the mobile-game transaction benchmark (seed 001).
+
+mod find_max;
+mod populate;
+mod run;
+mod spec;
+mod verify;
+
+use crate::BadInput;
+use crate::cli::MobileCommand;
+use aggro_core::mobile::{MobileConn, MobileTarget};
+use aggro_core::{ErrorClass, ErrorSamples};
+use aggro_workloads::mobile::{KeySpace, MobileLoader, Workload};
+use std::sync::Arc;
+
+/// Runs one `aggro mobile` command.
+pub fn main(command: MobileCommand) -> anyhow::Result<()> {
+    match command {
+        MobileCommand::Populate(a) => populate::main(a),
+        MobileCommand::Run(a) => run::main(a),
+        MobileCommand::FindMax(a) => find_max::main(a),
+        MobileCommand::Verify(a) => verify::main(a),
+    }
+}
+
+/// Opens the target `url` and runs `visitor` on it; URL errors are bad input.
+async fn on_target<V: aggro_targets::MobileVisitor<Output = anyhow::Result<R>>, R>(url: &str, visitor: V) -> anyhow::Result<R> {
+    aggro_targets::open_mobile(url, visitor).await.map_err(|e| BadInput(e.to_string()))?
+}
+
+/// Opens `count` connections and checks, with one read, that the data is
+/// there: a missing schema is reported once, plainly, before any load.
+async fn connect_loaders<T: MobileTarget>(
+    target: &T,
+    count: u32,
+    workload: Workload,
+    keys: KeySpace,
+    seed: u64,
+    samples: &Arc<ErrorSamples>,
+) -> anyhow::Result<Vec<MobileLoader<T::Conn>>> {
+    let mut loaders = Vec::with_capacity(count as usize);
+    for i in 0..count {
+        let mut conn = target
+            .connect()
+            .await
+            .map_err(|e| anyhow::anyhow!("loader {i} of {count}: {}", e.message))?;
+        if i == 0 {
+            preflight(&mut conn, target, &keys).await?;
+        }
+        loaders.push(MobileLoader::new(conn, workload, keys, seed, Arc::clone(samples)));
+    }
+    Ok(loaders)
+}
+
+async fn preflight<T: MobileTarget>(conn: &mut T::Conn, target: &T, keys: &KeySpace) -> anyhow::Result<()> {
+    match conn.read_gold(keys.spread.apply(keys.users)).await {
+        Ok(_) => Ok(()),
+        Err(e) if e.class == ErrorClass::Data => Err(BadInput(format!(
+            "{} does not hold the mobile workload's {} users: {} (run `aggro mobile populate --target … --users {}` with the same --spread)",
+            target.describe(),
+            keys.users,
+            e.message,
+            keys.users
+        ))
+        .into()),
+        Err(e) => Err(anyhow::anyhow!("{}: {}", target.describe(), e.message)),
+    }
+}

@@ -1,0 +1,41 @@
+//! `aggro mobile populate`.
+
+use super::{on_target, spec};
+use crate::cli::PopulateArgs;
+use aggro_core::mobile::MobileTarget;
+use aggro_targets::MobileVisitor;
+use aggro_workloads::mobile::KeySpace;
+use indicatif::{ProgressBar, ProgressStyle};
+
+struct Populate {
+    keys: KeySpace,
+}
+
+impl MobileVisitor for Populate {
+    type Output = anyhow::Result<()>;
+
+    async fn visit<T: MobileTarget>(self, target: T) -> anyhow::Result<()> {
+        let ids = self.keys.all_stored_ids();
+        let bar = ProgressBar::new(ids.len() as u64);
+        bar.set_style(ProgressStyle::with_template("populating {bar:40} {pos}/{len} users").unwrap_or_else(|_| ProgressStyle::default_bar()));
+        let started = std::time::Instant::now();
+        let progress = |n: u64| bar.set_position(n);
+        target.populate(&ids, &progress).await.map_err(|e| anyhow::anyhow!("{}: {}", target.describe(), e.message))?;
+        bar.finish_and_clear();
+        let secs = started.elapsed().as_secs_f64();
+        println!(
+            "populated {} users ({} records) in {}: {:.0} users/s, spread {:?}",
+            ids.len(),
+            ids.len() * 2,
+            target.describe(),
+            ids.len() as f64 / secs.max(1e-9),
+            self.keys.spread
+        );
+        Ok(())
+    }
+}
+
+pub fn main(a: PopulateArgs) -> anyhow::Result<()> {
+    let keys = spec::resolve_data(&a.data)?;
+    crate::session::runtime(0)?.block_on(on_target(&a.data.target, Populate { keys }))
+}

@@ -1,0 +1,126 @@
+//! `aggro mobile run`.
+
+use super::spec::{self, DriveSpec};
+use super::{connect_loaders, on_target};
+use crate::BadInput;
+use crate::cli::RunArgs;
+use crate::console::{Console, Verbosity};
+use crate::session;
+use aggro_core::mobile::MobileTarget;
+use aggro_core::units::{parse_duration, parse_rate};
+use aggro_core::{ErrorSamples, MonotonicClock, Nanos, RatePlan};
+use aggro_report::RunRecord;
+use aggro_runner::{RunPlan, StopHandle, StopReason};
+use aggro_targets::MobileVisitor;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+struct Run {
+    drive: DriveSpec,
+    plan: RunPlan,
+    verbosity: Verbosity,
+    out: PathBuf,
+    csv: Option<PathBuf>,
+}
+
+/// The executor plan for a drive at `rate` (already resolved).
+pub fn plan(drive: &DriveSpec, rate: RatePlan, limit: Option<u64>) -> RunPlan {
+    RunPlan {
+        rate,
+        pacing: drive.pacing,
+        limit,
+        interval_ns: drive.interval_ns,
+        backlog_rule: drive.backlog_rule,
+        drain_ns: drive.drain_ns,
+        seed: drive.seed,
+    }
+}
+
+impl MobileVisitor for Run {
+    type Output = anyhow::Result<RunRecord>;
+
+    async fn visit<T: MobileTarget>(self, target: T) -> anyhow::Result<RunRecord> {
+        let d = &self.drive;
+        let samples = Arc::new(ErrorSamples::default());
+        let loaders = connect_loaders(&target, d.loaders, d.workload, d.keys, d.seed, &samples).await?;
+        let names = d.workload.operations();
+        let stop = StopHandle::new();
+        stop.stop_on_signals();
+        eprintln!(
+            "aggro mobile run: {} on {}, {} loaders, {}, seed {}",
+            d.workload.name(),
+            target.describe(),
+            d.loaders,
+            describe_rate(&self.plan),
+            d.seed
+        );
+        let mut console = Console::new(names, self.plan.rate.duration_ns(), self.verbosity);
+        let started_at = aggro_report::record::now_rfc3339();
+        let outcome =
+            aggro_runner::run(&self.plan, names.len(), loaders, MonotonicClock::start(), &stop, &mut console).await;
+        console.finish();
+        let spec = serde_json::json!({ "drive": d, "plan": self.plan, "target": target.describe() });
+        let record = session::record("mobile run", spec, started_at, names, &outcome, console, &samples, d.threads);
+        session::write(&record, &self.out, self.csv.as_deref())?;
+        print_summary(&record);
+        println!("result: {}", self.out.display());
+        Ok(record)
+    }
+}
+
+fn describe_rate(plan: &RunPlan) -> String {
+    match &plan.rate {
+        RatePlan::Max { .. } => "closed loop (as fast as each loader can)".into(),
+        RatePlan::Stages { stages } if stages.len() == 1 => {
+            format!("{}/s for {:.0}s, {:?} pacing", stages[0].end_rate, stages[0].duration_ns as f64 / 1e9, plan.pacing)
+        }
+        RatePlan::Stages { stages } => format!("{} ramp stages, {:?} pacing", stages.len(), plan.pacing),
+    }
+}
+
+/// The whole-run table, the stop reason and any warnings.
+pub fn print_summary(record: &RunRecord) {
+    for line in aggro_report::text::totals_lines(&record.totals, record.elapsed_s) {
+        println!("{line}");
+    }
+    println!(
+        "{}: {} due, {} started, {} completed, backlog at end {}, {:.1}s; schedule lag p99 {}",
+        record.stop_message,
+        record.due,
+        record.started,
+        record.completed,
+        record.backlog_at_end,
+        record.elapsed_s,
+        aggro_core::units::format_nanos(record.lag.p99_ns)
+    );
+    for s in &record.error_samples {
+        println!("first {} error: {}", s.class, s.message);
+    }
+    if record.generator_bound {
+        println!("warning: aggro itself was short of CPU or fell behind its schedule; these figures may describe the generator, not the backend (use fewer loaders, more --threads, or another machine)");
+    }
+}
+
+pub fn main(a: RunArgs) -> anyhow::Result<()> {
+    let drive = spec::resolve_drive(&a.drive)?;
+    let bad = |e: String| anyhow::Error::from(BadInput(e));
+    let rate = match (&a.stages, a.rate.as_str()) {
+        (Some(stages), _) => RatePlan::parse_stages(stages, 0.0).map_err(bad)?,
+        (None, "max") => RatePlan::Max { duration_ns: Some(parse_duration(&a.duration).map_err(bad)?.as_nanos() as Nanos) },
+        (None, r) => RatePlan::fixed(parse_rate(r).map_err(bad)?, parse_duration(&a.duration).map_err(bad)?.as_nanos() as Nanos),
+    };
+    let run = Run {
+        plan: plan(&drive, rate, a.requests),
+        verbosity: Verbosity { quiet: a.drive.quiet, per_loader: a.drive.per_loader },
+        out: a.out.unwrap_or_else(|| session::default_out(drive.workload.name())),
+        csv: a.csv,
+        drive,
+    };
+    let record = session::runtime(run.drive.threads)?.block_on(on_target(&a.drive.data.target, run))?;
+    let errors: u64 = record.totals.first().map_or(0, |t| t.errors);
+    match serde_json::from_value::<StopReason>(record.stop_reason.clone()) {
+        Ok(StopReason::Completed | StopReason::Interrupted) if errors == 0 => Ok(()),
+        _ if errors > 0 => anyhow::bail!("{} requests failed (the result file was written)", errors),
+        _ => anyhow::bail!("{} (the result file was written)", record.stop_message),
+    }
+}

@@ -1,0 +1,74 @@
+//! `aggro mobile verify`: the store's invariants against the runs' ledgers.
+
+use super::{on_target, spec};
+use crate::cli::VerifyArgs;
+use crate::session;
+use aggro_core::mobile::MobileTarget;
+use aggro_report::RunRecord;
+use aggro_targets::MobileVisitor;
+use aggro_workloads::mobile::{KeySpace, Ledger, verify};
+
+/// What a run's result file says it committed.
+pub fn ledger_of(record: &RunRecord) -> Ledger {
+    // A failure that is not a conflict may have committed before it failed
+    // (a timeout after COMMIT was sent): it is "in doubt", not "lost".
+    let counts = |name: &str| record.total(name).map_or((0, 0), |o| (o.ok, o.errors));
+    let (transfers, transfers_in_doubt) = counts("write");
+    let (gold_adds, gold_adds_in_doubt) = counts("add-gold");
+    Ledger { transfers, transfers_in_doubt, gold_adds, gold_adds_in_doubt }
+}
+
+struct Verify {
+    keys: KeySpace,
+    ledger: Option<Ledger>,
+}
+
+impl MobileVisitor for Verify {
+    type Output = anyhow::Result<bool>;
+
+    async fn visit<T: MobileTarget>(self, target: T) -> anyhow::Result<bool> {
+        let rows = target.scan().await.map_err(|e| anyhow::anyhow!("{}: {}", target.describe(), e.message))?;
+        let v = verify(&rows, &self.keys, self.ledger.as_ref());
+        println!(
+            "{}: {} users, {} committed write transactions, {} committed add-gold transactions in the store",
+            target.describe(),
+            v.users,
+            v.tickets,
+            v.gold_adds
+        );
+        match &self.ledger {
+            Some(l) => println!(
+                "result files say: {} writes committed (+{} in doubt), {} gold adds committed (+{} in doubt)",
+                l.transfers, l.transfers_in_doubt, l.gold_adds, l.gold_adds_in_doubt
+            ),
+            None => println!("no --result files given: totals not checked against what runs committed"),
+        }
+        for p in &v.problems {
+            println!("problem: {}", serde_json::to_string(p)?);
+        }
+        if v.is_ok() {
+            println!("verify: ok");
+        } else {
+            println!("verify: {} problems", v.problem_count);
+        }
+        Ok(v.is_ok())
+    }
+}
+
+pub fn main(a: VerifyArgs) -> anyhow::Result<()> {
+    let keys = spec::resolve_data(&a.data)?;
+    let ledger = if a.results.is_empty() {
+        None
+    } else {
+        let mut total = Ledger::default();
+        for path in &a.results {
+            total.add(&ledger_of(&session::read(path)?));
+        }
+        Some(total)
+    };
+    let ok = session::runtime(1)?.block_on(on_target(&a.data.target, Verify { keys, ledger }))?;
+    if !ok {
+        anyhow::bail!("the store breaks the workload's invariants (lost or phantom updates; ids above)");
+    }
+    Ok(())
+}

@@ -1,0 +1,114 @@
+//! What every run command shares: the runtime, Ctrl-C, the result record
+//! and where it is written.
+
+use crate::console::Console;
+use aggro_core::ErrorSamples;
+use aggro_report::host::HostInfo;
+use aggro_report::record::{ErrorSample, FORMAT, RunRecord, now_rfc3339, op_records};
+use aggro_runner::RunOutcome;
+use aggro_stats::Summary;
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+
+/// A tokio runtime with `threads` workers (0 = one per CPU).
+pub fn runtime(threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
+    raise_fd_limit();
+    let mut b = tokio::runtime::Builder::new_multi_thread();
+    if threads > 0 {
+        b.worker_threads(threads);
+    }
+    b.enable_all().build().context("cannot start the async runtime")
+}
+
+/// Many loaders each hold a socket and a timer: lift the soft limit on open
+/// files to the hard one so 1,000 loaders do not hit 1,024 descriptors.
+fn raise_fd_limit() {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit with a valid rlimit struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}
+
+/// Builds the record of a finished run.
+#[allow(clippy::too_many_arguments)]
+pub fn record<L>(
+    command: &str,
+    spec: serde_json::Value,
+    started_at: String,
+    names: &[&str],
+    outcome: &RunOutcome<L>,
+    console: Console,
+    samples: &ErrorSamples,
+    threads: usize,
+) -> RunRecord {
+    let cores = if threads > 0 { threads } else { HostInfo::current().cpus } as f64;
+    let lag = Summary::of(&outcome.totals.lag);
+    // Saturated CPU or a millisecond of schedule lag means aggro, not the
+    // backend, may have set the pace (Photon's warning).
+    let generator_bound = console.peak_generator_cores > 0.9 * cores || lag.p99_ns > 1_000_000;
+    RunRecord {
+        format: FORMAT.into(),
+        aggro_version: env!("CARGO_PKG_VERSION").into(),
+        command: command.into(),
+        spec,
+        host: HostInfo::current(),
+        started_at,
+        operations: names.iter().map(|s| s.to_string()).collect(),
+        intervals: console.intervals,
+        totals: op_records(names, &outcome.totals),
+        lag,
+        stop_reason: serde_json::to_value(&outcome.stop_reason).unwrap_or_default(),
+        stop_message: outcome.stop_reason.to_string(),
+        due: outcome.due,
+        started: outcome.started,
+        completed: outcome.completed,
+        backlog_at_end: outcome.backlog_at_end,
+        elapsed_s: outcome.elapsed_ns as f64 / 1e9,
+        error_samples: samples
+            .snapshot()
+            .into_iter()
+            .map(|(c, m)| ErrorSample { class: c.name().into(), message: m })
+            .collect(),
+        generator_bound,
+        extra: serde_json::Value::Null,
+    }
+}
+
+/// The default result path: `./aggro-results/<UTC time>-<name>.json`.
+pub fn default_out(name: &str) -> PathBuf {
+    let stamp = now_rfc3339().replace([':', '-'], "");
+    PathBuf::from("aggro-results").join(format!("{stamp}-{name}.json"))
+}
+
+/// Writes `record` as JSON to `path` (creating its directory), and the
+/// interval table as CSV to `csv` if asked. Writes to a temporary file and
+/// renames, so a crash never leaves half a result.
+pub fn write(record: &RunRecord, path: &Path, csv: Option<&Path>) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let tmp = path.with_extension("json.partial");
+    let json = serde_json::to_vec_pretty(record).context("cannot encode the result")?;
+    std::fs::write(&tmp, json).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    if let Some(csv) = csv {
+        std::fs::write(csv, aggro_report::csv::intervals_csv(record))
+            .with_context(|| format!("cannot write {}", csv.display()))?;
+    }
+    Ok(())
+}
+
+/// Reads a result file.
+pub fn read(path: &Path) -> anyhow::Result<RunRecord> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let record: RunRecord = serde_json::from_slice(&bytes)
+        .map_err(|e| crate::BadInput(format!("{} is not an aggro result file: {e}", path.display())))?;
+    if record.format != FORMAT {
+        return Err(crate::BadInput(format!("{} has format {:?}; this aggro reads {FORMAT:?}", path.display(), record.format)).into());
+    }
+    Ok(record)
+}
