@@ -14,6 +14,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// The main job: a short capacity tour on an embedded database, no server needed.
+    Run(TourArgs),
     /// The mobile-game transaction benchmark (seed 001): write, consistent-read, read.
     #[command(subcommand)]
     Mobile(MobileCommand),
@@ -146,4 +148,17 @@ pub struct VerifyArgs {
     /// Result files of the runs since population: their committed counts must all be in the store.
     #[arg(long = "result")]
     pub results: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct TourArgs {
+    /// Seconds per workload.
+    #[arg(long, default_value = "15s")]
+    pub duration: String,
+    /// Users in the temporary database.
+    #[arg(long, default_value_t = 100_000)]
+    pub users: u32,
+    /// Keep the database and results here instead of a temporary directory.
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
 }

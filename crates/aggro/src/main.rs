@@ -9,11 +9,13 @@
 //! - [`mobile`]: `aggro mobile populate|run|find-max|verify` (seed 001).
 //! - [`session`]: runtime, result records and files, shared by every run.
 //! - [`console`]: interval lines and the progress bar.
+//! - [`tour`]: `aggro run`, the main job.
 
 mod cli;
 mod console;
 mod mobile;
 mod session;
+mod tour;
 
 use clap::Parser;
 
@@ -33,6 +35,7 @@ fn main() {
     let args = cli::Cli::parse();
     let result = match args.command {
         cli::Command::Mobile(m) => mobile::main(m),
+        cli::Command::Run(t) => tour::main(t),
     };
     if let Err(e) = result {
         let code = if e.downcast_ref::<BadInput>().is_some() { 2 } else { 1 };

@@ -1,1 +1,247 @@
+//! Integration tests of the aggro binary against real backends.
 
+mod util;
+
+use std::time::Duration;
+use util::*;
+
+/// populate → write → consistent-read → read → verify, on one target.
+fn mobile_round_trip(target: &str) {
+    let dir = tempdir();
+    let users = "2000";
+    ok(&["mobile", "populate", "--target", target, "--users", users, "--spread", "bit-reverse"]);
+    let mut results = Vec::new();
+    for (workload, rate) in [("write", "400"), ("consistent-read", "200"), ("read", "800")] {
+        let out = path(dir.path(), &format!("{workload}.json"));
+        let csv = path(dir.path(), &format!("{workload}.csv"));
+        ok(&[
+            "mobile", "run", "--target", target, "--users", users, "--spread", "bit-reverse", "--workload", workload,
+            "--rate", rate, "--duration", "2s", "--interval", "500ms", "--loaders", "4", "--seed", "7", "-q",
+            "--out", &out, "--csv", &csv,
+        ]);
+        let r = result(std::path::Path::new(&out));
+        assert_eq!(r["stop_reason"]["kind"], "completed", "{workload} on {target}");
+        assert_books_balance(&r);
+        let (ok_count, errors, _) = totals(&r);
+        assert_eq!(errors, 0, "{workload} on {target}: {}", r["error_samples"]);
+        let expected: u64 = rate.parse::<u64>().unwrap() * 2;
+        assert_eq!(ok_count, expected, "{workload} on {target}");
+        if workload == "consistent-read" {
+            assert_eq!(r["operations"], serde_json::json!(["consistent-read", "add-gold", "read"]));
+            assert_eq!(r["totals"][1]["ok"].as_u64().unwrap(), expected);
+            assert_eq!(r["totals"][2]["ok"].as_u64().unwrap(), expected);
+        }
+        let csv_text = std::fs::read_to_string(&csv).unwrap();
+        assert!(csv_text.lines().count() > 4, "{csv_text}");
+        results.push(out);
+    }
+    let mut args = vec!["mobile", "verify", "--target", target, "--users", users, "--spread", "bit-reverse"];
+    for r in &results {
+        args.extend(["--result", r.as_str()]);
+    }
+    let text = ok(&args);
+    assert!(text.contains("800 committed write transactions") && text.contains("400 committed add-gold"), "{text}");
+    assert!(text.contains("verify: ok"), "{text}");
+}
+
+#[test]
+fn sqlite_round_trip_verifies() {
+    let dir = tempdir();
+    mobile_round_trip(&format!("sqlite:{}", path(dir.path(), "game.db")));
+}
+
+#[test]
+fn postgres_round_trip_verifies() {
+    if let Some(url) = service("AGGRO_TEST_POSTGRES") {
+        mobile_round_trip(&url);
+    }
+}
+
+#[test]
+fn redis_round_trip_verifies() {
+    if let Some(url) = service("AGGRO_TEST_REDIS") {
+        mobile_round_trip(&format!("{url}/1"));
+    }
+}
+
+#[test]
+fn the_null_target_measures_the_harness_and_the_record_matches_the_schema() {
+    let dir = tempdir();
+    let out = path(dir.path(), "null.json");
+    ok(&["mobile", "run", "--target", "null:", "--rate", "20000", "--duration", "2s", "--interval", "1s", "-q", "--out", &out]);
+    let r = result(std::path::Path::new(&out));
+    assert_books_balance(&r);
+    assert_eq!(totals(&r).0, 40_000);
+    // Two whole seconds, plus a final sliver if the last request ended after 2.000 s.
+    let intervals = r["intervals"].as_array().unwrap().len();
+    assert!((2..=3).contains(&intervals), "{intervals}");
+}
+
+#[test]
+fn ramps_and_closed_loops_run_through_the_same_executor() {
+    let dir = tempdir();
+    let out = path(dir.path(), "ramp.json");
+    ok(&["mobile", "run", "--target", "null:", "--stages", "1s:1000,1s:3000", "--interval", "1s", "-q", "--out", &out]);
+    let r = result(std::path::Path::new(&out));
+    // 0 → 1000/s over 1 s is 500; 1000 → 3000/s over 1 s is 2000.
+    let done = totals(&r).0 as i64;
+    assert!((done - 2_500).abs() <= 2, "{done}");
+    let out = path(dir.path(), "closed.json");
+    ok(&["mobile", "run", "--target", "null:", "--rate", "max", "--requests", "5000", "--loaders", "3", "-q", "--out", &out]);
+    assert_eq!(totals(&result(std::path::Path::new(&out))).0, 5_000);
+}
+
+#[test]
+fn find_max_brackets_a_capacity() {
+    let dir = tempdir();
+    let out = path(dir.path(), "fm.json");
+    let text = ok(&[
+        "mobile", "find-max", "--target", "null:", "--start-rate", "1000", "--max-rate", "4000", "--step", "500ms",
+        "--interval", "250ms", "--loaders", "2", "--p99", "50ms", "--out", &out,
+    ]);
+    assert!(text.contains("held every rate up to the ceiling"), "{text}");
+    let r = result(std::path::Path::new(&out));
+    let trials = r["extra"]["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 3, "1000, 2000, 4000");
+    assert_eq!(r["extra"]["best"], 4000.0);
+}
+
+#[test]
+fn verify_names_the_user_whose_update_was_lost() {
+    let dir = tempdir();
+    let db = path(dir.path(), "g.db");
+    let target = format!("sqlite:{db}");
+    ok(&["mobile", "populate", "--target", &target, "--users", "100"]);
+    let out = path(dir.path(), "w.json");
+    ok(&["mobile", "run", "--target", &target, "--users", "100", "--rate", "200", "--duration", "1s", "-q", "--out", &out]);
+    // Take one ticket back without returning its gold: half a transaction.
+    let conn = rusqlite_free_update(&db, "UPDATE user_items SET num_tickets = num_tickets - 1 WHERE num_tickets > 0 AND id = (SELECT min(id) FROM user_items WHERE num_tickets > 0)");
+    let out_v = run(&["mobile", "verify", "--target", &target, "--users", "100", "--result", &out], Duration::from_secs(30));
+    let text = String::from_utf8_lossy(&out_v.stdout).to_string() + &String::from_utf8_lossy(&out_v.stderr);
+    assert_eq!(out_v.status.code(), Some(1), "{text}");
+    assert!(text.contains(&format!("\"id\":{conn}")), "{text}");
+    assert!(text.contains("inconsistent") && text.contains("totals"), "{text}");
+}
+
+/// Runs one SQL statement with the sqlite3-compatible aggro-free path: the
+/// test links no SQLite of its own, so it uses Python's, which every Debian
+/// machine with the test tools has. Returns the id it touched.
+fn rusqlite_free_update(db: &str, sql: &str) -> i64 {
+    let script = format!(
+        "import sqlite3; c = sqlite3.connect({db:?}); i = c.execute('SELECT min(id) FROM user_items WHERE num_tickets > 0').fetchone()[0]; c.execute({sql:?}); c.commit(); print(i)"
+    );
+    let out = std::process::Command::new("python3").args(["-c", &script]).output().expect("python3");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_code_2() {
+    for args in [
+        &["mobile", "run", "--target", "mysql://x"][..],
+        &["mobile", "run", "--target", "null:", "--rate", "fast"],
+        &["mobile", "run", "--target", "null:", "--workload", "delete"],
+        &["mobile", "run", "--target", "null:", "--duration", "forever"],
+        &["mobile", "run", "--target", "null:", "--stages", "30s"],
+        &["mobile", "verify", "--target", "null:", "--result", "/nonexistent/x.json"],
+    ] {
+        let out = run(args, Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&out.stderr);
+        if args.contains(&"--result") {
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        } else {
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        }
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_store_without_the_schema_is_bad_input() {
+    let dir = tempdir();
+    let target = format!("sqlite:{}", path(dir.path(), "empty.db"));
+    let out = run(&["mobile", "run", "--target", &target, "--duration", "1s", "-q"], Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("aggro mobile populate"), "{err}");
+}
+
+#[test]
+fn an_unreachable_server_is_named() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let target = format!("redis://127.0.0.1:{port}");
+    let out = run(&["mobile", "run", "--target", &target, "--duration", "1s", "-q"], Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot connect to redis at 127.0.0.1") && err.contains("refused"), "{err}");
+}
+
+#[test]
+fn a_server_killed_mid_run_is_counted_and_the_result_still_written() {
+    if service("AGGRO_TEST_REDIS").is_none() {
+        return;
+    }
+    let dir = tempdir();
+    let (mut redis, url) = private_redis(dir.path());
+    ok(&["mobile", "populate", "--target", &url, "--users", "1000"]);
+    let out = path(dir.path(), "killed.json");
+    let child = aggro()
+        .args(["mobile", "run", "--target", &url, "--users", "1000", "--rate", "500", "--duration", "4s", "--interval", "1s"])
+        .args(["--stop-on-backlog", "off", "-q", "--out", &out])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    redis.kill().unwrap();
+    redis.wait().unwrap();
+    let output = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).to_string() + &String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(text.contains("requests failed (the result file was written)"), "{text}");
+    let r = result(std::path::Path::new(&out));
+    let (ok_count, errors, _) = totals(&r);
+    assert!(ok_count > 300 && errors > 300, "ok {ok_count} errors {errors}");
+    let failures = &r["totals"][0]["failures"];
+    assert!(failures["disconnected"].as_u64().unwrap_or(0) + failures["connect"].as_u64().unwrap_or(0) == errors, "{failures}");
+    // Errors show over time: the first interval is clean, the last is all errors.
+    let intervals = r["intervals"].as_array().unwrap();
+    assert_eq!(intervals[0]["ops"][0]["errors"], 0);
+    assert!(intervals.last().unwrap()["ops"][0]["ok"] == 0 || intervals[intervals.len() - 2]["ops"][0]["ok"] == 0);
+}
+
+#[test]
+fn ctrl_c_ends_the_run_cleanly_with_a_result() {
+    let dir = tempdir();
+    let out = path(dir.path(), "int.json");
+    let child = aggro()
+        .args(["mobile", "run", "--target", "null:", "--rate", "1000", "--duration", "1h", "-q", "--out", &out])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: sending SIGINT to our own child.
+    unsafe { libc_kill(child.id() as i32, 2) };
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let r = result(std::path::Path::new(&out));
+    assert_eq!(r["stop_reason"]["kind"], "interrupted");
+    assert!(totals(&r).0 > 500);
+    assert_books_balance(&r);
+}
+
+unsafe extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+#[test]
+fn aggro_run_is_the_main_job() {
+    let dir = tempdir();
+    let text = ok(&["run", "--duration", "1s", "--users", "5000", "--dir", &path(dir.path(), "tour")]);
+    assert!(text.contains("verify: ok"), "{text}");
+    for w in ["write", "consistent-read", "read"] {
+        result(&dir.path().join("tour").join(format!("{w}.json")));
+    }
+}

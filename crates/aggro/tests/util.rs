@@ -1,0 +1,119 @@
+//! Helpers for the integration tests: running the binary, finding the
+//! servers `scripts/services.sh` started, checking result files.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The aggro binary under test.
+pub fn aggro() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_aggro"));
+    c.env_remove("AGGRO_TARGET");
+    c
+}
+
+/// Runs aggro with `args`, killing it if it outlives `limit`.
+pub fn run(args: &[&str], limit: Duration) -> Output {
+    let mut child = aggro()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("aggro starts");
+    let start = Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("aggro {args:?} ran longer than {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// Runs aggro and insists it succeeds.
+pub fn ok(args: &[&str]) -> String {
+    let out = run(args, Duration::from_secs(120));
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "aggro {args:?} failed ({:?}):\n{text}", out.status);
+    text
+}
+
+/// The URL of a test server from the environment. When the test script
+/// started the servers (AGGRO_REQUIRE_SERVICES=1, always in CI) a missing
+/// one fails the test; a developer running plain `cargo test` gets a skip.
+pub fn service(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var("AGGRO_REQUIRE_SERVICES").is_ok_and(|v| v == "1") || std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("{var} is not set: the server it names did not start (see scripts/services.sh)")
+        }
+        _ => {
+            eprintln!("skipping: {var} is not set (run the tests through scripts/test.sh)");
+            None
+        }
+    }
+}
+
+/// A fresh temporary directory.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+/// Reads a result file and checks it against docs/result.schema.json.
+pub fn result(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("no result file {}: {e}", path.display()));
+    let value: serde_json::Value = serde_json::from_str(&text).expect("result is JSON");
+    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/result.schema.json");
+    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator.iter_errors(&value).map(|e| format!("{} at {}", e, e.instance_path)).collect();
+    assert!(errors.is_empty(), "{} does not match the schema: {errors:#?}", path.display());
+    value
+}
+
+/// The whole-request totals of a result: (ok, errors, conflicts).
+pub fn totals(r: &serde_json::Value) -> (u64, u64, u64) {
+    let t = &r["totals"][0];
+    (t["ok"].as_u64().unwrap(), t["errors"].as_u64().unwrap(), t["conflicts"].as_u64().unwrap())
+}
+
+/// Checks the books of a completed run: everything due started, everything
+/// started completed, and the per-interval counts add up to the totals.
+pub fn assert_books_balance(r: &serde_json::Value) {
+    let n = |k: &str| r[k].as_u64().unwrap();
+    assert_eq!(n("due"), n("started") + n("backlog_at_end"), "done = scheduled - backlog");
+    assert_eq!(n("started"), n("completed"));
+    let (ok, errors, _) = totals(r);
+    // Conflicts are retried inside a request, so they are not requests.
+    let final_conflicts: u64 = 0;
+    assert_eq!(ok + errors + final_conflicts, n("completed"));
+    let by_interval: u64 = r["intervals"].as_array().unwrap().iter().map(|i| i["ops"][0]["ok"].as_u64().unwrap()).sum();
+    assert_eq!(by_interval, ok);
+}
+
+/// A path inside `dir` as a string.
+pub fn path(dir: &Path, name: &str) -> String {
+    dir.join(name).display().to_string()
+}
+
+/// Starts a private redis-server on a free port, for tests that kill it.
+pub fn private_redis(dir: &Path) -> (std::process::Child, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = Command::new("redis-server")
+        .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("redis-server is installed (scripts/install-deps.sh)");
+    let addr = format!("127.0.0.1:{port}");
+    let start = Instant::now();
+    while std::net::TcpStream::connect(&addr).is_err() {
+        assert!(start.elapsed() < Duration::from_secs(10), "private redis did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (child, format!("redis://{addr}"))
+}
+
+#[allow(dead_code)]
+pub fn unused(_: PathBuf) {}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs what aggro's build and tests need on a Debian machine, idempotently:
+# a Rust toolchain, PostgreSQL, Redis, a JRE and Maven (for DynamoDB Local),
+# and pgbench/redis-benchmark for the benchmarks. Safe to run again.
+set -euo pipefail
+
+need_apt=()
+have() { command -v "$1" >/dev/null 2>&1; }
+pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
+
+[ -n "$(pg_bin)" ] && [ -x "$(pg_bin)/initdb" ] || need_apt+=(postgresql postgresql-contrib)
+have redis-server || need_apt+=(redis-server)
+have redis-benchmark || need_apt+=(redis-tools)
+have java || need_apt+=(default-jre-headless)
+have mvn || need_apt+=(maven)
+have cc || need_apt+=(build-essential)
+have pkg-config || need_apt+=(pkg-config)
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "install-deps: apt-get install ${need_apt[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+# Debian's postgresql package starts a cluster on 5432; the tests never use it
+# (they start their own on a free port), so leave it as the package set it up.
+
+if ! have cargo; then
+  if [ -x "$HOME/.cargo/bin/cargo" ]; then
+    echo "install-deps: cargo is in ~/.cargo/bin; add it to PATH" >&2
+  else
+    echo "install-deps: installing Rust (rustup, from Debian's package)" >&2
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get install -y -qq rustup >/dev/null 2>&1 || true
+    rustup default stable
+  fi
+fi

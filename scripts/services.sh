@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Starts (or stops) throwaway backends for aggro's tests on free loopback ports:
+# a PostgreSQL cluster (fsync off), Redis (no persistence) and, with
+# AGGRO_DYNAMODB=1 or when its jars are present, DynamoDB Local (in memory).
+#
+#   scripts/services.sh start DIR   # writes DIR/env with AGGRO_TEST_* URLs
+#   scripts/services.sh stop DIR    # stops every server it started, by pid
+#
+# Everything lives under DIR; nothing is left behind but DIR itself.
+set -euo pipefail
+
+cmd=${1:?usage: services.sh start|stop DIR}
+dir=${2:?usage: services.sh start|stop DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+wait_for() { # name, tries, command...
+  local name=$1 tries=$2; shift 2
+  for _ in $(seq "$tries"); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.2
+  done
+  echo "services: $name did not come up; its log:" >&2
+  tail -n 30 "$dir/$name.log" >&2 || true
+  return 1
+}
+
+start_postgres() {
+  local bin port data
+  bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  [ -x "$bin/initdb" ] || { echo "services: PostgreSQL is not installed (run scripts/install-deps.sh)" >&2; return 1; }
+  port=$(free_port)
+  data="$dir/pg"
+  mkdir -p "$data"
+  local run_as=()
+  : >"$dir/postgres.log"
+  if [ "$(id -u)" -eq 0 ]; then
+    chown -R postgres "$dir"
+    run_as=(runuser -u postgres --)
+  fi
+  "${run_as[@]}" "$bin/initdb" -D "$data" -U postgres -A trust --no-sync >"$dir/postgres.log" 2>&1
+  "${run_as[@]}" "$bin/pg_ctl" -D "$data" -l "$dir/postgres.log" -w -t 60 \
+    -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$data -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" start >/dev/null
+  wait_for postgres 100 "$bin/pg_isready" -h 127.0.0.1 -p "$port"
+  echo "AGGRO_TEST_POSTGRES=postgres://postgres@127.0.0.1:$port/postgres" >>"$dir/env"
+  echo "AGGRO_PG_BIN=$bin" >>"$dir/env"
+}
+
+start_redis() {
+  command -v redis-server >/dev/null || { echo "services: redis-server is not installed (run scripts/install-deps.sh)" >&2; return 1; }
+  local port
+  port=$(free_port)
+  redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no --daemonize yes \
+    --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --dir "$dir" >/dev/null
+  wait_for redis 100 redis-cli -h 127.0.0.1 -p "$port" ping
+  echo "AGGRO_TEST_REDIS=redis://127.0.0.1:$port" >>"$dir/env"
+}
+
+start_dynamodb() {
+  local jars
+  jars=$("$here/dynamodb-local.sh" path) || return 1
+  local port
+  port=$(free_port)
+  # DynamoDB Local binds every interface; tests only ever use it through 127.0.0.1.
+  (cd "$dir" && nohup java -Xmx512m -Djava.library.path="$jars" -cp "$jars/*" \
+    com.amazonaws.services.dynamodbv2.local.main.ServerRunner \
+    -inMemory -sharedDb -disableTelemetry -port "$port" >"$dir/dynamodb.log" 2>&1 &
+    echo $! >"$dir/dynamodb.pid")
+  wait_for dynamodb 300 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
+  echo "AGGRO_TEST_DYNAMODB=dynamodb://127.0.0.1:$port" >>"$dir/env"
+}
+
+case "$cmd" in
+  start)
+    mkdir -p "$dir"
+    : >"$dir/env"
+    start_postgres
+    start_redis
+    if [ "${AGGRO_DYNAMODB:-auto}" = 1 ] || { [ "${AGGRO_DYNAMODB:-auto}" = auto ] && "$here/dynamodb-local.sh" path >/dev/null 2>&1; }; then
+      start_dynamodb
+    fi
+    cat "$dir/env"
+    ;;
+  stop)
+    [ -d "$dir" ] || exit 0
+    if [ -f "$dir/pg/postmaster.pid" ]; then
+      bin=$(grep '^AGGRO_PG_BIN=' "$dir/env" 2>/dev/null | cut -d= -f2)
+      if [ -n "$bin" ]; then
+        if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$bin/pg_ctl" -D "$dir/pg" -m immediate stop >/dev/null 2>&1 || true
+        else "$bin/pg_ctl" -D "$dir/pg" -m immediate stop >/dev/null 2>&1 || true; fi
+      fi
+    fi
+    for f in redis.pid dynamodb.pid; do
+      [ -f "$dir/$f" ] && kill "$(cat "$dir/$f")" 2>/dev/null || true
+    done
+    ;;
+  *) echo "usage: services.sh start|stop DIR" >&2; exit 2 ;;
+esac

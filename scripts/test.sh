@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian machine: installs what it needs,
+# starts throwaway PostgreSQL, Redis and DynamoDB Local servers on free
+# loopback ports, runs every test, and stops the servers again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-deps.sh
+# Reuse compiled crates across runs and clones (CI clones afresh every time).
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/aggro/target}"
+export PATH="$HOME/.cargo/bin:$PATH"
+
+services=$(mktemp -d /tmp/aggro-services.XXXXXX)
+cleanup() { bash scripts/services.sh stop "$services"; rm -rf "$services"; }
+trap cleanup EXIT
+bash scripts/services.sh start "$services" >/dev/null
+set -a
+# shellcheck disable=SC1091
+source "$services/env"
+set +a
+# Tests that need a server fail, rather than skip, when it is missing.
+export AGGRO_REQUIRE_SERVICES=1
+
+cargo build --workspace --all-targets --locked 2>&1 | grep -vE '^\s+(Compiling|Checking)' || true
+cargo test --workspace --locked
