@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts (or stops) throwaway backends for aggro's tests on free loopback ports:
-# a PostgreSQL cluster (fsync off), Redis (no persistence) and, with
-# AGGRO_DYNAMODB=1 or when its jars are present, DynamoDB Local (in memory).
+# a PostgreSQL cluster (fsync off), Redis (no persistence) and DynamoDB Local
+# (in memory; AGGRO_DYNAMODB=0 leaves it out).
 #
 #   scripts/services.sh start DIR   # writes DIR/env with AGGRO_TEST_* URLs
 #   scripts/services.sh stop DIR    # stops every server it started, by pid
@@ -61,7 +61,7 @@ start_redis() {
 
 start_dynamodb() {
   local jars
-  jars=$("$here/dynamodb-local.sh" path) || return 1
+  jars=$("$here/dynamodb-local.sh" fetch) || return 1
   local port
   port=$(free_port)
   # DynamoDB Local binds every interface; tests only ever use it through 127.0.0.1.
@@ -79,9 +79,7 @@ case "$cmd" in
     : >"$dir/env"
     start_postgres
     start_redis
-    if [ "${AGGRO_DYNAMODB:-auto}" = 1 ] || { [ "${AGGRO_DYNAMODB:-auto}" = auto ] && "$here/dynamodb-local.sh" path >/dev/null 2>&1; }; then
-      start_dynamodb
-    fi
+    [ "${AGGRO_DYNAMODB:-1}" = 0 ] || start_dynamodb
     cat "$dir/env"
     ;;
   stop)

@@ -18,6 +18,9 @@ pub enum ErrorClass {
     Deadlock,
     /// A held lease or lock kept the request from proceeding.
     Locked,
+    /// The store refused the request for lack of capacity (DynamoDB
+    /// throughput exceeded, a rate limiter): capacity, not correctness.
+    Throttled,
     /// The request did not complete within its deadline.
     Timeout,
     /// A connection could not be made.
@@ -36,10 +39,11 @@ pub enum ErrorClass {
 
 impl ErrorClass {
     /// Every class, in the order used for counters and reports.
-    pub const ALL: [ErrorClass; 10] = [
+    pub const ALL: [ErrorClass; 11] = [
         ErrorClass::Conflict,
         ErrorClass::Deadlock,
         ErrorClass::Locked,
+        ErrorClass::Throttled,
         ErrorClass::Timeout,
         ErrorClass::Connect,
         ErrorClass::Disconnected,
@@ -66,6 +70,7 @@ impl ErrorClass {
             ErrorClass::Conflict => "conflict",
             ErrorClass::Deadlock => "deadlock",
             ErrorClass::Locked => "locked",
+            ErrorClass::Throttled => "throttled",
             ErrorClass::Timeout => "timeout",
             ErrorClass::Connect => "connect",
             ErrorClass::Disconnected => "disconnected",

@@ -81,7 +81,7 @@ pub struct IntervalRecord {
     pub planned_rate: Option<f64>,
     /// Figures per operation; the first is the whole request.
     pub ops: Vec<OpRecord>,
-    /// Schedule lag (actual start − intended start): the generator's lateness.
+    /// Timer lateness (actual start − intended start of requests whose loader waited for them).
     pub lag: Summary,
     /// CPU and memory of the generator and the machine.
     pub cpu: CpuUse,

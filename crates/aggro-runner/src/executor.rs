@@ -113,9 +113,14 @@ async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, 
                 None => break,
             }
         };
+        // Lateness is recorded only for slots this loader waited for: a slot
+        // already due when taken was late because every loader was busy
+        // (backlog, the backend's doing), not because the timer was late.
+        let mut waited = false;
         let intended = match slot {
             Slot::At(t) => {
                 if t > now {
+                    waited = true;
                     if shared.halt.is_stopped() {
                         break;
                     }
@@ -140,7 +145,7 @@ async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, 
                 Ok(()) => recorder.record_ok(0, end - intended.unwrap_or(start).min(start), end - start),
                 Err(class) => recorder.record_failure(0, class),
             }
-            if let Some(t) = intended {
+            if let (Some(t), true) = (intended, waited) {
                 recorder.record_lag(start.saturating_sub(t));
             }
             steps.drain_into(&mut recorder);

@@ -65,9 +65,9 @@ impl OpStats {
 pub struct Recorder {
     /// Figures per operation, indexed by [`OpId`].
     pub ops: Vec<OpStats>,
-    /// Schedule lag: actual start minus intended start, for every request
-    /// (the generator's own lateness; large values mean aggro, not the
-    /// backend, fell behind).
+    /// Timer lateness: actual start minus intended start, for requests whose
+    /// loader was free and waited for their time (the generator's own
+    /// lateness; large values mean aggro, not the backend, fell behind).
     pub lag: Histogram,
 }
 
@@ -93,7 +93,7 @@ impl Recorder {
         self.ops[op].failures[class.index()] += 1;
     }
 
-    /// Records how late a request started against its intended time.
+    /// Records how late a waited-for request started against its intended time.
     #[inline]
     pub fn record_lag(&mut self, lag_ns: u64) {
         let _ = self.lag.record(lag_ns.max(1));

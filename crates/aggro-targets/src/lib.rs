@@ -12,8 +12,12 @@
 //! - `postgres` (feature `postgres`): tokio-postgres; also the path for
 //!   wire-compatible CockroachDB/YugabyteDB/Spanner-PG (40001 is a conflict).
 //! - `redis` (feature `redis`): a small RESP client of our own, MULTI/EXEC.
+//! - `dynamodb` (feature `dynamodb`): the DynamoDB JSON API with SigV4 over
+//!   HTTP/1.1 (DynamoDB Local, Alternator), `TransactWriteItems` + `GetItem`.
 #![deny(missing_docs)]
 
+#[cfg(feature = "dynamodb")]
+pub mod dynamodb;
 pub mod null;
 #[cfg(feature = "postgres")]
 pub mod postgres;
@@ -45,6 +49,10 @@ pub async fn open_mobile<V: MobileVisitor>(url: &str, visitor: V) -> Result<V::O
         TargetUrl::Postgres { url } => Ok(visitor.visit(postgres::PostgresTarget::new(url)).await),
         #[cfg(feature = "redis")]
         TargetUrl::Redis { addr, db } => Ok(visitor.visit(redis::RedisTarget::new(addr, db)).await),
+        #[cfg(feature = "dynamodb")]
+        TargetUrl::DynamoDb { addr, table, region } => {
+            Ok(visitor.visit(dynamodb::DynamoTarget::new(addr, table, region)).await)
+        }
         #[allow(unreachable_patterns)]
         other => Err(UrlError::NotBuilt(other.scheme())),
     }

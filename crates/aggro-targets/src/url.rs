@@ -24,10 +24,14 @@ pub enum TargetUrl {
         /// Database number.
         db: u32,
     },
-    /// `dynamodb://HOST:PORT`.
+    /// `dynamodb://HOST:PORT[/TABLE][?region=R]`.
     DynamoDb {
         /// `HOST:PORT`.
         addr: String,
+        /// Table name (default `aggro_mobile`).
+        table: String,
+        /// Signing region, if given.
+        region: Option<String>,
     },
     /// `stackdb:PATH`.
     StackDb {
@@ -89,8 +93,23 @@ impl TargetUrl {
                 Ok(TargetUrl::Redis { addr: host_port(addr, 6379).map_err(|w| bad(&w))?, db })
             }
             "dynamodb" => {
-                let rest = rest.strip_prefix("//").ok_or_else(|| bad("expected dynamodb://HOST:PORT"))?;
-                Ok(TargetUrl::DynamoDb { addr: host_port(rest.trim_end_matches('/'), 8000).map_err(|w| bad(&w))? })
+                let rest = rest.strip_prefix("//").ok_or_else(|| bad("expected dynamodb://HOST:PORT[/TABLE]"))?;
+                let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+                let (addr, table) = rest.split_once('/').unwrap_or((rest, ""));
+                let table = if table.is_empty() { "aggro_mobile" } else { table };
+                let valid = (3..=255).contains(&table.len())
+                    && table.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+                if !valid {
+                    return Err(bad("a DynamoDB table name is 3-255 of A-Z a-z 0-9 _ . -"));
+                }
+                let mut region = None;
+                for pair in query.split('&').filter(|p| !p.is_empty()) {
+                    match pair.split_once('=') {
+                        Some(("region", r)) if !r.is_empty() => region = Some(r.to_string()),
+                        _ => return Err(bad("dynamodb takes only ?region=NAME (credentials come from AWS_* variables)")),
+                    }
+                }
+                Ok(TargetUrl::DynamoDb { addr: host_port(addr, 8000).map_err(|w| bad(&w))?, table: table.to_string(), region })
             }
             "stackdb" => {
                 if rest.is_empty() {
@@ -153,12 +172,19 @@ mod tests {
         assert_eq!(TargetUrl::parse("redis://localhost").unwrap(), TargetUrl::Redis { addr: "localhost:6379".into(), db: 0 });
         assert!(matches!(TargetUrl::parse("postgres://u@127.0.0.1:5432/game").unwrap(), TargetUrl::Postgres { .. }));
         assert_eq!(TargetUrl::parse("redis://[::1]:7000").unwrap(), TargetUrl::Redis { addr: "[::1]:7000".into(), db: 0 });
-        assert_eq!(TargetUrl::parse("dynamodb://127.0.0.1:8000").unwrap(), TargetUrl::DynamoDb { addr: "127.0.0.1:8000".into() });
+        assert_eq!(
+            TargetUrl::parse("dynamodb://127.0.0.1:8000").unwrap(),
+            TargetUrl::DynamoDb { addr: "127.0.0.1:8000".into(), table: "aggro_mobile".into(), region: None }
+        );
+        assert_eq!(
+            TargetUrl::parse("dynamodb://h:1/Game?region=ap-northeast-1").unwrap(),
+            TargetUrl::DynamoDb { addr: "h:1".into(), table: "Game".into(), region: Some("ap-northeast-1".into()) }
+        );
     }
 
     #[test]
     fn malformed_urls_say_what_is_wrong() {
-        for bad in ["", "game.db", "mysql://x", "sqlite:", "sqlite:x?fast=1", "redis://:99999", "redis://h:1/x", "postgres:x"] {
+        for bad in ["dynamodb://h:1/x", "dynamodb://h:1/t?key=s", "", "game.db", "mysql://x", "sqlite:", "sqlite:x?fast=1", "redis://:99999", "redis://h:1/x", "postgres:x"] {
             let err = TargetUrl::parse(bad).unwrap_err().to_string();
             assert!(err.starts_with("bad target URL"), "{bad}: {err}");
         }

@@ -47,7 +47,7 @@ pub fn record<L>(
 ) -> RunRecord {
     let cores = if threads > 0 { threads } else { HostInfo::current().cpus } as f64;
     let lag = Summary::of(&outcome.totals.lag);
-    // Saturated CPU or a millisecond of schedule lag means aggro, not the
+    // Saturated CPU or a millisecond of timer lateness means aggro, not the
     // backend, may have set the pace (Photon's warning).
     let generator_bound = console.peak_generator_cores > 0.9 * cores || lag.p99_ns > 1_000_000;
     RunRecord {

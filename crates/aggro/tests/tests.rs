@@ -65,6 +65,13 @@ fn redis_round_trip_verifies() {
 }
 
 #[test]
+fn dynamodb_round_trip_verifies() {
+    if let Some(url) = service("AGGRO_TEST_DYNAMODB") {
+        mobile_round_trip(&url);
+    }
+}
+
+#[test]
 fn the_null_target_measures_the_harness_and_the_record_matches_the_schema() {
     let dir = tempdir();
     let out = path(dir.path(), "null.json");

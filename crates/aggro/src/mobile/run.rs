@@ -84,7 +84,7 @@ pub fn print_summary(record: &RunRecord) {
         println!("{line}");
     }
     println!(
-        "{}: {} due, {} started, {} completed, backlog at end {}, {:.1}s; schedule lag p99 {}",
+        "{}: {} due, {} started, {} completed, backlog at end {}, {:.1}s; timer lateness p99 {}",
         record.stop_message,
         record.due,
         record.started,
