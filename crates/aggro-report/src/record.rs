@@ -117,7 +117,7 @@ pub struct RunRecord {
     pub intervals: Vec<IntervalRecord>,
     /// The whole run, merged from the intervals' histograms.
     pub totals: Vec<OpRecord>,
-    /// Schedule lag over the whole run.
+    /// Timer lateness over the whole run.
     pub lag: Summary,
     /// Why the run ended, machine-readable.
     pub stop_reason: serde_json::Value,

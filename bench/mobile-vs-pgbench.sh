@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The generator's cost against the reference tools, side by side in one run:
+#  1. seed-001 write transaction on a local PostgreSQL: aggro vs pgbench,
+#     same 8 connections, same skew, same statements, prepared, closed loop;
+#  2. Redis: aggro's read (HGET) and write (MULTI/EXEC) vs redis-benchmark
+#     GET/SET at the same connection count;
+#  3. the harness alone on null: at 1,000,000 scheduled requests per second.
+# Prints a table (Markdown) for docs/BENCHMARKS.md. Everything on 127.0.0.1.
+#   bench/mobile-vs-pgbench.sh [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-20}
+conns=8
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/aggro/target}"
+bash scripts/install-deps.sh
+cargo build --release --locked -p aggro >/dev/null 2>&1
+aggro="$CARGO_TARGET_DIR/release/aggro"
+work=$(mktemp -d /tmp/aggro-bench.XXXXXX)
+cleanup() { bash scripts/services.sh stop "$work/svc"; rm -rf "$work"; }
+trap cleanup EXIT
+AGGRO_DYNAMODB=0 bash scripts/services.sh start "$work/svc" >/dev/null
+set -a; source "$work/svc/env"; set +a
+pg=$AGGRO_TEST_POSTGRES
+pg_port=${pg##*:}; pg_port=${pg_port%%/*}
+
+cpu() { python3 bench/cpu-of.py "$@" 2>"$work/cpu" >"$work/out"; grep -o 'cpu_seconds=[0-9.]*' "$work/cpu" | cut -d= -f2; }
+field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+
+echo "| what | tool | ops/s | CPU s | CPU µs/op |"
+echo "|---|---|---|---|---|"
+
+# 1. PostgreSQL write transaction.
+"$aggro" mobile populate --target "$pg" --users 100000 >/dev/null
+cat >"$work/write.sql" <<'SQL'
+\set a random(0, 50000)
+\set b random(1, 50000)
+\set id :a + :b
+BEGIN;
+UPDATE users SET gold = gold - 5 WHERE id = :id;
+UPDATE user_items SET num_tickets = num_tickets + 1 WHERE id = :id;
+END;
+SQL
+for round in 1 2; do
+  c=$(cpu "$AGGRO_PG_BIN/pgbench" -n -M prepared -c $conns -j 1 -T "$secs" -h 127.0.0.1 -p "$pg_port" -U postgres -f "$work/write.sql" postgres)
+  tps=$(grep -oP 'tps = \K[0-9.]+' "$work/out" | head -1)
+  echo "| pg write txn (round $round) | pgbench -c $conns -j 1 | ${tps%.*} | $c | $(python3 -c "print(f'{$c/($tps*$secs)*1e6:.1f}')") |"
+  c=$(cpu "$aggro" mobile run --target "$pg" --workload write --rate max --loaders $conns --threads 1 --duration "${secs}s" --interval 5s -q --out "$work/pg.json")
+  ops=$(field "$work/pg.json" "r['totals'][0]['ok']/r['elapsed_s']")
+  echo "| pg write txn (round $round) | aggro --loaders $conns --threads 1 | ${ops%.*} | $c | $(python3 -c "print(f'{$c/($ops*$secs)*1e6:.1f}')") |"
+done
+
+# 2. Redis.
+redis_port=${AGGRO_TEST_REDIS##*:}
+"$aggro" mobile populate --target "$AGGRO_TEST_REDIS" --users 100000 >/dev/null
+n=$((secs * 40000))
+c=$(cpu redis-benchmark -h 127.0.0.1 -p "$redis_port" -c $conns --threads 1 -n $n -t get -r 100000 -q)
+rps=$(grep -oP 'GET: \K[0-9.]+' "$work/out" | head -1)
+echo "| redis GET / read | redis-benchmark -c $conns | ${rps%.*} | $c | $(python3 -c "print(f'{$c/$n*1e6:.1f}')") |"
+c=$(cpu "$aggro" mobile run --target "$AGGRO_TEST_REDIS" --workload read --rate max --loaders $conns --threads 1 --duration "${secs}s" --interval 5s -q --out "$work/rr.json")
+ops=$(field "$work/rr.json" "r['totals'][0]['ok']/r['elapsed_s']")
+echo "| redis GET / read | aggro read (HGET) | ${ops%.*} | $c | $(python3 -c "print(f'{$c/($ops*$secs)*1e6:.1f}')") |"
+c=$(cpu redis-benchmark -h 127.0.0.1 -p "$redis_port" -c $conns --threads 1 -n $n -t set -r 100000 -q)
+rps=$(grep -oP 'SET: \K[0-9.]+' "$work/out" | head -1)
+echo "| redis SET / write | redis-benchmark -c $conns | ${rps%.*} | $c | $(python3 -c "print(f'{$c/$n*1e6:.1f}')") |"
+c=$(cpu "$aggro" mobile run --target "$AGGRO_TEST_REDIS" --workload write --rate max --loaders $conns --threads 1 --duration "${secs}s" --interval 5s -q --out "$work/rw.json")
+ops=$(field "$work/rw.json" "r['totals'][0]['ok']/r['elapsed_s']")
+echo "| redis SET / write | aggro write (MULTI, 2×HINCRBY, EXEC) | ${ops%.*} | $c | $(python3 -c "print(f'{$c/($ops*$secs)*1e6:.1f}')") |"
+
+# 3. The harness alone.
+for rate in 1000000; do
+  c=$(cpu "$aggro" mobile run --target null: --rate $rate --loaders 8 --threads 2 --duration "${secs}s" --interval 5s -q --out "$work/null.json")
+  ops=$(field "$work/null.json" "r['totals'][0]['ok']/r['elapsed_s']")
+  lag=$(field "$work/null.json" "r['lag']['p99_ns']/1000")
+  backlog=$(field "$work/null.json" "max(i['backlog'] for i in r['intervals'])")
+  echo "| null: at $rate/s | aggro --loaders 8 --threads 2 | ${ops%.*} (max backlog $backlog, timer lateness p99 ${lag} µs) | $c | $(python3 -c "print(f'{$c/($ops*$secs)*1e6:.2f}')") |"
+done
