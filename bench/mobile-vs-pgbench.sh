@@ -16,10 +16,11 @@ bash scripts/install-deps.sh
 cargo build --release --locked -p aggro >/dev/null 2>&1
 aggro="$CARGO_TARGET_DIR/release/aggro"
 work=$(mktemp -d /tmp/aggro-bench.XXXXXX)
-cleanup() { bash scripts/services.sh stop "$work/svc"; rm -rf "$work"; }
+svc=$(mktemp -d /tmp/aggro-bench-services.XXXXXX)
+cleanup() { bash scripts/services.sh stop "$svc"; rm -rf "$work" "$svc"; }
 trap cleanup EXIT
-AGGRO_DYNAMODB=0 bash scripts/services.sh start "$work/svc" >/dev/null
-set -a; source "$work/svc/env"; set +a
+AGGRO_DYNAMODB=0 bash scripts/services.sh start "$svc" >/dev/null
+set -a; source "$svc/env"; set +a
 pg=$AGGRO_TEST_POSTGRES
 pg_port=${pg##*:}; pg_port=${pg_port%%/*}
 
@@ -74,3 +75,7 @@ for rate in 1000000; do
   backlog=$(field "$work/null.json" "max(i['backlog'] for i in r['intervals'])")
   echo "| null: at $rate/s | aggro --loaders 8 --threads 2 | ${ops%.*} (max backlog $backlog, timer lateness p99 ${lag} µs) | $c | $(python3 -c "print(f'{$c/($ops*$secs)*1e6:.2f}')") |"
 done
+# Closed loop: the harness's own cost per request, with no waiting at all.
+c=$(cpu "$aggro" mobile run --target null: --rate max --loaders 8 --threads 1 --duration "${secs}s" --interval 5s -q --out "$work/nullmax.json")
+ops=$(field "$work/nullmax.json" "r['totals'][0]['ok']/r['elapsed_s']")
+echo "| null: closed loop | aggro --loaders 8 --threads 1 | ${ops%.*} | $c | $(python3 -c "print(f'{$c/($ops*$secs)*1e6:.3f}')") |"

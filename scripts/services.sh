@@ -40,6 +40,8 @@ start_postgres() {
   if [ "$(id -u)" -eq 0 ]; then
     chown -R postgres "$dir"
     run_as=(runuser -u postgres --)
+    runuser -u postgres -- test -w "$dir" || {
+      echo "services: the postgres user cannot reach $dir (is a parent directory private?)" >&2; return 1; }
   fi
   "${run_as[@]}" "$bin/initdb" -D "$data" -U postgres -A trust --no-sync >"$dir/postgres.log" 2>&1
   "${run_as[@]}" "$bin/pg_ctl" -D "$data" -l "$dir/postgres.log" -w -t 60 \

@@ -17,15 +17,27 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+/// Waits shorter than this are spent yielding to other loaders rather than
+/// arming a timer: a timer wake-up takes about this long anyway (on a VM), and
+/// at a million requests a second the syscalls would cost more than the wait.
+const YIELD_BELOW_NS: Nanos = 50_000;
+
+/// What one loader shares with the monitor, on its own cache lines so
+/// loaders on different cores never contend.
+#[repr(align(128))]
+pub(crate) struct LoaderSlot {
+    pub recorder: Mutex<Recorder>,
+    pub started: AtomicU64,
+    pub completed: AtomicU64,
+}
+
 /// State shared by the loaders and the monitor of one run.
 pub(crate) struct Shared<C: Clock> {
     pub clock: C,
     /// Clock reading at the run's start: schedule time 0.
     pub origin: Nanos,
     pub schedule: Mutex<Schedule>,
-    pub recorders: Vec<Mutex<Recorder>>,
-    pub started: AtomicU64,
-    pub completed: AtomicU64,
+    pub loaders: Vec<LoaderSlot>,
     /// Fired when no new request may start (schedule closed early).
     pub halt: StopHandle,
 }
@@ -33,6 +45,16 @@ pub(crate) struct Shared<C: Clock> {
 impl<C: Clock> Shared<C> {
     pub fn now(&self) -> Nanos {
         self.clock.now().saturating_sub(self.origin)
+    }
+
+    /// Requests started by all loaders.
+    pub fn started(&self) -> u64 {
+        self.loaders.iter().map(|l| l.started.load(Relaxed)).sum()
+    }
+
+    /// Requests completed by all loaders.
+    pub fn completed(&self) -> u64 {
+        self.loaders.iter().map(|l| l.completed.load(Relaxed)).sum()
     }
 }
 
@@ -80,9 +102,13 @@ where
     let origin = clock.now();
     let shared = Arc::new(Shared {
         schedule: Mutex::new(Schedule::new(&plan.rate, plan.pacing, plan.limit, plan.seed)),
-        recorders: (0..loaders.len()).map(|_| Mutex::new(Recorder::new(op_count))).collect(),
-        started: AtomicU64::new(0),
-        completed: AtomicU64::new(0),
+        loaders: (0..loaders.len())
+            .map(|_| LoaderSlot {
+                recorder: Mutex::new(Recorder::new(op_count)),
+                started: AtomicU64::new(0),
+                completed: AtomicU64::new(0),
+            })
+            .collect(),
         halt: StopHandle::new(),
         clock,
         origin,
@@ -124,10 +150,16 @@ async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, 
                     if shared.halt.is_stopped() {
                         break;
                     }
-                    tokio::select! {
-                        biased;
-                        _ = shared.halt.stopped() => break,
-                        _ = waiter.wait_until(origin + t) => {}
+                    if t - now < YIELD_BELOW_NS {
+                        while shared.now() < t {
+                            tokio::task::yield_now().await;
+                        }
+                    } else {
+                        tokio::select! {
+                            biased;
+                            _ = shared.halt.stopped() => break,
+                            _ = waiter.wait_until(origin + t) => {}
+                        }
                     }
                 }
                 Some(t)
@@ -135,12 +167,13 @@ async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, 
             Slot::Now => None,
         };
         let start = shared.now();
-        shared.started.fetch_add(1, Relaxed);
+        let mine = &shared.loaders[index];
+        mine.started.fetch_add(1, Relaxed);
         steps.clear();
         let result = loader.run(seq, &mut steps).await;
         let end = shared.now();
         {
-            let mut recorder = shared.recorders[index].lock();
+            let mut recorder = mine.recorder.lock();
             match result {
                 Ok(()) => recorder.record_ok(0, end - intended.unwrap_or(start).min(start), end - start),
                 Err(class) => recorder.record_failure(0, class),
@@ -150,7 +183,7 @@ async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, 
             }
             steps.drain_into(&mut recorder);
         }
-        shared.completed.fetch_add(1, Relaxed);
+        mine.completed.fetch_add(1, Relaxed);
     }
     loader
 }

@@ -12,7 +12,6 @@ use crate::stop::StopHandle;
 use aggro_core::{Clock, Nanos, Waiter};
 use aggro_stats::Recorder;
 use std::sync::Arc;
-use std::sync::atomic::Ordering::Relaxed;
 use tokio::task::JoinSet;
 
 const CHECK_EVERY_NS: Nanos = 1_000_000_000;
@@ -65,7 +64,7 @@ pub(crate) struct Monitor<'p, C: Clock> {
 
 impl<'p, C: Clock> Monitor<'p, C> {
     pub fn new(plan: &'p RunPlan, op_count: usize, shared: Arc<Shared<C>>) -> Self {
-        let spare = (0..shared.recorders.len()).map(|_| Recorder::new(op_count)).collect();
+        let spare = (0..shared.loaders.len()).map(|_| Recorder::new(op_count)).collect();
         Self {
             plan,
             shared,
@@ -140,7 +139,7 @@ impl<'p, C: Clock> Monitor<'p, C> {
             }
             if drain_deadline.is_some_and(|d| now >= d) {
                 self.halt();
-                let abandoned = shared.started.load(Relaxed) - shared.completed.load(Relaxed);
+                let abandoned = shared.started() - shared.completed();
                 tasks.abort_all();
                 while let Some(joined) = tasks.join_next().await {
                     if let Ok(loader) = joined {
@@ -154,7 +153,7 @@ impl<'p, C: Clock> Monitor<'p, C> {
         }
 
         let now = shared.now();
-        let started = shared.started.load(Relaxed);
+        let started = shared.started();
         // A run cut short is judged against what was due when it was stopped,
         // not against what fell due while in-flight requests drained.
         let due = shared.schedule.lock().due_by(halted_at.unwrap_or(now)).max(started);
@@ -166,7 +165,7 @@ impl<'p, C: Clock> Monitor<'p, C> {
             totals: self.totals,
             due,
             started,
-            completed: shared.completed.load(Relaxed),
+            completed: shared.completed(),
             backlog_at_end: backlog,
             elapsed_ns: now,
         }
@@ -179,8 +178,8 @@ impl<'p, C: Clock> Monitor<'p, C> {
     }
 
     fn flush<O: Observer + ?Sized>(&mut self, now: Nanos, backlog: u64, due: u64, observer: &mut O) {
-        for (live, spare) in self.shared.recorders.iter().zip(self.spare.iter_mut()) {
-            std::mem::swap(&mut *live.lock(), spare);
+        for (live, spare) in self.shared.loaders.iter().zip(self.spare.iter_mut()) {
+            std::mem::swap(&mut *live.recorder.lock(), spare);
         }
         self.merged.reset();
         for r in &self.spare {
@@ -194,7 +193,7 @@ impl<'p, C: Clock> Monitor<'p, C> {
             loaders: &self.spare,
             backlog,
             due,
-            started: self.shared.started.load(Relaxed),
+            started: self.shared.started(),
             planned_rate: self.plan.rate.rate_at(now),
         });
         self.totals.merge(&self.merged);
