@@ -33,7 +33,10 @@ pub struct Console {
 impl Console {
     /// A console for a run of `names` operations lasting `duration_ns` (if known).
     pub fn new(names: &'static [&'static str], duration_ns: Option<Nanos>, verbosity: Verbosity) -> Self {
-        let bar = (!verbosity.quiet).then(|| {
+        // A bar only on a terminal: elsewhere (a log file, CI) it would be
+        // noise, and indicatif drops println lines when it cannot draw.
+        let on_terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let bar = (!verbosity.quiet && on_terminal).then(|| {
             let bar = match duration_ns {
                 Some(d) => ProgressBar::new(d / 1_000_000_000),
                 None => ProgressBar::new_spinner(),
@@ -46,6 +49,9 @@ impl Console {
             bar.println(text::header());
             bar
         });
+        if bar.is_none() && !verbosity.quiet {
+            println!("{}", text::header());
+        }
         Self { names, verbosity, sampler: CpuSampler::new(), bar, intervals: Vec::new(), peak_generator_cores: 0.0 }
     }
 
