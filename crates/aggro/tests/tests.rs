@@ -85,6 +85,16 @@ fn the_null_target_measures_the_harness_and_the_record_matches_the_schema() {
 }
 
 #[test]
+fn interval_lines_reach_a_redirected_stdout() {
+    let dir = tempdir();
+    let out = path(dir.path(), "lines.json");
+    let text = ok(&["mobile", "run", "--target", "null:", "--rate", "100", "--duration", "2s", "--interval", "500ms", "--out", &out]);
+    assert!(text.contains("elapsed") && text.contains("backlog"), "{text}");
+    let lines = text.lines().filter(|l| l.contains(" write ") && l.contains('s')).count();
+    assert!(lines >= 4, "expected an interval line every 500 ms:\n{text}");
+}
+
+#[test]
 fn ramps_and_closed_loops_run_through_the_same_executor() {
     let dir = tempdir();
     let out = path(dir.path(), "ramp.json");
