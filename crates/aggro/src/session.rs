@@ -10,13 +10,22 @@ use aggro_stats::Summary;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 
-/// A tokio runtime with `threads` workers (0 = one per CPU).
+/// A tokio runtime with `threads` workers (0 = one per CPU). One thread
+/// means a current-thread runtime: every loader, connection task and the
+/// monitor share the caller's thread, and waking a task costs no cross-thread
+/// signalling.
 pub fn runtime(threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
     raise_fd_limit();
-    let mut b = tokio::runtime::Builder::new_multi_thread();
-    if threads > 0 {
-        b.worker_threads(threads);
-    }
+    let mut b = match threads {
+        1 => tokio::runtime::Builder::new_current_thread(),
+        n => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            if n > 0 {
+                b.worker_threads(n);
+            }
+            b
+        }
+    };
     b.enable_all().build().context("cannot start the async runtime")
 }
 
