@@ -65,7 +65,7 @@ fn classify(e: tokio_postgres::Error) -> StoreError {
             return StoreError::new(ErrorClass::Data, format!("{} (run `aggro mobile populate` first)", cause(&e)));
         }
         Some(_) => ErrorClass::Server,
-        None if e.is_closed() => ErrorClass::Disconnected,
+        // No SQLSTATE: the connection itself failed.
         None => ErrorClass::Disconnected,
     };
     StoreError::new(class, cause(&e))

@@ -33,11 +33,6 @@ pub enum TargetUrl {
         /// Signing region, if given.
         region: Option<String>,
     },
-    /// `stackdb:PATH`.
-    StackDb {
-        /// Database directory.
-        path: std::path::PathBuf,
-    },
 }
 
 /// Why a target URL was refused.
@@ -56,7 +51,7 @@ pub enum UrlError {
     NotBuilt(&'static str),
 }
 
-const FORMS: &str = "expected null:, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB], dynamodb://HOST:PORT or stackdb:PATH";
+const FORMS: &str = "expected null:, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB] or dynamodb://HOST:PORT[/TABLE]";
 
 impl TargetUrl {
     /// Parses a target URL.
@@ -111,12 +106,6 @@ impl TargetUrl {
                 }
                 Ok(TargetUrl::DynamoDb { addr: host_port(addr, 8000).map_err(|w| bad(&w))?, table: table.to_string(), region })
             }
-            "stackdb" => {
-                if rest.is_empty() {
-                    return Err(bad("stackdb needs a path, as in stackdb:./world"));
-                }
-                Ok(TargetUrl::StackDb { path: rest.into() })
-            }
             _ => Err(bad(FORMS)),
         }
     }
@@ -129,7 +118,6 @@ impl TargetUrl {
             TargetUrl::Postgres { .. } => "postgres",
             TargetUrl::Redis { .. } => "redis",
             TargetUrl::DynamoDb { .. } => "dynamodb",
-            TargetUrl::StackDb { .. } => "stackdb",
         }
     }
 }

@@ -18,7 +18,7 @@ pub enum Command {
     Run(TourArgs),
     /// The mobile-game transaction benchmark (seed 001): write, consistent-read, read.
     #[command(subcommand)]
-    Mobile(MobileCommand),
+    Mobile(Box<MobileCommand>),
 }
 
 #[derive(Debug, Subcommand)]

@@ -34,7 +34,7 @@ impl std::error::Error for BadInput {}
 fn main() {
     let args = cli::Cli::parse();
     let result = match args.command {
-        cli::Command::Mobile(m) => mobile::main(m),
+        cli::Command::Mobile(m) => mobile::main(*m),
         cli::Command::Run(t) => tour::main(t),
     };
     if let Err(e) = result {

@@ -1,7 +1,7 @@
 //! Helpers for the integration tests: running the binary, finding the
 //! servers `scripts/services.sh` started, checking result files.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -114,6 +114,3 @@ pub fn private_redis(dir: &Path) -> (std::process::Child, String) {
     }
     (child, format!("redis://{addr}"))
 }
-
-#[allow(dead_code)]
-pub fn unused(_: PathBuf) {}
