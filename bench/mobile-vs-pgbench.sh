@@ -54,18 +54,15 @@ done
 redis_port=${AGGRO_TEST_REDIS##*:}
 "$aggro" mobile populate --target "$AGGRO_TEST_REDIS" --users 100000 >/dev/null
 n=$((secs * 40000))
-c=$(cpu redis-benchmark -h 127.0.0.1 -p "$redis_port" -c $conns --threads 1 -n $n -t get -r 100000 -q)
-rps=$(grep -oP 'GET: \K[0-9.]+' "$work/out" | head -1)
-echo "| redis GET / read | redis-benchmark -c $conns | ${rps%.*} | $c | $(python3 -c "print(f'{$c/$n*1e6:.1f}')") |"
-c=$(cpu "$aggro" mobile run --target "$AGGRO_TEST_REDIS" --workload read --rate max --loaders $conns --threads 1 --duration "${secs}s" --interval 5s -q --out "$work/rr.json")
-ops=$(field "$work/rr.json" "r['totals'][0]['ok']/r['elapsed_s']")
-echo "| redis GET / read | aggro read (HGET) | ${ops%.*} | $c | $(python3 -c "print(f'{$c/($ops*$secs)*1e6:.1f}')") |"
-c=$(cpu redis-benchmark -h 127.0.0.1 -p "$redis_port" -c $conns --threads 1 -n $n -t set -r 100000 -q)
-rps=$(grep -oP 'SET: \K[0-9.]+' "$work/out" | head -1)
-echo "| redis SET / write | redis-benchmark -c $conns | ${rps%.*} | $c | $(python3 -c "print(f'{$c/$n*1e6:.1f}')") |"
-c=$(cpu "$aggro" mobile run --target "$AGGRO_TEST_REDIS" --workload write --rate max --loaders $conns --threads 1 --duration "${secs}s" --interval 5s -q --out "$work/rw.json")
-ops=$(field "$work/rw.json" "r['totals'][0]['ok']/r['elapsed_s']")
-echo "| redis SET / write | aggro write (MULTI, 2×HINCRBY, EXEC) | ${ops%.*} | $c | $(python3 -c "print(f'{$c/($ops*$secs)*1e6:.1f}')") |"
+for pair in "GET read HGET" "SET write MULTI,2×HINCRBY,EXEC"; do
+  set -- $pair
+  c=$(cpu redis-benchmark -h 127.0.0.1 -p "$redis_port" -c $conns --threads 1 -n $n -t "${1,,}" -r 100000 -q)
+  rps=$(grep -oP "$1: \K[0-9.]+" "$work/out" | head -1)
+  echo "| redis $1 / $2 | redis-benchmark -c $conns | ${rps%.*} | $c | $(python3 -c "print(f'{$c/$n*1e6:.1f}')") |"
+  c=$(cpu "$aggro" mobile run --target "$AGGRO_TEST_REDIS" --workload "$2" --rate max --loaders $conns --threads 1 --duration "${secs}s" --interval 5s -q --out "$work/r.json")
+  ops=$(field "$work/r.json" "r['totals'][0]['ok']/r['elapsed_s']")
+  echo "| redis $1 / $2 | aggro $2 ($3) | ${ops%.*} | $c | $(python3 -c "print(f'{$c/($ops*$secs)*1e6:.1f}')") |"
+done
 
 # 3. The harness alone.
 for rate in 1000000; do

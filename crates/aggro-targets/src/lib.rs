@@ -18,6 +18,8 @@
 
 #[cfg(feature = "dynamodb")]
 pub mod dynamodb;
+#[cfg(any(feature = "redis", feature = "dynamodb"))]
+pub mod net;
 pub mod null;
 #[cfg(feature = "postgres")]
 pub mod postgres;

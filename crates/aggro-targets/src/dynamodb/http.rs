@@ -3,7 +3,6 @@
 
 use aggro_core::{ErrorClass, StoreError};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 
 const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -32,12 +31,7 @@ fn protocol(why: &str) -> StoreError {
 impl Connection {
     /// Connects to `addr` (`HOST:PORT`).
     pub async fn connect(addr: &str) -> Result<Self, StoreError> {
-        let stream = tokio::time::timeout(std::time::Duration::from_secs(5), TcpStream::connect(addr))
-            .await
-            .map_err(|_| StoreError::new(ErrorClass::Connect, format!("no answer from {addr} within 5 s")))?
-            .map_err(|e| StoreError::new(ErrorClass::Connect, format!("cannot connect to {addr}: {e}")))?;
-        stream.set_nodelay(true).map_err(io_error)?;
-        let (r, w) = stream.into_split();
+        let (r, w) = crate::net::connect("the DynamoDB endpoint", addr).await?;
         Ok(Self {
             reader: BufReader::with_capacity(16 * 1024, r),
             writer: w,

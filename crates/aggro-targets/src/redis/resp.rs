@@ -7,7 +7,6 @@
 
 use aggro_core::{ErrorClass, StoreError};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 
 const MAX_BULK: usize = 512 * 1024 * 1024;
@@ -64,12 +63,7 @@ fn protocol(why: impl Into<String>) -> StoreError {
 impl Connection {
     /// Connects to `addr` (`HOST:PORT`).
     pub async fn connect(addr: &str) -> Result<Self, StoreError> {
-        let stream = tokio::time::timeout(std::time::Duration::from_secs(5), TcpStream::connect(addr))
-            .await
-            .map_err(|_| StoreError::new(ErrorClass::Connect, format!("no answer from redis at {addr} within 5 s")))?
-            .map_err(|e| StoreError::new(ErrorClass::Connect, format!("cannot connect to redis at {addr}: {e}")))?;
-        stream.set_nodelay(true).map_err(io_error)?;
-        let (r, w) = stream.into_split();
+        let (r, w) = crate::net::connect("redis", addr).await?;
         Ok(Self { reader: BufReader::with_capacity(16 * 1024, r), writer: w, out: Vec::with_capacity(512), line: Vec::with_capacity(64) })
     }
 
