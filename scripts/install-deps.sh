@@ -15,6 +15,8 @@ have java || need_apt+=(default-jre-headless)
 have mvn || need_apt+=(maven)
 have cc || need_apt+=(build-essential)
 have pkg-config || need_apt+=(pkg-config)
+have python3 || need_apt+=(python3)
+have runuser || need_apt+=(util-linux)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "install-deps: apt-get install ${need_apt[*]}" >&2
