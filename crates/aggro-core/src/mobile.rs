@@ -33,6 +33,12 @@ pub trait MobileTarget: Send + Sync + 'static {
     /// A short description for reports, without credentials.
     fn describe(&self) -> String;
 
+    /// Whether its calls block the calling thread (an embedded database)
+    /// rather than await I/O; such targets get a thread per loader.
+    fn blocking(&self) -> bool {
+        false
+    }
+
     /// Opens a connection.
     fn connect(&self) -> impl Future<Output = Result<Self::Conn, StoreError>> + Send;
 

@@ -9,7 +9,7 @@
 
 use crate::loader::{Loader, Steps};
 use crate::monitor::{Monitor, Observer};
-use crate::plan::{RunPlan, StopReason};
+use crate::plan::{Placement, RunPlan, StopReason};
 use crate::stop::StopHandle;
 use aggro_core::{Clock, Nanos, Schedule, Slot, Waiter};
 use aggro_stats::Recorder;
@@ -115,7 +115,21 @@ where
     });
     let mut tasks = tokio::task::JoinSet::new();
     for (index, loader) in loaders.into_iter().enumerate() {
-        tasks.spawn(loader_loop(Arc::clone(&shared), index, loader));
+        let shared = Arc::clone(&shared);
+        match plan.placement {
+            Placement::Tasks => {
+                tasks.spawn(loader_loop(shared, index, loader));
+            }
+            Placement::Threads => {
+                tasks.spawn_blocking(move || {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .expect("a loader thread needs a runtime");
+                    runtime.block_on(loader_loop(shared, index, loader))
+                });
+            }
+        }
     }
     Monitor::new(plan, op_count, Arc::clone(&shared)).run(tasks, stop, observer).await
 }

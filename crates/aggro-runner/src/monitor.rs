@@ -140,10 +140,16 @@ impl<'p, C: Clock> Monitor<'p, C> {
             if drain_deadline.is_some_and(|d| now >= d) {
                 self.halt();
                 let abandoned = shared.started() - shared.completed();
-                tasks.abort_all();
-                while let Some(joined) = tasks.join_next().await {
-                    if let Ok(loader) = joined {
-                        loaders.push(loader);
+                // Tasks can be cancelled; a loader thread stuck in a blocking
+                // call cannot, so it is detached and left to finish alone.
+                if self.plan.placement == crate::Placement::Threads {
+                    tasks.detach_all();
+                } else {
+                    tasks.abort_all();
+                    while let Some(joined) = tasks.join_next().await {
+                        if let Ok(loader) = joined {
+                            loaders.push(loader);
+                        }
                     }
                 }
                 if abandoned > 0 && !matches!(reason, Some(StopReason::Interrupted)) {

@@ -38,6 +38,20 @@ impl BacklogRule {
     }
 }
 
+/// Where each loader runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// As a task on the caller's tokio runtime: for network targets, whose
+    /// requests await I/O.
+    #[default]
+    Tasks,
+    /// Each on a thread of its own with a current-thread runtime: for
+    /// embedded targets whose calls block, so a long call (a checkpoint)
+    /// delays no other loader's timer.
+    Threads,
+}
+
 /// Everything the executor needs to know about a run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunPlan {
@@ -56,6 +70,9 @@ pub struct RunPlan {
     pub drain_ns: Nanos,
     /// Seed of every random choice of the schedule.
     pub seed: u64,
+    /// Where loaders run.
+    #[serde(default)]
+    pub placement: Placement,
 }
 
 /// Why a run ended.

@@ -1,7 +1,7 @@
 //! The executor on a paused tokio clock: deterministic, instant, exact.
 
 use aggro_core::{ErrorClass, Nanos, Pacing, RatePlan, TokioClock};
-use aggro_runner::{BacklogRule, IntervalReport, Loader, Observer, RunPlan, StopHandle, StopReason, Steps, run};
+use aggro_runner::{BacklogRule, IntervalReport, Loader, Observer, Placement, RunPlan, StopHandle, StopReason, Steps, run};
 use std::time::Duration;
 
 const MS: Nanos = 1_000_000;
@@ -47,6 +47,7 @@ fn plan(rate: f64, seconds: u64) -> RunPlan {
         backlog_rule: BacklogRule::Off,
         drain_ns: 10 * S,
         seed: 1,
+        placement: Placement::Tasks,
     }
 }
 
@@ -181,4 +182,40 @@ async fn steps_are_timed_and_conflicts_counted_apart() {
     assert_eq!(ops[1].service.max() / MS, 2);
     assert_eq!(ops[2].service.max() / MS, 3);
     assert_eq!(ops[0].service.max() / MS, 5);
+}
+
+/// A loader for which request `block_at` blocks the thread (as an embedded
+/// database's call does) instead of awaiting.
+struct Blocking {
+    block_at: Option<u64>,
+}
+
+impl Loader for Blocking {
+    async fn run(&mut self, seq: u64, _steps: &mut Steps) -> Result<(), ErrorClass> {
+        if Some(seq) == self.block_at {
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        Ok(())
+    }
+}
+
+/// The largest timer lateness of a real-clock run where one loader blocks.
+async fn lateness_with_one_blocked_loader(placement: Placement) -> u64 {
+    let mut p = plan(200.0, 1);
+    p.placement = placement;
+    // Whichever loader takes request 20 blocks; the other should keep time.
+    let loaders = vec![Blocking { block_at: Some(20) }, Blocking { block_at: Some(20) }];
+    let out = run(&p, 1, loaders, aggro_core::MonotonicClock::start(), &StopHandle::new(), &mut ()).await;
+    assert_eq!(out.completed, 200);
+    out.totals.lag.max()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_blocking_call_delays_only_its_own_loader_when_loaders_have_threads() {
+    // Sharing one thread, the other loader's timer waits out the 300 ms block.
+    let shared = lateness_with_one_blocked_loader(Placement::Tasks).await;
+    assert!(shared > 100 * MS, "lateness {shared} ns");
+    // On threads of their own, it keeps time (generous bound for a busy CI machine).
+    let own = lateness_with_one_blocked_loader(Placement::Threads).await;
+    assert!(own < 50 * MS, "lateness {own} ns");
 }

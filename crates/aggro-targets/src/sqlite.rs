@@ -94,6 +94,10 @@ impl MobileTarget for SqliteTarget {
         format!("sqlite:{} (WAL, synchronous={})", self.path.display(), self.sync)
     }
 
+    fn blocking(&self) -> bool {
+        true
+    }
+
     async fn connect(&self) -> Result<SqliteConn, StoreError> {
         Ok(SqliteConn { conn: self.open()? })
     }

@@ -1,6 +1,6 @@
 //! `aggro mobile find-max`: the highest rate with backlog 0 and p99 under a bound.
 
-use super::run::plan;
+use super::run::{place, plan};
 use super::spec::{self, DriveSpec};
 use super::{connect_loaders, on_target};
 use crate::BadInput;
@@ -58,7 +58,8 @@ impl MobileVisitor for FindMax {
                 let more = connect_loaders(&target, 1, d.workload, d.keys, d.seed, &samples).await.ok()?;
                 loaders.extend(more);
             }
-            let p = plan(d, RatePlan::fixed(rate, self.step_ns), None);
+            let mut p = plan(d, RatePlan::fixed(rate, self.step_ns), None);
+            place(&mut p, &target);
             let mut console = Console::new(names, None, Verbosity { quiet: true, per_loader: false });
             let outcome =
                 aggro_runner::run(&p, names.len(), std::mem::take(&mut loaders), MonotonicClock::start(), &stop, &mut console)

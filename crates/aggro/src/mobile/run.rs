@@ -10,13 +10,14 @@ use aggro_core::mobile::MobileTarget;
 use aggro_core::units::{parse_duration, parse_rate};
 use aggro_core::{ErrorSamples, MonotonicClock, Nanos, RatePlan};
 use aggro_report::RunRecord;
-use aggro_runner::{RunPlan, StopHandle, StopReason};
+use aggro_runner::{Placement, RunPlan, StopHandle, StopReason};
 use aggro_targets::MobileVisitor;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 struct Run {
     drive: DriveSpec,
+    /// The executor plan; its placement is set once the target is known.
     plan: RunPlan,
     verbosity: Verbosity,
     out: PathBuf,
@@ -33,13 +34,20 @@ pub fn plan(drive: &DriveSpec, rate: RatePlan, limit: Option<u64>) -> RunPlan {
         backlog_rule: drive.backlog_rule,
         drain_ns: drive.drain_ns,
         seed: drive.seed,
+        placement: Placement::Tasks,
     }
+}
+
+/// Loaders of a blocking (embedded) target get threads of their own.
+pub fn place<T: MobileTarget>(plan: &mut RunPlan, target: &T) {
+    plan.placement = if target.blocking() { Placement::Threads } else { Placement::Tasks };
 }
 
 impl MobileVisitor for Run {
     type Output = anyhow::Result<RunRecord>;
 
-    async fn visit<T: MobileTarget>(self, target: T) -> anyhow::Result<RunRecord> {
+    async fn visit<T: MobileTarget>(mut self, target: T) -> anyhow::Result<RunRecord> {
+        place(&mut self.plan, &target);
         let d = &self.drive;
         let samples = Arc::new(ErrorSamples::default());
         let loaders = connect_loaders(&target, d.loaders, d.workload, d.keys, d.seed, &samples).await?;
