@@ -1,0 +1,34 @@
+//! Errors of stackdb.
+
+/// Everything that can go wrong.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The operating system refused an operation.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    /// Data on disk failed a check: never used, always reported.
+    #[error("corrupt {what} at offset {offset}")]
+    Corrupt {
+        /// Which structure.
+        what: &'static str,
+        /// Where in its file.
+        offset: u64,
+    },
+    /// Not a stackdb file, or a version this build does not read.
+    #[error("not a stackdb file (or an unsupported version): {0}")]
+    Format(String),
+    /// A key or value beyond the format's limits.
+    #[error("{what} of {len} bytes exceeds the limit of {max}")]
+    TooLarge {
+        /// Key or value.
+        what: &'static str,
+        /// Its length.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+}
+
+/// Results of stackdb.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,288 @@
+//! The append-only log: atomic batches, durable commits, and recovery to the
+//! end of the last complete commit (`docs/stackdb-format.md`, "The log").
+
+use crate::error::{Error, Result};
+use crate::record::{self, HEADER_LEN, Header, Kind};
+use crate::storage::StorageBackend;
+
+/// Bytes of the log's own header.
+pub const LOG_HEADER_LEN: u64 = 64;
+const MAGIC: &[u8; 8] = b"STACKDB\x01";
+const VERSION: u32 = 1;
+/// Bytes of a commit record's value: batch start, sequence, record count.
+const COMMIT_VALUE_LEN: usize = 24;
+/// Recovery reads the log in chunks of this size.
+const READ_CHUNK: usize = 1 << 20;
+
+/// What `commit` promises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// The batch is on stable storage (`fdatasync`) before `commit` returns:
+    /// it survives `kill -9` and power loss.
+    #[default]
+    Immediate,
+    /// The batch is written but not synced: it survives `kill -9` (the OS
+    /// holds it) but a power loss may lose it and later commits — never part
+    /// of one, and never one without those before it.
+    Eventual,
+}
+
+/// Records being assembled into one atomic commit.
+#[derive(Debug)]
+pub struct Batch {
+    start: u64,
+    buf: Vec<u8>,
+    count: u64,
+}
+
+impl Batch {
+    /// Appends a put and returns the log offset the record will have.
+    pub fn put(&mut self, key: &[u8], value: &[u8], prev: u64) -> Result<u64> {
+        self.push(Kind::Put, key, value, prev)
+    }
+
+    /// Appends a tombstone and returns the log offset the record will have.
+    pub fn delete(&mut self, key: &[u8], prev: u64) -> Result<u64> {
+        self.push(Kind::Delete, key, &[], prev)
+    }
+
+    fn push(&mut self, kind: Kind, key: &[u8], value: &[u8], prev: u64) -> Result<u64> {
+        let offset = self.start + self.buf.len() as u64;
+        record::encode(&mut self.buf, kind, key, value, prev)?;
+        self.count += 1;
+        Ok(offset)
+    }
+
+    /// Records in the batch.
+    pub fn len(&self) -> u64 {
+        self.count
+    }
+
+    /// Whether the batch holds no records.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+}
+
+/// One record as read back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// Its offset in the log.
+    pub offset: u64,
+    /// Its header.
+    pub header: Header,
+    /// Key bytes.
+    pub key: Vec<u8>,
+    /// Value bytes.
+    pub value: Vec<u8>,
+}
+
+/// What recovery found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recovered {
+    /// Complete commits replayed.
+    pub commits: u64,
+    /// Sequence number of the last one (None if there were none after `from`).
+    pub last_sequence: Option<u64>,
+    /// Bytes cut off the end (an incomplete or damaged tail).
+    pub truncated: u64,
+    /// The log's end after recovery.
+    pub end: u64,
+}
+
+/// The log over a storage backend.
+pub struct Log<B: StorageBackend> {
+    backend: B,
+    end: u64,
+}
+
+impl<B: StorageBackend> std::fmt::Debug for Log<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Log").field("end", &self.end).finish_non_exhaustive()
+    }
+}
+
+impl<B: StorageBackend> Log<B> {
+    /// Opens the log, writing a header if the storage is empty. The end is
+    /// not trusted until [`Log::recover`] has run.
+    pub fn open(backend: B) -> Result<Self> {
+        let len = backend.len()?;
+        if len == 0 {
+            let mut header = vec![0u8; LOG_HEADER_LEN as usize];
+            header[..8].copy_from_slice(MAGIC);
+            header[8..12].copy_from_slice(&VERSION.to_le_bytes());
+            backend.write(0, &header)?;
+            backend.sync_data()?;
+        } else {
+            let mut header = [0u8; LOG_HEADER_LEN as usize];
+            if len < LOG_HEADER_LEN {
+                return Err(Error::Format(format!("the log is {len} bytes, shorter than its header")));
+            }
+            backend.read(0, &mut header)?;
+            if &header[..8] != MAGIC {
+                return Err(Error::Format("bad magic in the log header".into()));
+            }
+            let version = u32::from_le_bytes(header[8..12].try_into().expect("4 bytes"));
+            if version != VERSION {
+                return Err(Error::Format(format!("log format version {version}; this build reads {VERSION}")));
+            }
+        }
+        Ok(Self { backend, end: len.max(LOG_HEADER_LEN) })
+    }
+
+    /// Gives the storage back (tests reopen it as a crash would leave it).
+    pub fn into_backend(self) -> B {
+        self.backend
+    }
+
+    /// Offset just past the last record.
+    pub fn end(&self) -> u64 {
+        self.end
+    }
+
+    /// A new batch that will start at the current end.
+    pub fn batch(&self) -> Batch {
+        Batch { start: self.end, buf: Vec::new(), count: 0 }
+    }
+
+    /// Writes `batch` and its commit record in one write, syncing as
+    /// `durability` says. Returns the new end. On an error the log's end is
+    /// unchanged and whatever reached the storage is not a complete commit,
+    /// so recovery will cut it off.
+    pub fn commit(&mut self, mut batch: Batch, sequence: u64, durability: Durability) -> Result<u64> {
+        if batch.start != self.end {
+            return Err(Error::Format("a batch must be committed where it began (one writer at a time)".into()));
+        }
+        let mut value = [0u8; COMMIT_VALUE_LEN];
+        value[..8].copy_from_slice(&batch.start.to_le_bytes());
+        value[8..16].copy_from_slice(&sequence.to_le_bytes());
+        value[16..24].copy_from_slice(&batch.count.to_le_bytes());
+        record::encode(&mut batch.buf, Kind::Commit, &[], &value, 0)?;
+        self.backend.write(batch.start, &batch.buf)?;
+        if durability == Durability::Immediate {
+            self.backend.sync_data()?;
+        }
+        self.end = batch.start + batch.buf.len() as u64;
+        Ok(self.end)
+    }
+
+    /// Makes every commit so far durable.
+    pub fn sync(&self) -> Result<()> {
+        Ok(self.backend.sync_data()?)
+    }
+
+    /// Reads the record at `offset`, checking its checksum.
+    pub fn read(&self, offset: u64) -> Result<Record> {
+        let corrupt = Error::Corrupt { what: "log record", offset };
+        // Offsets come from head entries and `prev` links, which a damaged
+        // file could set to anything: check before any arithmetic can overflow.
+        let fits = |len: usize| offset.checked_add(len as u64).is_some_and(|e| e <= self.end);
+        if offset < LOG_HEADER_LEN || !offset.is_multiple_of(8) || !fits(HEADER_LEN) {
+            return Err(corrupt);
+        }
+        let mut head = [0u8; HEADER_LEN];
+        self.backend.read(offset, &mut head)?;
+        let header = Header::decode(&head, offset)?;
+        if !fits(header.padded_len()) {
+            return Err(corrupt);
+        }
+        let mut whole = vec![0u8; HEADER_LEN + header.key_len + header.value_len];
+        self.backend.read(offset, &mut whole)?;
+        if !record::checksum_holds(&header, &whole) {
+            return Err(corrupt);
+        }
+        let value = whole.split_off(HEADER_LEN + header.key_len);
+        let key = whole.split_off(HEADER_LEN);
+        Ok(Record { offset, header, key, value })
+    }
+
+    /// Scans from `from` (the end of a commit, or the log header), calls
+    /// `apply` with every complete batch (its put/delete records, in order,
+    /// and its sequence number), and cuts the log after the last complete
+    /// commit. A damaged or incomplete tail is removed, never applied.
+    pub fn recover(&mut self, from: u64, mut apply: impl FnMut(&[Record], u64)) -> Result<Recovered> {
+        let len = self.backend.len()?;
+        let mut reader = ChunkReader { backend: &self.backend, len, start: 0, buf: Vec::new() };
+        let mut pos = from.max(LOG_HEADER_LEN);
+        let mut good_end = pos;
+        let mut pending: Vec<Record> = Vec::new();
+        let mut recovered = Recovered { commits: 0, last_sequence: None, truncated: 0, end: 0 };
+        while let Some(rec) = reader.record_at(pos)? {
+            pos += rec.header.padded_len() as u64;
+            match rec.header.kind {
+                Kind::Put | Kind::Delete => pending.push(rec),
+                Kind::Commit => {
+                    let v = &rec.value;
+                    let field = |i: usize| u64::from_le_bytes(v[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+                    let batch_start = pending.first().map_or(rec.offset, |r| r.offset);
+                    let sound = v.len() == COMMIT_VALUE_LEN
+                        && field(0) == batch_start
+                        && field(2) == pending.len() as u64;
+                    if !sound {
+                        break;
+                    }
+                    apply(&pending, field(1));
+                    pending.clear();
+                    recovered.commits += 1;
+                    recovered.last_sequence = Some(field(1));
+                    good_end = pos;
+                }
+            }
+        }
+        if len > good_end {
+            self.backend.set_len(good_end)?;
+            self.backend.sync_data()?;
+            recovered.truncated = len - good_end;
+        }
+        self.end = good_end;
+        recovered.end = good_end;
+        Ok(recovered)
+    }
+}
+
+/// Sequential reads in large chunks, for recovery.
+struct ChunkReader<'a, B: StorageBackend> {
+    backend: &'a B,
+    len: u64,
+    start: u64,
+    buf: Vec<u8>,
+}
+
+impl<B: StorageBackend> ChunkReader<'_, B> {
+    /// `len` bytes at `offset`, or None if the log ends first.
+    fn bytes(&mut self, offset: u64, len: usize) -> Result<Option<&[u8]>> {
+        if offset + len as u64 > self.len {
+            return Ok(None);
+        }
+        let in_buffer = offset >= self.start && offset + len as u64 <= self.start + self.buf.len() as u64;
+        if !in_buffer {
+            let want = len.max(READ_CHUNK).min((self.len - offset) as usize);
+            self.buf.resize(want, 0);
+            self.backend.read(offset, &mut self.buf)?;
+            self.start = offset;
+        }
+        let at = (offset - self.start) as usize;
+        Ok(Some(&self.buf[at..at + len]))
+    }
+
+    /// The intact record at `offset`, or None at the end of the valid log.
+    fn record_at(&mut self, offset: u64) -> Result<Option<Record>> {
+        let Some(head) = self.bytes(offset, HEADER_LEN)? else { return Ok(None) };
+        let head: [u8; HEADER_LEN] = head.try_into().expect("header length");
+        let Ok(header) = Header::decode(&head, offset) else { return Ok(None) };
+        let body = HEADER_LEN + header.key_len + header.value_len;
+        if offset + header.padded_len() as u64 > self.len {
+            return Ok(None);
+        }
+        let Some(whole) = self.bytes(offset, body)? else { return Ok(None) };
+        if !record::checksum_holds(&header, whole) {
+            return Ok(None);
+        }
+        Ok(Some(Record {
+            offset,
+            header,
+            key: whole[HEADER_LEN..HEADER_LEN + header.key_len].to_vec(),
+            value: whole[HEADER_LEN + header.key_len..].to_vec(),
+        }))
+    }
+}

@@ -1,0 +1,220 @@
+//! The storage seam: five methods, so the engine runs the same on a file,
+//! in memory, or on a backend that fails and tears writes on purpose.
+
+use std::io;
+use std::sync::Mutex;
+
+/// Random-access storage for one of the engine's files.
+#[allow(clippy::len_without_is_empty)] // a file's emptiness is not a question the engine asks
+pub trait StorageBackend: Send + Sync {
+    /// Current length in bytes.
+    fn len(&self) -> io::Result<u64>;
+    /// Reads exactly `buf.len()` bytes at `offset`.
+    fn read(&self, offset: u64, buf: &mut [u8]) -> io::Result<()>;
+    /// Writes all of `data` at `offset`, growing the storage if needed.
+    fn write(&self, offset: u64, data: &[u8]) -> io::Result<()>;
+    /// Truncates or extends to `len` bytes.
+    fn set_len(&self, len: u64) -> io::Result<()>;
+    /// Makes everything written so far durable.
+    fn sync_data(&self) -> io::Result<()>;
+}
+
+/// A file.
+#[derive(Debug)]
+pub struct FileBackend {
+    file: std::fs::File,
+}
+
+impl FileBackend {
+    /// Opens (creating if needed) the file at `path` for reading and writing.
+    pub fn open(path: &std::path::Path) -> io::Result<Self> {
+        let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
+        Ok(Self { file })
+    }
+}
+
+impl StorageBackend for FileBackend {
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.file.metadata()?.len())
+    }
+
+    fn read(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        std::os::unix::fs::FileExt::read_exact_at(&self.file, buf, offset)
+    }
+
+    fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {
+        std::os::unix::fs::FileExt::write_all_at(&self.file, data, offset)
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.file.set_len(len)
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+}
+
+/// In-memory storage that remembers what was synced, so a test can "crash"
+/// it: [`MemBackend::crash`] keeps the synced bytes and, of the writes made
+/// since, exactly the first `survive` bytes in write order (a torn write).
+/// Writes can also be made to fail after a number of bytes.
+#[derive(Debug, Default)]
+pub struct MemBackend {
+    state: Mutex<MemState>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct MemState {
+    /// What a reader sees now.
+    live: Vec<u8>,
+    /// What survives a crash.
+    durable: Vec<u8>,
+    /// Writes since the last sync, in order.
+    pending: Vec<(u64, Vec<u8>)>,
+    /// Remaining bytes before writes fail (None = never).
+    fail_after: Option<u64>,
+}
+
+impl MemBackend {
+    /// Empty storage.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, MemState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Bytes written since the last sync (what a crash could tear).
+    pub fn unsynced_bytes(&self) -> u64 {
+        self.state().pending.iter().map(|(_, d)| d.len() as u64).sum()
+    }
+
+    /// The storage as a crash would leave it: synced bytes plus the first
+    /// `survive` bytes of the writes made since the last sync.
+    pub fn crash(&self, survive: u64) -> MemBackend {
+        let s = self.state();
+        let mut image = s.durable.clone();
+        let mut left = survive;
+        for (offset, data) in &s.pending {
+            let n = (data.len() as u64).min(left) as usize;
+            apply(&mut image, *offset, &data[..n]);
+            left -= n as u64;
+            if left == 0 {
+                break;
+            }
+        }
+        MemBackend { state: Mutex::new(MemState { live: image.clone(), durable: image, ..MemState::default() }) }
+    }
+
+    /// Makes every write fail once `bytes` more bytes have been written (the
+    /// write that crosses the limit is applied up to it, then fails).
+    pub fn fail_after(&self, bytes: u64) {
+        self.state().fail_after = Some(bytes);
+    }
+
+    /// Flips the bits of `mask` in the byte at `offset` (live and durable).
+    pub fn corrupt(&self, offset: u64, mask: u8) {
+        let mut guard = self.state();
+        let s = &mut *guard;
+        for image in [&mut s.live, &mut s.durable] {
+            if let Some(b) = image.get_mut(offset as usize) {
+                *b ^= mask;
+            }
+        }
+    }
+}
+
+fn apply(image: &mut Vec<u8>, offset: u64, data: &[u8]) {
+    let end = offset as usize + data.len();
+    if image.len() < end {
+        image.resize(end, 0);
+    }
+    image[offset as usize..end].copy_from_slice(data);
+}
+
+impl StorageBackend for MemBackend {
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.state().live.len() as u64)
+    }
+
+    fn read(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        let s = self.state();
+        let start = offset as usize;
+        let end = start.checked_add(buf.len()).filter(|e| *e <= s.live.len());
+        match end {
+            Some(end) => {
+                buf.copy_from_slice(&s.live[start..end]);
+                Ok(())
+            }
+            None => Err(io::Error::new(io::ErrorKind::UnexpectedEof, "read past the end")),
+        }
+    }
+
+    fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {
+        let mut s = self.state();
+        let (data, fail) = match s.fail_after {
+            Some(left) if (data.len() as u64) > left => (&data[..left as usize], true),
+            _ => (data, false),
+        };
+        if let Some(left) = s.fail_after.as_mut() {
+            *left -= data.len() as u64;
+        }
+        apply(&mut s.live, offset, data);
+        s.pending.push((offset, data.to_vec()));
+        if fail {
+            return Err(io::Error::other("injected write failure"));
+        }
+        Ok(())
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        let mut s = self.state();
+        s.live.resize(len as usize, 0);
+        // A truncation is metadata: treat it as durable at once, like ext4's
+        // ordered mode does for a shrinking file followed by a sync.
+        let durable_len = s.durable.len().min(len as usize);
+        s.durable.truncate(durable_len);
+        s.pending.retain(|(o, _)| *o < len);
+        Ok(())
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        let mut s = self.state();
+        s.durable = s.live.clone();
+        s.pending.clear();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_crash_keeps_synced_bytes_and_a_prefix_of_the_rest() {
+        let m = MemBackend::new();
+        m.write(0, b"hello").unwrap();
+        m.sync_data().unwrap();
+        m.write(5, b" world").unwrap();
+        assert_eq!(m.unsynced_bytes(), 6);
+        let c = m.crash(3);
+        let mut buf = vec![0; 8];
+        c.read(0, &mut buf).unwrap();
+        assert_eq!(&buf, b"hello wo");
+        assert_eq!(c.len().unwrap(), 8);
+        assert_eq!(m.crash(0).len().unwrap(), 5);
+    }
+
+    #[test]
+    fn writes_fail_when_told() {
+        let m = MemBackend::new();
+        m.fail_after(4);
+        assert!(m.write(0, b"abcdef").is_err());
+        let mut buf = [0; 4];
+        m.read(0, &mut buf).unwrap();
+        assert_eq!(&buf, b"abcd");
+        assert!(m.read(2, &mut [0; 9]).is_err());
+    }
+}
