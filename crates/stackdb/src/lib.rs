@@ -20,11 +20,15 @@
 //! design document.
 #![deny(missing_docs)]
 
+pub mod db;
 pub mod error;
+pub mod hash;
+pub mod heads;
 pub mod log;
 pub mod record;
 pub mod storage;
 
+pub use db::{Backends, Database, Iter, Options, Stats, WriteTxn};
 pub use error::Error;
 pub use log::{Batch, Durability, Log};
 pub use storage::{FileBackend, MemBackend, StorageBackend};

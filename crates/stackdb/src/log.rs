@@ -9,8 +9,9 @@ use crate::storage::StorageBackend;
 pub const LOG_HEADER_LEN: u64 = 64;
 const MAGIC: &[u8; 8] = b"STACKDB\x01";
 const VERSION: u32 = 1;
-/// Bytes of a commit record's value: batch start, sequence, record count.
-const COMMIT_VALUE_LEN: usize = 24;
+/// Bytes of a commit record's value: batch start, sequence, record count,
+/// change in live keys.
+const COMMIT_VALUE_LEN: usize = 32;
 /// Recovery reads the log in chunks of this size.
 const READ_CHUNK: usize = 1 << 20;
 
@@ -25,6 +26,35 @@ pub enum Durability {
     /// holds it) but a power loss may lose it and later commits — never part
     /// of one, and never one without those before it.
     Eventual,
+}
+
+/// What a batch does, recorded in its commit record so recovery can replay it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum BatchKind {
+    /// The user's puts and deletes.
+    User = 0,
+    /// The copies of one bucket's live records made by a linear-hashing split.
+    Split = 1,
+}
+
+/// What a commit record says about its batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Commit {
+    /// Its sequence number (+1 per commit).
+    pub sequence: u64,
+    /// What its batch does.
+    pub kind: BatchKind,
+    /// How many live keys the batch adds (negative: removes), so recovery
+    /// keeps the count without looking anything up.
+    pub records_delta: i64,
+}
+
+impl Commit {
+    /// A user batch's commit.
+    pub fn user(sequence: u64, records_delta: i64) -> Commit {
+        Commit { sequence, kind: BatchKind::User, records_delta }
+    }
 }
 
 /// Records being assembled into one atomic commit.
@@ -93,12 +123,13 @@ pub struct Recovered {
 /// The log over a storage backend.
 pub struct Log<B: StorageBackend> {
     backend: B,
-    end: u64,
+    /// Written only by the one writer; read by any reader without a lock.
+    end: std::sync::atomic::AtomicU64,
 }
 
 impl<B: StorageBackend> std::fmt::Debug for Log<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Log").field("end", &self.end).finish_non_exhaustive()
+        f.debug_struct("Log").field("end", &self.end()).finish_non_exhaustive()
     }
 }
 
@@ -127,7 +158,7 @@ impl<B: StorageBackend> Log<B> {
                 return Err(Error::Format(format!("log format version {version}; this build reads {VERSION}")));
             }
         }
-        Ok(Self { backend, end: len.max(LOG_HEADER_LEN) })
+        Ok(Self { backend, end: len.max(LOG_HEADER_LEN).into() })
     }
 
     /// Gives the storage back (tests reopen it as a crash would leave it).
@@ -137,33 +168,36 @@ impl<B: StorageBackend> Log<B> {
 
     /// Offset just past the last record.
     pub fn end(&self) -> u64 {
-        self.end
+        self.end.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// A new batch that will start at the current end.
     pub fn batch(&self) -> Batch {
-        Batch { start: self.end, buf: Vec::new(), count: 0 }
+        Batch { start: self.end(), buf: Vec::new(), count: 0 }
     }
 
     /// Writes `batch` and its commit record in one write, syncing as
     /// `durability` says. Returns the new end. On an error the log's end is
     /// unchanged and whatever reached the storage is not a complete commit,
-    /// so recovery will cut it off.
-    pub fn commit(&mut self, mut batch: Batch, sequence: u64, durability: Durability) -> Result<u64> {
-        if batch.start != self.end {
+    /// so recovery will cut it off. One writer at a time: the caller
+    /// serializes commits.
+    pub fn commit(&self, mut batch: Batch, commit: Commit, durability: Durability) -> Result<u64> {
+        if batch.start != self.end() {
             return Err(Error::Format("a batch must be committed where it began (one writer at a time)".into()));
         }
         let mut value = [0u8; COMMIT_VALUE_LEN];
         value[..8].copy_from_slice(&batch.start.to_le_bytes());
-        value[8..16].copy_from_slice(&sequence.to_le_bytes());
+        value[8..16].copy_from_slice(&commit.sequence.to_le_bytes());
         value[16..24].copy_from_slice(&batch.count.to_le_bytes());
-        record::encode(&mut batch.buf, Kind::Commit, &[], &value, 0)?;
+        value[24..32].copy_from_slice(&commit.records_delta.to_le_bytes());
+        record::encode_flagged(&mut batch.buf, Kind::Commit, commit.kind as u8, &[], &value, 0)?;
         self.backend.write(batch.start, &batch.buf)?;
         if durability == Durability::Immediate {
             self.backend.sync_data()?;
         }
-        self.end = batch.start + batch.buf.len() as u64;
-        Ok(self.end)
+        let end = batch.start + batch.buf.len() as u64;
+        self.end.store(end, std::sync::atomic::Ordering::Release);
+        Ok(end)
     }
 
     /// Makes every commit so far durable.
@@ -176,7 +210,8 @@ impl<B: StorageBackend> Log<B> {
         let corrupt = Error::Corrupt { what: "log record", offset };
         // Offsets come from head entries and `prev` links, which a damaged
         // file could set to anything: check before any arithmetic can overflow.
-        let fits = |len: usize| offset.checked_add(len as u64).is_some_and(|e| e <= self.end);
+        let end = self.end();
+        let fits = |len: usize| offset.checked_add(len as u64).is_some_and(|e| e <= end);
         if offset < LOG_HEADER_LEN || !offset.is_multiple_of(8) || !fits(HEADER_LEN) {
             return Err(corrupt);
         }
@@ -198,9 +233,10 @@ impl<B: StorageBackend> Log<B> {
 
     /// Scans from `from` (the end of a commit, or the log header), calls
     /// `apply` with every complete batch (its put/delete records, in order,
-    /// and its sequence number), and cuts the log after the last complete
-    /// commit. A damaged or incomplete tail is removed, never applied.
-    pub fn recover(&mut self, from: u64, mut apply: impl FnMut(&[Record], u64)) -> Result<Recovered> {
+    /// and its commit), and cuts the log after the last complete commit. A
+    /// damaged or incomplete tail is removed, never applied. An error from
+    /// `apply` stops recovery and is returned.
+    pub fn recover(&mut self, from: u64, mut apply: impl FnMut(&[Record], Commit) -> Result<()>) -> Result<Recovered> {
         let len = self.backend.len()?;
         let mut reader = ChunkReader { backend: &self.backend, len, start: 0, buf: Vec::new() };
         let mut pos = from.max(LOG_HEADER_LEN);
@@ -221,7 +257,8 @@ impl<B: StorageBackend> Log<B> {
                     if !sound {
                         break;
                     }
-                    apply(&pending, field(1));
+                    let kind = if rec.header.flags == 1 { BatchKind::Split } else { BatchKind::User };
+                    apply(&pending, Commit { sequence: field(1), kind, records_delta: field(3) as i64 })?;
                     pending.clear();
                     recovered.commits += 1;
                     recovered.last_sequence = Some(field(1));
@@ -234,7 +271,7 @@ impl<B: StorageBackend> Log<B> {
             self.backend.sync_data()?;
             recovered.truncated = len - good_end;
         }
-        self.end = good_end;
+        self.end.store(good_end, std::sync::atomic::Ordering::Release);
         recovered.end = good_end;
         Ok(recovered)
     }

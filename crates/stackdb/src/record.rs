@@ -46,6 +46,8 @@ pub struct Header {
     pub value_len: usize,
     /// Offset of the record beneath this one in its bucket (0 = none).
     pub prev: u64,
+    /// For a commit record, what its batch does (0 = user batch, 1 = split).
+    pub flags: u8,
 }
 
 impl Header {
@@ -60,7 +62,8 @@ impl Header {
         let kind = Kind::from_byte(b[4]).ok_or(corrupt)?;
         let key_len = u16::from_le_bytes([b[6], b[7]]) as usize;
         let value_len = u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize;
-        if b[5] != 0 || b[12..16] != [0; 4] || value_len > MAX_VALUE {
+        let flags_ok = b[5] == 0 || (kind == Kind::Commit && b[5] == 1);
+        if !flags_ok || b[12..16] != [0; 4] || value_len > MAX_VALUE {
             return Err(Error::Corrupt { what: "log record header", offset });
         }
         Ok(Header {
@@ -69,6 +72,7 @@ impl Header {
             key_len,
             value_len,
             prev: u64::from_le_bytes(b[16..24].try_into().expect("8 bytes")),
+            flags: b[5],
         })
     }
 }
@@ -80,6 +84,11 @@ pub fn padded_len(key_len: usize, value_len: usize) -> usize {
 
 /// Appends an encoded record to `out`.
 pub fn encode(out: &mut Vec<u8>, kind: Kind, key: &[u8], value: &[u8], prev: u64) -> Result<()> {
+    encode_flagged(out, kind, 0, key, value, prev)
+}
+
+/// Appends an encoded record with `flags` (commit records only) to `out`.
+pub fn encode_flagged(out: &mut Vec<u8>, kind: Kind, flags: u8, key: &[u8], value: &[u8], prev: u64) -> Result<()> {
     if key.len() > MAX_KEY {
         return Err(Error::TooLarge { what: "key", len: key.len(), max: MAX_KEY });
     }
@@ -89,7 +98,7 @@ pub fn encode(out: &mut Vec<u8>, kind: Kind, key: &[u8], value: &[u8], prev: u64
     let start = out.len();
     out.extend_from_slice(&[0; 4]);
     out.push(kind as u8);
-    out.push(0);
+    out.push(flags);
     out.extend_from_slice(&(key.len() as u16).to_le_bytes());
     out.extend_from_slice(&(value.len() as u32).to_le_bytes());
     out.extend_from_slice(&[0; 4]);

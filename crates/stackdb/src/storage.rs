@@ -19,6 +19,22 @@ pub trait StorageBackend: Send + Sync {
     fn sync_data(&self) -> io::Result<()>;
 }
 
+macro_rules! forward {
+    ($($wrapper:ty),*) => {$(
+        impl<T: StorageBackend + ?Sized> StorageBackend for $wrapper {
+            fn len(&self) -> io::Result<u64> { (**self).len() }
+            fn read(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> { (**self).read(offset, buf) }
+            fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> { (**self).write(offset, data) }
+            fn set_len(&self, len: u64) -> io::Result<()> { (**self).set_len(len) }
+            fn sync_data(&self) -> io::Result<()> { (**self).sync_data() }
+        }
+    )*};
+}
+
+// A boxed backend (the database's files) and a shared one (a test keeping a
+// handle to crash it later) are backends too.
+forward!(Box<T>, std::sync::Arc<T>);
+
 /// A file.
 #[derive(Debug)]
 pub struct FileBackend {

@@ -1,7 +1,7 @@
 //! The log's crash behaviour, through the in-memory backend that can tear
 //! writes and fail them at any byte, and through real files.
 
-use stackdb::log::{LOG_HEADER_LEN, Record};
+use stackdb::log::{Commit, LOG_HEADER_LEN, Record};
 use stackdb::{Durability, Error, Log, MemBackend, StorageBackend};
 
 /// Commits `n` batches of `size` puts each; batch i holds keys "b{i}-k{j}".
@@ -12,15 +12,16 @@ fn commit_batches<B: StorageBackend>(log: &mut Log<B>, first: u64, n: u64, size:
             let value = vec![(i * 31 + j) as u8; (j * 7 % 50) as usize];
             batch.put(format!("b{i}-k{j}").as_bytes(), &value, 0).unwrap();
         }
-        log.commit(batch, i, durability).unwrap();
+        log.commit(batch, Commit::user(i, size as i64), durability).unwrap();
     }
 }
 
 /// Replays everything and returns (sequence, keys) per batch.
 fn replay<B: StorageBackend>(log: &mut Log<B>, from: u64) -> Vec<(u64, Vec<String>)> {
     let mut seen = Vec::new();
-    log.recover(from, |records: &[Record], seq| {
-        seen.push((seq, records.iter().map(|r| String::from_utf8(r.key.clone()).unwrap()).collect()));
+    log.recover(from, |records: &[Record], commit| {
+        seen.push((commit.sequence, records.iter().map(|r| String::from_utf8(r.key.clone()).unwrap()).collect()));
+        Ok(())
     })
     .unwrap();
     seen
@@ -81,7 +82,7 @@ fn a_write_failing_at_any_byte_leaves_the_earlier_commits() {
         for j in 0..3 {
             batch.put(format!("b2-k{j}").as_bytes(), &vec![0; (j * 7 % 50) as usize], 0).unwrap();
         }
-        assert!(log.commit(batch, 2, Durability::Immediate).is_err(), "fail at {fail_at}");
+        assert!(log.commit(batch, Commit::user(2, 3), Durability::Immediate).is_err(), "fail at {fail_at}");
         assert_eq!(log.end(), end);
         let mem = into_backend(log);
         let everything = mem.unsynced_bytes();
@@ -100,7 +101,12 @@ fn a_flipped_bit_cuts_the_log_back_to_the_last_good_commit() {
     mem.corrupt(first_end + 26, 0x10); // a key byte of batch 2's first record
     let mut recovered = Log::open(mem).unwrap();
     let mut batches = Vec::new();
-    let report = recovered.recover(0, |r: &[Record], s| batches.push((s, r.len()))).unwrap();
+    let report = recovered
+        .recover(0, |r: &[Record], c| {
+            batches.push((c.sequence, r.len()));
+            Ok(())
+        })
+        .unwrap();
     assert_eq!(batches, vec![(1, 4)]);
     assert_eq!(report.end, first_end);
     assert!(report.truncated > 0);
@@ -118,12 +124,12 @@ fn recovery_can_start_at_a_checkpoint() {
 
 #[test]
 fn records_read_back_by_offset_and_bad_offsets_are_errors() {
-    let mut log = Log::open(MemBackend::new()).unwrap();
+    let log = Log::open(MemBackend::new()).unwrap();
     let mut batch = log.batch();
     let a = batch.put(b"alpha", b"one", 0).unwrap();
     let b = batch.delete(b"alpha", a).unwrap();
     let big = batch.put(b"blob", &vec![9u8; 64 * 1024], b).unwrap();
-    log.commit(batch, 1, Durability::Immediate).unwrap();
+    log.commit(batch, Commit::user(1, 1), Durability::Immediate).unwrap();
     let r = log.read(b).unwrap();
     assert_eq!((r.key.as_slice(), r.header.prev), (&b"alpha"[..], a));
     assert_eq!(log.read(a).unwrap().value, b"one");

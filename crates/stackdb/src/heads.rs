@@ -1,0 +1,336 @@
+//! The head table: for each bucket, the offset of its newest record and a
+//! Bloom word of its keys, in checksummed 4 KiB pages cached within the RAM
+//! budget and written only at checkpoints, through a doublewrite file
+//! (`docs/stackdb-format.md`, "The head table").
+
+use crate::error::{Error, Result};
+use crate::storage::StorageBackend;
+use std::collections::HashMap;
+
+/// Bytes per page.
+pub const PAGE: usize = 4096;
+/// Bucket entries per page.
+pub const ENTRIES_PER_PAGE: u64 = 255;
+const ENTRY: usize = 16;
+const SLOT: usize = 256;
+const STATE_LEN: usize = 64;
+const DW_MAGIC: &[u8; 8] = b"STACKDW1";
+
+/// One bucket's entry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Entry {
+    /// Offset of the bucket's newest record (0 = empty).
+    pub head: u64,
+    /// Two bits per key ever pushed on the stack since its last rebuild.
+    pub bloom: u64,
+}
+
+/// What a header slot records: the table as of a checkpoint (and, in RAM,
+/// as of the last commit).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct State {
+    /// Checkpoint sequence (+1 per checkpoint).
+    pub checkpoint: u64,
+    /// Log offset up to which this state reflects the log.
+    pub log_end: u64,
+    /// Sequence of the last commit applied.
+    pub commit_seq: u64,
+    /// Linear-hashing level.
+    pub level: u32,
+    /// Linear-hashing split pointer.
+    pub split: u64,
+    /// Live keys.
+    pub records: u64,
+}
+
+impl State {
+    /// Buckets in use.
+    pub fn buckets(&self) -> u64 {
+        (1u64 << self.level) + self.split
+    }
+
+    /// The bucket of hash `h`.
+    pub fn address(&self, h: u64) -> u64 {
+        let b = h & ((1u64 << self.level) - 1);
+        if b < self.split { h & ((1u64 << (self.level + 1)) - 1) } else { b }
+    }
+
+    fn encode(&self) -> [u8; STATE_LEN] {
+        let mut b = [0u8; STATE_LEN];
+        b[8..16].copy_from_slice(&self.checkpoint.to_le_bytes());
+        b[16..24].copy_from_slice(&self.log_end.to_le_bytes());
+        b[24..32].copy_from_slice(&self.commit_seq.to_le_bytes());
+        b[32..36].copy_from_slice(&self.level.to_le_bytes());
+        b[40..48].copy_from_slice(&self.split.to_le_bytes());
+        b[48..56].copy_from_slice(&self.records.to_le_bytes());
+        let crc = crc32fast::hash(&b[4..]);
+        b[..4].copy_from_slice(&crc.to_le_bytes());
+        b
+    }
+
+    fn decode(b: &[u8]) -> Option<State> {
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        if crc32fast::hash(&b[4..STATE_LEN]) != u32::from_le_bytes(b[..4].try_into().expect("4 bytes")) {
+            return None;
+        }
+        let level = u32::from_le_bytes(b[32..36].try_into().expect("4 bytes"));
+        let state = State {
+            checkpoint: u64_at(8),
+            log_end: u64_at(16),
+            commit_seq: u64_at(24),
+            level,
+            split: u64_at(40),
+            records: u64_at(48),
+        };
+        (state.checkpoint > 0 && level < 48 && state.split < (1u64 << level)).then_some(state)
+    }
+}
+
+struct Cached {
+    page: Box<[u8; PAGE]>,
+    dirty: bool,
+    referenced: bool,
+}
+
+/// The head table with its page cache.
+pub struct Heads {
+    file: Box<dyn StorageBackend>,
+    doublewrite: Box<dyn StorageBackend>,
+    /// The state as of the last commit applied.
+    pub state: State,
+    cache: HashMap<u64, Cached>,
+    clock: Vec<u64>,
+    hand: usize,
+    capacity: usize,
+    dirty: usize,
+}
+
+impl std::fmt::Debug for Heads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Heads").field("state", &self.state).field("cached", &self.cache.len()).finish_non_exhaustive()
+    }
+}
+
+fn page_crc(page: &[u8; PAGE], page_no: u64) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&page[..PAGE - 16]);
+    h.update(&page_no.to_le_bytes());
+    h.finalize()
+}
+
+impl Heads {
+    /// Opens the table, creating it with `2^initial_level` buckets if empty,
+    /// and finishes a checkpoint that a crash interrupted.
+    pub fn open(
+        file: Box<dyn StorageBackend>,
+        doublewrite: Box<dyn StorageBackend>,
+        cache_pages: usize,
+        initial_level: u32,
+    ) -> Result<Heads> {
+        let mut heads = Heads {
+            file,
+            doublewrite,
+            state: State::default(),
+            cache: HashMap::new(),
+            clock: Vec::new(),
+            hand: 0,
+            capacity: cache_pages.max(4),
+            dirty: 0,
+        };
+        if heads.file.len()? == 0 {
+            heads.state = State { checkpoint: 1, log_end: 0, commit_seq: 0, level: initial_level, split: 0, records: 0 };
+            let mut page0 = vec![0u8; PAGE];
+            page0[SLOT..SLOT + STATE_LEN].copy_from_slice(&heads.state.encode());
+            heads.file.write(0, &page0)?;
+            heads.file.sync_data()?;
+            return Ok(heads);
+        }
+        heads.state = heads.read_header()?;
+        heads.finish_interrupted_checkpoint()?;
+        Ok(heads)
+    }
+
+    fn read_header(&self) -> Result<State> {
+        let mut page0 = vec![0u8; 2 * SLOT];
+        self.file.read(0, &mut page0).map_err(|_| Error::Corrupt { what: "head table header", offset: 0 })?;
+        let a = State::decode(&page0[..SLOT]);
+        let b = State::decode(&page0[SLOT..]);
+        match (a, b) {
+            (Some(a), Some(b)) => Ok(if a.checkpoint > b.checkpoint { a } else { b }),
+            (Some(s), None) | (None, Some(s)) => Ok(s),
+            (None, None) => Err(Error::Corrupt { what: "head table header (both slots)", offset: 0 }),
+        }
+    }
+
+    /// If the doublewrite file holds the checkpoint after ours, complete it:
+    /// copy its pages in place and adopt its header (idempotent).
+    fn finish_interrupted_checkpoint(&mut self) -> Result<()> {
+        let len = self.doublewrite.len()?;
+        if len < 24 + STATE_LEN as u64 {
+            return Ok(());
+        }
+        let mut dw = vec![0u8; len as usize];
+        self.doublewrite.read(0, &mut dw)?;
+        let count = u64::from_le_bytes(dw[16..24].try_into().expect("8 bytes")) as usize;
+        let body_len = STATE_LEN + count * (8 + PAGE);
+        let complete = &dw[..8] == DW_MAGIC
+            && dw.len() >= 24 + body_len
+            && crc32fast::hash(&dw[16..24 + body_len]) == u32::from_le_bytes(dw[8..12].try_into().expect("4 bytes"));
+        if !complete {
+            return Ok(()); // torn before step 3 began: the table in place is the old checkpoint, intact
+        }
+        let Some(next) = State::decode(&dw[24..24 + STATE_LEN]) else { return Ok(()) };
+        if next.checkpoint != self.state.checkpoint + 1 {
+            return Ok(());
+        }
+        let mut at = 24 + STATE_LEN;
+        for _ in 0..count {
+            let page_no = u64::from_le_bytes(dw[at..at + 8].try_into().expect("8 bytes"));
+            self.file.write(page_no * PAGE as u64, &dw[at + 8..at + 8 + PAGE])?;
+            at += 8 + PAGE;
+        }
+        self.file.sync_data()?;
+        self.write_header(&next)?;
+        self.state = next;
+        Ok(())
+    }
+
+    fn write_header(&self, state: &State) -> Result<()> {
+        let slot = (state.checkpoint % 2) as usize * SLOT;
+        self.file.write(slot as u64, &state.encode())?;
+        self.file.sync_data()?;
+        Ok(())
+    }
+
+    fn page_of(bucket: u64) -> (u64, usize) {
+        (1 + bucket / ENTRIES_PER_PAGE, (bucket % ENTRIES_PER_PAGE) as usize * ENTRY)
+    }
+
+    fn load(&mut self, page_no: u64) -> Result<&mut Cached> {
+        if !self.cache.contains_key(&page_no) {
+            let mut page = Box::new([0u8; PAGE]);
+            let offset = page_no * PAGE as u64;
+            if offset < self.file.len()? {
+                self.file.read(offset, &mut page[..])?;
+                let stored = u32::from_le_bytes(page[PAGE - 16..PAGE - 12].try_into().expect("4 bytes"));
+                let number = u64::from_le_bytes(page[PAGE - 8..].try_into().expect("8 bytes"));
+                // An all-zero page was never written (the file grew past it).
+                let blank = page.iter().all(|b| *b == 0);
+                if !blank && (number != page_no || stored != page_crc(&page, page_no)) {
+                    return Err(Error::Corrupt { what: "head table page", offset });
+                }
+            }
+            self.evict_if_full();
+            self.cache.insert(page_no, Cached { page, dirty: false, referenced: true });
+            self.clock.push(page_no);
+        }
+        let cached = self.cache.get_mut(&page_no).expect("inserted above");
+        cached.referenced = true;
+        Ok(cached)
+    }
+
+    /// CLOCK: skip dirty pages (pinned until the next checkpoint) and
+    /// recently referenced ones.
+    fn evict_if_full(&mut self) {
+        if self.cache.len() < self.capacity {
+            return;
+        }
+        for _ in 0..2 * self.clock.len() {
+            self.hand %= self.clock.len();
+            let page_no = self.clock[self.hand];
+            let c = self.cache.get_mut(&page_no).expect("clock and cache agree");
+            if !c.dirty && !c.referenced {
+                self.cache.remove(&page_no);
+                self.clock.swap_remove(self.hand);
+                return;
+            }
+            c.referenced = false;
+            self.hand += 1;
+        }
+        // Every page is dirty: the cache grows until the writer checkpoints.
+    }
+
+    /// The entry of `bucket`.
+    pub fn entry(&mut self, bucket: u64) -> Result<Entry> {
+        let (page_no, at) = Self::page_of(bucket);
+        let c = self.load(page_no)?;
+        Ok(Entry {
+            head: u64::from_le_bytes(c.page[at..at + 8].try_into().expect("8 bytes")),
+            bloom: u64::from_le_bytes(c.page[at + 8..at + 16].try_into().expect("8 bytes")),
+        })
+    }
+
+    /// Sets the entry of `bucket` (in the cache; on disk at the next checkpoint).
+    pub fn set(&mut self, bucket: u64, entry: Entry) -> Result<()> {
+        let (page_no, at) = Self::page_of(bucket);
+        let c = self.load(page_no)?;
+        c.page[at..at + 8].copy_from_slice(&entry.head.to_le_bytes());
+        c.page[at + 8..at + 16].copy_from_slice(&entry.bloom.to_le_bytes());
+        if !c.dirty {
+            c.dirty = true;
+            self.dirty += 1;
+        }
+        Ok(())
+    }
+
+    /// Dirty pages waiting for a checkpoint.
+    pub fn dirty_pages(&self) -> usize {
+        self.dirty
+    }
+
+    /// Pages the cache may hold.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Pages in the cache now.
+    pub fn cached_pages(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// Bytes of the table on disk.
+    pub fn file_bytes(&self) -> Result<u64> {
+        Ok(self.file.len()?)
+    }
+
+    /// Writes the state as of `log_end` (which the caller has synced):
+    /// doublewrite, pages in place, then the other header slot.
+    pub fn checkpoint(&mut self, log_end: u64) -> Result<()> {
+        let mut next = self.state;
+        next.checkpoint += 1;
+        next.log_end = log_end;
+        let mut dirty: Vec<u64> = self.cache.iter().filter(|(_, c)| c.dirty).map(|(n, _)| *n).collect();
+        dirty.sort_unstable();
+        for &n in &dirty {
+            let c = self.cache.get_mut(&n).expect("listed above");
+            let crc = page_crc(&c.page, n);
+            c.page[PAGE - 16..PAGE - 12].copy_from_slice(&crc.to_le_bytes());
+            c.page[PAGE - 8..].copy_from_slice(&n.to_le_bytes());
+        }
+        let mut dw = Vec::with_capacity(24 + STATE_LEN + dirty.len() * (8 + PAGE));
+        dw.extend_from_slice(DW_MAGIC);
+        dw.extend_from_slice(&[0; 8]);
+        dw.extend_from_slice(&(dirty.len() as u64).to_le_bytes());
+        dw.extend_from_slice(&next.encode());
+        for &n in &dirty {
+            dw.extend_from_slice(&n.to_le_bytes());
+            dw.extend_from_slice(&self.cache[&n].page[..]);
+        }
+        let crc = crc32fast::hash(&dw[16..]);
+        dw[8..12].copy_from_slice(&crc.to_le_bytes());
+        self.doublewrite.set_len(0)?;
+        self.doublewrite.write(0, &dw)?;
+        self.doublewrite.sync_data()?;
+        for &n in &dirty {
+            self.file.write(n * PAGE as u64, &self.cache[&n].page[..])?;
+        }
+        self.file.sync_data()?;
+        self.write_header(&next)?;
+        self.state = next;
+        for n in dirty {
+            self.cache.get_mut(&n).expect("listed above").dirty = false;
+        }
+        self.dirty = 0;
+        Ok(())
+    }
+}

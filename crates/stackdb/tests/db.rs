@@ -1,0 +1,229 @@
+//! The database against a model (a BTreeMap), through crashes and reopens.
+
+use stackdb::{Backends, Database, Durability, Error, MemBackend, Options};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The three in-memory files of a database, kept so a test can crash them.
+#[derive(Clone)]
+struct Disk {
+    log: Arc<MemBackend>,
+    heads: Arc<MemBackend>,
+    doublewrite: Arc<MemBackend>,
+}
+
+impl Disk {
+    fn new() -> Disk {
+        Disk { log: Arc::new(MemBackend::new()), heads: Arc::new(MemBackend::new()), doublewrite: Arc::new(MemBackend::new()) }
+    }
+
+    fn open(&self, options: &Options) -> Database {
+        let backends = Backends {
+            log: Box::new(Arc::clone(&self.log)),
+            heads: Box::new(Arc::clone(&self.heads)),
+            doublewrite: Box::new(Arc::clone(&self.doublewrite)),
+        };
+        Database::open_with(backends, options.clone()).expect("open")
+    }
+
+    /// The files as a power cut leaves them: synced bytes plus a prefix of
+    /// the unsynced writes of each file, chosen by `rng`.
+    fn crash(&self, rng: &mut Rng) -> Disk {
+        let cut = |m: &MemBackend, rng: &mut Rng| {
+            let n = m.unsynced_bytes();
+            Arc::new(m.crash(if n == 0 { 0 } else { rng.below(n + 1) }))
+        };
+        Disk { log: cut(&self.log, rng), heads: cut(&self.heads, rng), doublewrite: cut(&self.doublewrite, rng) }
+    }
+}
+
+/// xorshift64*: the test's own reproducible randomness.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn small(durability: Durability) -> Options {
+    // Four buckets to start and a 16-page cache: splits, evictions and
+    // checkpoints all happen within a few hundred keys.
+    Options { durability, ram_budget: 16 * 4096, max_load: 2.0, initial_level: 2, checkpoint_every: 64 << 10 }
+}
+
+fn assert_matches(db: &Database, model: &BTreeMap<Vec<u8>, Vec<u8>>, keys: u64, context: &str) {
+    for k in 0..keys {
+        let key = format!("key-{k}").into_bytes();
+        assert_eq!(db.get(&key).unwrap(), model.get(&key).cloned(), "{context}: key-{k}");
+    }
+    let mut all: Vec<(Vec<u8>, Vec<u8>)> = db.iter().map(|r| r.unwrap()).collect();
+    all.sort();
+    let expected: Vec<(Vec<u8>, Vec<u8>)> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    assert_eq!(all.len(), expected.len(), "{context}: iter length");
+    assert!(all == expected, "{context}: iter contents differ");
+    assert_eq!(db.stats().unwrap().records, model.len() as u64, "{context}: record count");
+}
+
+#[test]
+fn puts_deletes_and_transactions_behave() {
+    let disk = Disk::new();
+    let db = disk.open(&small(Durability::Immediate));
+    assert_eq!(db.get(b"a").unwrap(), None);
+    let mut w = db.begin_write();
+    w.put(b"a", b"1").unwrap();
+    w.put(b"b", b"2").unwrap();
+    w.put(b"a", b"3").unwrap();
+    w.commit().unwrap();
+    assert_eq!(db.get(b"a").unwrap(), Some(b"3".to_vec()));
+    // A dropped transaction leaves nothing behind.
+    let mut w = db.begin_write();
+    w.put(b"c", b"lost").unwrap();
+    w.delete(b"a").unwrap();
+    drop(w);
+    assert_eq!(db.get(b"c").unwrap(), None);
+    assert_eq!(db.get(b"a").unwrap(), Some(b"3".to_vec()));
+    let mut w = db.begin_write();
+    w.delete(b"a").unwrap();
+    w.delete(b"never-was").unwrap();
+    w.commit().unwrap();
+    assert_eq!(db.get(b"a").unwrap(), None);
+    assert_eq!(db.stats().unwrap().records, 1);
+    // A 64 KiB value (the MMO player blob) fits.
+    let blob = vec![0xB1u8; 64 * 1024];
+    let mut w = db.begin_write();
+    w.put(b"player", &blob).unwrap();
+    w.commit().unwrap();
+    drop(db);
+    let db = disk.open(&small(Durability::Immediate));
+    assert_eq!(db.get(b"player").unwrap(), Some(blob));
+    assert_eq!(db.get(b"b").unwrap(), Some(b"2".to_vec()));
+}
+
+/// Random operations against the database and a model, with commits,
+/// clean reopens and crashes; under `Immediate` durability every commit
+/// survives every crash.
+/// Seeds to run: 12 in CI; `STACKDB_SEEDS=N` for a longer hunt.
+fn seeds() -> u64 {
+    std::env::var("STACKDB_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(12)
+}
+
+#[test]
+fn the_database_matches_a_model_through_crashes() {
+    for seed in 1..=seeds() {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let options = small(Durability::Immediate);
+        let mut disk = Disk::new();
+        let mut db = disk.open(&options);
+        let mut model = BTreeMap::new();
+        let keys = 600;
+        for step in 0..40 {
+            let mut staged = model.clone();
+            let mut w = db.begin_write();
+            for _ in 0..rng.below(40) + 1 {
+                let key = format!("key-{}", rng.below(keys)).into_bytes();
+                if rng.below(5) == 0 {
+                    w.delete(&key).unwrap();
+                    staged.remove(&key);
+                } else {
+                    let value = vec![rng.below(256) as u8; rng.below(100) as usize];
+                    w.put(&key, &value).unwrap();
+                    staged.insert(key, value);
+                }
+            }
+            if rng.below(8) == 0 {
+                drop(w); // abandoned: the model keeps its old state
+            } else {
+                w.commit().unwrap();
+                model = staged;
+            }
+            match rng.below(10) {
+                0 => {
+                    drop(db);
+                    db = disk.open(&options);
+                }
+                1 => {
+                    drop(db);
+                    disk = disk.crash(&mut rng);
+                    db = disk.open(&options);
+                }
+                2 => db.checkpoint().unwrap(),
+                _ => {}
+            }
+            if step % 10 == 9 {
+                assert_matches(&db, &model, keys, &format!("seed {seed} step {step}"));
+            }
+        }
+        assert!(db.stats().unwrap().buckets > 4, "seed {seed}: the table should have grown");
+        assert_matches(&db, &model, keys, &format!("seed {seed} end"));
+    }
+}
+
+/// Under `Eventual` durability a crash may lose the latest commits, but what
+/// survives is exactly the state after some commit, never a mix.
+#[test]
+fn eventual_durability_loses_a_suffix_of_commits_never_part_of_one() {
+    for seed in 1..=seeds() {
+        let mut rng = Rng(seed.wrapping_mul(0xD1B5_4A32_D192_ED03));
+        let options = small(Durability::Eventual);
+        let disk = Disk::new();
+        let db = disk.open(&options);
+        let mut history = vec![BTreeMap::new()];
+        let mut model = BTreeMap::new();
+        for _ in 0..30 {
+            let mut w = db.begin_write();
+            for _ in 0..rng.below(20) + 1 {
+                let key = format!("key-{}", rng.below(300)).into_bytes();
+                let value = rng.next().to_le_bytes().to_vec();
+                w.put(&key, &value).unwrap();
+                model.insert(key, value);
+            }
+            w.commit().unwrap();
+            history.push(model.clone());
+        }
+        drop(db);
+        let crashed = disk.crash(&mut rng).open(&options);
+        let mut now: Vec<(Vec<u8>, Vec<u8>)> = crashed.iter().map(|r| r.unwrap()).collect();
+        now.sort();
+        let matches_some = history.iter().any(|h| h.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<Vec<_>>() == now);
+        assert!(matches_some, "seed {seed}: the state after a crash is no commit's state");
+    }
+}
+
+#[test]
+fn a_second_open_of_the_same_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), Options::default()).unwrap();
+    match Database::open(dir.path(), Options::default()) {
+        Err(Error::Locked(what)) => assert!(what.contains(dir.path().to_str().unwrap())),
+        other => panic!("expected Locked, got {other:?}"),
+    }
+    drop(db);
+    Database::open(dir.path(), Options::default()).unwrap();
+}
+
+#[test]
+fn a_real_directory_keeps_its_data() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Database::open(dir.path(), Options { initial_level: 2, ..Options::default() }).unwrap();
+        for batch in 0..20 {
+            let mut w = db.begin_write();
+            for i in 0..50 {
+                w.put(format!("cell-{batch}-{i}").as_bytes(), format!("v{batch}").as_bytes()).unwrap();
+            }
+            w.commit().unwrap();
+        }
+        db.close().unwrap();
+    }
+    let db = Database::open(dir.path(), Options { initial_level: 2, ..Options::default() }).unwrap();
+    assert_eq!(db.stats().unwrap().records, 1000);
+    assert_eq!(db.get(b"cell-7-33").unwrap(), Some(b"v7".to_vec()));
+    assert_eq!(db.get(b"cell-99-0").unwrap(), None);
+}
