@@ -1,6 +1,6 @@
 //! Backends aggro can load, one module and one Cargo feature each.
 //!
-//! A target is named by a URL: `null:`, `sqlite:PATH`, `postgres://…`,
+//! A target is named by a URL: `null:`, `stackdb:DIR`, `sqlite:PATH`, `postgres://…`,
 //! `redis://HOST:PORT[/DB]`. [`open_mobile`] parses it and hands the concrete
 //! target to a [`MobileVisitor`], so the whole run is compiled for that one
 //! backend (no dynamic dispatch on the hot path).
@@ -8,6 +8,7 @@
 //! # Layout
 //! - [`url`]: parsing target URLs into [`TargetUrl`], with clear errors.
 //! - [`null`]: does nothing, to measure the harness itself.
+//! - `stackdb` (feature `stackdb`): aggro's own embedded engine.
 //! - `sqlite` (feature `sqlite`): rusqlite, WAL, `BEGIN IMMEDIATE` transactions.
 //! - `postgres` (feature `postgres`): tokio-postgres; also the path for
 //!   wire-compatible CockroachDB/YugabyteDB/Spanner-PG (40001 is a conflict).
@@ -27,6 +28,8 @@ pub mod postgres;
 pub mod redis;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+#[cfg(feature = "stackdb")]
+pub mod stackdb;
 pub mod url;
 
 use aggro_core::mobile::MobileTarget;
@@ -45,6 +48,8 @@ pub trait MobileVisitor {
 pub async fn open_mobile<V: MobileVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
     match TargetUrl::parse(url)? {
         TargetUrl::Null => Ok(visitor.visit(null::NullTarget).await),
+        #[cfg(feature = "stackdb")]
+        TargetUrl::StackDb { path, immediate } => Ok(visitor.visit(stackdb::StackDbTarget::new(path, immediate)).await),
         #[cfg(feature = "sqlite")]
         TargetUrl::Sqlite { path, sync } => Ok(visitor.visit(sqlite::SqliteTarget::new(path, sync)).await),
         #[cfg(feature = "postgres")]

@@ -24,6 +24,13 @@ pub enum TargetUrl {
         /// Database number.
         db: u32,
     },
+    /// `stackdb:DIR[?sync=immediate|eventual]` — aggro's embedded engine.
+    StackDb {
+        /// Database directory.
+        path: std::path::PathBuf,
+        /// Whether every commit is synced.
+        immediate: bool,
+    },
     /// `dynamodb://HOST:PORT[/TABLE][?region=R]`.
     DynamoDb {
         /// `HOST:PORT`.
@@ -51,7 +58,7 @@ pub enum UrlError {
     NotBuilt(&'static str),
 }
 
-const FORMS: &str = "expected null:, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB] or dynamodb://HOST:PORT[/TABLE]";
+const FORMS: &str = "expected null:, stackdb:DIR, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB] or dynamodb://HOST:PORT[/TABLE]";
 
 impl TargetUrl {
     /// Parses a target URL.
@@ -74,6 +81,18 @@ impl TargetUrl {
                     }
                 }
                 Ok(TargetUrl::Sqlite { path: path.into(), sync })
+            }
+            "stackdb" => {
+                let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+                if path.is_empty() {
+                    return Err(bad("stackdb needs a directory, as in stackdb:./world"));
+                }
+                let immediate = match query {
+                    "" | "sync=immediate" => true,
+                    "sync=eventual" => false,
+                    _ => return Err(bad("stackdb takes only ?sync=immediate|eventual")),
+                };
+                Ok(TargetUrl::StackDb { path: path.into(), immediate })
             }
             "postgres" | "postgresql" => {
                 if !rest.starts_with("//") || rest.len() <= 2 {
@@ -114,6 +133,7 @@ impl TargetUrl {
     pub fn scheme(&self) -> &'static str {
         match self {
             TargetUrl::Null => "null",
+            TargetUrl::StackDb { .. } => "stackdb",
             TargetUrl::Sqlite { .. } => "sqlite",
             TargetUrl::Postgres { .. } => "postgres",
             TargetUrl::Redis { .. } => "redis",
@@ -145,6 +165,8 @@ mod tests {
     #[test]
     fn every_form_parses() {
         assert_eq!(TargetUrl::parse("null:").unwrap(), TargetUrl::Null);
+        assert_eq!(TargetUrl::parse("stackdb:./w").unwrap(), TargetUrl::StackDb { path: "./w".into(), immediate: true });
+        assert_eq!(TargetUrl::parse("stackdb:/w?sync=eventual").unwrap(), TargetUrl::StackDb { path: "/w".into(), immediate: false });
         assert_eq!(
             TargetUrl::parse("sqlite:./game.db").unwrap(),
             TargetUrl::Sqlite { path: "./game.db".into(), sync: "full".into() }
@@ -172,7 +194,7 @@ mod tests {
 
     #[test]
     fn malformed_urls_say_what_is_wrong() {
-        for bad in ["dynamodb://h:1/x", "dynamodb://h:1/t?key=s", "", "game.db", "mysql://x", "sqlite:", "sqlite:x?fast=1", "redis://:99999", "redis://h:1/x", "postgres:x"] {
+        for bad in ["stackdb:", "stackdb:w?fast", "dynamodb://h:1/x", "dynamodb://h:1/t?key=s", "", "game.db", "mysql://x", "sqlite:", "sqlite:x?fast=1", "redis://:99999", "redis://h:1/x", "postgres:x"] {
             let err = TargetUrl::parse(bad).unwrap_err().to_string();
             assert!(err.starts_with("bad target URL"), "{bad}: {err}");
         }

@@ -36,7 +36,7 @@ pub enum MobileCommand {
 /// Where the data lives and how it is keyed.
 #[derive(Debug, Args, Clone)]
 pub struct DataArgs {
-    /// Target URL: null:, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB].
+    /// Target URL: null:, stackdb:DIR, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB], dynamodb://HOST:PORT[/TABLE].
     #[arg(long, env = "AGGRO_TARGET")]
     pub target: String,
     /// Number of users (User1..UserN).

@@ -2,10 +2,10 @@
 //! directory, no server needed.
 //!
 //! Today it drives the seed-001 trio (write, consistent-read, read) against
-//! SQLite, then verifies the store against what the runs committed. The MMO
-//! player-minute test on the stackdb engine replaces it as the default once
-//! those land (see the issues); the shape of the job — populate, drive at a
-//! rate, verify, report — stays.
+//! aggro's own embedded engine, stackdb, then verifies the store against what
+//! the runs committed. The MMO player-minute test replaces the trio once it
+//! lands (see the issues); the shape of the job — populate, drive at a rate,
+//! verify, report — stays.
 
 use crate::cli::{DataArgs, DriveArgs, MobileCommand, PopulateArgs, RunArgs, TourArgs, VerifyArgs};
 use anyhow::Context;
@@ -26,11 +26,11 @@ pub fn main(a: TourArgs) -> anyhow::Result<()> {
         }
     };
     let data = DataArgs {
-        target: format!("sqlite:{}", dir.join("game.db").display()),
+        target: format!("stackdb:{}", dir.join("world").display()),
         users: a.users,
         spread: "none".into(),
     };
-    println!("aggro run: the mobile-game transactions of seed 001 on SQLite in {}", dir.display());
+    println!("aggro run: the mobile-game transactions of seed 001 on stackdb (aggro's embedded engine) in {}", dir.display());
     crate::mobile::main(MobileCommand::Populate(PopulateArgs { data: data.clone() }))?;
     let mut results = Vec::new();
     for (workload, rate) in STEPS {

@@ -76,6 +76,12 @@ fn sqlite_round_trip_verifies() {
 }
 
 #[test]
+fn stackdb_round_trip_verifies() {
+    let dir = tempdir();
+    mobile_round_trip(&format!("stackdb:{}", path(dir.path(), "world")), BRISK);
+}
+
+#[test]
 fn postgres_round_trip_verifies() {
     if let Some(url) = service("AGGRO_TEST_POSTGRES") {
         mobile_round_trip(&url, BRISK);

@@ -1,0 +1,174 @@
+//! `stackdb:DIR[?sync=immediate|eventual]` — aggro's embedded engine.
+//!
+//! `User<n>` holds Gold and `UserItem<n>` holds NumTickets, each as an
+//! 8-byte little-endian integer. A transaction is one stackdb write
+//! transaction (the engine has one writer at a time, so reading the two
+//! values and writing them back inside it is atomic). Every loader shares
+//! one open database; its calls block, so loaders get threads of their own.
+
+use aggro_core::mobile::{GOLD_STEP, INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
+use aggro_core::{ErrorClass, StoreError};
+use stackdb::{Database, Durability, Options};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+/// A stackdb directory.
+#[derive(Debug)]
+pub struct StackDbTarget {
+    path: PathBuf,
+    immediate: bool,
+    db: OnceLock<Arc<Database>>,
+}
+
+impl StackDbTarget {
+    /// A target on `path`; `immediate` syncs every commit.
+    pub fn new(path: PathBuf, immediate: bool) -> Self {
+        Self { path, immediate, db: OnceLock::new() }
+    }
+
+    fn options(&self) -> Options {
+        Options {
+            durability: if self.immediate { Durability::Immediate } else { Durability::Eventual },
+            ..Options::default()
+        }
+    }
+
+    fn open(&self) -> Result<Arc<Database>, StoreError> {
+        if let Some(db) = self.db.get() {
+            return Ok(Arc::clone(db));
+        }
+        let db = Database::open(&self.path, self.options()).map_err(|e| classify(&e, &self.path))?;
+        Ok(Arc::clone(self.db.get_or_init(|| Arc::new(db))))
+    }
+}
+
+fn classify(e: &stackdb::Error, path: &std::path::Path) -> StoreError {
+    let class = match e {
+        stackdb::Error::Locked(_) => ErrorClass::Locked,
+        stackdb::Error::Corrupt { .. } | stackdb::Error::Format(_) => ErrorClass::Data,
+        stackdb::Error::Io(_) => ErrorClass::Server,
+        _ => ErrorClass::Other,
+    };
+    StoreError::new(class, format!("stackdb:{}: {e}", path.display()))
+}
+
+fn user_key(id: u32) -> Vec<u8> {
+    format!("User{id}").into_bytes()
+}
+
+fn item_key(id: u32) -> Vec<u8> {
+    format!("UserItem{id}").into_bytes()
+}
+
+fn number(bytes: Option<Vec<u8>>, what: &str, id: u32) -> Result<i64, StoreError> {
+    let bytes = bytes.ok_or_else(|| {
+        StoreError::new(ErrorClass::Data, format!("{what}{id} is not in the database (run `aggro mobile populate` first)"))
+    })?;
+    let array: [u8; 8] = bytes
+        .as_slice()
+        .try_into()
+        .map_err(|_| StoreError::new(ErrorClass::Data, format!("{what}{id} does not hold an 8-byte number")))?;
+    Ok(i64::from_le_bytes(array))
+}
+
+/// One loader's handle on the shared database.
+#[derive(Debug)]
+pub struct StackDbConn {
+    db: Arc<Database>,
+    path: PathBuf,
+}
+
+impl StackDbConn {
+    /// Adds `gold` to user `id`'s Gold and `tickets` to its NumTickets, in one transaction.
+    fn change(&self, id: u32, gold: i64, tickets: i64) -> Result<(), StoreError> {
+        let err = |e: stackdb::Error| classify(&e, &self.path);
+        let mut txn = self.db.begin_write();
+        // Inside the write transaction nobody else can write: read-modify-write is atomic.
+        let g = number(self.db.get(&user_key(id)).map_err(err)?, "User", id)?;
+        txn.put(&user_key(id), &(g + gold).to_le_bytes()).map_err(err)?;
+        if tickets != 0 {
+            let t = number(self.db.get(&item_key(id)).map_err(err)?, "UserItem", id)?;
+            txn.put(&item_key(id), &(t + tickets).to_le_bytes()).map_err(err)?;
+        }
+        txn.commit().map_err(err)
+    }
+}
+
+impl MobileTarget for StackDbTarget {
+    type Conn = StackDbConn;
+
+    fn describe(&self) -> String {
+        format!("stackdb:{} ({} commits)", self.path.display(), if self.immediate { "synced" } else { "eventual" })
+    }
+
+    fn blocking(&self) -> bool {
+        true
+    }
+
+    async fn connect(&self) -> Result<StackDbConn, StoreError> {
+        Ok(StackDbConn { db: self.open()?, path: self.path.clone() })
+    }
+
+    async fn populate(&self, ids: &[u32], progress: &(dyn Fn(u64) + Sync)) -> Result<(), StoreError> {
+        // A fresh database: remove the old files (only stackdb's own).
+        for file in ["log", "heads", "heads.dw"] {
+            match std::fs::remove_file(self.path.join(file)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(StoreError::new(ErrorClass::Server, format!("cannot reset {}: {e}", self.path.display())));
+                }
+                _ => {}
+            }
+        }
+        let db = self.open()?;
+        let err = |e: stackdb::Error| classify(&e, &self.path);
+        let gold = INITIAL_GOLD.to_le_bytes();
+        let zero = 0i64.to_le_bytes();
+        for (i, chunk) in ids.chunks(10_000).enumerate() {
+            let mut txn = db.begin_write();
+            for &id in chunk {
+                txn.put(&user_key(id), &gold).map_err(err)?;
+                txn.put(&item_key(id), &zero).map_err(err)?;
+            }
+            txn.commit().map_err(err)?;
+            progress((i * 10_000 + chunk.len()) as u64);
+        }
+        db.checkpoint().map_err(err)
+    }
+
+    async fn scan(&self) -> Result<Vec<UserRow>, StoreError> {
+        let db = self.open()?;
+        let mut gold = std::collections::HashMap::new();
+        let mut tickets = std::collections::HashMap::new();
+        for item in db.iter() {
+            let (k, v) = item.map_err(|e| classify(&e, &self.path))?;
+            let key = String::from_utf8_lossy(&k);
+            let value = v.as_slice().try_into().ok().map(i64::from_le_bytes);
+            if let Some(id) = key.strip_prefix("UserItem").and_then(|n| n.parse::<u32>().ok()) {
+                tickets.insert(id, value);
+            } else if let Some(id) = key.strip_prefix("User").and_then(|n| n.parse::<u32>().ok()) {
+                gold.insert(id, value);
+            }
+        }
+        gold.into_iter()
+            .map(|(id, g)| {
+                let gold = g.ok_or_else(|| StoreError::new(ErrorClass::Data, format!("User{id} does not hold a number")))?;
+                Ok(UserRow { id, gold, tickets: tickets.get(&id).copied().flatten() })
+            })
+            .collect()
+    }
+}
+
+impl MobileConn for StackDbConn {
+    async fn transfer(&mut self, id: u32) -> Result<(), StoreError> {
+        self.change(id, -GOLD_STEP, 1)
+    }
+
+    async fn add_gold(&mut self, id: u32) -> Result<(), StoreError> {
+        self.change(id, GOLD_STEP, 0)
+    }
+
+    async fn read_gold(&mut self, id: u32) -> Result<i64, StoreError> {
+        let value = self.db.get(&user_key(id)).map_err(|e| classify(&e, &self.path))?;
+        number(value, "User", id)
+    }
+}
