@@ -460,17 +460,21 @@ impl Iterator for Iter<'_> {
             if let Some(r) = self.pending.pop() {
                 return Some(Ok((r.key, r.value)));
             }
-            let head = {
+            let bucket = self.bucket;
+            let entry = {
                 let mut heads = lock(&self.db.heads);
-                if self.bucket >= heads.state.buckets() {
+                if bucket >= heads.state.buckets() {
                     return None;
                 }
-                match heads.entry(self.bucket) {
-                    Ok(e) => e.head,
-                    Err(e) => return Some(Err(e)),
-                }
+                heads.entry(bucket)
             };
+            // Move on whatever happened, so a damaged bucket is reported once
+            // and the rest are still visited.
             self.bucket += 1;
+            let head = match entry {
+                Ok(e) => e.head,
+                Err(e) => return Some(Err(e)),
+            };
             match live_records(&self.db.log, head) {
                 Ok(live) => self.pending = live,
                 Err(e) => return Some(Err(e)),

@@ -41,9 +41,17 @@ pub struct State {
     pub split: u64,
     /// Live keys.
     pub records: u64,
+    /// Pages the head-table file holds as of this checkpoint (header page
+    /// included); every one was written with a valid trailer.
+    pub pages: u64,
 }
 
 impl State {
+    /// Pages (header included) needed for the current buckets.
+    pub fn pages_needed(&self) -> u64 {
+        1 + self.buckets().div_ceil(ENTRIES_PER_PAGE)
+    }
+
     /// Buckets in use.
     pub fn buckets(&self) -> u64 {
         (1u64 << self.level) + self.split
@@ -63,6 +71,7 @@ impl State {
         b[32..36].copy_from_slice(&self.level.to_le_bytes());
         b[40..48].copy_from_slice(&self.split.to_le_bytes());
         b[48..56].copy_from_slice(&self.records.to_le_bytes());
+        b[56..64].copy_from_slice(&self.pages.to_le_bytes());
         let crc = crc32fast::hash(&b[4..]);
         b[..4].copy_from_slice(&crc.to_le_bytes());
         b
@@ -81,8 +90,10 @@ impl State {
             level,
             split: u64_at(40),
             records: u64_at(48),
+            pages: u64_at(56),
         };
-        (state.checkpoint > 0 && level < 48 && state.split < (1u64 << level)).then_some(state)
+        let sane = state.checkpoint > 0 && level < 48 && state.split < (1u64 << level) && state.pages >= 1;
+        sane.then_some(state)
     }
 }
 
@@ -118,6 +129,13 @@ fn page_crc(page: &[u8; PAGE], page_no: u64) -> u32 {
     h.finalize()
 }
 
+/// Writes a page's trailer: its CRC and number.
+fn seal(page: &mut [u8; PAGE], page_no: u64) {
+    page[PAGE - 8..].copy_from_slice(&page_no.to_le_bytes());
+    let crc = page_crc(page, page_no);
+    page[PAGE - 16..PAGE - 12].copy_from_slice(&crc.to_le_bytes());
+}
+
 impl Heads {
     /// Opens the table, creating it with `2^initial_level` buckets if empty,
     /// and finishes a checkpoint that a crash interrupted.
@@ -138,15 +156,27 @@ impl Heads {
             dirty: 0,
         };
         if heads.file.len()? == 0 {
-            heads.state = State { checkpoint: 1, log_end: 0, commit_seq: 0, level: initial_level, split: 0, records: 0 };
-            let mut page0 = vec![0u8; PAGE];
-            page0[SLOT..SLOT + STATE_LEN].copy_from_slice(&heads.state.encode());
-            heads.file.write(0, &page0)?;
+            let mut state = State { checkpoint: 1, log_end: 0, commit_seq: 0, level: initial_level, split: 0, records: 0, pages: 1 };
+            state.pages = state.pages_needed();
+            // Every page of the table is written, with its trailer, from the
+            // start: within `pages`, a blank page can only be damage.
+            let mut file = vec![0u8; state.pages as usize * PAGE];
+            for n in 1..state.pages {
+                let page: &mut [u8; PAGE] = (&mut file[n as usize * PAGE..(n as usize + 1) * PAGE]).try_into().expect("a page");
+                seal(page, n);
+            }
+            file[SLOT..SLOT + STATE_LEN].copy_from_slice(&state.encode());
+            heads.file.write(0, &file)?;
             heads.file.sync_data()?;
+            heads.state = state;
             return Ok(heads);
         }
         heads.state = heads.read_header()?;
         heads.finish_interrupted_checkpoint()?;
+        let len = heads.file.len()?;
+        if len < heads.state.pages * PAGE as u64 {
+            return Err(Error::Corrupt { what: "head table (shorter than its last checkpoint)", offset: len });
+        }
         Ok(heads)
     }
 
@@ -210,13 +240,13 @@ impl Heads {
         if !self.cache.contains_key(&page_no) {
             let mut page = Box::new([0u8; PAGE]);
             let offset = page_no * PAGE as u64;
-            if offset < self.file.len()? {
-                self.file.read(offset, &mut page[..])?;
+            // Pages the last checkpoint covered must be on disk and intact;
+            // pages past them are new since then and start empty.
+            if page_no < self.state.pages {
+                self.file.read(offset, &mut page[..]).map_err(|_| Error::Corrupt { what: "head table page", offset })?;
                 let stored = u32::from_le_bytes(page[PAGE - 16..PAGE - 12].try_into().expect("4 bytes"));
                 let number = u64::from_le_bytes(page[PAGE - 8..].try_into().expect("8 bytes"));
-                // An all-zero page was never written (the file grew past it).
-                let blank = page.iter().all(|b| *b == 0);
-                if !blank && (number != page_no || stored != page_crc(&page, page_no)) {
+                if number != page_no || stored != page_crc(&page, page_no) {
                     return Err(Error::Corrupt { what: "head table page", offset });
                 }
             }
@@ -299,13 +329,20 @@ impl Heads {
         let mut next = self.state;
         next.checkpoint += 1;
         next.log_end = log_end;
+        // Pages the table grew into are written now even if untouched, so the
+        // checkpoint covers every page up to its bucket count.
+        for n in self.state.pages..next.pages_needed() {
+            let c = self.load(n)?;
+            if !c.dirty {
+                c.dirty = true;
+                self.dirty += 1;
+            }
+        }
+        next.pages = next.pages.max(next.pages_needed());
         let mut dirty: Vec<u64> = self.cache.iter().filter(|(_, c)| c.dirty).map(|(n, _)| *n).collect();
         dirty.sort_unstable();
         for &n in &dirty {
-            let c = self.cache.get_mut(&n).expect("listed above");
-            let crc = page_crc(&c.page, n);
-            c.page[PAGE - 16..PAGE - 12].copy_from_slice(&crc.to_le_bytes());
-            c.page[PAGE - 8..].copy_from_slice(&n.to_le_bytes());
+            seal(&mut self.cache.get_mut(&n).expect("listed above").page, n);
         }
         let mut dw = Vec::with_capacity(24 + STATE_LEN + dirty.len() * (8 + PAGE));
         dw.extend_from_slice(DW_MAGIC);

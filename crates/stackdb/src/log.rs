@@ -238,6 +238,11 @@ impl<B: StorageBackend> Log<B> {
     /// `apply` stops recovery and is returned.
     pub fn recover(&mut self, from: u64, mut apply: impl FnMut(&[Record], Commit) -> Result<()>) -> Result<Recovered> {
         let len = self.backend.len()?;
+        if from > len {
+            // The head table points past the end of the log: the log lost
+            // data it had when the table was checkpointed.
+            return Err(Error::Corrupt { what: "log (shorter than the last checkpoint)", offset: len });
+        }
         let mut reader = ChunkReader { backend: &self.backend, len, start: 0, buf: Vec::new() };
         let mut pos = from.max(LOG_HEADER_LEN);
         let mut good_end = pos;
