@@ -25,6 +25,23 @@ pub struct UserRow {
     pub tickets: Option<i64>,
 }
 
+/// Joins the two records of each user, read apart by a key-value scan:
+/// `gold` and `tickets` map stored ids to the parsed number (None when the
+/// record holds no number). A user without a numeric Gold is an error.
+pub fn join_rows(
+    gold: std::collections::HashMap<u32, Option<i64>>,
+    tickets: &std::collections::HashMap<u32, Option<i64>>,
+) -> Result<Vec<UserRow>, StoreError> {
+    gold.into_iter()
+        .map(|(id, g)| {
+            let gold = g.ok_or_else(|| {
+                StoreError::new(crate::ErrorClass::Data, format!("User{id} does not hold a number"))
+            })?;
+            Ok(UserRow { id, gold, tickets: tickets.get(&id).copied().flatten() })
+        })
+        .collect()
+}
+
 /// A backend that can hold the mobile workload's data.
 pub trait MobileTarget: Send + Sync + 'static {
     /// One loader's connection.

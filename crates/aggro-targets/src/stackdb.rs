@@ -149,12 +149,7 @@ impl MobileTarget for StackDbTarget {
                 gold.insert(id, value);
             }
         }
-        gold.into_iter()
-            .map(|(id, g)| {
-                let gold = g.ok_or_else(|| StoreError::new(ErrorClass::Data, format!("User{id} does not hold a number")))?;
-                Ok(UserRow { id, gold, tickets: tickets.get(&id).copied().flatten() })
-            })
-            .collect()
+        aggro_core::mobile::join_rows(gold, &tickets)
     }
 }
 

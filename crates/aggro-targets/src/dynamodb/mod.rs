@@ -309,12 +309,7 @@ impl MobileTarget for DynamoTarget {
                 _ => break,
             }
         }
-        gold.into_iter()
-            .map(|(id, g)| {
-                let gold = g.ok_or_else(|| StoreError::new(ErrorClass::Data, format!("User{id} has no numeric Gold")))?;
-                Ok(UserRow { id, gold, tickets: tickets.get(&id).copied().flatten() })
-            })
-            .collect()
+        aggro_core::mobile::join_rows(gold, &tickets)
     }
 }
 
