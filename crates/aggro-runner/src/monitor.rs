@@ -117,12 +117,8 @@ impl<'p, C: Clock> Monitor<'p, C> {
             let backlog = due.saturating_sub(issued);
             if now >= next_check {
                 observer.on_tick(now, backlog);
-                let rate = self.plan.rate.rate_at(now);
-                if reason.is_none() && self.plan.backlog_rule.is_broken(backlog, rate) {
-                    let limit = match self.plan.backlog_rule {
-                        crate::BacklogRule::Above(n) => n,
-                        _ => rate.unwrap_or(0.0).max(1.0) as u64,
-                    };
+                let limit = self.plan.backlog_rule.limit(self.plan.rate.rate_at(now));
+                if let (None, Some(limit)) = (&reason, limit.filter(|l| backlog > *l)) {
                     reason = Some(StopReason::Backlog { backlog, limit });
                     halted_at = Some(now);
                     self.halt();

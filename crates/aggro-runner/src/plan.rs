@@ -28,13 +28,20 @@ impl BacklogRule {
         }
     }
 
+    /// The most backlog allowed when the plan asks for `rate` per second
+    /// (None: no limit — the rule is off, or a closed loop has no rate).
+    pub fn limit(self, rate: Option<f64>) -> Option<u64> {
+        match self {
+            BacklogRule::Off => None,
+            // Backlogs are whole requests: exceeding r is exceeding floor(r).
+            BacklogRule::PerSecondRate => rate.map(|r| r.max(1.0) as u64),
+            BacklogRule::Above(n) => Some(n),
+        }
+    }
+
     /// Whether `backlog` breaks the rule when the plan asks for `rate` per second.
     pub fn is_broken(self, backlog: u64, rate: Option<f64>) -> bool {
-        match self {
-            BacklogRule::Off => false,
-            BacklogRule::PerSecondRate => rate.is_some_and(|r| backlog as f64 > r.max(1.0)),
-            BacklogRule::Above(n) => backlog > n,
-        }
+        self.limit(rate).is_some_and(|limit| backlog > limit)
     }
 }
 
