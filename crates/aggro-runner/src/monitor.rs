@@ -117,8 +117,9 @@ impl<'p, C: Clock> Monitor<'p, C> {
             let backlog = due.saturating_sub(issued);
             if now >= next_check {
                 observer.on_tick(now, backlog);
-                let limit = self.plan.backlog_rule.limit(self.plan.rate.rate_at(now));
-                if let (None, Some(limit)) = (&reason, limit.filter(|l| backlog > *l)) {
+                let (rule, rate) = (self.plan.backlog_rule, self.plan.rate.rate_at(now));
+                if reason.is_none() && rule.is_broken(backlog, rate) {
+                    let limit = rule.limit(rate).expect("a broken rule has a limit");
                     reason = Some(StopReason::Backlog { backlog, limit });
                     halted_at = Some(now);
                     self.halt();
