@@ -12,6 +12,9 @@ const VERSION: u32 = 1;
 /// Bytes of a commit record's value: batch start, sequence, record count,
 /// change in live keys.
 const COMMIT_VALUE_LEN: usize = 32;
+/// [`Log::read`] reads this much at once: a whole record of a game world's
+/// size (16-byte keys, values up to a few hundred bytes) in one call.
+const FIRST_READ: usize = 512;
 /// Recovery reads the log in chunks of this size.
 const READ_CHUNK: usize = 1 << 20;
 
@@ -215,14 +218,21 @@ impl<B: StorageBackend> Log<B> {
         if offset < LOG_HEADER_LEN || !offset.is_multiple_of(8) || !fits(HEADER_LEN) {
             return Err(corrupt);
         }
-        let mut head = [0u8; HEADER_LEN];
-        self.backend.read(offset, &mut head)?;
-        let header = Header::decode(&head, offset)?;
+        // One read brings the header and, for a game-sized record, the key
+        // and value with it; only a longer record needs a second read.
+        let first = FIRST_READ.min((end - offset) as usize);
+        let mut whole = vec![0u8; first];
+        self.backend.read(offset, &mut whole)?;
+        let header = Header::decode(whole[..HEADER_LEN].try_into().expect("a header"), offset)?;
         if !fits(header.padded_len()) {
             return Err(corrupt);
         }
-        let mut whole = vec![0u8; HEADER_LEN + header.key_len + header.value_len];
-        self.backend.read(offset, &mut whole)?;
+        let body = HEADER_LEN + header.key_len + header.value_len;
+        if body > first {
+            whole.resize(body, 0);
+            self.backend.read(offset + first as u64, &mut whole[first..])?;
+        }
+        whole.truncate(body);
         if !record::checksum_holds(&header, &whole) {
             return Err(corrupt);
         }
