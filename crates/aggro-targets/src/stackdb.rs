@@ -83,12 +83,15 @@ impl StackDbConn {
     fn change(&self, id: u32, gold: i64, tickets: i64) -> Result<(), StoreError> {
         let err = |e: stackdb::Error| classify(&e, &self.path);
         let mut txn = self.db.begin_write();
-        // Inside the write transaction nobody else can write: read-modify-write is atomic.
-        let g = number(self.db.get(&user_key(id)).map_err(err)?, "User", id)?;
-        txn.put(&user_key(id), &(g + gold).to_le_bytes()).map_err(err)?;
+        // Inside the write transaction nobody else can write: read-modify-write
+        // is atomic, and the transaction remembers what it read, so the put
+        // does not walk the stack again.
+        let (user, item) = (user_key(id), item_key(id));
+        let g = number(txn.get(&user).map_err(err)?, "User", id)?;
+        txn.put(&user, &(g + gold).to_le_bytes()).map_err(err)?;
         if tickets != 0 {
-            let t = number(self.db.get(&item_key(id)).map_err(err)?, "UserItem", id)?;
-            txn.put(&item_key(id), &(t + tickets).to_le_bytes()).map_err(err)?;
+            let t = number(txn.get(&item).map_err(err)?, "UserItem", id)?;
+            txn.put(&item, &(t + tickets).to_le_bytes()).map_err(err)?;
         }
         txn.commit().map_err(err)
     }

@@ -162,14 +162,16 @@ impl Database {
             heads.entry(bucket)?
         };
         self.lookups.fetch_add(1, Relaxed);
-        let bits = bloom_bits(h);
-        if entry.head == 0 || entry.bloom & bits != bits {
-            self.bloom_answers.fetch_add(1, Relaxed);
-            return Ok(None);
+        match probe(&self.log, entry, key, h)? {
+            None => {
+                self.bloom_answers.fetch_add(1, Relaxed);
+                Ok(None)
+            }
+            Some((found, depth)) => {
+                self.probes.fetch_add(depth, Relaxed);
+                Ok(live_value(found))
+            }
         }
-        let (found, depth) = find(&self.log, entry.head, key)?;
-        self.probes.fetch_add(depth, Relaxed);
-        Ok(found.and_then(|r| (r.header.kind == Kind::Put).then_some(r.value)))
     }
 
     /// Starts the one write transaction; others wait until it commits or drops.
@@ -178,7 +180,7 @@ impl Database {
             guard: self.writer.lock().unwrap_or_else(|e| e.into_inner()),
             batch: self.log.batch(),
             touched: HashMap::new(),
-            keys: HashMap::new(),
+            known: HashMap::new(),
             records_delta: 0,
             db: self,
         }
@@ -271,6 +273,22 @@ fn advance_split(state: &mut State) {
     }
 }
 
+/// What the stack `entry` heads says of `key`: `None` when its Bloom word
+/// alone rules the key out, else the key's newest record (if any) and how
+/// many records were read to find it.
+fn probe(log: &Log<Box<dyn StorageBackend>>, entry: Entry, key: &[u8], h: u64) -> Result<Option<(Option<Record>, u64)>> {
+    let bits = bloom_bits(h);
+    if entry.head == 0 || entry.bloom & bits != bits {
+        return Ok(None);
+    }
+    find(log, entry.head, key).map(Some)
+}
+
+/// The value a record gives its key: a put's value; a tombstone or no record, none.
+fn live_value(found: Option<Record>) -> Option<Vec<u8>> {
+    found.filter(|r| r.header.kind == Kind::Put).map(|r| r.value)
+}
+
 /// Walks a stack from `head` to the newest record of `key`; returns it and
 /// the number of records visited.
 fn find(log: &Log<Box<dyn StorageBackend>>, head: u64, key: &[u8]) -> Result<(Option<Record>, u64)> {
@@ -337,6 +355,16 @@ fn replay(heads: &mut Heads, records: &[Record], commit: Commit) -> Result<()> {
     Ok(())
 }
 
+/// What a write transaction knows of a key.
+enum Known {
+    /// Not there: never was, or deleted (by the last commit or this transaction).
+    Absent,
+    /// The committed value, as this transaction read it.
+    Committed(Vec<u8>),
+    /// Written by this transaction: its record's offset in the batch.
+    Written(u64),
+}
+
 /// The one write transaction: puts and deletes become visible together at
 /// [`WriteTxn::commit`]; dropping it discards them.
 pub struct WriteTxn<'db> {
@@ -345,8 +373,8 @@ pub struct WriteTxn<'db> {
     batch: crate::log::Batch,
     /// New heads of the buckets this batch pushed onto.
     touched: HashMap<u64, Entry>,
-    /// Whether each key written in this batch exists after it.
-    keys: HashMap<Vec<u8>, bool>,
+    /// What this transaction knows of each key it has read or written.
+    known: HashMap<Vec<u8>, Known>,
     records_delta: i64,
 }
 
@@ -366,32 +394,47 @@ impl WriteTxn<'_> {
         Ok((bucket, self.touched.get(&bucket).copied().unwrap_or(committed), committed))
     }
 
-    /// Whether `key` exists as of this batch so far. A key this batch wrote
-    /// is answered by `keys`; any other can only be in the committed stack
-    /// (the batch's own records are not in the log yet).
-    fn exists(&self, key: &[u8], committed: Entry, h: u64) -> Result<bool> {
-        if let Some(&exists) = self.keys.get(key) {
-            return Ok(exists);
+    /// What `key` is as of this transaction so far, looked up once: a key
+    /// this transaction read or wrote is answered from `known`; any other
+    /// can only be in the committed stack (the batch's own records are not
+    /// in the log yet).
+    fn known(&mut self, key: &[u8], committed: Entry, h: u64) -> Result<&Known> {
+        if !self.known.contains_key(key) {
+            let known = match probe(&self.db.log, committed, key, h)?.and_then(|(found, _)| live_value(found)) {
+                Some(value) => Known::Committed(value),
+                None => Known::Absent,
+            };
+            self.known.insert(key.to_vec(), known);
         }
-        let bits = bloom_bits(h);
-        if committed.head == 0 || committed.bloom & bits != bits {
-            return Ok(false);
-        }
-        let (found, _) = find(&self.db.log, committed.head, key)?;
-        Ok(found.is_some_and(|r| r.header.kind == Kind::Put))
+        Ok(&self.known[key])
+    }
+
+    /// The value of `key` as this transaction sees it: its own puts and
+    /// deletes first, then the last commit.
+    pub fn get(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let h = hash(key);
+        let (_, _, committed) = self.top_of(h)?;
+        Ok(match self.known(key, committed, h)? {
+            Known::Absent => None,
+            Known::Committed(value) => Some(value.clone()),
+            Known::Written(offset) => {
+                let offset = *offset;
+                self.batch.value_at(offset).map(<[u8]>::to_vec)
+            }
+        })
     }
 
     /// Sets `key` to `value`.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         let h = hash(key);
         let (bucket, top, committed) = self.top_of(h)?;
-        let existed = self.exists(key, committed, h)?;
+        let existed = !matches!(self.known(key, committed, h)?, Known::Absent);
         let offset = self.batch.put(key, value, top.head)?;
         self.touched.insert(bucket, Entry { head: offset, bloom: top.bloom | bloom_bits(h) });
         if !existed {
             self.records_delta += 1;
         }
-        self.keys.insert(key.to_vec(), true);
+        self.known.insert(key.to_vec(), Known::Written(offset));
         Ok(())
     }
 
@@ -399,13 +442,13 @@ impl WriteTxn<'_> {
     pub fn delete(&mut self, key: &[u8]) -> Result<()> {
         let h = hash(key);
         let (bucket, top, committed) = self.top_of(h)?;
-        if !self.exists(key, committed, h)? {
+        if matches!(self.known(key, committed, h)?, Known::Absent) {
             return Ok(());
         }
         let offset = self.batch.delete(key, top.head)?;
         self.touched.insert(bucket, Entry { head: offset, bloom: top.bloom | bloom_bits(h) });
         self.records_delta -= 1;
-        self.keys.insert(key.to_vec(), false);
+        self.known.insert(key.to_vec(), Known::Absent);
         Ok(())
     }
 

@@ -86,6 +86,15 @@ impl Batch {
         Ok(offset)
     }
 
+    /// The value of the put record this batch holds at log offset `offset`
+    /// (as returned by [`Batch::put`]).
+    pub fn value_at(&self, offset: u64) -> Option<&[u8]> {
+        let at = usize::try_from(offset.checked_sub(self.start)?).ok()?;
+        let header = Header::decode(self.buf.get(at..at + HEADER_LEN)?.try_into().ok()?, offset).ok()?;
+        let value = at + HEADER_LEN + header.key_len;
+        (header.kind == Kind::Put).then(|| self.buf.get(value..value + header.value_len)).flatten()
+    }
+
     /// Records in the batch.
     pub fn len(&self) -> u64 {
         self.count

@@ -137,6 +137,11 @@ fn the_database_matches_a_model_through_crashes() {
                     staged.insert(key, value);
                 }
             }
+            // Inside the transaction, reads see its own writes over the last commit.
+            for _ in 0..5 {
+                let key = format!("key-{}", rng.below(keys)).into_bytes();
+                assert_eq!(w.get(&key).unwrap(), staged.get(&key).cloned(), "seed {seed} step {step}: txn get");
+            }
             if rng.below(8) == 0 {
                 drop(w); // abandoned: the model keeps its old state
             } else {
@@ -194,6 +199,31 @@ fn eventual_durability_loses_a_suffix_of_commits_never_part_of_one() {
         let matches_some = history.iter().any(|h| h.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<Vec<_>>() == now);
         assert!(matches_some, "seed {seed}: the state after a crash is no commit's state");
     }
+}
+
+#[test]
+fn a_transaction_reads_its_own_writes_and_others_do_not() {
+    let db = Disk::new().open(&small(Durability::Immediate));
+    let mut w = db.begin_write();
+    w.put(b"kept", b"old").unwrap();
+    w.put(b"gone", b"soon").unwrap();
+    w.commit().unwrap();
+    let mut w = db.begin_write();
+    assert_eq!(w.get(b"kept").unwrap(), Some(b"old".to_vec()));
+    w.put(b"kept", b"new").unwrap();
+    w.put(b"fresh", &[7; 300]).unwrap();
+    w.delete(b"gone").unwrap();
+    assert_eq!(w.get(b"kept").unwrap(), Some(b"new".to_vec()));
+    assert_eq!(w.get(b"fresh").unwrap(), Some(vec![7; 300]));
+    assert_eq!(w.get(b"gone").unwrap(), None);
+    assert_eq!(w.get(b"never").unwrap(), None);
+    // Readers see the last commit until this one lands.
+    assert_eq!(db.get(b"kept").unwrap(), Some(b"old".to_vec()));
+    assert_eq!(db.get(b"fresh").unwrap(), None);
+    w.commit().unwrap();
+    assert_eq!(db.get(b"kept").unwrap(), Some(b"new".to_vec()));
+    assert_eq!(db.get(b"gone").unwrap(), None);
+    assert_eq!(db.stats().unwrap().records, 2);
 }
 
 #[test]
