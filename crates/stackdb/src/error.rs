@@ -18,6 +18,9 @@ pub enum Error {
     /// Not a stackdb file, or a version this build does not read.
     #[error("not a stackdb file (or an unsupported version): {0}")]
     Format(String),
+    /// An option out of its range.
+    #[error("invalid option: {0}")]
+    InvalidOption(String),
     /// Another process has the database open.
     #[error("{0} is open in another process (its LOCK file is held)")]
     Locked(String),

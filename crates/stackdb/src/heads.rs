@@ -13,7 +13,7 @@ pub const PAGE: usize = 4096;
 pub const ENTRIES_PER_PAGE: u64 = 255;
 const ENTRY: usize = 16;
 const SLOT: usize = 256;
-const STATE_LEN: usize = 64;
+const STATE_LEN: usize = 96;
 const DW_MAGIC: &[u8; 8] = b"STACKDW1";
 
 /// One bucket's entry.
@@ -44,6 +44,14 @@ pub struct State {
     /// Pages the head-table file holds as of this checkpoint (header page
     /// included); every one was written with a valid trailer.
     pub pages: u64,
+    /// Bytes of the live records (puts that are their key's newest version).
+    pub live_bytes: u64,
+    /// No stack reaches below this log offset.
+    pub floor: u64,
+    /// Where the compaction sweep in progress began (0 = none in progress).
+    pub sweep_from: u64,
+    /// The next bucket the sweep rewrites.
+    pub sweep_cursor: u64,
 }
 
 impl State {
@@ -72,6 +80,10 @@ impl State {
         b[40..48].copy_from_slice(&self.split.to_le_bytes());
         b[48..56].copy_from_slice(&self.records.to_le_bytes());
         b[56..64].copy_from_slice(&self.pages.to_le_bytes());
+        b[64..72].copy_from_slice(&self.live_bytes.to_le_bytes());
+        b[72..80].copy_from_slice(&self.floor.to_le_bytes());
+        b[80..88].copy_from_slice(&self.sweep_from.to_le_bytes());
+        b[88..96].copy_from_slice(&self.sweep_cursor.to_le_bytes());
         let crc = crc32fast::hash(&b[4..]);
         b[..4].copy_from_slice(&crc.to_le_bytes());
         b
@@ -91,8 +103,17 @@ impl State {
             split: u64_at(40),
             records: u64_at(48),
             pages: u64_at(56),
+            live_bytes: u64_at(64),
+            floor: u64_at(72),
+            sweep_from: u64_at(80),
+            sweep_cursor: u64_at(88),
         };
-        let sane = state.checkpoint > 0 && level < 48 && state.split < (1u64 << level) && state.pages >= 1;
+        let sane = state.checkpoint > 0
+            && level < 48
+            && state.split < (1u64 << level)
+            && state.pages >= 1
+            && state.floor <= state.log_end.max(crate::log::LOG_HEADER_LEN)
+            && state.sweep_cursor <= state.buckets();
         sane.then_some(state)
     }
 }
@@ -156,7 +177,13 @@ impl Heads {
             dirty: 0,
         };
         if heads.file.len()? == 0 {
-            let mut state = State { checkpoint: 1, log_end: 0, commit_seq: 0, level: initial_level, split: 0, records: 0, pages: 1 };
+            let mut state = State {
+                checkpoint: 1,
+                level: initial_level,
+                pages: 1,
+                floor: crate::log::LOG_HEADER_LEN,
+                ..State::default()
+            };
             state.pages = state.pages_needed();
             // Every page of the table is written, with its trailer, from the
             // start: within `pages`, a blank page can only be damage.

@@ -13,22 +13,32 @@
 //! - [`record`]: the log record format (checksummed, 8-byte aligned).
 //! - [`log`]: the append-only log: atomic batches and recovery to the last
 //!   complete commit.
+//! - [`heads`]: the head table: bucket entries in checksummed pages, a page
+//!   cache within the RAM budget, doublewrite checkpoints.
+//! - [`db`]: [`Database`]: open, get, stats, checkpoints, recovery replay;
+//!   `txn` (the write transaction), `stack` (walking and rebuilding a
+//!   bucket's stack), `split` (linear hashing), `sweep` (compaction),
+//!   `iter` (the full scan).
 //! - [`error`]: the error type, [`Error`].
-//!
-//! Built so far: the storage seam, the record format and the log. The head
-//! table, linear hashing, the page cache and the `Database` API follow the
-//! design document.
 #![deny(missing_docs)]
 
 pub mod db;
 pub mod error;
 pub mod hash;
 pub mod heads;
+mod iter;
 pub mod log;
 pub mod record;
+mod split;
+mod stack;
 pub mod storage;
+mod sweep;
+mod txn;
 
-pub use db::{Backends, Database, Iter, Options, Stats, WriteTxn};
+pub use db::{Backends, Database, Options, Stats};
+pub use iter::Iter;
+pub use sweep::Compaction;
+pub use txn::WriteTxn;
 pub use error::Error;
 pub use log::{Batch, Durability, Log};
 pub use storage::{FileBackend, MemBackend, StorageBackend};

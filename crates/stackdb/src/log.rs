@@ -8,10 +8,12 @@ use crate::storage::StorageBackend;
 /// Bytes of the log's own header.
 pub const LOG_HEADER_LEN: u64 = 64;
 const MAGIC: &[u8; 8] = b"STACKDB\x01";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 /// Bytes of a commit record's value: batch start, sequence, record count,
-/// change in live keys.
-const COMMIT_VALUE_LEN: usize = 32;
+/// change in live keys, change in live bytes, buckets rewritten.
+const COMMIT_VALUE_LEN: usize = 48;
+/// Holes are punched in whole blocks of this size.
+const BLOCK: u64 = 4096;
 /// [`Log::read`] reads this much at once: a whole record of a game world's
 /// size (16-byte keys, values up to a few hundred bytes) in one call.
 const FIRST_READ: usize = 512;
@@ -39,11 +41,25 @@ pub enum BatchKind {
     User = 0,
     /// The copies of one bucket's live records made by a linear-hashing split.
     Split = 1,
+    /// The copies of consecutive buckets' live records made by compaction.
+    Rewrite = 2,
+}
+
+impl BatchKind {
+    fn from_flags(flags: u8) -> BatchKind {
+        match flags {
+            1 => BatchKind::Split,
+            2 => BatchKind::Rewrite,
+            _ => BatchKind::User,
+        }
+    }
 }
 
 /// What a commit record says about its batch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Commit {
+    /// Where its batch begins in the log (set by the log, not the writer).
+    pub start: u64,
     /// Its sequence number (+1 per commit).
     pub sequence: u64,
     /// What its batch does.
@@ -51,12 +67,21 @@ pub struct Commit {
     /// How many live keys the batch adds (negative: removes), so recovery
     /// keeps the count without looking anything up.
     pub records_delta: i64,
+    /// How many bytes of live records the batch adds (negative: removes).
+    pub bytes_delta: i64,
+    /// For a rewrite: how many buckets, from the compaction cursor, it covers.
+    pub buckets: u64,
 }
 
 impl Commit {
     /// A user batch's commit.
-    pub fn user(sequence: u64, records_delta: i64) -> Commit {
-        Commit { sequence, kind: BatchKind::User, records_delta }
+    pub fn user(sequence: u64, records_delta: i64, bytes_delta: i64) -> Commit {
+        Commit { start: 0, sequence, kind: BatchKind::User, records_delta, bytes_delta, buckets: 0 }
+    }
+
+    /// A split's or a rewrite's commit: copies only, no change in live data.
+    pub fn copies(sequence: u64, kind: BatchKind, buckets: u64) -> Commit {
+        Commit { start: 0, sequence, kind, records_delta: 0, bytes_delta: 0, buckets }
     }
 }
 
@@ -93,6 +118,16 @@ impl Batch {
         let header = Header::decode(self.buf.get(at..at + HEADER_LEN)?.try_into().ok()?, offset).ok()?;
         let value = at + HEADER_LEN + header.key_len;
         (header.kind == Kind::Put).then(|| self.buf.get(value..value + header.value_len)).flatten()
+    }
+
+    /// The log offset of the batch's first record.
+    pub fn start(&self) -> u64 {
+        self.start
+    }
+
+    /// Bytes of the records so far.
+    pub fn bytes(&self) -> usize {
+        self.buf.len()
     }
 
     /// Records in the batch.
@@ -137,6 +172,8 @@ pub struct Log<B: StorageBackend> {
     backend: B,
     /// Written only by the one writer; read by any reader without a lock.
     end: std::sync::atomic::AtomicU64,
+    /// Nothing below this offset is referenced any more (it may be a hole).
+    floor: std::sync::atomic::AtomicU64,
 }
 
 impl<B: StorageBackend> std::fmt::Debug for Log<B> {
@@ -170,7 +207,7 @@ impl<B: StorageBackend> Log<B> {
                 return Err(Error::Format(format!("log format version {version}; this build reads {VERSION}")));
             }
         }
-        Ok(Self { backend, end: len.max(LOG_HEADER_LEN).into() })
+        Ok(Self { backend, end: len.max(LOG_HEADER_LEN).into(), floor: LOG_HEADER_LEN.into() })
     }
 
     /// Gives the storage back (tests reopen it as a crash would leave it).
@@ -181,6 +218,29 @@ impl<B: StorageBackend> Log<B> {
     /// Offset just past the last record.
     pub fn end(&self) -> u64 {
         self.end.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// The offset below which nothing is read any more.
+    pub fn floor(&self) -> u64 {
+        self.floor.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Declares everything below `floor` unreferenced and gives its space
+    /// back in whole blocks (the block holding the log header stays). The
+    /// caller has made durable a head table that no longer points below it.
+    pub fn release_below(&self, floor: u64) -> Result<()> {
+        let old = self.floor.fetch_max(floor, std::sync::atomic::Ordering::AcqRel);
+        let from = old.max(BLOCK) / BLOCK * BLOCK;
+        let to = floor / BLOCK * BLOCK;
+        if to > from {
+            self.backend.discard(from, to - from)?;
+        }
+        Ok(())
+    }
+
+    /// Bytes of storage the log occupies (holes excluded).
+    pub fn allocated(&self) -> Result<u64> {
+        Ok(self.backend.allocated()?)
     }
 
     /// A new batch that will start at the current end.
@@ -202,6 +262,8 @@ impl<B: StorageBackend> Log<B> {
         value[8..16].copy_from_slice(&commit.sequence.to_le_bytes());
         value[16..24].copy_from_slice(&batch.count.to_le_bytes());
         value[24..32].copy_from_slice(&commit.records_delta.to_le_bytes());
+        value[32..40].copy_from_slice(&commit.bytes_delta.to_le_bytes());
+        value[40..48].copy_from_slice(&commit.buckets.to_le_bytes());
         record::encode_flagged(&mut batch.buf, Kind::Commit, commit.kind as u8, &[], &value, 0)?;
         self.backend.write(batch.start, &batch.buf)?;
         if durability == Durability::Immediate {
@@ -224,7 +286,7 @@ impl<B: StorageBackend> Log<B> {
         // file could set to anything: check before any arithmetic can overflow.
         let end = self.end();
         let fits = |len: usize| offset.checked_add(len as u64).is_some_and(|e| e <= end);
-        if offset < LOG_HEADER_LEN || !offset.is_multiple_of(8) || !fits(HEADER_LEN) {
+        if offset < self.floor() || !offset.is_multiple_of(8) || !fits(HEADER_LEN) {
             return Err(corrupt);
         }
         // One read brings the header and, for a game-sized record, the key
@@ -281,8 +343,14 @@ impl<B: StorageBackend> Log<B> {
                     if !sound {
                         break;
                     }
-                    let kind = if rec.header.flags == 1 { BatchKind::Split } else { BatchKind::User };
-                    apply(&pending, Commit { sequence: field(1), kind, records_delta: field(3) as i64 })?;
+                    apply(&pending, Commit {
+                        start: batch_start,
+                        sequence: field(1),
+                        kind: BatchKind::from_flags(rec.header.flags),
+                        records_delta: field(3) as i64,
+                        bytes_delta: field(4) as i64,
+                        buckets: field(5),
+                    })?;
                     pending.clear();
                     recovered.commits += 1;
                     recovered.last_sequence = Some(field(1));

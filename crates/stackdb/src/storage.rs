@@ -1,4 +1,4 @@
-//! The storage seam: five methods, so the engine runs the same on a file,
+//! The storage seam: seven methods, so the engine runs the same on a file,
 //! in memory, or on a backend that fails and tears writes on purpose.
 
 use std::io;
@@ -17,6 +17,12 @@ pub trait StorageBackend: Send + Sync {
     fn set_len(&self, len: u64) -> io::Result<()>;
     /// Makes everything written so far durable.
     fn sync_data(&self) -> io::Result<()>;
+    /// Gives back the space of a byte range the engine will never read
+    /// again; the length is unchanged and the range reads as zeros (a hole).
+    /// Storage that cannot free a range may leave it as it is.
+    fn discard(&self, offset: u64, len: u64) -> io::Result<()>;
+    /// Bytes of storage actually in use (holes excluded).
+    fn allocated(&self) -> io::Result<u64>;
 }
 
 macro_rules! forward {
@@ -27,6 +33,8 @@ macro_rules! forward {
             fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> { (**self).write(offset, data) }
             fn set_len(&self, len: u64) -> io::Result<()> { (**self).set_len(len) }
             fn sync_data(&self) -> io::Result<()> { (**self).sync_data() }
+            fn discard(&self, offset: u64, len: u64) -> io::Result<()> { (**self).discard(offset, len) }
+            fn allocated(&self) -> io::Result<u64> { (**self).allocated() }
         }
     )*};
 }
@@ -69,6 +77,29 @@ impl StorageBackend for FileBackend {
     fn sync_data(&self) -> io::Result<()> {
         self.file.sync_data()
     }
+
+    fn discard(&self, offset: u64, len: u64) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "range beyond the file size limit"));
+        };
+        // SAFETY: fallocate on a descriptor we own; no memory is passed.
+        let done = unsafe {
+            libc::fallocate(self.file.as_raw_fd(), libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, offset, len)
+        };
+        match done {
+            0 => Ok(()),
+            _ => match io::Error::last_os_error() {
+                // A file system without holes keeps the bytes: correct, only larger.
+                e if e.raw_os_error() == Some(libc::EOPNOTSUPP) => Ok(()),
+                e => Err(e),
+            },
+        }
+    }
+
+    fn allocated(&self) -> io::Result<u64> {
+        Ok(std::os::unix::fs::MetadataExt::blocks(&self.file.metadata()?) * 512)
+    }
 }
 
 /// In-memory storage that remembers what was synced, so a test can "crash"
@@ -90,6 +121,8 @@ struct MemState {
     pending: Vec<(u64, Vec<u8>)>,
     /// Remaining bytes before writes fail (None = never).
     fail_after: Option<u64>,
+    /// Ranges given back with `discard` (holes), disjoint and sorted.
+    holes: Vec<std::ops::Range<u64>>,
 }
 
 impl MemBackend {
@@ -121,7 +154,8 @@ impl MemBackend {
                 break;
             }
         }
-        MemBackend { state: Mutex::new(MemState { live: image.clone(), durable: image, ..MemState::default() }) }
+        let holes = s.holes.clone();
+        MemBackend { state: Mutex::new(MemState { live: image.clone(), durable: image, holes, ..MemState::default() }) }
     }
 
     /// Makes every write fail once `bytes` more bytes have been written (the
@@ -201,6 +235,36 @@ impl StorageBackend for MemBackend {
         s.durable = s.live.clone();
         s.pending.clear();
         Ok(())
+    }
+
+    /// Zeroes the range at once, in what a reader sees and in what survives
+    /// a crash: the harshest reading of a hole punched before a crash.
+    fn discard(&self, offset: u64, len: u64) -> io::Result<()> {
+        let mut guard = self.state();
+        let s = &mut *guard;
+        for image in [&mut s.live, &mut s.durable] {
+            let start = (offset as usize).min(image.len());
+            let end = (offset.saturating_add(len) as usize).min(image.len());
+            image[start..end].fill(0);
+        }
+        s.holes.push(offset..offset.saturating_add(len));
+        s.holes.sort_by_key(|r| r.start);
+        let mut merged: Vec<std::ops::Range<u64>> = Vec::new();
+        for r in s.holes.drain(..) {
+            match merged.last_mut() {
+                Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+                _ => merged.push(r),
+            }
+        }
+        s.holes = merged;
+        Ok(())
+    }
+
+    fn allocated(&self) -> io::Result<u64> {
+        let s = self.state();
+        let len = s.live.len() as u64;
+        let in_holes: u64 = s.holes.iter().map(|r| r.end.min(len).saturating_sub(r.start.min(len))).sum();
+        Ok(len - in_holes)
     }
 }
 

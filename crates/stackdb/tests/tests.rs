@@ -12,7 +12,7 @@ fn commit_batches<B: StorageBackend>(log: &mut Log<B>, first: u64, n: u64, size:
             let value = vec![(i * 31 + j) as u8; (j * 7 % 50) as usize];
             batch.put(format!("b{i}-k{j}").as_bytes(), &value, 0).unwrap();
         }
-        log.commit(batch, Commit::user(i, size as i64), durability).unwrap();
+        log.commit(batch, Commit::user(i, size as i64, 0), durability).unwrap();
     }
 }
 
@@ -82,7 +82,7 @@ fn a_write_failing_at_any_byte_leaves_the_earlier_commits() {
         for j in 0..3 {
             batch.put(format!("b2-k{j}").as_bytes(), &vec![0; (j * 7 % 50) as usize], 0).unwrap();
         }
-        assert!(log.commit(batch, Commit::user(2, 3), Durability::Immediate).is_err(), "fail at {fail_at}");
+        assert!(log.commit(batch, Commit::user(2, 3, 0), Durability::Immediate).is_err(), "fail at {fail_at}");
         assert_eq!(log.end(), end);
         let mem = into_backend(log);
         let everything = mem.unsynced_bytes();
@@ -129,7 +129,7 @@ fn records_read_back_by_offset_and_bad_offsets_are_errors() {
     let a = batch.put(b"alpha", b"one", 0).unwrap();
     let b = batch.delete(b"alpha", a).unwrap();
     let big = batch.put(b"blob", &vec![9u8; 64 * 1024], b).unwrap();
-    log.commit(batch, Commit::user(1, 1), Durability::Immediate).unwrap();
+    log.commit(batch, Commit::user(1, 1, 0), Durability::Immediate).unwrap();
     let r = log.read(b).unwrap();
     assert_eq!((r.key.as_slice(), r.header.prev), (&b"alpha"[..], a));
     assert_eq!(log.read(a).unwrap().value, b"one");

@@ -1,0 +1,155 @@
+//! Compaction by sweeping: when the log holds `trigger` times the live
+//! bytes, a sweep starts at the log's end and rewrites every bucket's live
+//! records as a fresh stack, a few buckets after each commit, in bucket
+//! order. When it has passed the last bucket no stack reaches below where it
+//! began, so after a checkpoint that part of the log is given back
+//! (`docs/stackdb-format.md`, "Space").
+
+use crate::db::{Database, lock};
+use crate::error::{Error, Result};
+use crate::heads::{Heads, State};
+use crate::log::{BatchKind, Commit, Durability};
+use crate::stack::{Placed, copy_records, live_records, restack};
+
+/// When and how fast dead records are reclaimed.
+///
+/// A sweep starts when the log spans more than `trigger` × the live bytes,
+/// and is paced to finish by the time the log has grown by
+/// (1 + `pace`) × the live bytes: its own copies plus `pace` × live of new
+/// writes. So the log stays under about (`trigger` + 1 + `pace`) × live, and
+/// each byte written costs about 1 + 1 / (`trigger` − 1) bytes of log.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Compaction {
+    /// Span of the log, in multiples of the live bytes, that starts a sweep
+    /// (greater than 1; `f64::INFINITY` turns compaction off).
+    pub trigger: f64,
+    /// New writes a sweep may take to finish, in multiples of the live bytes
+    /// (greater than 0; smaller means faster sweeps and burstier commits).
+    pub pace: f64,
+    /// No sweep while the log spans less than this.
+    pub min_log_bytes: u64,
+}
+
+impl Default for Compaction {
+    fn default() -> Self {
+        Self { trigger: 2.0, pace: 0.5, min_log_bytes: 16 << 20 }
+    }
+}
+
+impl Compaction {
+    /// Never reclaims anything.
+    pub fn off() -> Self {
+        Self { trigger: f64::INFINITY, ..Self::default() }
+    }
+
+    /// Checks the figures make sense.
+    pub fn validate(&self) -> Result<()> {
+        let sound = self.trigger > 1.0 && self.pace > 0.0 && self.pace.is_finite();
+        if !sound {
+            return Err(Error::InvalidOption(format!(
+                "compaction trigger must exceed 1 and pace must be positive (got trigger {}, pace {})",
+                self.trigger, self.pace
+            )));
+        }
+        Ok(())
+    }
+
+    /// The live bytes the arithmetic uses: small databases are treated as
+    /// `min_log_bytes / trigger` so they do not sweep constantly.
+    fn live(&self, state: &State) -> f64 {
+        (state.live_bytes as f64).max(self.min_log_bytes as f64 / self.trigger).max(1.0)
+    }
+
+    /// The bucket the sweep should have reached with the log ending at
+    /// `end`: `None` when no sweep is in progress or due. A sweep is on
+    /// schedule when its share of buckets done matches its share of the
+    /// (1 + `pace`) × live bytes it may append — or, if the log overshot
+    /// `trigger` × live (a large commit, a run of splits), its share of
+    /// the overshoot, so it catches up.
+    fn due(&self, state: &State, end: u64) -> Option<u64> {
+        let live = self.live(state);
+        let span = end.saturating_sub(state.floor) as f64;
+        if state.sweep_from == 0 {
+            return (span > self.trigger * live).then_some(1);
+        }
+        let appended = end.saturating_sub(state.sweep_from) as f64;
+        let overshoot = span - self.trigger * live;
+        let fraction = (appended.max(overshoot) / ((1.0 + self.pace) * live)).min(1.0);
+        Some((state.buckets() as f64 * fraction).ceil() as u64)
+    }
+}
+
+/// A rewrite batch stops growing past this many bytes.
+const BATCH_BYTES: usize = 256 << 10;
+
+impl Database {
+    /// Advances the sweep as far as the log's growth says it is due, and
+    /// gives back the log below a finished sweep (writer held).
+    pub(crate) fn compact(&self) -> Result<()> {
+        let floor = lock(&self.heads).state.floor;
+        loop {
+            let state = lock(&self.heads).state;
+            match self.options.compaction.due(&state, self.log.end()) {
+                Some(due) if state.sweep_cursor < due => {
+                    self.rewrite(state, due)?;
+                    self.checkpoint_if_due()?;
+                }
+                _ => break,
+            }
+        }
+        let new_floor = lock(&self.heads).state.floor;
+        if new_floor > floor {
+            // The head table on disk must stop pointing below the new floor
+            // before that part of the log can go.
+            self.checkpoint_locked()?;
+            self.log.release_below(new_floor)?;
+        }
+        Ok(())
+    }
+
+    /// Rewrites buckets from the sweep's cursor up to `due`, or fewer if
+    /// the batch fills, in one commit.
+    fn rewrite(&self, state: State, due: u64) -> Result<()> {
+        let mut batch = self.log.batch();
+        let start = batch.start();
+        let mut placed = Vec::new();
+        let mut bucket = state.sweep_cursor;
+        while bucket < due.min(state.buckets()) && batch.bytes() < BATCH_BYTES {
+            let head = lock(&self.heads).entry(bucket)?.head;
+            let live = live_records(&self.log, head)?;
+            placed.extend(copy_records(&mut batch, live.iter().rev(), &state)?);
+            bucket += 1;
+        }
+        let covered = bucket - state.sweep_cursor;
+        let sequence = state.commit_seq + 1;
+        // Unsynced, like a split: a rewrite lost in a crash is redone.
+        self.log.commit(batch, Commit::copies(sequence, BatchKind::Rewrite, covered), Durability::Eventual)?;
+        let mut heads = lock(&self.heads);
+        apply(&mut heads, start, covered, placed)?;
+        heads.state.commit_seq = sequence;
+        Ok(())
+    }
+}
+
+/// Applies a rewrite batch that began at log offset `start` and covers
+/// `buckets` buckets from the sweep's cursor: the first of a sweep starts
+/// it, the one reaching the last bucket ends it and raises the floor.
+pub(crate) fn apply(heads: &mut Heads, start: u64, buckets: u64, placed: impl IntoIterator<Item = Placed>) -> Result<()> {
+    if heads.state.sweep_from == 0 {
+        heads.state.sweep_from = start;
+        heads.state.sweep_cursor = 0;
+    }
+    let first = heads.state.sweep_cursor;
+    let Some(last) = first.checked_add(buckets).filter(|l| *l <= heads.state.buckets()) else {
+        return Err(Error::Corrupt { what: "rewrite beyond the table", offset: start });
+    };
+    restack(heads, first..last, placed)?;
+    let state = &mut heads.state;
+    state.sweep_cursor = last;
+    if last == state.buckets() {
+        state.floor = state.sweep_from;
+        state.sweep_from = 0;
+        state.sweep_cursor = 0;
+    }
+    Ok(())
+}
