@@ -28,6 +28,7 @@ pub mod hash;
 pub mod heads;
 mod iter;
 pub mod log;
+mod map;
 pub mod record;
 mod split;
 mod stack;

@@ -154,6 +154,35 @@ pub struct Record {
     pub value: Vec<u8>,
 }
 
+/// One record as it lies in the log: borrowed from the log's map when the
+/// log is a file, else read into a buffer.
+#[derive(Debug)]
+pub struct RecordView<'a> {
+    /// Its offset in the log.
+    pub offset: u64,
+    /// Its header.
+    pub header: Header,
+    /// The header, key and value bytes.
+    bytes: std::borrow::Cow<'a, [u8]>,
+}
+
+impl RecordView<'_> {
+    /// Key bytes.
+    pub fn key(&self) -> &[u8] {
+        &self.bytes[HEADER_LEN..HEADER_LEN + self.header.key_len]
+    }
+
+    /// Value bytes.
+    pub fn value(&self) -> &[u8] {
+        &self.bytes[HEADER_LEN + self.header.key_len..]
+    }
+
+    /// An owned copy.
+    pub fn to_record(&self) -> Record {
+        Record { offset: self.offset, header: self.header, key: self.key().to_vec(), value: self.value().to_vec() }
+    }
+}
+
 /// What recovery found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recovered {
@@ -170,6 +199,8 @@ pub struct Recovered {
 /// The log over a storage backend.
 pub struct Log<B: StorageBackend> {
     backend: B,
+    /// The file mapped for reads, when the storage is a file.
+    map: Option<crate::map::LogMap>,
     /// Written only by the one writer; read by any reader without a lock.
     end: std::sync::atomic::AtomicU64,
     /// Nothing below this offset is referenced any more (it may be a hole).
@@ -207,7 +238,8 @@ impl<B: StorageBackend> Log<B> {
                 return Err(Error::Format(format!("log format version {version}; this build reads {VERSION}")));
             }
         }
-        Ok(Self { backend, end: len.max(LOG_HEADER_LEN).into(), floor: LOG_HEADER_LEN.into() })
+        let map = backend.file().map(crate::map::LogMap::new).transpose()?;
+        Ok(Self { backend, map, end: len.max(LOG_HEADER_LEN).into(), floor: LOG_HEADER_LEN.into() })
     }
 
     /// Gives the storage back (tests reopen it as a crash would leave it).
@@ -281,6 +313,12 @@ impl<B: StorageBackend> Log<B> {
 
     /// Reads the record at `offset`, checking its checksum.
     pub fn read(&self, offset: u64) -> Result<Record> {
+        self.view(offset).map(|v| v.to_record())
+    }
+
+    /// The record at `offset`, checksum checked, without copying it when
+    /// the log is mapped.
+    pub fn view(&self, offset: u64) -> Result<RecordView<'_>> {
         let corrupt = Error::Corrupt { what: "log record", offset };
         // Offsets come from head entries and `prev` links, which a damaged
         // file could set to anything: check before any arithmetic can overflow.
@@ -289,13 +327,32 @@ impl<B: StorageBackend> Log<B> {
         if offset < self.floor() || !offset.is_multiple_of(8) || !fits(HEADER_LEN) {
             return Err(corrupt);
         }
-        // One read brings the header and, for a game-sized record, the key
-        // and value with it; only a longer record needs a second read.
+        let bytes = match &self.map {
+            Some(map) => {
+                let header = Header::decode(map.bytes(offset, HEADER_LEN)?.try_into().expect("a header"), offset)?;
+                if !fits(header.padded_len()) {
+                    return Err(corrupt);
+                }
+                std::borrow::Cow::Borrowed(map.bytes(offset, HEADER_LEN + header.key_len + header.value_len)?)
+            }
+            None => std::borrow::Cow::Owned(self.read_unmapped(offset, end)?),
+        };
+        let header = Header::decode(bytes[..HEADER_LEN].try_into().expect("a header"), offset)?;
+        if !record::checksum_holds(&header, &bytes) {
+            return Err(corrupt);
+        }
+        Ok(RecordView { offset, header, bytes })
+    }
+
+    /// A record's bytes read with one pread for a game-sized record (a
+    /// second only past 512 bytes), for storage that is not a file.
+    fn read_unmapped(&self, offset: u64, end: u64) -> Result<Vec<u8>> {
+        let corrupt = Error::Corrupt { what: "log record", offset };
         let first = FIRST_READ.min((end - offset) as usize);
         let mut whole = vec![0u8; first];
         self.backend.read(offset, &mut whole)?;
         let header = Header::decode(whole[..HEADER_LEN].try_into().expect("a header"), offset)?;
-        if !fits(header.padded_len()) {
+        if offset.checked_add(header.padded_len() as u64).is_none_or(|e| e > end) {
             return Err(corrupt);
         }
         let body = HEADER_LEN + header.key_len + header.value_len;
@@ -304,12 +361,7 @@ impl<B: StorageBackend> Log<B> {
             self.backend.read(offset + first as u64, &mut whole[first..])?;
         }
         whole.truncate(body);
-        if !record::checksum_holds(&header, &whole) {
-            return Err(corrupt);
-        }
-        let value = whole.split_off(HEADER_LEN + header.key_len);
-        let key = whole.split_off(HEADER_LEN);
-        Ok(Record { offset, header, key, value })
+        Ok(whole)
     }
 
     /// Scans from `from` (the end of a commit, or the log header), calls

@@ -34,22 +34,23 @@ fn find(log: &LogFile, head: u64, key: &[u8]) -> Result<(Option<Record>, u64)> {
     let mut offset = head;
     let mut depth = 0;
     while offset != 0 {
-        let r = log.read(offset)?;
+        let r = log.view(offset)?;
         depth += 1;
-        if r.key == key {
-            return Ok((Some(r), depth));
+        if r.key() == key {
+            return Ok((Some(r.to_record()), depth));
         }
-        offset = below(&r)?;
+        offset = below(r.offset, r.header.prev)?;
     }
     Ok((None, depth))
 }
 
-/// The offset of the record beneath `r`, checked to go down the log.
-fn below(r: &Record) -> Result<u64> {
-    if r.header.prev >= r.offset {
-        return Err(Error::Corrupt { what: "stack link", offset: r.offset });
+/// The offset `prev` of the record beneath the one at `offset`, checked to
+/// go down the log.
+fn below(offset: u64, prev: u64) -> Result<u64> {
+    if prev >= offset {
+        return Err(Error::Corrupt { what: "stack link", offset });
     }
-    Ok(r.header.prev)
+    Ok(prev)
 }
 
 /// The newest version of every key in a stack, tombstones dropped; newest first.
@@ -58,10 +59,13 @@ pub(crate) fn live_records(log: &LogFile, head: u64) -> Result<Vec<Record>> {
     let mut live = Vec::new();
     let mut offset = head;
     while offset != 0 {
-        let r = log.read(offset)?;
-        offset = below(&r)?;
-        if seen.insert(r.key.clone()) && r.header.kind == Kind::Put {
-            live.push(r);
+        let r = log.view(offset)?;
+        offset = below(r.offset, r.header.prev)?;
+        if !seen.contains(r.key()) {
+            seen.insert(r.key().to_vec());
+            if r.header.kind == Kind::Put {
+                live.push(r.to_record());
+            }
         }
     }
     Ok(live)

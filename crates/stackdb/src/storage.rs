@@ -1,4 +1,4 @@
-//! The storage seam: seven methods, so the engine runs the same on a file,
+//! The storage seam: eight methods, so the engine runs the same on a file,
 //! in memory, or on a backend that fails and tears writes on purpose.
 
 use std::io;
@@ -23,6 +23,10 @@ pub trait StorageBackend: Send + Sync {
     fn discard(&self, offset: u64, len: u64) -> io::Result<()>;
     /// Bytes of storage actually in use (holes excluded).
     fn allocated(&self) -> io::Result<u64>;
+    /// The file behind this storage, if it is one (the log maps it for reads).
+    fn file(&self) -> Option<&std::fs::File> {
+        None
+    }
 }
 
 macro_rules! forward {
@@ -35,6 +39,7 @@ macro_rules! forward {
             fn sync_data(&self) -> io::Result<()> { (**self).sync_data() }
             fn discard(&self, offset: u64, len: u64) -> io::Result<()> { (**self).discard(offset, len) }
             fn allocated(&self) -> io::Result<u64> { (**self).allocated() }
+            fn file(&self) -> Option<&std::fs::File> { (**self).file() }
         }
     )*};
 }
@@ -99,6 +104,10 @@ impl StorageBackend for FileBackend {
 
     fn allocated(&self) -> io::Result<u64> {
         Ok(std::os::unix::fs::MetadataExt::blocks(&self.file.metadata()?) * 512)
+    }
+
+    fn file(&self) -> Option<&std::fs::File> {
+        Some(&self.file)
     }
 }
 

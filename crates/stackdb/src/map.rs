@@ -1,0 +1,94 @@
+//! Read-only memory maps of the log file, so a lookup reads its records
+//! without a system call or a copy. The file is mapped in fixed windows of
+//! 1 GiB that overlap by more than the largest record, so every record lies
+//! inside the window its offset falls in; a window is mapped the first time
+//! it is needed and stays mapped until the log closes. Log bytes are never
+//! rewritten while mapped (records are immutable; freed ranges read as
+//! zeros), and nothing past the log's end is read, so no access can fault.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+/// Bytes per window.
+const WINDOW: u64 = 1 << 30;
+/// Extra bytes each window maps past its end: more than the largest record
+/// (24-byte header, 64 KiB key, 16 MiB value).
+const OVERLAP: u64 = 32 << 20;
+/// Windows a log can have: 4 TiB of log.
+const WINDOWS: usize = 4096;
+
+/// The log file's windows.
+pub(crate) struct LogMap {
+    file: File,
+    windows: Box<[AtomicPtr<u8>]>,
+}
+
+impl LogMap {
+    /// Maps nothing yet; keeps its own handle on the file.
+    pub(crate) fn new(file: &File) -> io::Result<LogMap> {
+        Ok(LogMap { file: file.try_clone()?, windows: (0..WINDOWS).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect() })
+    }
+
+    /// The `len` bytes at `offset`. The caller has checked that they lie
+    /// before the log's end, and `len` is at most a record's length.
+    pub(crate) fn bytes(&self, offset: u64, len: usize) -> io::Result<&[u8]> {
+        debug_assert!(len as u64 <= OVERLAP);
+        let index = (offset / WINDOW) as usize;
+        let slot = self.windows.get(index).ok_or_else(|| io::Error::other("log offset beyond the mappable range"))?;
+        let mut base = slot.load(Ordering::Acquire);
+        if base.is_null() {
+            base = self.map(index)?;
+        }
+        // SAFETY: the window maps WINDOW + OVERLAP bytes from index × WINDOW,
+        // and offset − index × WINDOW < WINDOW, len ≤ OVERLAP; the bytes are
+        // within the file (the caller's check) and are never written while
+        // mapped; the mapping lives as long as `self`.
+        Ok(unsafe { std::slice::from_raw_parts(base.add((offset % WINDOW) as usize), len) })
+    }
+
+    /// Maps window `index`, or takes the mapping another thread made first.
+    fn map(&self, index: usize) -> io::Result<*mut u8> {
+        let len = (WINDOW + OVERLAP) as usize;
+        // SAFETY: a fresh read-only shared mapping of our own descriptor.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                self.file.as_raw_fd(),
+                (index as u64 * WINDOW) as libc::off_t,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        // Lookups jump around the file: read ahead nothing.
+        // SAFETY: advice on the mapping just made.
+        unsafe { libc::madvise(p, len, libc::MADV_RANDOM) };
+        let p = p.cast::<u8>();
+        match self.windows[index].compare_exchange(std::ptr::null_mut(), p, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => Ok(p),
+            Err(theirs) => {
+                // SAFETY: our mapping, never shared.
+                unsafe { libc::munmap(p.cast(), len) };
+                Ok(theirs)
+            }
+        }
+    }
+}
+
+impl Drop for LogMap {
+    fn drop(&mut self) {
+        for w in self.windows.iter() {
+            let p = w.load(Ordering::Acquire);
+            if !p.is_null() {
+                // SAFETY: a mapping made by `map`, unmapped once; no slice of
+                // it outlives `self`.
+                unsafe { libc::munmap(p.cast(), (WINDOW + OVERLAP) as usize) };
+            }
+        }
+    }
+}
