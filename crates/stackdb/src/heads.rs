@@ -4,6 +4,7 @@
 //! (`docs/stackdb-format.md`, "The head table").
 
 use crate::error::{Error, Result};
+use crate::map::FileMap;
 use crate::storage::StorageBackend;
 use std::collections::HashMap;
 
@@ -127,6 +128,11 @@ struct Cached {
 /// The head table with its page cache.
 pub struct Heads {
     file: Box<dyn StorageBackend>,
+    /// The file mapped for reads of pages the cache does not hold.
+    map: Option<FileMap>,
+    /// One bit per page: its checksum was checked through the map since
+    /// open (8 bytes per 64 pages, i.e. per 16,320 buckets).
+    checked: Vec<u64>,
     doublewrite: Box<dyn StorageBackend>,
     /// The state as of the last commit applied.
     pub state: State,
@@ -141,6 +147,13 @@ impl std::fmt::Debug for Heads {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Heads").field("state", &self.state).field("cached", &self.cache.len()).finish_non_exhaustive()
     }
+}
+
+/// Whether a page read back is page `page_no`, intact.
+fn page_holds(page: &[u8], page_no: u64) -> bool {
+    let stored = u32::from_le_bytes(page[PAGE - 16..PAGE - 12].try_into().expect("4 bytes"));
+    let number = u64::from_le_bytes(page[PAGE - 8..].try_into().expect("8 bytes"));
+    number == page_no && stored == page_crc(page.try_into().expect("a page"), page_no)
 }
 
 fn page_crc(page: &[u8; PAGE], page_no: u64) -> u32 {
@@ -166,8 +179,11 @@ impl Heads {
         cache_pages: usize,
         initial_level: u32,
     ) -> Result<Heads> {
+        let map = file.file().map(FileMap::new).transpose()?;
         let mut heads = Heads {
             file,
+            map,
+            checked: Vec::new(),
             doublewrite,
             state: State::default(),
             cache: HashMap::new(),
@@ -271,9 +287,7 @@ impl Heads {
             // pages past them are new since then and start empty.
             if page_no < self.state.pages {
                 self.file.read(offset, &mut page[..]).map_err(|_| Error::Corrupt { what: "head table page", offset })?;
-                let stored = u32::from_le_bytes(page[PAGE - 16..PAGE - 12].try_into().expect("4 bytes"));
-                let number = u64::from_le_bytes(page[PAGE - 8..].try_into().expect("8 bytes"));
-                if number != page_no || stored != page_crc(&page, page_no) {
+                if !page_holds(&page[..], page_no) {
                     return Err(Error::Corrupt { what: "head table page", offset });
                 }
             }
@@ -307,13 +321,44 @@ impl Heads {
         // Every page is dirty: the cache grows until the writer checkpoints.
     }
 
+    /// Page `page_no` as the last checkpoint wrote it, through the map,
+    /// its checksum checked the first time; `None` if the file is not
+    /// mapped or the page is newer than the checkpoint. Only for pages the
+    /// cache does not hold: those are the same on disk.
+    fn mapped(&mut self, page_no: u64) -> Result<Option<&[u8]>> {
+        let Some(map) = &self.map else { return Ok(None) };
+        if page_no >= self.state.pages {
+            return Ok(None);
+        }
+        let offset = page_no * PAGE as u64;
+        let page = map.bytes(offset, PAGE)?;
+        let (word, bit) = ((page_no / 64) as usize, page_no % 64);
+        if self.checked.get(word).is_none_or(|w| (w >> bit) & 1 == 0) {
+            if !page_holds(page, page_no) {
+                return Err(Error::Corrupt { what: "head table page", offset });
+            }
+            if self.checked.len() <= word {
+                self.checked.resize(word + 1, 0);
+            }
+            self.checked[word] |= 1 << bit;
+        }
+        Ok(Some(page))
+    }
+
     /// The entry of `bucket`.
     pub fn entry(&mut self, bucket: u64) -> Result<Entry> {
         let (page_no, at) = Self::page_of(bucket);
-        let c = self.load(page_no)?;
+        let page = if self.cache.contains_key(&page_no) {
+            &self.load(page_no)?.page[..]
+        } else {
+            match self.mapped(page_no)? {
+                Some(page) => page,
+                None => &self.load(page_no)?.page[..],
+            }
+        };
         Ok(Entry {
-            head: u64::from_le_bytes(c.page[at..at + 8].try_into().expect("8 bytes")),
-            bloom: u64::from_le_bytes(c.page[at + 8..at + 16].try_into().expect("8 bytes")),
+            head: u64::from_le_bytes(page[at..at + 8].try_into().expect("8 bytes")),
+            bloom: u64::from_le_bytes(page[at + 8..at + 16].try_into().expect("8 bytes")),
         })
     }
 

@@ -200,7 +200,7 @@ pub struct Recovered {
 pub struct Log<B: StorageBackend> {
     backend: B,
     /// The file mapped for reads, when the storage is a file.
-    map: Option<crate::map::LogMap>,
+    map: Option<crate::map::FileMap>,
     /// Written only by the one writer; read by any reader without a lock.
     end: std::sync::atomic::AtomicU64,
     /// Nothing below this offset is referenced any more (it may be a hole).
@@ -238,7 +238,7 @@ impl<B: StorageBackend> Log<B> {
                 return Err(Error::Format(format!("log format version {version}; this build reads {VERSION}")));
             }
         }
-        let map = backend.file().map(crate::map::LogMap::new).transpose()?;
+        let map = backend.file().map(crate::map::FileMap::new).transpose()?;
         Ok(Self { backend, map, end: len.max(LOG_HEADER_LEN).into(), floor: LOG_HEADER_LEN.into() })
     }
 

@@ -1,10 +1,11 @@
-//! Read-only memory maps of the log file, so a lookup reads its records
-//! without a system call or a copy. The file is mapped in fixed windows of
-//! 1 GiB that overlap by more than the largest record, so every record lies
-//! inside the window its offset falls in; a window is mapped the first time
-//! it is needed and stays mapped until the log closes. Log bytes are never
-//! rewritten while mapped (records are immutable; freed ranges read as
-//! zeros), and nothing past the log's end is read, so no access can fault.
+//! Read-only memory maps of the engine's files, so a lookup reads its head
+//! entry and its records without a system call or a copy. A file is mapped
+//! in fixed windows of 1 GiB that overlap by more than the largest record, so
+//! every record (and every head-table page) lies inside the window its
+//! offset falls in; a window is mapped the first time it is needed and stays
+//! mapped until the file closes. Callers read only bytes inside the file, so
+//! no access can fault: log records before the log's end (immutable; freed
+//! ranges read as zeros), head-table pages the last checkpoint wrote.
 
 use std::fs::File;
 use std::io;
@@ -19,16 +20,16 @@ const OVERLAP: u64 = 32 << 20;
 /// Windows a log can have: 4 TiB of log.
 const WINDOWS: usize = 4096;
 
-/// The log file's windows.
-pub(crate) struct LogMap {
+/// A file's windows.
+pub(crate) struct FileMap {
     file: File,
     windows: Box<[AtomicPtr<u8>]>,
 }
 
-impl LogMap {
+impl FileMap {
     /// Maps nothing yet; keeps its own handle on the file.
-    pub(crate) fn new(file: &File) -> io::Result<LogMap> {
-        Ok(LogMap { file: file.try_clone()?, windows: (0..WINDOWS).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect() })
+    pub(crate) fn new(file: &File) -> io::Result<FileMap> {
+        Ok(FileMap { file: file.try_clone()?, windows: (0..WINDOWS).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect() })
     }
 
     /// The `len` bytes at `offset`. The caller has checked that they lie
@@ -36,7 +37,7 @@ impl LogMap {
     pub(crate) fn bytes(&self, offset: u64, len: usize) -> io::Result<&[u8]> {
         debug_assert!(len as u64 <= OVERLAP);
         let index = (offset / WINDOW) as usize;
-        let slot = self.windows.get(index).ok_or_else(|| io::Error::other("log offset beyond the mappable range"))?;
+        let slot = self.windows.get(index).ok_or_else(|| io::Error::other("offset beyond the mappable range"))?;
         let mut base = slot.load(Ordering::Acquire);
         if base.is_null() {
             base = self.map(index)?;
@@ -80,7 +81,7 @@ impl LogMap {
     }
 }
 
-impl Drop for LogMap {
+impl Drop for FileMap {
     fn drop(&mut self) {
         for w in self.windows.iter() {
             let p = w.load(Ordering::Acquire);
