@@ -125,6 +125,9 @@ impl FileLock {
     }
 }
 
+/// RAM of the budget kept for buffers other than the head-page cache.
+const RESERVED_RAM: usize = 2 << 20;
+
 /// Lookups retry this many times when the compaction freed the log under
 /// them (between reading a head and reading its records).
 const STALE_HEAD_RETRIES: u32 = 3;
@@ -153,7 +156,9 @@ impl Database {
     /// Opens a database on the given storage (tests use crash-simulating memory).
     pub fn open_with(backends: Backends, options: Options) -> Result<Database> {
         options.compaction.validate()?;
-        let cache_pages = (options.ram_budget / PAGE).max(16);
+        // The budget less what the writer needs besides the cache: the
+        // doublewrite and rewrite buffers (a few hundred KiB each).
+        let cache_pages = (options.ram_budget.saturating_sub(RESERVED_RAM) / PAGE).max(16);
         let mut log = Log::open(backends.log)?;
         let mut heads = Heads::open(backends.heads, backends.doublewrite, cache_pages, options.initial_level)?;
         // The checkpointed table points at nothing below its floor; a crash

@@ -395,6 +395,39 @@ impl Heads {
         Ok(self.file.len()?)
     }
 
+    /// Writes the doublewrite file for checkpoint `next` of the pages
+    /// `dirty`, a few pages at a time (never a copy of them all), its
+    /// checksum last, and syncs it: torn anywhere, it is ignored.
+    fn write_doublewrite(&self, next: &State, dirty: &[u64]) -> Result<()> {
+        const CHUNK: usize = 64 * (8 + PAGE);
+        let mut crc = crc32fast::Hasher::new();
+        let mut buf = Vec::with_capacity(CHUNK + 8 + PAGE);
+        buf.extend_from_slice(&(dirty.len() as u64).to_le_bytes());
+        buf.extend_from_slice(&next.encode());
+        self.doublewrite.set_len(0)?;
+        let mut at = 16u64;
+        for (i, &n) in dirty.iter().enumerate() {
+            buf.extend_from_slice(&n.to_le_bytes());
+            buf.extend_from_slice(&self.cache[&n].page[..]);
+            if buf.len() >= CHUNK || i + 1 == dirty.len() {
+                crc.update(&buf);
+                self.doublewrite.write(at, &buf)?;
+                at += buf.len() as u64;
+                buf.clear();
+            }
+        }
+        if !buf.is_empty() {
+            crc.update(&buf);
+            self.doublewrite.write(at, &buf)?;
+        }
+        let mut head = [0u8; 16];
+        head[..8].copy_from_slice(DW_MAGIC);
+        head[8..12].copy_from_slice(&crc.finalize().to_le_bytes());
+        self.doublewrite.write(0, &head)?;
+        self.doublewrite.sync_data()?;
+        Ok(())
+    }
+
     /// Writes the state as of `log_end` (which the caller has synced):
     /// doublewrite, pages in place, then the other header slot.
     pub fn checkpoint(&mut self, log_end: u64) -> Result<()> {
@@ -416,20 +449,7 @@ impl Heads {
         for &n in &dirty {
             seal(&mut self.cache.get_mut(&n).expect("listed above").page, n);
         }
-        let mut dw = Vec::with_capacity(24 + STATE_LEN + dirty.len() * (8 + PAGE));
-        dw.extend_from_slice(DW_MAGIC);
-        dw.extend_from_slice(&[0; 8]);
-        dw.extend_from_slice(&(dirty.len() as u64).to_le_bytes());
-        dw.extend_from_slice(&next.encode());
-        for &n in &dirty {
-            dw.extend_from_slice(&n.to_le_bytes());
-            dw.extend_from_slice(&self.cache[&n].page[..]);
-        }
-        let crc = crc32fast::hash(&dw[16..]);
-        dw[8..12].copy_from_slice(&crc.to_le_bytes());
-        self.doublewrite.set_len(0)?;
-        self.doublewrite.write(0, &dw)?;
-        self.doublewrite.sync_data()?;
+        self.write_doublewrite(&next, &dirty)?;
         for &n in &dirty {
             self.file.write(n * PAGE as u64, &self.cache[&n].page[..])?;
         }
