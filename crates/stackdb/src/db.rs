@@ -231,14 +231,16 @@ impl Database {
         self.checkpoint_locked()
     }
 
-    /// Checkpoints when dirty pages fill half the cache or the log has
-    /// grown `checkpoint_every` since the last one (writer held).
+    /// Checkpoints when dirty pages fill 90 % of the cache (reads of clean
+    /// pages go through the map, so the cache is mostly a buffer of dirty
+    /// pages) or the log has grown `checkpoint_every` since the last one
+    /// (writer held).
     pub(crate) fn checkpoint_if_due(&self) -> Result<()> {
         let (dirty, capacity, since) = {
             let heads = lock(&self.heads);
             (heads.dirty_pages(), heads.capacity(), self.log.end() - heads.state.log_end)
         };
-        if dirty * 2 >= capacity || since >= self.options.checkpoint_every {
+        if dirty * 10 >= capacity * 9 || since >= self.options.checkpoint_every {
             self.checkpoint_locked()?;
         }
         Ok(())
