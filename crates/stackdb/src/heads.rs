@@ -244,10 +244,15 @@ impl Heads {
         }
         let mut dw = vec![0u8; len as usize];
         self.doublewrite.read(0, &mut dw)?;
-        let count = u64::from_le_bytes(dw[16..24].try_into().expect("8 bytes")) as usize;
-        let body_len = STATE_LEN + count * (8 + PAGE);
+        let count = u64::from_le_bytes(dw[16..24].try_into().expect("8 bytes"));
+        // A damaged count can be anything: only a body that fits the file counts.
+        let body_len = usize::try_from(count)
+            .ok()
+            .and_then(|c| c.checked_mul(8 + PAGE))
+            .and_then(|b| b.checked_add(STATE_LEN))
+            .filter(|b| dw.len() - 24 >= *b);
+        let Some(body_len) = body_len else { return Ok(()) };
         let complete = &dw[..8] == DW_MAGIC
-            && dw.len() >= 24 + body_len
             && crc32fast::hash(&dw[16..24 + body_len]) == u32::from_le_bytes(dw[8..12].try_into().expect("4 bytes"));
         if !complete {
             return Ok(()); // torn before step 3 began: the table in place is the old checkpoint, intact

@@ -103,3 +103,20 @@ fn truncated_files_give_errors_or_right_answers() {
     std::fs::remove_file(dir.path().join("heads.dw")).unwrap();
     assert_eq!(check(dir.path(), &model, "no doublewrite file"), model.len());
 }
+
+/// Found by the fuzz target: a doublewrite file whose page count is huge
+/// (an overflow) is ignored as torn, not trusted.
+#[test]
+fn a_doublewrite_file_with_an_absurd_page_count_is_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = pristine(dir.path());
+    let mut dw = b"STACKDW1".to_vec();
+    dw.extend_from_slice(&[0; 8]);
+    dw.extend_from_slice(&u64::MAX.to_le_bytes());
+    dw.extend_from_slice(&[0; 96]);
+    std::fs::write(dir.path().join("heads.dw"), dw).unwrap();
+    let db = Database::open(dir.path(), options()).unwrap();
+    for (k, v) in &model {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
+    }
+}
