@@ -2,11 +2,11 @@
 //! many readers (`docs/stackdb-format.md`).
 
 use crate::error::{Error, Result};
-use crate::hash::{bloom_bits, hash};
+use crate::hash::hash;
 use crate::heads::{Entry, Heads, PAGE};
 use crate::iter::Iter;
-use crate::log::{BatchKind, Commit, Durability, Log, Record};
-use crate::stack::{LogFile, live_value, probe};
+use crate::log::{Batch, BatchKind, Commit, Durability, Log, Record};
+use crate::stack::{LogFile, probe, restack};
 use crate::storage::{FileBackend, StorageBackend};
 use crate::sweep::Compaction;
 use crate::txn::WriteTxn;
@@ -132,8 +132,10 @@ const RESERVED_RAM: usize = 2 << 20;
 /// them (between reading a head and reading its records).
 const STALE_HEAD_RETRIES: u32 = 3;
 
-pub(crate) fn lock(heads: &Mutex<Heads>) -> MutexGuard<'_, Heads> {
-    heads.lock().unwrap_or_else(|e| e.into_inner())
+/// Takes a lock; one a panicking thread held is taken all the same (the
+/// state behind it is only ever changed after the fallible work is done).
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Database {
@@ -188,9 +190,9 @@ impl Database {
                 self.bloom_answers.fetch_add(1, Relaxed);
                 Ok(None)
             }
-            Some((found, depth)) => {
+            Some((value, depth)) => {
                 self.probes.fetch_add(depth, Relaxed);
-                Ok(live_value(found))
+                Ok(value)
             }
         }
     }
@@ -214,6 +216,26 @@ impl Database {
         }
     }
 
+    /// Commits a batch of copies (a split's or a rewrite's) and applies it
+    /// to the head table with `apply` (writer held). No sync of its own:
+    /// recovery keeps a prefix of the commits, so the next synced commit
+    /// makes it durable too, and copies lost in a crash only leave a bucket
+    /// unsplit or unswept — nothing acknowledged is lost.
+    pub(crate) fn commit_copies(
+        &self,
+        batch: Batch,
+        kind: BatchKind,
+        buckets: u64,
+        apply: impl FnOnce(&mut Heads) -> Result<()>,
+    ) -> Result<()> {
+        let sequence = lock(&self.heads).state.commit_seq + 1;
+        self.log.commit(batch, Commit::copies(sequence, kind, buckets), Durability::Eventual)?;
+        let mut heads = lock(&self.heads);
+        apply(&mut heads)?;
+        heads.state.commit_seq = sequence;
+        Ok(())
+    }
+
     /// Buckets in use now.
     pub(crate) fn buckets(&self) -> u64 {
         lock(&self.heads).state.buckets()
@@ -221,13 +243,13 @@ impl Database {
 
     /// Starts the one write transaction; others wait until it commits or drops.
     pub fn begin_write(&self) -> WriteTxn<'_> {
-        WriteTxn::new(self, self.writer.lock().unwrap_or_else(|e| e.into_inner()))
+        WriteTxn::new(self, lock(&self.writer))
     }
 
     /// Writes the head table as of the last commit, so the next open replays
     /// nothing. Also done automatically as the log grows.
     pub fn checkpoint(&self) -> Result<()> {
-        let _writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let _writer = lock(&self.writer);
         self.checkpoint_locked()
     }
 
@@ -288,13 +310,8 @@ impl Database {
 fn replay(heads: &mut Heads, records: &[Record], commit: Commit) -> Result<()> {
     let placed = records.iter().map(|r| (r.offset, hash(&r.key)));
     match commit.kind {
-        BatchKind::User => {
-            for (offset, h) in placed {
-                let bucket = heads.state.address(h);
-                let e = heads.entry(bucket)?;
-                heads.set(bucket, Entry { head: offset, bloom: e.bloom | bloom_bits(h) })?;
-            }
-        }
+        // A user batch's records go on top of their buckets' stacks.
+        BatchKind::User => restack(heads, [], placed)?,
         BatchKind::Split => crate::split::apply(heads, placed)?,
         BatchKind::Rewrite => crate::sweep::apply(heads, commit.start, commit.buckets, placed)?,
     }

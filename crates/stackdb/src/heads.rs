@@ -290,7 +290,11 @@ impl Heads {
             let offset = page_no * PAGE as u64;
             // Pages the last checkpoint covered must be on disk and intact;
             // pages past them are new since then and start empty.
-            if page_no < self.state.pages {
+            // Through the map when there is one (its checksum checked once
+            // per open), else read and checked here.
+            if let Some(mapped) = self.mapped(page_no)? {
+                page.copy_from_slice(mapped);
+            } else if page_no < self.state.pages {
                 self.file.read(offset, &mut page[..]).map_err(|_| Error::Corrupt { what: "head table page", offset })?;
                 if !page_holds(&page[..], page_no) {
                     return Err(Error::Corrupt { what: "head table page", offset });

@@ -319,49 +319,50 @@ impl<B: StorageBackend> Log<B> {
     /// The record at `offset`, checksum checked, without copying it when
     /// the log is mapped.
     pub fn view(&self, offset: u64) -> Result<RecordView<'_>> {
-        let corrupt = Error::Corrupt { what: "log record", offset };
+        let corrupt = || Error::Corrupt { what: "log record", offset };
         // Offsets come from head entries and `prev` links, which a damaged
         // file could set to anything: check before any arithmetic can overflow.
         let end = self.end();
         let fits = |len: usize| offset.checked_add(len as u64).is_some_and(|e| e <= end);
         if offset < self.floor() || !offset.is_multiple_of(8) || !fits(HEADER_LEN) {
-            return Err(corrupt);
+            return Err(corrupt());
         }
-        let bytes = match &self.map {
+        // The bytes of header, key and value, once the header says the
+        // whole record lies before the end.
+        let body_of = |header: &Header| {
+            let body = HEADER_LEN + header.key_len + header.value_len;
+            if fits(header.padded_len()) { Ok(body) } else { Err(corrupt()) }
+        };
+        let (header, bytes) = match &self.map {
             Some(map) => {
                 let header = Header::decode(map.bytes(offset, HEADER_LEN)?.try_into().expect("a header"), offset)?;
-                if !fits(header.padded_len()) {
-                    return Err(corrupt);
-                }
-                std::borrow::Cow::Borrowed(map.bytes(offset, HEADER_LEN + header.key_len + header.value_len)?)
+                (header, std::borrow::Cow::Borrowed(map.bytes(offset, body_of(&header)?)?))
             }
-            None => std::borrow::Cow::Owned(self.read_unmapped(offset, end)?),
+            None => {
+                let (header, bytes) = self.read_unmapped(offset, end, body_of)?;
+                (header, std::borrow::Cow::Owned(bytes))
+            }
         };
-        let header = Header::decode(bytes[..HEADER_LEN].try_into().expect("a header"), offset)?;
         if !record::checksum_holds(&header, &bytes) {
-            return Err(corrupt);
+            return Err(corrupt());
         }
         Ok(RecordView { offset, header, bytes })
     }
 
-    /// A record's bytes read with one pread for a game-sized record (a
-    /// second only past 512 bytes), for storage that is not a file.
-    fn read_unmapped(&self, offset: u64, end: u64) -> Result<Vec<u8>> {
-        let corrupt = Error::Corrupt { what: "log record", offset };
+    /// A record's header and bytes read with one pread for a game-sized
+    /// record (a second only past 512 bytes), for storage that is not a file.
+    fn read_unmapped(&self, offset: u64, end: u64, body_of: impl Fn(&Header) -> Result<usize>) -> Result<(Header, Vec<u8>)> {
         let first = FIRST_READ.min((end - offset) as usize);
         let mut whole = vec![0u8; first];
         self.backend.read(offset, &mut whole)?;
         let header = Header::decode(whole[..HEADER_LEN].try_into().expect("a header"), offset)?;
-        if offset.checked_add(header.padded_len() as u64).is_none_or(|e| e > end) {
-            return Err(corrupt);
-        }
-        let body = HEADER_LEN + header.key_len + header.value_len;
+        let body = body_of(&header)?;
         if body > first {
             whole.resize(body, 0);
             self.backend.read(offset + first as u64, &mut whole[first..])?;
         }
         whole.truncate(body);
-        Ok(whole)
+        Ok((header, whole))
     }
 
     /// Scans from `from` (the end of a commit, or the log header), calls

@@ -5,7 +5,7 @@
 use crate::db::{Database, lock};
 use crate::error::{Error, Result};
 use crate::heads::{Heads, State};
-use crate::log::{BatchKind, Commit, Durability};
+use crate::log::BatchKind;
 use crate::stack::{Placed, copy_records, live_records, restack};
 
 impl Database {
@@ -29,15 +29,7 @@ impl Database {
         advance(&mut after);
         // Oldest first, so the newest ends on top of its new stack.
         let placed = copy_records(&mut batch, live.iter().rev(), &after)?;
-        let sequence = state.commit_seq + 1;
-        // No sync of its own: recovery keeps a prefix of the commits, so the
-        // next synced commit makes this split durable too, and a split lost
-        // in a crash only leaves a bucket unsplit — nothing acknowledged.
-        self.log.commit(batch, Commit::copies(sequence, BatchKind::Split, 1), Durability::Eventual)?;
-        let mut heads = lock(&self.heads);
-        apply(&mut heads, placed)?;
-        heads.state.commit_seq = sequence;
-        Ok(())
+        self.commit_copies(batch, BatchKind::Split, 1, |heads| apply(heads, placed))
     }
 }
 

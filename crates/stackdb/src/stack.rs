@@ -13,9 +13,9 @@ use std::collections::{HashMap, HashSet};
 pub(crate) type LogFile = Log<Box<dyn StorageBackend>>;
 
 /// What the stack `entry` heads says of `key`: `None` when its Bloom word
-/// alone rules the key out, else the key's newest record (if any) and how
-/// many records were read to find it.
-pub(crate) fn probe(log: &LogFile, entry: Entry, key: &[u8], h: u64) -> Result<Option<(Option<Record>, u64)>> {
+/// alone rules the key out, else the key's value (none if it has no record
+/// or its newest is a tombstone) and how many records were read to find it.
+pub(crate) fn probe(log: &LogFile, entry: Entry, key: &[u8], h: u64) -> Result<Option<(Option<Vec<u8>>, u64)>> {
     let bits = bloom_bits(h);
     if entry.head == 0 || entry.bloom & bits != bits {
         return Ok(None);
@@ -23,21 +23,17 @@ pub(crate) fn probe(log: &LogFile, entry: Entry, key: &[u8], h: u64) -> Result<O
     find(log, entry.head, key).map(Some)
 }
 
-/// The value a record gives its key: a put's value; a tombstone or no record, none.
-pub(crate) fn live_value(found: Option<Record>) -> Option<Vec<u8>> {
-    found.filter(|r| r.header.kind == Kind::Put).map(|r| r.value)
-}
-
-/// Walks a stack from `head` to the newest record of `key`; returns it and
-/// the number of records visited.
-fn find(log: &LogFile, head: u64, key: &[u8]) -> Result<(Option<Record>, u64)> {
+/// Walks a stack from `head` to the newest record of `key`; returns the
+/// value it gives the key (a put's value; a tombstone or no record, none)
+/// and the number of records visited. Only that value is copied.
+fn find(log: &LogFile, head: u64, key: &[u8]) -> Result<(Option<Vec<u8>>, u64)> {
     let mut offset = head;
     let mut depth = 0;
     while offset != 0 {
         let r = log.view(offset)?;
         depth += 1;
         if r.key() == key {
-            return Ok((Some(r.to_record()), depth));
+            return Ok(((r.header.kind == Kind::Put).then(|| r.value().to_vec()), depth));
         }
         offset = below(r.offset, r.header.prev)?;
     }
@@ -93,9 +89,10 @@ pub(crate) fn copy_records<'r>(
     Ok(placed)
 }
 
-/// Empties the buckets `cleared`, then pushes each placed copy, in order,
-/// onto the bucket its hash addresses: the head-table side of a split or a
-/// rewrite, the same for the writer and for recovery.
+/// Empties the buckets `cleared`, then pushes each placed record, in
+/// order, onto the bucket its hash addresses: the head-table side of a
+/// split or a rewrite (the same for the writer and for recovery), and with
+/// nothing cleared, the replay of a user batch.
 pub(crate) fn restack(heads: &mut Heads, cleared: impl IntoIterator<Item = u64>, placed: impl IntoIterator<Item = Placed>) -> Result<()> {
     for bucket in cleared {
         heads.set(bucket, Entry::default())?;

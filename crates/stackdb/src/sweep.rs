@@ -8,7 +8,7 @@
 use crate::db::{Database, lock};
 use crate::error::{Error, Result};
 use crate::heads::{Heads, State};
-use crate::log::{BatchKind, Commit, Durability};
+use crate::log::BatchKind;
 use crate::stack::{Placed, copy_records, live_records, restack};
 
 /// When and how fast dead records are reclaimed.
@@ -121,13 +121,7 @@ impl Database {
             bucket += 1;
         }
         let covered = bucket - state.sweep_cursor;
-        let sequence = state.commit_seq + 1;
-        // Unsynced, like a split: a rewrite lost in a crash is redone.
-        self.log.commit(batch, Commit::copies(sequence, BatchKind::Rewrite, covered), Durability::Eventual)?;
-        let mut heads = lock(&self.heads);
-        apply(&mut heads, start, covered, placed)?;
-        heads.state.commit_seq = sequence;
-        Ok(())
+        self.commit_copies(batch, BatchKind::Rewrite, covered, |heads| apply(heads, start, covered, placed))
     }
 }
 

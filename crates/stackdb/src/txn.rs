@@ -7,7 +7,7 @@ use crate::hash::{bloom_bits, hash};
 use crate::heads::Entry;
 use crate::log::{Batch, Commit};
 use crate::record::padded_len;
-use crate::stack::{live_value, probe};
+use crate::stack::probe;
 use std::collections::HashMap;
 use std::sync::MutexGuard;
 
@@ -69,7 +69,7 @@ impl<'db> WriteTxn<'db> {
     /// in the log yet).
     fn known(&mut self, key: &[u8], committed: Entry, h: u64) -> Result<&Known> {
         if !self.known.contains_key(key) {
-            let known = match probe(&self.db.log, committed, key, h)?.and_then(|(found, _)| live_value(found)) {
+            let known = match probe(&self.db.log, committed, key, h)?.and_then(|(value, _)| value) {
                 Some(value) => Known::Committed(value),
                 None => Known::Absent,
             };
