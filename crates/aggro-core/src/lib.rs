@@ -14,10 +14,12 @@
 //! - [`rng`]: a small seeded generator whose sequence never changes with a
 //!   dependency upgrade, so `--seed` reproduces a run.
 //! - [`mobile`]: the store interface of the mobile-game transaction workload.
+//! - [`mmo`]: the store interface of the MMO player-minute workload and its game model.
 //! - [`units`]: parsing durations and rates the way users type them.
 #![deny(missing_docs)]
 
 pub mod clock;
+pub mod mmo;
 pub mod mobile;
 pub mod outcome;
 pub mod rng;

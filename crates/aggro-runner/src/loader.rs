@@ -63,6 +63,11 @@ impl Steps {
         self.failures.push((op, class));
     }
 
+    /// The successful steps recorded so far in this request.
+    pub fn timings(&self) -> &[(OpId, Nanos)] {
+        &self.timings
+    }
+
     pub(crate) fn clear(&mut self) {
         self.timings.clear();
         self.failures.clear();

@@ -32,6 +32,7 @@ pub mod sqlite;
 pub mod stackdb;
 pub mod url;
 
+use aggro_core::mmo::MmoTarget;
 use aggro_core::mobile::MobileTarget;
 use std::future::Future;
 pub use url::{TargetUrl, UrlError};
@@ -44,23 +45,45 @@ pub trait MobileVisitor {
     fn visit<T: MobileTarget>(self, target: T) -> impl Future<Output = Self::Output>;
 }
 
+/// Something to do with a concrete MMO target, whatever its type.
+pub trait MmoVisitor {
+    /// What the visit produces.
+    type Output;
+    /// Called once with the target the URL named.
+    fn visit<T: MmoTarget>(self, target: T) -> impl Future<Output = Self::Output>;
+}
+
+/// Builds the target a parsed URL names and calls `$visit` with it; `$null`
+/// handles `null:`.
+macro_rules! dispatch {
+    ($url:expr, $visitor:ident, $null:expr) => {
+        match TargetUrl::parse($url)? {
+            TargetUrl::Null => $null,
+            #[cfg(feature = "stackdb")]
+            TargetUrl::StackDb { path, immediate } => Ok($visitor.visit(stackdb::StackDbTarget::new(path, immediate)).await),
+            #[cfg(feature = "sqlite")]
+            TargetUrl::Sqlite { path, sync } => Ok($visitor.visit(sqlite::SqliteTarget::new(path, sync)).await),
+            #[cfg(feature = "postgres")]
+            TargetUrl::Postgres { url } => Ok($visitor.visit(postgres::PostgresTarget::new(url)).await),
+            #[cfg(feature = "redis")]
+            TargetUrl::Redis { addr, db } => Ok($visitor.visit(redis::RedisTarget::new(addr, db)).await),
+            #[cfg(feature = "dynamodb")]
+            TargetUrl::DynamoDb { addr, table, region } => {
+                Ok($visitor.visit(dynamodb::DynamoTarget::new(addr, table, region)).await)
+            }
+            #[allow(unreachable_patterns)]
+            other => Err(UrlError::NotBuilt(other.scheme())),
+        }
+    };
+}
+
 /// Parses `url`, builds its target and passes it to `visitor`.
 pub async fn open_mobile<V: MobileVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
-    match TargetUrl::parse(url)? {
-        TargetUrl::Null => Ok(visitor.visit(null::NullTarget).await),
-        #[cfg(feature = "stackdb")]
-        TargetUrl::StackDb { path, immediate } => Ok(visitor.visit(stackdb::StackDbTarget::new(path, immediate)).await),
-        #[cfg(feature = "sqlite")]
-        TargetUrl::Sqlite { path, sync } => Ok(visitor.visit(sqlite::SqliteTarget::new(path, sync)).await),
-        #[cfg(feature = "postgres")]
-        TargetUrl::Postgres { url } => Ok(visitor.visit(postgres::PostgresTarget::new(url)).await),
-        #[cfg(feature = "redis")]
-        TargetUrl::Redis { addr, db } => Ok(visitor.visit(redis::RedisTarget::new(addr, db)).await),
-        #[cfg(feature = "dynamodb")]
-        TargetUrl::DynamoDb { addr, table, region } => {
-            Ok(visitor.visit(dynamodb::DynamoTarget::new(addr, table, region)).await)
-        }
-        #[allow(unreachable_patterns)]
-        other => Err(UrlError::NotBuilt(other.scheme())),
-    }
+    dispatch!(url, visitor, Ok(visitor.visit(null::NullTarget).await))
+}
+
+/// Parses `url`, builds its target and passes it to `visitor` (the null
+/// target holds no world, so it is refused).
+pub async fn open_mmo<V: MmoVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
+    dispatch!(url, visitor, Err(UrlError::Bad { url: url.to_string(), why: "null: holds no MMO world".into() }))
 }

@@ -4,8 +4,11 @@
 //! `aggro-core`; the executor (`aggro-runner`) decides when each request runs.
 //!
 //! # Layout
+//! - [`mmo`]: the seed-000 MMO player-minute workload — profile, zones,
+//!   periods, login, population and verification.
 //! - [`mobile`]: the seed-001 mobile-game transaction trio — keys and skew,
 //!   the loader, and the invariants checked after a run.
 #![deny(missing_docs)]
 
+pub mod mmo;
 pub mod mobile;

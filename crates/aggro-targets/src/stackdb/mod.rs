@@ -6,6 +6,10 @@
 //! values and writing them back inside it is atomic). Every loader shares
 //! one open database; its calls block, so loaders get threads of their own.
 
+mod mmo;
+
+pub use mmo::StackDbMmoConn;
+
 use aggro_core::mobile::{GOLD_STEP, INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use aggro_core::{ErrorClass, StoreError};
 use stackdb::{Database, Durability, Options};
@@ -31,6 +35,23 @@ impl StackDbTarget {
             durability: if self.immediate { Durability::Immediate } else { Durability::Eventual },
             ..Options::default()
         }
+    }
+
+    /// Removes the database's files (only stackdb's own) for a fresh
+    /// population. Must come before the first open.
+    fn reset(&self) -> Result<(), StoreError> {
+        if self.db.get().is_some() {
+            return Err(StoreError::new(ErrorClass::Other, "stackdb: cannot reset a database that is open".to_string()));
+        }
+        for file in ["log", "heads", "heads.dw"] {
+            match std::fs::remove_file(self.path.join(file)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(StoreError::new(ErrorClass::Server, format!("cannot reset {}: {e}", self.path.display())));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     fn open(&self) -> Result<Arc<Database>, StoreError> {
@@ -113,15 +134,7 @@ impl MobileTarget for StackDbTarget {
     }
 
     async fn populate(&self, ids: &[u32], progress: &(dyn Fn(u64) + Sync)) -> Result<(), StoreError> {
-        // A fresh database: remove the old files (only stackdb's own).
-        for file in ["log", "heads", "heads.dw"] {
-            match std::fs::remove_file(self.path.join(file)) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(StoreError::new(ErrorClass::Server, format!("cannot reset {}: {e}", self.path.display())));
-                }
-                _ => {}
-            }
-        }
+        self.reset()?;
         let db = self.open()?;
         let err = |e: stackdb::Error| classify(&e, &self.path);
         let gold = INITIAL_GOLD.to_le_bytes();

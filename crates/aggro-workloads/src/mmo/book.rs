@@ -1,0 +1,289 @@
+//! The period book: what every zone's periods add up to, printed as the
+//! paper prints it — a `T_last` line per period and, every 100 periods, the
+//! per-action table (name, count per period, calls, total time, time per
+//! call, mean, last, previous) with p50/p99/max from merged histograms.
+
+use super::profile::OPERATIONS;
+use super::zone::ZoneCounts;
+use aggro_core::Nanos;
+use aggro_stats::{OpId, Recorder, Summary};
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+const OPS: usize = OPERATIONS.len();
+/// `T_last` lines closer together than this are folded into the next one.
+const LINE_EVERY: Duration = Duration::from_millis(250);
+
+/// Where the book's lines go (the console, or nowhere).
+pub type LineSink = Box<dyn Fn(String) + Send + Sync>;
+
+/// What one zone looks like after a period.
+#[derive(Clone, Debug, Default)]
+pub struct ZoneState {
+    /// Players in memory.
+    pub players: usize,
+    /// Items they hold.
+    pub items: usize,
+    /// Running counts.
+    pub counts: ZoneCounts,
+}
+
+/// Sums over a stretch of periods.
+#[derive(Clone)]
+struct Window {
+    periods: u64,
+    calls: [u64; OPS],
+    ns: [u64; OPS],
+    hist: Recorder,
+}
+
+impl Window {
+    fn new() -> Self {
+        Self { periods: 0, calls: [0; OPS], ns: [0; OPS], hist: Recorder::new(OPS) }
+    }
+}
+
+struct State {
+    window: Window,
+    whole: Window,
+    /// Time per call of each operation in the last and the previous period.
+    last: [f64; OPS],
+    prev: [f64; OPS],
+    zones: BTreeMap<usize, ZoneState>,
+    /// Periods and their total time, per zone.
+    zone_time: BTreeMap<usize, (u64, u64)>,
+    last_line: Option<Instant>,
+    folded: u64,
+}
+
+/// Shared by every zone of a play run.
+pub struct PeriodBook {
+    state: Mutex<State>,
+    out: LineSink,
+    table_every: u64,
+    started: Instant,
+}
+
+/// One row of the action table.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TableRow {
+    /// Action name (`period` for the whole period).
+    pub name: &'static str,
+    /// Calls per period.
+    pub per_period: f64,
+    /// Calls.
+    pub calls: u64,
+    /// Total time, ms.
+    pub total_ms: f64,
+    /// Total time ÷ calls, ms.
+    pub per_call_ms: f64,
+    /// Histogram figures of one call.
+    pub latency: Summary,
+    /// Time per call in the last period, ms.
+    pub last_ms: f64,
+    /// Time per call in the period before, ms.
+    pub prev_ms: f64,
+}
+
+/// The whole run, as the book saw it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PlaySummary {
+    /// Periods run, all zones together.
+    pub periods: u64,
+    /// Mean period time, ms (all zones' periods).
+    pub mean_period_ms: f64,
+    /// Game-minutes the store served per minute of real time, all zones
+    /// together: Σ over zones of 60 s ÷ that zone's mean period time.
+    pub player_minute_ratio: f64,
+    /// The per-action table over the whole run.
+    pub table: Vec<TableRow>,
+    /// Zones' counts added up.
+    pub counts: ZoneCounts,
+    /// Players and items in memory at the end, all zones.
+    pub players: usize,
+    /// Items held at the end, all zones.
+    pub items: usize,
+}
+
+impl PeriodBook {
+    /// A book printing to `out`, with the table every `table_every` periods
+    /// (0: never).
+    pub fn new(out: LineSink, table_every: u64) -> Self {
+        Self {
+            state: Mutex::new(State {
+                window: Window::new(),
+                whole: Window::new(),
+                last: [0.0; OPS],
+                prev: [0.0; OPS],
+                zones: BTreeMap::new(),
+                zone_time: BTreeMap::new(),
+                last_line: None,
+                folded: 0,
+            }),
+            out,
+            table_every,
+            started: Instant::now(),
+        }
+    }
+
+    /// Books one period of `zone`: its time and every step it timed.
+    pub fn period_done(&self, zone: usize, period_ns: Nanos, steps: &[(OpId, Nanos)], state: ZoneState) {
+        let mut calls = [0u64; OPS];
+        let mut ns = [0u64; OPS];
+        calls[0] = 1;
+        ns[0] = period_ns;
+        for &(op, t) in steps {
+            calls[op] += 1;
+            ns[op] += t;
+        }
+        let mut guard = self.state.lock();
+        let s = &mut *guard;
+        for w in [&mut s.window, &mut s.whole] {
+            w.periods += 1;
+            w.hist.record_ok(0, period_ns, period_ns);
+            for &(op, t) in steps {
+                w.hist.record_ok(op, t, t);
+            }
+            for op in 0..OPS {
+                w.calls[op] += calls[op];
+                w.ns[op] += ns[op];
+            }
+        }
+        s.prev = s.last;
+        s.last = std::array::from_fn(|op| if calls[op] > 0 { ns[op] as f64 / calls[op] as f64 / 1e6 } else { 0.0 });
+        s.zones.insert(zone, state);
+        let t = s.zone_time.entry(zone).or_default();
+        t.0 += 1;
+        t.1 += period_ns;
+        let now = Instant::now();
+        if s.last_line.is_none_or(|l| now - l >= LINE_EVERY) {
+            let folded = std::mem::take(&mut s.folded);
+            let more = if folded > 0 { format!("   (+{folded} periods since the last line)") } else { String::new() };
+            (self.out)(format!("{} T_last = {:.1}ms{more}", clock_time(), period_ns as f64 / 1e6));
+            s.last_line = Some(now);
+        } else {
+            s.folded += 1;
+        }
+        if self.table_every > 0 && s.whole.periods.is_multiple_of(self.table_every) {
+            let lines = self.table_lines(s, &s.window);
+            lines.into_iter().for_each(|l| (self.out)(l));
+            s.window = Window::new();
+        }
+    }
+
+    fn rows(s: &State, w: &Window) -> Vec<TableRow> {
+        (0..OPS)
+            .map(|op| TableRow {
+                name: OPERATIONS[op],
+                per_period: w.calls[op] as f64 / w.periods.max(1) as f64,
+                calls: w.calls[op],
+                total_ms: w.ns[op] as f64 / 1e6,
+                per_call_ms: if w.calls[op] > 0 { w.ns[op] as f64 / w.calls[op] as f64 / 1e6 } else { 0.0 },
+                latency: Summary::of(&w.hist.ops[op].service),
+                last_ms: s.last[op],
+                prev_ms: s.prev[op],
+            })
+            .collect()
+    }
+
+    fn table_lines(&self, s: &State, w: &Window) -> Vec<String> {
+        let mut lines = vec![String::new(), table_header()];
+        let rows = Self::rows(s, w);
+        lines.extend(rows[1..].iter().map(table_line));
+        let (players, items, counts) = totals(s);
+        let elapsed = self.started.elapsed().as_secs_f64();
+        lines.push(format!(
+            "Tmean {:.2}ms  tn {:.2}ms  tn-1 {:.2}ms  (p50 {:.2}ms, p99 {:.2}ms, max {:.2}ms)",
+            rows[0].per_call_ms,
+            rows[0].last_ms,
+            rows[0].prev_ms,
+            ms(rows[0].latency.p50_ns),
+            ms(rows[0].latency.p99_ns),
+            ms(rows[0].latency.max_ns),
+        ));
+        lines.push(format!(
+            "Periods= {}  Players= {players}  Items= {items}  GuildLoaded= {}  TotalTime= {elapsed:.2}s  avg Tau= {:.1}ms  Logins/sec= {:.2}",
+            s.whole.periods,
+            counts.guilds_loaded,
+            s.whole.ns[0] as f64 / s.whole.periods.max(1) as f64 / 1e6,
+            counts.logins as f64 / elapsed.max(1e-9),
+        ));
+        lines.push(String::new());
+        lines
+    }
+
+    /// The whole run so far.
+    pub fn summary(&self) -> PlaySummary {
+        let s = self.state.lock();
+        let (players, items, counts) = totals(&s);
+        let ratio = s.zone_time.values().filter(|(n, _)| *n > 0).map(|&(n, t)| 60e9 / (t as f64 / n as f64)).sum();
+        PlaySummary {
+            periods: s.whole.periods,
+            mean_period_ms: s.whole.ns[0] as f64 / s.whole.periods.max(1) as f64 / 1e6,
+            player_minute_ratio: ratio,
+            table: Self::rows(&s, &s.whole),
+            counts,
+            players,
+            items,
+        }
+    }
+}
+
+fn totals(s: &State) -> (usize, usize, ZoneCounts) {
+    let mut c = ZoneCounts::default();
+    let (mut players, mut items) = (0, 0);
+    for z in s.zones.values() {
+        players += z.players;
+        items += z.items;
+        c.logins += z.counts.logins;
+        c.players_loaded += z.counts.players_loaded;
+        c.lease_refusals += z.counts.lease_refusals;
+        c.guilds_loaded += z.counts.guilds_loaded;
+        c.pushes += z.counts.pushes;
+        c.objects_pushed += z.counts.objects_pushed;
+    }
+    (players, items, c)
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+fn clock_time() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    format!("{:02}:{:02}:{:02}", secs / 3600 % 24, secs / 60 % 60, secs % 60)
+}
+
+/// The table's column heads.
+pub fn table_header() -> String {
+    format!(
+        "{:<14}{:>8}{:>9}{:>11}{:>10}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}",
+        "NAME", "C/per", "CALLS", "T.Time", "TT/calls", "mean", "p50", "p99", "max", "Tn", "Tn-1"
+    )
+}
+
+/// One action's line (times in ms).
+pub fn table_line(r: &TableRow) -> String {
+    format!(
+        "{:<14}{:>8.1}{:>9}{:>9.0}ms{:>10.3}{:>9.3}{:>9.3}{:>9.3}{:>9.3}{:>9.3}{:>9.3}",
+        r.name,
+        r.per_period,
+        r.calls,
+        r.total_ms,
+        r.per_call_ms,
+        r.latency.mean_ns / 1e6,
+        ms(r.latency.p50_ns),
+        ms(r.latency.p99_ns),
+        ms(r.latency.max_ns),
+        r.last_ms,
+        r.prev_ms
+    )
+}
+
+/// The paper's table for every action of the whole run.
+pub fn summary_lines(s: &PlaySummary) -> Vec<String> {
+    let mut lines = vec![table_header()];
+    lines.extend(s.table[1..].iter().map(table_line));
+    lines
+}

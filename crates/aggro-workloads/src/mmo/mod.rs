@@ -1,0 +1,24 @@
+//! The MMO player-minute workload of seed 000 (the Versant benchmark).
+//!
+//! # Layout
+//! - [`profile`]: the paper's actions and the TOML profile of counts per period.
+//! - [`zone`]: a game server's zone — players in memory, dirty tracking, the actions.
+//! - [`period`]: the play loader — one request is one period of one zone.
+//! - [`book`]: `T_last` lines, the per-action table, the player-minute ratio.
+//! - [`login`]: the login test's loader.
+//! - [`populate`]: generating and inserting the world.
+//! - [`verify`]: the world's invariants, checked in the store.
+
+pub mod book;
+pub mod login;
+pub mod period;
+pub mod populate;
+pub mod profile;
+pub mod verify;
+pub mod zone;
+
+pub use book::{PeriodBook, PlaySummary};
+pub use login::LoginLoader;
+pub use period::PeriodLoader;
+pub use profile::{Action, OPERATIONS, Profile};
+pub use zone::Zone;

@@ -1,0 +1,69 @@
+//! The game operations test's loader: one request is one period of one
+//! zone — every action of the profile, in the paper's order.
+
+use super::book::{PeriodBook, ZoneState};
+use super::profile::{Action, Profile, Tally};
+use super::zone::Zone;
+use aggro_core::mmo::MmoConn;
+use aggro_core::{ErrorClass, ErrorSamples};
+use aggro_runner::{Loader, Steps};
+use std::sync::Arc;
+
+/// A zone driven period by period.
+pub struct PeriodLoader<C> {
+    index: usize,
+    zone: Zone<C>,
+    profile: Profile,
+    tally: Tally,
+    book: Arc<PeriodBook>,
+    samples: Arc<ErrorSamples>,
+}
+
+impl<C: MmoConn> PeriodLoader<C> {
+    /// Zone number `index` (already filled), running `profile` (already
+    /// scaled to the zone's size).
+    pub fn new(index: usize, zone: Zone<C>, profile: Profile, book: Arc<PeriodBook>, samples: Arc<ErrorSamples>) -> Self {
+        Self { index, zone, profile, tally: Tally::default(), book, samples }
+    }
+
+    /// The zone, for its ledger after the run.
+    pub fn zone(&self) -> &Zone<C> {
+        &self.zone
+    }
+}
+
+impl<C: MmoConn> Loader for PeriodLoader<C> {
+    async fn run(&mut self, _seq: u64, steps: &mut Steps) -> Result<(), ErrorClass> {
+        let counts = self.tally.next(&self.profile);
+        let start = steps.now();
+        let mut failed = None;
+        for action in Action::ALL {
+            let op = action.op();
+            for _ in 0..counts[action as usize] {
+                let mut refused = 0;
+                let t = steps.now();
+                let result = self.zone.act(action, &mut refused).await;
+                // Every refused lease is counted (as `locked`), apart from
+                // the action's own outcome.
+                (0..refused).for_each(|_| steps.count_failure(op, ErrorClass::Locked));
+                match result {
+                    Ok(()) => steps.record_timing(op, steps.now() - t),
+                    Err(e) => {
+                        self.samples.note(&e);
+                        if e.class != ErrorClass::Locked {
+                            steps.count_failure(op, e.class);
+                        }
+                        failed.get_or_insert(e.class);
+                    }
+                }
+            }
+        }
+        let state = ZoneState {
+            players: self.zone.len(),
+            items: self.zone.items_held(),
+            counts: self.zone.counts.clone(),
+        };
+        self.book.period_done(self.index, steps.now() - start, steps.timings(), state);
+        failed.map_or(Ok(()), Err)
+    }
+}
