@@ -16,9 +16,114 @@ pub struct Cli {
 pub enum Command {
     /// The main job: a short capacity tour on an embedded database, no server needed.
     Run(TourArgs),
+    /// The MMO player-minute benchmark (seed 000, the Versant paper): populate, login, play, verify.
+    #[command(subcommand)]
+    Mmo(Box<MmoCommand>),
     /// The mobile-game transaction benchmark (seed 001): write, consistent-read, read.
     #[command(subcommand)]
     Mobile(Box<MobileCommand>),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MmoCommand {
+    /// Create the world: accounts, 5 players each with their parts and 100 items, guilds, quests, descriptors.
+    Populate(WorldArgs),
+    /// The login test: N clients each run L logins (query by user name, load, update).
+    Login(LoginArgs),
+    /// The game operations test: zones of players run the profile period by period.
+    Play(PlayArgs),
+    /// Check the world's invariants (no duplicated item, counts, ledger, no lease held).
+    Verify(MmoVerifyArgs),
+}
+
+/// Which world, where.
+#[derive(Debug, Args, Clone)]
+pub struct WorldArgs {
+    /// Target URL: stackdb:DIR, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB], dynamodb://HOST:PORT[/TABLE].
+    #[arg(long, env = "AGGRO_TARGET")]
+    pub target: String,
+    /// Accounts in the world (5 players each, 100 items per player; the paper used 50,000).
+    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u32).range(1..=100_000_000))]
+    pub accounts: u32,
+    /// Seed of the world's generated content (population only).
+    #[arg(long, default_value_t = 1)]
+    pub world_seed: u64,
+}
+
+/// What every MMO run shares.
+#[derive(Debug, Args, Clone)]
+pub struct MmoRunArgs {
+    #[command(flatten)]
+    pub world: WorldArgs,
+    /// Seed of the run's random choices (default: from the clock; always recorded).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Seconds between interval records.
+    #[arg(long, default_value = "5s")]
+    pub interval: String,
+    /// Worker threads of the generator (0 = one per CPU).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Result file (default ./aggro-results/<time>-mmo-<test>.json).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print only the summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct LoginArgs {
+    #[command(flatten)]
+    pub run: MmoRunArgs,
+    /// Login clients (connections), or auto: double them until logins/s stops rising.
+    #[arg(long, default_value = "8")]
+    pub clients: String,
+    /// Logins per client.
+    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub logins: u64,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct PlayArgs {
+    #[command(flatten)]
+    pub run: MmoRunArgs,
+    /// Players per zone (the profile's counts scale with it).
+    #[arg(long, default_value_t = 250, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub players: u32,
+    /// Zones (game-server clients) running at once against the same store.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub clients: u32,
+    /// Periods per zone (closed loop).
+    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub periods: u64,
+    /// Action profile (TOML; default: the paper's 250-player table, profiles/mmo-250.toml).
+    #[arg(long)]
+    pub profile: Option<PathBuf>,
+    /// Pace one period per game-minute per zone (open loop) instead of running periods back to back.
+    #[arg(long)]
+    pub realtime: bool,
+    /// Length of a realtime run.
+    #[arg(long, default_value = "10m")]
+    pub duration: String,
+    /// Real length of a game-minute in a realtime run.
+    #[arg(long, default_value = "60s")]
+    pub game_minute: String,
+    /// How long a LoadPlayer lease lasts unless renewed (by any push of the player).
+    #[arg(long, default_value = "5m")]
+    pub lease: String,
+    /// Print the per-action table every this many periods (0: only at the end).
+    #[arg(long, default_value_t = 100)]
+    pub table_every: u64,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct MmoVerifyArgs {
+    #[command(flatten)]
+    pub world: WorldArgs,
+    /// Result files of the play runs since population: every player must hold population + what they committed.
+    #[arg(long = "result")]
+    pub results: Vec<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -152,12 +257,15 @@ pub struct VerifyArgs {
 
 #[derive(Debug, Args)]
 pub struct TourArgs {
-    /// Seconds per workload.
-    #[arg(long, default_value = "15s")]
-    pub duration: String,
-    /// Users in the temporary database.
-    #[arg(long, default_value_t = 100_000)]
-    pub users: u32,
+    /// Accounts in the temporary world (5 players and 500 items each).
+    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    pub accounts: u32,
+    /// Periods of the one-zone play test (the two-zone test runs half as many per zone).
+    #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(2..))]
+    pub periods: u64,
+    /// Logins per client in the login test (4 clients).
+    #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub logins: u64,
     /// Keep the database and results here instead of a temporary directory.
     #[arg(long)]
     pub dir: Option<PathBuf>,

@@ -6,6 +6,7 @@
 //!
 //! # Layout
 //! - [`cli`]: the command line (clap derive), validated but not yet resolved.
+//! - [`mmo`]: `aggro mmo populate|login|play|verify` (seed 000).
 //! - [`mobile`]: `aggro mobile populate|run|find-max|verify` (seed 001).
 //! - [`session`]: runtime, result records and files, shared by every run.
 //! - [`console`]: interval lines and the progress bar.
@@ -13,6 +14,7 @@
 
 mod cli;
 mod console;
+mod mmo;
 mod mobile;
 mod session;
 mod tour;
@@ -34,6 +36,7 @@ impl std::error::Error for BadInput {}
 fn main() {
     let args = cli::Cli::parse();
     let result = match args.command {
+        cli::Command::Mmo(m) => mmo::main(*m),
         cli::Command::Mobile(m) => mobile::main(*m),
         cli::Command::Run(t) => tour::main(t),
     };

@@ -121,3 +121,26 @@ pub fn read(path: &Path) -> anyhow::Result<RunRecord> {
     }
     Ok(record)
 }
+
+/// The whole-run table, the stop reason and any warnings.
+pub fn print_summary(record: &RunRecord) {
+    for line in aggro_report::text::totals_lines(&record.totals, record.elapsed_s) {
+        println!("{line}");
+    }
+    println!(
+        "{}: {} due, {} started, {} completed, backlog at end {}, {:.1}s; timer lateness p99 {}",
+        record.stop_message,
+        record.due,
+        record.started,
+        record.completed,
+        record.backlog_at_end,
+        record.elapsed_s,
+        aggro_core::units::format_nanos(record.lag.p99_ns)
+    );
+    for s in &record.error_samples {
+        println!("first {} error: {}", s.class, s.message);
+    }
+    if record.generator_bound {
+        println!("warning: aggro itself was short of CPU or fell behind its schedule; these figures may describe the generator, not the backend (use fewer loaders, more --threads, or another machine)");
+    }
+}

@@ -1,17 +1,11 @@
-//! `aggro run`: the main job, on an embedded database in a temporary
-//! directory, no server needed.
-//!
-//! Today it drives the seed-001 trio (write, consistent-read, read) against
-//! aggro's own embedded engine, stackdb, then verifies the store against what
-//! the runs committed. The MMO player-minute test replaces the trio once it
-//! lands (see the issues); the shape of the job — populate, drive at a rate,
-//! verify, report — stays.
+//! `aggro run`: the main job — the MMO player-minute benchmark of seed 000
+//! on aggro's embedded engine (stackdb, synced commits) in a temporary
+//! directory, no server needed: populate, the login test, one zone of 250
+//! players, two zones at once, verify.
 
-use crate::cli::{DataArgs, DriveArgs, MobileCommand, PopulateArgs, RunArgs, TourArgs, VerifyArgs};
+use crate::cli::{LoginArgs, MmoRunArgs, MmoVerifyArgs, PlayArgs, TourArgs, WorldArgs};
+use crate::mmo;
 use anyhow::Context;
-
-/// The tour's steps: workload and rate (requests per second).
-const STEPS: [(&str, &str); 3] = [("write", "1000"), ("consistent-read", "500"), ("read", "5000")];
 
 pub fn main(a: TourArgs) -> anyhow::Result<()> {
     let temp;
@@ -25,42 +19,54 @@ pub fn main(a: TourArgs) -> anyhow::Result<()> {
             temp.0.clone()
         }
     };
-    let data = DataArgs {
-        target: format!("stackdb:{}", dir.join("world").display()),
-        users: a.users,
-        spread: "none".into(),
+    let world = WorldArgs { target: format!("stackdb:{}", dir.join("world").display()), accounts: a.accounts, world_seed: 1 };
+    println!("aggro run: the MMO player-minute benchmark (seed 000) on stackdb, aggro's embedded engine, in {}\n", dir.display());
+    let populated = mmo::populate::populate(&world)?;
+    let run = |name: &str| MmoRunArgs {
+        world: world.clone(),
+        seed: Some(1),
+        interval: "5s".into(),
+        threads: 0,
+        out: Some(dir.join(format!("{name}.json"))),
+        quiet: false,
     };
-    println!("aggro run: the mobile-game transactions of seed 001 on stackdb (aggro's embedded engine) in {}", dir.display());
-    crate::mobile::main(MobileCommand::Populate(PopulateArgs { data: data.clone() }))?;
-    let mut results = Vec::new();
-    for (workload, rate) in STEPS {
-        let out = dir.join(format!("{workload}.json"));
-        println!("\n== {workload} at {rate}/s for {}", a.duration);
-        crate::mobile::main(MobileCommand::Run(RunArgs {
-            drive: DriveArgs {
-                data: data.clone(),
-                workload: workload.into(),
-                loaders: 8,
-                pacing: "even".into(),
-                interval: "5s".into(),
-                stop_on_backlog: "rate".into(),
-                drain: "10s".into(),
-                seed: Some(1),
-                threads: 0,
-                quiet: false,
-                per_loader: false,
-            },
-            rate: rate.into(),
-            stages: None,
-            duration: a.duration.clone(),
-            requests: None,
-            out: Some(out.clone()),
-            csv: None,
-        }))?;
-        results.push(out);
-    }
-    println!("\n== verify: every committed transaction is in the store, nothing else is");
-    crate::mobile::main(MobileCommand::Verify(VerifyArgs { data, results }))?;
+    println!("\n== the login test: 4 clients × {} logins", a.logins);
+    let login = mmo::login::main(LoginArgs { run: MmoRunArgs { quiet: true, ..run("login") }, clients: "4".into(), logins: a.logins })?;
+    let play = |name: &str, clients: u32, periods: u64| PlayArgs {
+        run: run(name),
+        players: 250,
+        clients,
+        periods,
+        profile: None,
+        realtime: false,
+        duration: "10m".into(),
+        game_minute: "60s".into(),
+        lease: "5m".into(),
+        table_every: (periods * clients as u64 / 2).max(1),
+    };
+    println!("\n== the game operations test: one zone of 250 players, {} periods (the paper's profile)", a.periods);
+    let one = mmo::play::main(play("play-1-zone", 1, a.periods))?;
+    println!("\n== two zones of 250 players at once, {} periods each (the paper's two-client test)", a.periods / 2);
+    let two = mmo::play::main(play("play-2-zones", 2, a.periods / 2))?;
+    println!("\n== verify: no item duplicated or orphaned, counts and the clients' ledger agree, no lease held");
+    mmo::verify::main(MmoVerifyArgs { world: world.clone(), results: vec![dir.join("play-1-zone.json"), dir.join("play-2-zones.json")] })?;
+    let ratio = |r: &aggro_report::RunRecord| r.extra["mmo_play"]["player_minute_ratio"].as_f64().unwrap_or(0.0);
+    let period = |r: &aggro_report::RunRecord| r.extra["mmo_play"]["mean_period_ms"].as_f64().unwrap_or(0.0);
+    let logins = login.extra["mmo_login"]["logins_per_s"].as_f64().unwrap_or(0.0);
+    println!("\n== summary (stackdb, every push and lease a synced commit; the paper: Versant on a 2008 quad-core with one disk)");
+    println!("population     {:>10.0} items/s", populated.items_per_s);
+    println!("login test     {logins:>10.0} logins/s        (paper: ~4,000 with 8 clients)");
+    println!(
+        "one zone       {:>10.0} player-minutes per minute, mean period {:.2}ms (paper: 340, 176 ms) → ~{:.0} players per server, extrapolated",
+        ratio(&one),
+        period(&one),
+        250.0 * ratio(&one)
+    );
+    println!(
+        "two zones      {:>10.0} player-minutes per minute, mean period {:.2}ms (paper: 280, 417–424 ms)",
+        ratio(&two),
+        period(&two)
+    );
     if a.dir.is_some() {
         println!("results kept in {}", dir.display());
     }

@@ -57,7 +57,8 @@ pub struct ChangeSet {
     pub players: Vec<PlayerWrite>,
     /// Items created or changed.
     pub put_items: Vec<Item>,
-    /// Items deleted.
+    /// Items deleted; applied before `put_items` (a slot freed and reused
+    /// within one set holds the new item).
     pub delete_items: Vec<ItemRef>,
     /// Quests completed.
     pub new_quests: Vec<Quest>,

@@ -319,11 +319,12 @@ impl MmoConn for StackDbMmoConn {
                 txn.put(&key(b'L', id), &encode_lease(c.owner, c.lease_until_ms)).map_err(self.err())?;
             }
         }
-        for i in &c.put_items {
-            txn.put(&item_key(i.owner, i.slot), &encode_item(i)).map_err(self.err())?;
-        }
+        // Deletes first: a slot freed and reused within one set holds the new item.
         for i in &c.delete_items {
             txn.delete(&item_key(i.owner, i.slot)).map_err(self.err())?;
+        }
+        for i in &c.put_items {
+            txn.put(&item_key(i.owner, i.slot), &encode_item(i)).map_err(self.err())?;
         }
         for q in &c.new_quests {
             txn.put(&quest_key(q.player, q.seq), &encode_quest(q)).map_err(self.err())?;

@@ -30,6 +30,11 @@ impl<C: MmoConn> PeriodLoader<C> {
     pub fn zone(&self) -> &Zone<C> {
         &self.zone
     }
+
+    /// The zone, to shut it down after the run.
+    pub fn zone_mut(&mut self) -> &mut Zone<C> {
+        &mut self.zone
+    }
 }
 
 impl<C: MmoConn> Loader for PeriodLoader<C> {

@@ -432,6 +432,12 @@ impl<C: MmoConn> Zone<C> {
         Ok(())
     }
 
+    /// Shuts the zone down cleanly: every player is written and released.
+    pub async fn shutdown(&mut self) -> Result<(), StoreError> {
+        self.ejected.append(&mut self.players);
+        self.push_ejected().await
+    }
+
     /// Items held by the zone's players in memory (for the period table).
     pub fn items_held(&self) -> usize {
         self.players.iter().map(|p| p.items.len()).sum()

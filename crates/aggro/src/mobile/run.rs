@@ -70,7 +70,7 @@ impl MobileVisitor for Run {
         let spec = serde_json::json!({ "drive": d, "plan": self.plan, "target": target.describe() });
         let record = session::record("mobile run", spec, started_at, names, &outcome, console, &samples, d.threads);
         session::write(&record, &self.out, self.csv.as_deref())?;
-        print_summary(&record);
+        session::print_summary(&record);
         println!("result: {}", self.out.display());
         Ok(record)
     }
@@ -83,29 +83,6 @@ fn describe_rate(plan: &RunPlan) -> String {
             format!("{}/s for {:.0}s, {:?} pacing", stages[0].end_rate, stages[0].duration_ns as f64 / 1e9, plan.pacing)
         }
         RatePlan::Stages { stages } => format!("{} ramp stages, {:?} pacing", stages.len(), plan.pacing),
-    }
-}
-
-/// The whole-run table, the stop reason and any warnings.
-pub fn print_summary(record: &RunRecord) {
-    for line in aggro_report::text::totals_lines(&record.totals, record.elapsed_s) {
-        println!("{line}");
-    }
-    println!(
-        "{}: {} due, {} started, {} completed, backlog at end {}, {:.1}s; timer lateness p99 {}",
-        record.stop_message,
-        record.due,
-        record.started,
-        record.completed,
-        record.backlog_at_end,
-        record.elapsed_s,
-        aggro_core::units::format_nanos(record.lag.p99_ns)
-    );
-    for s in &record.error_samples {
-        println!("first {} error: {}", s.class, s.message);
-    }
-    if record.generator_bound {
-        println!("warning: aggro itself was short of CPU or fell behind its schedule; these figures may describe the generator, not the backend (use fewer loaders, more --threads, or another machine)");
     }
 }
 

@@ -1,0 +1,145 @@
+//! `aggro mmo login`: the login test. `--clients auto` doubles the clients
+//! until logins/s stops rising by 5% (the paper added clients until the
+//! server's CPU reached ~80%).
+
+use super::{nanos, on_target, preflight, run_seed};
+use crate::BadInput;
+use crate::cli::LoginArgs;
+use crate::console::{Console, Verbosity};
+use crate::session;
+use aggro_core::mmo::{MmoTarget, WorldSpec};
+use aggro_core::{ErrorSamples, MonotonicClock, Pacing, RatePlan};
+use aggro_report::RunRecord;
+use aggro_runner::{BacklogRule, Placement, RunPlan, StopHandle};
+use aggro_targets::MmoVisitor;
+use aggro_workloads::mmo::LoginLoader;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+const OPS: [&str; 1] = ["login"];
+/// Most clients `auto` tries.
+const AUTO_LIMIT: u32 = 256;
+
+struct Login {
+    world: WorldSpec,
+    clients: Option<u32>,
+    logins: u64,
+    seed: u64,
+    interval_ns: u64,
+    threads: usize,
+    quiet: bool,
+    out: PathBuf,
+}
+
+/// One trial's headline.
+#[derive(Clone, Debug, serde::Serialize)]
+struct Trial {
+    clients: u32,
+    logins_per_s: f64,
+    p99_ms: f64,
+}
+
+impl Login {
+    async fn trial<T: MmoTarget>(&self, target: &T, clients: u32) -> anyhow::Result<(RunRecord, Trial)> {
+        let samples = Arc::new(ErrorSamples::default());
+        let mut loaders = Vec::new();
+        for i in 0..clients {
+            let mut conn = target.connect().await.map_err(|e| anyhow::anyhow!("client {i}: {}", e.message))?;
+            if i == 0 {
+                preflight(&mut conn, target, &self.world).await?;
+            }
+            loaders.push(LoginLoader::new(conn, &self.world, self.seed ^ clients as u64, Arc::clone(&samples)));
+        }
+        let plan = RunPlan {
+            rate: RatePlan::Max { duration_ns: None },
+            pacing: Pacing::Even,
+            limit: Some(clients as u64 * self.logins),
+            interval_ns: self.interval_ns,
+            backlog_rule: BacklogRule::Off,
+            drain_ns: 10_000_000_000,
+            seed: self.seed,
+            placement: if target.blocking() { Placement::Threads } else { Placement::Tasks },
+        };
+        let stop = StopHandle::new();
+        stop.stop_on_signals();
+        let mut console = Console::new(&OPS, None, Verbosity { quiet: true, per_loader: false });
+        let started_at = aggro_report::record::now_rfc3339();
+        let outcome = aggro_runner::run(&plan, 1, loaders, MonotonicClock::start(), &stop, &mut console).await;
+        console.finish();
+        let spec = serde_json::json!({ "world": self.world, "clients": clients, "logins_per_client": self.logins, "plan": plan, "target": target.describe() });
+        let record = session::record("mmo login", spec, started_at, &OPS, &outcome, console, &samples, self.threads);
+        let ok = record.totals[0].ok;
+        let trial = Trial {
+            clients,
+            logins_per_s: ok as f64 / record.elapsed_s.max(1e-9),
+            p99_ms: record.totals[0].latency.p99_ns as f64 / 1e6,
+        };
+        if !self.quiet {
+            println!("{clients:>4} clients: {:>9.0} logins/s, p99 {:.3}ms", trial.logins_per_s, trial.p99_ms);
+        }
+        Ok((record, trial))
+    }
+}
+
+impl MmoVisitor for Login {
+    type Output = anyhow::Result<RunRecord>;
+
+    async fn visit<T: MmoTarget>(self, target: T) -> anyhow::Result<RunRecord> {
+        println!("aggro mmo login: {} logins per client on {}, {} accounts", self.logins, target.describe(), self.world.accounts);
+        let mut trials = Vec::new();
+        let (mut record, first) = self.trial(&target, self.clients.unwrap_or(1)).await?;
+        let mut best = first.clone();
+        trials.push(first);
+        if self.clients.is_none() {
+            let mut n = 2;
+            while n <= AUTO_LIMIT {
+                let (r, t) = self.trial(&target, n).await?;
+                trials.push(t.clone());
+                let rising = t.logins_per_s > best.logins_per_s * 1.05;
+                if t.logins_per_s > best.logins_per_s {
+                    best = t;
+                    record = r;
+                }
+                if !rising {
+                    break;
+                }
+                n *= 2;
+            }
+            println!("throughput stopped rising: best {:.0} logins/s with {} clients", best.logins_per_s, best.clients);
+        }
+        record.extra = serde_json::json!({ "mmo_login": { "logins_per_s": best.logins_per_s, "clients": best.clients, "trials": trials } });
+        session::write(&record, &self.out, None)?;
+        session::print_summary(&record);
+        println!("{:.0} logins/s with {} clients", best.logins_per_s, best.clients);
+        println!("result: {}", self.out.display());
+        Ok(record)
+    }
+}
+
+/// Runs `aggro mmo login`; returns the result record (the best trial).
+pub fn main(a: LoginArgs) -> anyhow::Result<RunRecord> {
+    let world = super::world(&a.run.world)?;
+    let clients = match a.clients.as_str() {
+        "auto" => None,
+        n => match n.parse::<u32>() {
+            Ok(n) if (1..=100_000).contains(&n) => Some(n),
+            _ => return Err(BadInput(format!("bad --clients {n:?}: expected a number from 1 to 100000, or auto")).into()),
+        },
+    };
+    let login = Login {
+        world,
+        clients,
+        logins: a.logins,
+        seed: run_seed(a.run.seed),
+        interval_ns: nanos("--interval", &a.run.interval)?,
+        threads: a.run.threads,
+        quiet: a.run.quiet,
+        out: a.run.out.clone().unwrap_or_else(|| session::default_out("mmo-login")),
+    };
+    let record = session::runtime(a.run.threads)?.block_on(on_target(&a.run.world.target, login))?;
+    let errors = record.totals.first().map_or(0, |t| t.errors);
+    if errors > 0 {
+        anyhow::bail!("{errors} logins failed (the result file was written)");
+    }
+    Ok(record)
+}

@@ -1,0 +1,231 @@
+//! `aggro mmo play`: the game operations test.
+//!
+//! Each client is a zone of `--players` players, filled (login + load,
+//! leased) before the first period. Closed loop by default: the executor
+//! hands out `periods × clients` periods and each zone runs its next as soon
+//! as its last ends; `--realtime` paces one period per game-minute per zone
+//! through the same executor, open loop, and reports latency and backlog.
+
+use super::{nanos, on_target, owner_id, preflight, run_seed};
+use crate::BadInput;
+use crate::cli::PlayArgs;
+use crate::console::{Console, Verbosity};
+use crate::session;
+use aggro_core::mmo::{MmoTarget, WorldSpec};
+use aggro_core::{ErrorSamples, MonotonicClock, Pacing, RatePlan};
+use aggro_report::RunRecord;
+use aggro_runner::{BacklogRule, Placement, RunPlan, StopHandle};
+use aggro_targets::MmoVisitor;
+use aggro_workloads::mmo::book::{PeriodBook, summary_lines};
+use aggro_workloads::mmo::{OPERATIONS, PeriodLoader, Profile, Zone};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Everything a play run needs, resolved; recorded in the result.
+#[derive(Clone, Debug, serde::Serialize)]
+struct PlaySpec {
+    world: WorldSpec,
+    profile: Profile,
+    players: u32,
+    clients: u32,
+    periods_per_client: u64,
+    realtime: bool,
+    game_minute_ns: u64,
+    lease_ms: u64,
+    seed: u64,
+}
+
+struct Play {
+    spec: PlaySpec,
+    plan: RunPlan,
+    threads: usize,
+    quiet: bool,
+    table_every: u64,
+    out: PathBuf,
+}
+
+impl MmoVisitor for Play {
+    type Output = anyhow::Result<RunRecord>;
+
+    async fn visit<T: MmoTarget>(mut self, target: T) -> anyhow::Result<RunRecord> {
+        let s = &self.spec;
+        self.plan.placement = if target.blocking() { Placement::Threads } else { Placement::Tasks };
+        let samples = Arc::new(ErrorSamples::default());
+        let quiet = self.quiet;
+        let book = Arc::new(PeriodBook::new(Box::new(move |l| if !quiet { println!("{l}") }), self.table_every));
+        let profile = s.profile.scaled_to(s.players);
+        println!(
+            "aggro mmo play: {} zone(s) of {} players on {}, {}, seed {}",
+            s.clients,
+            s.players,
+            target.describe(),
+            if s.realtime {
+                format!("one period per {:.1}s game-minute per zone", s.game_minute_ns as f64 / 1e9)
+            } else {
+                format!("{} periods per zone, back to back", s.periods_per_client)
+            },
+            s.seed
+        );
+        let started = std::time::Instant::now();
+        let mut loaders = Vec::new();
+        for i in 0..s.clients {
+            let mut conn = target.connect().await.map_err(|e| anyhow::anyhow!("zone {i}: {}", e.message))?;
+            if i == 0 {
+                preflight(&mut conn, &target, &s.world).await?;
+            }
+            let mut zone = Zone::new(conn, s.world, owner_id(i), s.lease_ms, s.seed ^ (i as u64) << 40);
+            zone.fill(s.players as usize).await.map_err(|e| anyhow::anyhow!("filling zone {i}: {}", e.message))?;
+            loaders.push(PeriodLoader::new(i as usize, zone, profile.clone(), Arc::clone(&book), Arc::clone(&samples)));
+        }
+        let fill_s = started.elapsed().as_secs_f64();
+        println!("{} players logged in, loaded and leased in {fill_s:.2}s", s.players * s.clients);
+        let stop = StopHandle::new();
+        stop.stop_on_signals();
+        let verbosity = Verbosity { quiet: self.quiet || !s.realtime, per_loader: false };
+        let mut console = Console::new(&OPERATIONS, self.plan.rate.duration_ns(), verbosity);
+        let started_at = aggro_report::record::now_rfc3339();
+        let mut outcome =
+            aggro_runner::run(&self.plan, OPERATIONS.len(), loaders, MonotonicClock::start(), &stop, &mut console).await;
+        console.finish();
+        // A clean shutdown: every zone writes what is dirty and releases its leases.
+        let mut committed: HashMap<u32, i64> = HashMap::new();
+        let mut shutdown_errors = Vec::new();
+        for loader in &mut outcome.loaders {
+            if let Err(e) = loader.zone_mut().shutdown().await {
+                shutdown_errors.push(e.to_string());
+            }
+            for (&p, &d) in &loader.zone().committed_items {
+                *committed.entry(p).or_default() += d;
+            }
+        }
+        let summary = book.summary();
+        let ledger_complete = outcome.loaders.len() == s.clients as usize && shutdown_errors.is_empty();
+        let extrapolated = s.players as f64 * summary.player_minute_ratio;
+        let mut record = session::record(
+            "mmo play",
+            serde_json::json!({ "play": s, "plan": self.plan, "target": target.describe() }),
+            started_at,
+            &OPERATIONS,
+            &outcome,
+            console,
+            &samples,
+            self.threads,
+        );
+        record.extra = serde_json::json!({ "mmo_play": {
+            "player_minute_ratio": summary.player_minute_ratio,
+            "extrapolated_players_per_server": extrapolated,
+            "mean_period_ms": summary.mean_period_ms,
+            "periods": summary.periods,
+            "fill_seconds": fill_s,
+            "counts": summary.counts,
+            "table": summary.table,
+            "committed_items": committed,
+            "ledger_complete": ledger_complete,
+            "shutdown_errors": shutdown_errors,
+        }});
+        session::write(&record, &self.out, None)?;
+        println!();
+        for line in summary_lines(&summary) {
+            println!("{line}");
+        }
+        println!(
+            "Periods= {}  Players= {}  Items= {}  GuildLoaded= {}  Logins= {}  lease refusals= {}  objects pushed= {}",
+            summary.periods,
+            summary.players,
+            summary.items,
+            summary.counts.guilds_loaded,
+            summary.counts.logins,
+            summary.counts.lease_refusals,
+            summary.counts.objects_pushed
+        );
+        if s.realtime {
+            session::print_summary(&record);
+        } else {
+            println!(
+                "mean period {:.2}ms over {} periods: the store ran {:.0} player-minutes per minute ({} zone(s) of {} players, 60 s ÷ each zone's mean period, summed)",
+                summary.mean_period_ms, summary.periods, summary.player_minute_ratio, s.clients, s.players
+            );
+            println!(
+                "extrapolated: {:.0} players per server ({} players × {:.0}) — an extrapolation from a {}-player zone, not a measurement of that many players",
+                extrapolated, s.players, summary.player_minute_ratio, s.players
+            );
+            println!("{}", record.stop_message);
+            for e in &record.error_samples {
+                println!("first {} error: {}", e.class, e.message);
+            }
+        }
+        for e in &shutdown_errors {
+            println!("warning: a zone could not release its players at the end: {e}");
+        }
+        println!("result: {}", self.out.display());
+        Ok(record)
+    }
+}
+
+/// Runs `aggro mmo play`; returns the result record.
+pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
+    let world = super::world(&a.run.world)?;
+    let profile = match &a.profile {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())))?;
+            Profile::from_toml(&text).map_err(|e| BadInput(format!("{}: {e}", path.display())))?
+        }
+        None => Profile::paper(),
+    };
+    if a.players as u64 * a.clients as u64 > world.players() as u64 / 2 {
+        return Err(BadInput(format!(
+            "{} zones of {} players need a world of more than {} players; this one has {} (populate more --accounts)",
+            a.clients,
+            a.players,
+            2 * a.players as u64 * a.clients as u64,
+            world.players()
+        ))
+        .into());
+    }
+    let game_minute_ns = nanos("--game-minute", &a.game_minute)?;
+    let lease_ms = nanos("--lease", &a.lease)? / 1_000_000;
+    if game_minute_ns == 0 || lease_ms == 0 {
+        return Err(BadInput("--game-minute and --lease must be more than 0".into()).into());
+    }
+    let seed = run_seed(a.run.seed);
+    let rate = if a.realtime {
+        RatePlan::fixed(a.clients as f64 * 1e9 / game_minute_ns as f64, nanos("--duration", &a.duration)?)
+    } else {
+        RatePlan::Max { duration_ns: None }
+    };
+    let plan = RunPlan {
+        rate,
+        pacing: Pacing::Even,
+        limit: (!a.realtime).then_some(a.periods * a.clients as u64),
+        interval_ns: nanos("--interval", &a.run.interval)?,
+        backlog_rule: BacklogRule::Off,
+        drain_ns: game_minute_ns.max(10_000_000_000),
+        seed,
+        placement: Placement::Tasks,
+    };
+    let play = Play {
+        spec: PlaySpec {
+            world,
+            profile,
+            players: a.players,
+            clients: a.clients,
+            periods_per_client: a.periods,
+            realtime: a.realtime,
+            game_minute_ns,
+            lease_ms,
+            seed,
+        },
+        plan,
+        threads: a.run.threads,
+        quiet: a.run.quiet,
+        table_every: a.table_every,
+        out: a.run.out.clone().unwrap_or_else(|| session::default_out("mmo-play")),
+    };
+    let record = session::runtime(a.run.threads)?.block_on(on_target(&a.run.world.target, play))?;
+    let errors = record.totals.first().map_or(0, |t| t.errors);
+    if errors > 0 {
+        anyhow::bail!("{errors} periods had failed actions (the result file was written)");
+    }
+    Ok(record)
+}

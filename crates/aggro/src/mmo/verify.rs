@@ -1,0 +1,57 @@
+//! `aggro mmo verify`.
+
+use super::on_target;
+use crate::BadInput;
+use crate::cli::MmoVerifyArgs;
+use aggro_core::mmo::{MmoTarget, WorldSpec};
+use aggro_targets::MmoVisitor;
+use aggro_workloads::mmo::verify::{MmoVerdict, verify};
+use std::collections::HashMap;
+
+struct Verify {
+    world: WorldSpec,
+    committed: Option<HashMap<u32, i64>>,
+}
+
+impl MmoVisitor for Verify {
+    type Output = anyhow::Result<MmoVerdict>;
+
+    async fn visit<T: MmoTarget>(self, target: T) -> anyhow::Result<MmoVerdict> {
+        let scan = target.scan().await.map_err(|e| anyhow::anyhow!("{}: {}", target.describe(), e.message))?;
+        Ok(verify(&scan, &self.world, self.committed.as_ref(), aggro_workloads::mmo::zone::now_ms()))
+    }
+}
+
+/// The items every player's clients committed, from play results.
+fn ledger(paths: &[std::path::PathBuf]) -> anyhow::Result<Option<HashMap<u32, i64>>> {
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let mut total: HashMap<u32, i64> = HashMap::new();
+    for path in paths {
+        let record = crate::session::read(path)?;
+        let play = record
+            .extra
+            .get("mmo_play")
+            .ok_or_else(|| BadInput(format!("{} is not an `aggro mmo play` result", path.display())))?;
+        if play.get("ledger_complete") != Some(&serde_json::Value::Bool(true)) {
+            return Err(BadInput(format!("{}: that run ended without a clean shutdown; its ledger is incomplete", path.display())).into());
+        }
+        let items: HashMap<u32, i64> = serde_json::from_value(play["committed_items"].clone())
+            .map_err(|e| BadInput(format!("{}: bad committed_items: {e}", path.display())))?;
+        for (p, d) in items {
+            *total.entry(p).or_default() += d;
+        }
+    }
+    Ok(Some(total))
+}
+
+pub fn main(a: MmoVerifyArgs) -> anyhow::Result<()> {
+    let world = super::world(&a.world)?;
+    let committed = ledger(&a.results)?;
+    let verdict = crate::session::runtime(0)?.block_on(on_target(&a.world.target, Verify { world, committed }))?;
+    for line in verdict.lines() {
+        println!("{line}");
+    }
+    if verdict.ok() { Ok(()) } else { anyhow::bail!("the store breaks the world's invariants") }
+}
