@@ -54,3 +54,30 @@ mod tests {
         assert!(bloom_bits(hash(b"x")).count_ones() <= 2);
     }
 }
+
+/// The hasher of the engine's in-memory maps (cached pages, a transaction's
+/// keys): this file's hash, several times cheaper than std's SipHash. The
+/// keys are the embedding application's, so flooding resistance buys nothing.
+#[derive(Default)]
+pub struct MapHasher(u64);
+
+impl std::hash::Hasher for MapHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = fmix(self.0 ^ hash(bytes));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = fmix(self.0.rotate_left(32) ^ n);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+/// A `HashMap` with [`MapHasher`].
+pub type FastMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<MapHasher>>;

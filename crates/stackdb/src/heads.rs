@@ -6,7 +6,7 @@
 use crate::error::{Error, Result};
 use crate::map::FileMap;
 use crate::storage::StorageBackend;
-use std::collections::HashMap;
+use crate::hash::FastMap;
 
 /// Bytes per page.
 pub const PAGE: usize = 4096;
@@ -136,7 +136,7 @@ pub struct Heads {
     doublewrite: Box<dyn StorageBackend>,
     /// The state as of the last commit applied.
     pub state: State,
-    cache: HashMap<u64, Cached>,
+    cache: FastMap<u64, Cached>,
     clock: Vec<u64>,
     hand: usize,
     capacity: usize,
@@ -186,7 +186,7 @@ impl Heads {
             checked: Vec::new(),
             doublewrite,
             state: State::default(),
-            cache: HashMap::new(),
+            cache: FastMap::default(),
             clock: Vec::new(),
             hand: 0,
             capacity: cache_pages.max(4),
@@ -357,18 +357,18 @@ impl Heads {
     /// The entry of `bucket`.
     pub fn entry(&mut self, bucket: u64) -> Result<Entry> {
         let (page_no, at) = Self::page_of(bucket);
-        let page = if self.cache.contains_key(&page_no) {
-            &self.load(page_no)?.page[..]
-        } else {
-            match self.mapped(page_no)? {
-                Some(page) => page,
-                None => &self.load(page_no)?.page[..],
-            }
-        };
-        Ok(Entry {
+        let read = |page: &[u8]| Entry {
             head: u64::from_le_bytes(page[at..at + 8].try_into().expect("8 bytes")),
             bloom: u64::from_le_bytes(page[at + 8..at + 16].try_into().expect("8 bytes")),
-        })
+        };
+        if let Some(cached) = self.cache.get_mut(&page_no) {
+            cached.referenced = true;
+            return Ok(read(&cached.page[..]));
+        }
+        match self.mapped(page_no)? {
+            Some(page) => Ok(read(page)),
+            None => Ok(read(&self.load(page_no)?.page[..])),
+        }
     }
 
     /// Sets the entry of `bucket` (in the cache; on disk at the next checkpoint).

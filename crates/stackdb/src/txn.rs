@@ -8,7 +8,7 @@ use crate::heads::Entry;
 use crate::log::{Batch, Commit};
 use crate::record::padded_len;
 use crate::stack::probe;
-use std::collections::HashMap;
+use crate::hash::FastMap;
 use std::sync::MutexGuard;
 
 /// What a write transaction knows of a key.
@@ -28,9 +28,9 @@ pub struct WriteTxn<'db> {
     guard: MutexGuard<'db, ()>,
     batch: Batch,
     /// New heads of the buckets this batch pushed onto.
-    touched: HashMap<u64, Entry>,
+    touched: FastMap<u64, Entry>,
     /// What this transaction knows of each key it has read or written.
-    known: HashMap<Vec<u8>, Known>,
+    known: FastMap<Vec<u8>, Known>,
     records_delta: i64,
     bytes_delta: i64,
 }
@@ -47,8 +47,8 @@ impl<'db> WriteTxn<'db> {
             db,
             guard,
             batch: db.log.batch(),
-            touched: HashMap::new(),
-            known: HashMap::new(),
+            touched: FastMap::default(),
+            known: FastMap::default(),
             records_delta: 0,
             bytes_delta: 0,
         }

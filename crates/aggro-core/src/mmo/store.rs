@@ -50,7 +50,8 @@ pub struct ChangeSet {
     pub owner: u64,
     /// Now, ms since the Unix epoch.
     pub now_ms: u64,
-    /// Leases of written players that are kept are renewed to this time.
+    /// Leases of written players that are kept are renewed to this time
+    /// (a store may skip renewing a lease with more than half its length left).
     pub lease_until_ms: u64,
     /// Every player whose objects change (items, quests and guild moves
     /// below belong to these players only).

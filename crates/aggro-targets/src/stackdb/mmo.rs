@@ -106,11 +106,12 @@ impl StackDbMmoConn {
         |e| classify(&e, &self.path)
     }
 
-    /// Whether `owner` may write player `id` (its lease is `owner`'s).
-    fn fence(&self, txn: &mut WriteTxn<'_>, id: u32, owner: u64) -> Result<(), StoreError> {
+    /// Whether `owner` may write player `id` (its lease is `owner`'s);
+    /// returns when the lease ends.
+    fn fence(&self, txn: &mut WriteTxn<'_>, id: u32, owner: u64) -> Result<u64, StoreError> {
         let lease = txn.get(&key(b'L', id)).map_err(self.err())?;
         match lease.as_deref().and_then(decode_lease) {
-            Some((o, _)) if o == owner => Ok(()),
+            Some((o, until)) if o == owner => Ok(until),
             Some((o, until)) => Err(StoreError::new(
                 ErrorClass::Locked,
                 format!("player {id} is leased to {o:#x} until {until}; this writer ({owner:#x}) lost its lease"),
@@ -308,14 +309,16 @@ impl MmoConn for StackDbMmoConn {
     }
 
     async fn write(&mut self, c: &ChangeSet) -> Result<(), StoreError> {
+        // A lease with more than half its length left is not rewritten.
+        let renew_before = c.now_ms + c.lease_until_ms.saturating_sub(c.now_ms) / 2;
         let mut txn = self.db.begin_write();
         for p in &c.players {
             let id = p.core.id;
-            self.fence(&mut txn, id, c.owner)?;
+            let until = self.fence(&mut txn, id, c.owner)?;
             txn.put(&key(b'P', id), &encode_core(&p.core)).map_err(self.err())?;
             if p.release {
                 txn.delete(&key(b'L', id)).map_err(self.err())?;
-            } else {
+            } else if until < renew_before {
                 txn.put(&key(b'L', id), &encode_lease(c.owner, c.lease_until_ms)).map_err(self.err())?;
             }
         }
