@@ -26,6 +26,8 @@ pub mod null;
 pub mod postgres;
 #[cfg(feature = "redis")]
 pub mod redis;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub mod sql_schema;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 #[cfg(feature = "stackdb")]

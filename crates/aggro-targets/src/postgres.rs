@@ -62,7 +62,7 @@ fn classify(e: tokio_postgres::Error) -> StoreError {
         Some(c) if *c == SqlState::T_R_DEADLOCK_DETECTED => ErrorClass::Deadlock,
         Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE => ErrorClass::Locked,
         Some(c) if *c == SqlState::UNDEFINED_TABLE => {
-            return StoreError::new(ErrorClass::Data, format!("{} (run `aggro mobile populate` first)", cause(&e)));
+            return StoreError::new(ErrorClass::Data, format!("{} (populate the workload first)", cause(&e)));
         }
         Some(_) => ErrorClass::Server,
         // No SQLSTATE: the connection itself failed.

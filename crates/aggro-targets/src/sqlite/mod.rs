@@ -5,6 +5,10 @@
 //! entirely inside one call (`BEGIN IMMEDIATE … COMMIT`), so no lock is ever
 //! held across an await. `SQLITE_BUSY` after the busy timeout is a conflict.
 
+mod mmo;
+
+pub use mmo::SqliteMmoConn;
+
 use aggro_core::mobile::{GOLD_STEP, INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use aggro_core::{ErrorClass, StoreError};
 use rusqlite::{Connection, ErrorCode, params};
@@ -47,7 +51,7 @@ fn classify(e: rusqlite::Error) -> StoreError {
 fn schema_error(e: rusqlite::Error) -> StoreError {
     let mut err = classify(e);
     if err.message.contains("no such table") {
-        err = StoreError::new(ErrorClass::Data, format!("{} (run `aggro mobile populate` first)", err.message));
+        err = StoreError::new(ErrorClass::Data, format!("{} (populate the workload first)", err.message));
     }
     err
 }
