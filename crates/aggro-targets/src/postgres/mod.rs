@@ -7,6 +7,10 @@
 //! failure) and 40P01 (deadlock) are conflicts, which the workload retries.
 //! A connection that breaks is re-opened at most once a second.
 
+mod mmo;
+
+pub use mmo::PostgresMmoConn;
+
 use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use aggro_core::{ErrorClass, StoreError};
 use std::time::{Duration, Instant};
