@@ -12,6 +12,12 @@ use super::model::*;
 use crate::outcome::StoreError;
 use std::future::Future;
 
+/// Milliseconds since the Unix epoch (lease times are wall-clock, shared
+/// by every game server and the store).
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
 /// A lease as LoadPlayer asks for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Lease {

@@ -6,7 +6,10 @@
 //! sent as one pipeline: atomic, and one round trip. A connection that breaks
 //! is re-opened at most once a second.
 
+mod mmo;
 pub mod resp;
+
+pub use mmo::RedisMmoConn;
 
 use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use aggro_core::{ErrorClass, StoreError};

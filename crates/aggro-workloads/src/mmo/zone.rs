@@ -99,10 +99,7 @@ pub struct Zone<C> {
     pub counts: ZoneCounts,
 }
 
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
-}
+pub use aggro_core::mmo::now_ms;
 
 impl<C: MmoConn> Zone<C> {
     /// An empty zone; `owner` (non-zero, unique among running servers) names
