@@ -15,7 +15,11 @@
 //! measurement's back. TLS endpoints (AWS itself) are not supported yet.
 
 pub mod http;
+mod mmo;
 pub mod sigv4;
+mod table;
+
+pub use mmo::DynamoMmoConn;
 
 use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use aggro_core::{ErrorClass, StoreError};
@@ -206,31 +210,7 @@ impl MobileTarget for DynamoTarget {
 
     async fn populate(&self, ids: &[u32], progress: &(dyn Fn(u64) + Sync)) -> Result<(), StoreError> {
         let mut c = self.client();
-        match c.call("DeleteTable", json!({ "TableName": self.table }).to_string().as_bytes()).await {
-            Ok(_) => {}
-            Err(e) if e.class == ErrorClass::Data => {}
-            Err(e) => return Err(e),
-        }
-        let create = json!({
-            "TableName": self.table,
-            "AttributeDefinitions": [{ "AttributeName": "PK", "AttributeType": "S" }, { "AttributeName": "SK", "AttributeType": "S" }],
-            "KeySchema": [{ "AttributeName": "PK", "KeyType": "HASH" }, { "AttributeName": "SK", "KeyType": "RANGE" }],
-            "BillingMode": "PAY_PER_REQUEST",
-        });
-        c.call("CreateTable", create.to_string().as_bytes()).await?;
-        let describe = json!({ "TableName": self.table }).to_string();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let body = c.call("DescribeTable", describe.as_bytes()).await?;
-            let v: Value = serde_json::from_slice(body).map_err(|e| StoreError::new(ErrorClass::Protocol, e.to_string()))?;
-            if v["Table"]["TableStatus"] == "ACTIVE" {
-                break;
-            }
-            if Instant::now() > deadline {
-                return Err(StoreError::new(ErrorClass::Timeout, "the table did not become ACTIVE within 60 s"));
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        table::recreate(&mut c, &self.table).await?;
         // Four writers at once: batch writes are round-trip bound.
         let done = Arc::new(AtomicU64::new(0));
         let mut writers = tokio::task::JoinSet::new();
@@ -248,21 +228,7 @@ impl MobileTarget for DynamoTarget {
                         items.push(json!({ "PutRequest": { "Item": user } }));
                         items.push(json!({ "PutRequest": { "Item": item } }));
                     }
-                    let mut request = json!({ "RequestItems": { table.clone(): items } });
-                    for attempt in 0.. {
-                        let body = client.call("BatchWriteItem", request.to_string().as_bytes()).await?;
-                        let v: Value = serde_json::from_slice(body).map_err(|e| StoreError::new(ErrorClass::Protocol, e.to_string()))?;
-                        match v["UnprocessedItems"].as_object() {
-                            Some(left) if !left.is_empty() && attempt < 20 => {
-                                request = json!({ "RequestItems": left });
-                                tokio::time::sleep(Duration::from_millis(10 << attempt.min(6))).await;
-                            }
-                            Some(left) if !left.is_empty() => {
-                                return Err(StoreError::new(ErrorClass::Throttled, "batch writes kept coming back unprocessed"));
-                            }
-                            _ => break,
-                        }
-                    }
+                    table::batch_write(&mut client, &table, items).await?;
                     done.fetch_add(batch.len() as u64, Ordering::Relaxed);
                 }
                 Ok::<(), StoreError>(())
@@ -287,28 +253,17 @@ impl MobileTarget for DynamoTarget {
         let mut c = self.client();
         let mut gold = std::collections::HashMap::new();
         let mut tickets = std::collections::HashMap::new();
-        let mut start: Option<Value> = None;
-        loop {
-            let mut request = json!({ "TableName": self.table, "ConsistentRead": true });
-            if let Some(s) = start.take() {
-                request["ExclusiveStartKey"] = s;
+        table::scan(&mut c, &self.table, |item| {
+            let pk = item["PK"]["S"].as_str().unwrap_or("");
+            let number = |attr: &str| item[attr]["N"].as_str().and_then(|n| n.parse::<i64>().ok());
+            if let Some(id) = pk.strip_prefix("UserItem").and_then(|n| n.parse::<u32>().ok()) {
+                tickets.insert(id, number("NumTickets"));
+            } else if let Some(id) = pk.strip_prefix("User").and_then(|n| n.parse::<u32>().ok()) {
+                gold.insert(id, number("Gold"));
             }
-            let body = c.call("Scan", request.to_string().as_bytes()).await?;
-            let v: Value = serde_json::from_slice(body).map_err(|e| StoreError::new(ErrorClass::Protocol, e.to_string()))?;
-            for item in v["Items"].as_array().into_iter().flatten() {
-                let pk = item["PK"]["S"].as_str().unwrap_or("");
-                let number = |attr: &str| item[attr]["N"].as_str().and_then(|n| n.parse::<i64>().ok());
-                if let Some(id) = pk.strip_prefix("UserItem").and_then(|n| n.parse::<u32>().ok()) {
-                    tickets.insert(id, number("NumTickets"));
-                } else if let Some(id) = pk.strip_prefix("User").and_then(|n| n.parse::<u32>().ok()) {
-                    gold.insert(id, number("Gold"));
-                }
-            }
-            match v.get("LastEvaluatedKey") {
-                Some(k) if !k.is_null() => start = Some(k.clone()),
-                _ => break,
-            }
-        }
+            Ok(())
+        })
+        .await?;
         aggro_core::mobile::join_rows(gold, &tickets)
     }
 }
