@@ -85,7 +85,9 @@ fn classify(status: u16, body: &[u8]) -> StoreError {
             if codes.contains(&"TransactionConflict") {
                 ErrorClass::Conflict
             } else if codes.contains(&"ConditionalCheckFailed") {
-                return StoreError::new(ErrorClass::Data, "the user is not in the table (run `aggro mobile populate` first)");
+                // A condition failed: the item is missing (not populated) or,
+                // for the MMO workload, leased to another writer.
+                return StoreError::new(ErrorClass::Data, format!("ConditionalCheckFailed: {text} (is the table populated?)"));
             } else if codes.iter().any(|c| c.contains("Throughput") || c.contains("Throttl")) {
                 ErrorClass::Throttled
             } else {
