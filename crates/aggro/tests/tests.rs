@@ -1,5 +1,6 @@
 //! Integration tests of the aggro binary against real backends.
 
+mod mmo;
 mod util;
 
 use std::time::Duration;
@@ -286,9 +287,11 @@ unsafe extern "C" {
 #[test]
 fn aggro_run_is_the_main_job() {
     let dir = tempdir();
-    let text = ok(&["run", "--duration", "1s", "--users", "5000", "--dir", &path(dir.path(), "tour")]);
-    assert!(text.contains("verify: ok"), "{text}");
-    for w in ["write", "consistent-read", "read"] {
-        result(&dir.path().join("tour").join(format!("{w}.json")));
+    let text = ok(&["run", "--accounts", "200", "--periods", "20", "--logins", "100", "--dir", &path(dir.path(), "tour")]);
+    for line in ["ok    no item in two inventories", "ok    every player holds population + committed items", "player-minutes per minute", "logins/s"] {
+        assert!(text.contains(line), "{line:?} missing: {text}");
+    }
+    for name in ["login", "play-1-zone", "play-2-zones"] {
+        result(&dir.path().join("tour").join(format!("{name}.json")));
     }
 }

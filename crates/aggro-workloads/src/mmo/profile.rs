@@ -86,6 +86,11 @@ impl Action {
         }
     }
 
+    /// Whether it pushes the zone's changes to the store.
+    pub fn is_push(self) -> bool {
+        matches!(self, Action::WriteList | Action::EjectList | Action::Checkpoint)
+    }
+
     /// Its operation id in a run's recorder (0 is the whole period).
     pub fn op(self) -> usize {
         self as usize + 1
@@ -156,10 +161,14 @@ impl Profile {
         Ok(Self { players: file.players, counts })
     }
 
-    /// The same profile for a zone of `players` players (counts scale linearly).
+    /// The same profile for a zone of `players` players: counts scale
+    /// linearly, except the three pushes (WriteList, EjectList, Checkpoint),
+    /// which are the period's round trips and stay as many per period
+    /// whatever the zone's size.
     pub fn scaled_to(&self, players: u32) -> Self {
         let f = players as f64 / self.players as f64;
-        Self { players, counts: self.counts.iter().map(|c| c * f).collect() }
+        let counts = Action::ALL.iter().zip(&self.counts).map(|(a, &c)| if a.is_push() { c } else { c * f }).collect();
+        Self { players, counts }
     }
 
     /// The count of `action` per period.
@@ -209,6 +218,8 @@ mod tests {
     fn counts_scale_and_fractions_carry() {
         let p = Profile::paper().scaled_to(100);
         assert_eq!(p.count(Action::MoneyUpdate), 200.0);
+        assert_eq!(p.count(Action::Checkpoint), 1.0, "pushes are per period, whatever the zone's size");
+        assert_eq!(Profile::paper().scaled_to(20).count(Action::WriteList), 1.0);
         let mut t = Tally::default();
         let logins: u32 = (0..10).map(|_| t.next(&p)[Action::Login as usize]).sum();
         assert_eq!(logins, 4);

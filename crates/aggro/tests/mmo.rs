@@ -1,0 +1,102 @@
+//! The MMO player-minute benchmark end to end: populate → login → play
+//! with two zones at once → verify, on every target.
+
+use super::util::*;
+
+/// A small world, a short play with two game servers, and verify.
+fn mmo_round_trip(target: &str, accounts: u32, players: u32, periods: u32) {
+    let dir = tempdir();
+    let accounts = accounts.to_string();
+    let world = ["--target", target, "--accounts", accounts.as_str()];
+    let text = ok(&["mmo", "populate"].into_iter().chain(world).collect::<Vec<_>>());
+    assert!(text.contains("items/s"), "{text}");
+    let login = path(dir.path(), "login.json");
+    let text = ok(&["mmo", "login"].into_iter().chain(world).chain(["--clients", "2", "--logins", "50", "-q", "--out", &login]).collect::<Vec<_>>());
+    assert!(text.contains("logins/s with 2 clients"), "{text}");
+    let r = result(std::path::Path::new(&login));
+    assert_eq!(totals(&r), (100, 0, 0));
+
+    let play = path(dir.path(), "play.json");
+    let (players, periods) = (players.to_string(), periods.to_string());
+    let args: Vec<&str> = ["mmo", "play"]
+        .into_iter()
+        .chain(world)
+        .chain(["--clients", "2", "--players", &players, "--periods", &periods, "--table-every", "5", "--seed", "7", "--out", &play])
+        .collect();
+    let text = ok(&args);
+    assert!(text.contains("T_last = "), "{text}");
+    assert!(text.contains("NAME") && text.contains("Checkpoint"), "no action table: {text}");
+    assert!(text.contains("player-minutes per minute") && text.contains("extrapolat"), "{text}");
+    let r = result(std::path::Path::new(&play));
+    assert_books_balance(&r);
+    let n: u64 = periods.parse().unwrap();
+    assert_eq!(totals(&r), (2 * n, 0, 0));
+    let mmo = &r["extra"]["mmo_play"];
+    assert!(mmo["player_minute_ratio"].as_f64().unwrap() > 0.0);
+    assert_eq!(mmo["ledger_complete"], true);
+    assert!(mmo["counts"]["objects_pushed"].as_u64().unwrap() > 0);
+    // Every action of the profile ran and was timed.
+    for op in r["totals"].as_array().unwrap() {
+        let name = op["name"].as_str().unwrap();
+        assert!(op["ok"].as_u64().unwrap() > 0 || name == "EjectPlayer", "{name} never ran");
+    }
+
+    let text = ok(&["mmo", "verify"].into_iter().chain(world).chain(["--result", &play]).collect::<Vec<_>>());
+    for check in ["no item in two inventories", "no lease left held", "every player holds population + committed items"] {
+        assert!(text.contains(&format!("ok    {check}")), "{text}");
+    }
+}
+
+#[test]
+fn mmo_on_stackdb() {
+    let dir = tempdir();
+    mmo_round_trip(&format!("stackdb:{}", path(dir.path(), "w")), 200, 100, 12);
+}
+
+#[test]
+fn mmo_on_sqlite() {
+    let dir = tempdir();
+    mmo_round_trip(&format!("sqlite:{}", path(dir.path(), "w.db")), 200, 100, 12);
+}
+
+#[test]
+fn mmo_on_postgres() {
+    if let Some(url) = service("AGGRO_TEST_POSTGRES") {
+        mmo_round_trip(&url, 200, 100, 12);
+    }
+}
+
+#[test]
+fn mmo_on_redis() {
+    if let Some(url) = service("AGGRO_TEST_REDIS") {
+        mmo_round_trip(&format!("{url}/4"), 200, 100, 12);
+    }
+}
+
+#[test]
+fn mmo_on_dynamodb() {
+    if let Some(url) = service("AGGRO_TEST_DYNAMODB") {
+        mmo_round_trip(&format!("{url}/aggro_mmo_test"), 40, 50, 6);
+    }
+}
+
+#[test]
+fn mmo_bad_input_is_one_line_and_exit_code_2() {
+    let dir = tempdir();
+    let world = format!("stackdb:{}", path(dir.path(), "empty"));
+    let profile = path(dir.path(), "bad.toml");
+    std::fs::write(&profile, "players = 250\n[actions]\nLogin = 1\n").unwrap();
+    for args in [
+        &["mmo", "play", "--target", "null:"][..],
+        &["mmo", "play", "--target", &world, "--profile", &profile],
+        &["mmo", "play", "--target", &world, "--lease", "forever"],
+        &["mmo", "login", "--target", &world, "--clients", "many"],
+        &["mmo", "play", "--target", &world, "--accounts", "10", "--players", "250"],
+        &["mmo", "play", "--target", &world, "--accounts", "100", "--players", "10", "--periods", "1"],
+    ] {
+        let out = run(args, std::time::Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+}
