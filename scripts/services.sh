@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Starts (or stops) throwaway backends for aggro's tests on free loopback ports:
 # a PostgreSQL cluster (fsync off), Redis (no persistence) and DynamoDB Local
-# (in memory; AGGRO_DYNAMODB=0 leaves it out).
+# (in memory; AGGRO_DYNAMODB=0 leaves it out). AGGRO_DURABLE=1 starts them
+# durable instead, for benchmarks that compare commits on disk: PostgreSQL
+# with fsync and synchronous commits, Redis with appendfsync always,
+# DynamoDB Local on its SQLite file.
 #
 #   scripts/services.sh start DIR   # writes DIR/env with AGGRO_TEST_* URLs
 #   scripts/services.sh stop DIR    # stops every server it started, by pid
@@ -12,6 +15,16 @@ set -euo pipefail
 cmd=${1:?usage: services.sh start|stop DIR}
 dir=${2:?usage: services.sh start|stop DIR}
 here=$(cd "$(dirname "$0")" && pwd)
+
+if [ "${AGGRO_DURABLE:-0}" = 1 ]; then
+  pg_durability="-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
+  redis_durability="--appendonly yes --appendfsync always"
+  dynamodb_storage="-dbPath ."
+else
+  pg_durability="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+  redis_durability="--appendonly no"
+  dynamodb_storage="-inMemory"
+fi
 
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
@@ -45,7 +58,7 @@ start_postgres() {
   fi
   "${run_as[@]}" "$bin/initdb" -D "$data" -U postgres -A trust --no-sync >"$dir/postgres.log" 2>&1
   "${run_as[@]}" "$bin/pg_ctl" -D "$data" -l "$dir/postgres.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$data -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" start >/dev/null
+    -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$data $pg_durability -c max_connections=300" start >/dev/null
   wait_for postgres 100 "$bin/pg_isready" -h 127.0.0.1 -p "$port"
   echo "AGGRO_TEST_POSTGRES=postgres://postgres@127.0.0.1:$port/postgres" >>"$dir/env"
   echo "AGGRO_PG_BIN=$bin" >>"$dir/env"
@@ -55,7 +68,7 @@ start_redis() {
   command -v redis-server >/dev/null || { echo "services: redis-server is not installed (run scripts/install-deps.sh)" >&2; return 1; }
   local port
   port=$(free_port)
-  redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no --daemonize yes \
+  redis-server --bind 127.0.0.1 --port "$port" --save "" $redis_durability --daemonize yes \
     --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --dir "$dir" >/dev/null
   wait_for redis 100 redis-cli -h 127.0.0.1 -p "$port" ping
   echo "AGGRO_TEST_REDIS=redis://127.0.0.1:$port" >>"$dir/env"
@@ -69,7 +82,7 @@ start_dynamodb() {
   # DynamoDB Local binds every interface; tests only ever use it through 127.0.0.1.
   (cd "$dir" && nohup java -Xmx512m -Djava.library.path="$jars" -cp "$jars/*" \
     com.amazonaws.services.dynamodbv2.local.main.ServerRunner \
-    -inMemory -sharedDb -disableTelemetry -port "$port" >"$dir/dynamodb.log" 2>&1 &
+    $dynamodb_storage -sharedDb -disableTelemetry -port "$port" >"$dir/dynamodb.log" 2>&1 &
     echo $! >"$dir/dynamodb.pid")
   wait_for dynamodb 300 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
   echo "AGGRO_TEST_DYNAMODB=dynamodb://127.0.0.1:$port" >>"$dir/env"
