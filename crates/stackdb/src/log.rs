@@ -14,6 +14,11 @@ const VERSION: u32 = 2;
 const COMMIT_VALUE_LEN: usize = 48;
 /// Holes are punched in whole blocks of this size.
 const BLOCK: u64 = 4096;
+/// Zeros written ahead of the log's end at a time when every commit is
+/// synced: a commit then overwrites blocks the file already has, so its
+/// `fdatasync` flushes data only, with no size change to journal (half the
+/// cost of a synced append on ext4 here). Recovery treats zeros as the end.
+const PREPARE_AHEAD: u64 = 4 << 20;
 /// [`Log::read`] reads this much at once: a whole record of a game world's
 /// size (16-byte keys, values up to a few hundred bytes) in one call.
 const FIRST_READ: usize = 512;
@@ -205,6 +210,9 @@ pub struct Log<B: StorageBackend> {
     end: std::sync::atomic::AtomicU64,
     /// Nothing below this offset is referenced any more (it may be a hole).
     floor: std::sync::atomic::AtomicU64,
+    /// Zeros are written up to here (the file's length): a commit ending
+    /// below it grows nothing. Written only by the one writer.
+    prepared: std::sync::atomic::AtomicU64,
 }
 
 impl<B: StorageBackend> std::fmt::Debug for Log<B> {
@@ -239,7 +247,8 @@ impl<B: StorageBackend> Log<B> {
             }
         }
         let map = backend.file().map(crate::map::FileMap::new).transpose()?;
-        Ok(Self { backend, map, end: len.max(LOG_HEADER_LEN).into(), floor: LOG_HEADER_LEN.into() })
+        let end = len.max(LOG_HEADER_LEN);
+        Ok(Self { backend, map, end: end.into(), floor: LOG_HEADER_LEN.into(), prepared: end.into() })
     }
 
     /// Gives the storage back (tests reopen it as a crash would leave it).
@@ -297,6 +306,9 @@ impl<B: StorageBackend> Log<B> {
         value[32..40].copy_from_slice(&commit.bytes_delta.to_le_bytes());
         value[40..48].copy_from_slice(&commit.buckets.to_le_bytes());
         record::encode_flagged(&mut batch.buf, Kind::Commit, commit.kind as u8, &[], &value, 0)?;
+        if durability == Durability::Immediate {
+            self.prepare(batch.start + batch.buf.len() as u64)?;
+        }
         self.backend.write(batch.start, &batch.buf)?;
         if durability == Durability::Immediate {
             self.backend.sync_data()?;
@@ -304,6 +316,48 @@ impl<B: StorageBackend> Log<B> {
         let end = batch.start + batch.buf.len() as u64;
         self.end.store(end, std::sync::atomic::Ordering::Release);
         Ok(end)
+    }
+
+    /// Makes sure the file holds written zeros up to `end` and a while past
+    /// it, starting their writeback at once so a later sync finds them
+    /// (mostly) on disk already. Only ever writes past the log's end.
+    fn prepare(&self, end: u64) -> Result<()> {
+        use std::sync::atomic::Ordering::{Acquire, Release};
+        let from = self.prepared.load(Acquire).max(self.end());
+        if end <= from {
+            return Ok(());
+        }
+        let to = (end + PREPARE_AHEAD).div_ceil(BLOCK) * BLOCK;
+        static ZEROS: [u8; 1 << 16] = [0; 1 << 16];
+        let mut at = from;
+        while at < to {
+            let n = (to - at).min(ZEROS.len() as u64);
+            self.backend.write(at, &ZEROS[..n as usize])?;
+            at += n;
+        }
+        if let Some(file) = self.backend.file() {
+            use std::os::fd::AsRawFd;
+            // A hint: if it fails, the next sync simply writes the zeros.
+            // SAFETY: sync_file_range on an open descriptor with a valid range.
+            unsafe { libc::sync_file_range(file.as_raw_fd(), from as i64, (to - from) as i64, libc::SYNC_FILE_RANGE_WRITE) };
+        }
+        self.prepared.store(to, Release);
+        Ok(())
+    }
+
+    /// Whether `from..to` holds nothing but zeros.
+    fn only_zeros(&self, from: u64, to: u64) -> Result<bool> {
+        let mut buf = vec![0u8; READ_CHUNK.min((to - from) as usize)];
+        let mut at = from;
+        while at < to {
+            let n = buf.len().min((to - at) as usize);
+            self.backend.read(at, &mut buf[..n])?;
+            if buf[..n].iter().any(|&b| b != 0) {
+                return Ok(false);
+            }
+            at += n as u64;
+        }
+        Ok(true)
     }
 
     /// Makes every commit so far durable.
@@ -412,11 +466,15 @@ impl<B: StorageBackend> Log<B> {
             }
         }
         if len > good_end {
+            // Zeros written ahead of the end are not a damaged tail.
+            if !self.only_zeros(good_end, len)? {
+                recovered.truncated = len - good_end;
+            }
             self.backend.set_len(good_end)?;
             self.backend.sync_data()?;
-            recovered.truncated = len - good_end;
         }
         self.end.store(good_end, std::sync::atomic::Ordering::Release);
+        self.prepared.store(good_end, std::sync::atomic::Ordering::Release);
         recovered.end = good_end;
         Ok(recovered)
     }
