@@ -100,3 +100,22 @@ fn mmo_bad_input_is_one_line_and_exit_code_2() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
 }
+
+#[test]
+fn realtime_play_paces_one_period_per_game_minute_per_zone() {
+    let dir = tempdir();
+    let target = format!("stackdb:{}", path(dir.path(), "w"));
+    let out = path(dir.path(), "rt.json");
+    ok(&["mmo", "populate", "--target", &target, "--accounts", "100"]);
+    let text = ok(&[
+        "mmo", "play", "--target", &target, "--accounts", "100", "--players", "50", "--clients", "2", "--realtime",
+        "--game-minute", "200ms", "--duration", "3s", "--interval", "1s", "--out", &out,
+    ]);
+    assert!(text.contains("backlog at end 0"), "{text}");
+    let r = result(std::path::Path::new(&out));
+    assert_books_balance(&r);
+    // Two zones, one period per 200 ms game-minute each, for 3 s.
+    assert_eq!(r["due"].as_u64().unwrap(), 30);
+    let rate = r["intervals"][0]["planned_rate"].as_f64().unwrap();
+    assert!((rate - 10.0).abs() < 1e-9, "{rate}");
+}
