@@ -19,11 +19,10 @@
 //! `Locked`. Durability is the server's (`appendfsync`).
 
 use super::resp::{Connection, Reply};
-use super::{RECONNECT_EVERY, RedisTarget, delete_matching, scan_keys};
+use super::{Link, RedisTarget, delete_matching, scan_keys};
 use aggro_core::mmo::codec::*;
 use aggro_core::mmo::*;
 use aggro_core::{ErrorClass, StoreError};
-use std::time::Instant;
 
 fn k(kind: &str, id: impl std::fmt::Display) -> Vec<u8> {
     format!("mmo:{kind}:{id}").into_bytes()
@@ -73,29 +72,16 @@ async fn replies(c: &mut Connection, n: usize) -> Result<Vec<Reply>, StoreError>
 
 /// One game server's connection, re-opened if it breaks.
 pub struct RedisMmoConn {
-    target: RedisTarget,
-    live: Option<Connection>,
-    last_attempt: Instant,
+    link: Link,
 }
 
 impl RedisMmoConn {
     async fn conn(&mut self) -> Result<&mut Connection, StoreError> {
-        if self.live.is_none() {
-            if self.last_attempt.elapsed() < RECONNECT_EVERY {
-                return Err(StoreError::new(ErrorClass::Disconnected, "connection lost; waiting to reconnect"));
-            }
-            self.last_attempt = Instant::now();
-            self.live = Some(self.target.open().await?);
-        }
-        Ok(self.live.as_mut().expect("set above"))
+        self.link.conn().await
     }
 
-    /// Drops a broken connection so the next call re-opens it.
     fn checked<T>(&mut self, r: Result<T, StoreError>) -> Result<T, StoreError> {
-        if r.as_ref().is_err_and(|e| matches!(e.class, ErrorClass::Disconnected | ErrorClass::Protocol)) {
-            self.live = None;
-        }
-        r
+        self.link.keep_if_healthy(r)
     }
 
     async fn try_write(&mut self, set: &ChangeSet) -> Result<(), StoreError> {
@@ -167,7 +153,7 @@ impl MmoTarget for RedisTarget {
     }
 
     async fn connect(&self) -> Result<RedisMmoConn, StoreError> {
-        Ok(RedisMmoConn { target: self.clone(), live: Some(self.open().await?), last_attempt: Instant::now() })
+        Ok(RedisMmoConn { link: Link::open(self).await? })
     }
 
     async fn create(&self, world: &WorldSpec) -> Result<(), StoreError> {

@@ -48,23 +48,21 @@ fn key<'a>(buf: &'a mut Vec<u8>, prefix: &str, id: u32) -> &'a [u8] {
     buf
 }
 
-/// One loader's connection.
-pub struct RedisConn {
+/// A connection that is re-opened, at most once a second, after it breaks.
+pub(crate) struct Link {
     target: RedisTarget,
     live: Option<Connection>,
     last_attempt: Instant,
-    user_key: Vec<u8>,
-    item_key: Vec<u8>,
 }
 
-impl std::fmt::Debug for RedisConn {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisConn").field("connected", &self.live.is_some()).finish()
+impl Link {
+    /// A link over a connection just opened.
+    pub(crate) async fn open(target: &RedisTarget) -> Result<Self, StoreError> {
+        Ok(Self { live: Some(target.open().await?), target: target.clone(), last_attempt: Instant::now() })
     }
-}
 
-impl RedisConn {
-    async fn live(&mut self) -> Result<&mut Connection, StoreError> {
+    /// The connection, re-opened if it broke (no sooner than a second after the last try).
+    pub(crate) async fn conn(&mut self) -> Result<&mut Connection, StoreError> {
         if self.live.is_none() {
             if self.last_attempt.elapsed() < RECONNECT_EVERY {
                 return Err(StoreError::new(ErrorClass::Disconnected, "connection lost; waiting to reconnect"));
@@ -75,19 +73,34 @@ impl RedisConn {
         Ok(self.live.as_mut().expect("set above"))
     }
 
-    /// Runs `f`; a broken connection is dropped so the next request re-opens it.
-    fn keep_if_healthy<T>(&mut self, result: Result<T, StoreError>) -> Result<T, StoreError> {
+    /// Passes `result` on; a broken connection is dropped so the next request re-opens it.
+    pub(crate) fn keep_if_healthy<T>(&mut self, result: Result<T, StoreError>) -> Result<T, StoreError> {
         if result.as_ref().is_err_and(|e| matches!(e.class, ErrorClass::Disconnected | ErrorClass::Protocol)) {
             self.live = None;
         }
         result
     }
+}
 
+/// One loader's connection.
+pub struct RedisConn {
+    link: Link,
+    user_key: Vec<u8>,
+    item_key: Vec<u8>,
+}
+
+impl std::fmt::Debug for RedisConn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisConn").field("connected", &self.link.live.is_some()).finish()
+    }
+}
+
+impl RedisConn {
     /// MULTI, one HINCRBY per `(key, field, by)`, EXEC — one round trip.
     async fn increment(&mut self, id: u32, changes: &[(&str, &[u8], &[u8])]) -> Result<(), StoreError> {
         let mut keys = [std::mem::take(&mut self.user_key), std::mem::take(&mut self.item_key)];
         let result = async {
-            let c = self.live().await?;
+            let c = self.link.conn().await?;
             c.push(&[b"MULTI"]);
             for (i, (prefix, field, by)) in changes.iter().enumerate() {
                 let k = key(&mut keys[i], prefix, id);
@@ -109,7 +122,7 @@ impl RedisConn {
         }
         .await;
         [self.user_key, self.item_key] = keys;
-        self.keep_if_healthy(result)
+        self.link.keep_if_healthy(result)
     }
 }
 
@@ -122,9 +135,7 @@ impl MobileTarget for RedisTarget {
 
     async fn connect(&self) -> Result<RedisConn, StoreError> {
         Ok(RedisConn {
-            live: Some(self.open().await?),
-            target: self.clone(),
-            last_attempt: Instant::now(),
+            link: Link::open(self).await?,
             user_key: Vec::with_capacity(24),
             item_key: Vec::with_capacity(24),
         })
@@ -222,7 +233,7 @@ impl MobileConn for RedisConn {
     async fn read_gold(&mut self, id: u32) -> Result<i64, StoreError> {
         let mut k = std::mem::take(&mut self.user_key);
         let result = async {
-            let c = self.live().await?;
+            let c = self.link.conn().await?;
             c.push(&[b"HGET", key(&mut k, "User", id), b"Gold"]);
             c.flush().await?;
             match c.read().await? {
@@ -233,6 +244,6 @@ impl MobileConn for RedisConn {
         }
         .await;
         self.user_key = k;
-        self.keep_if_healthy(result)
+        self.link.keep_if_healthy(result)
     }
 }
