@@ -42,6 +42,13 @@ fn raise_fd_limit() {
     }
 }
 
+/// The seed of a run: given, or from the clock (always recorded).
+pub fn seed_or_clock(seed: Option<u64>) -> u64 {
+    seed.unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
+    })
+}
+
 /// Builds the record of a finished run.
 #[allow(clippy::too_many_arguments)]
 pub fn record<L>(

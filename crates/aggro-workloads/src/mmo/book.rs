@@ -29,18 +29,33 @@ pub struct ZoneState {
     pub counts: ZoneCounts,
 }
 
-/// Sums over a stretch of periods.
+/// Sums over a stretch of periods, and the histograms of every call when
+/// the table needs them (the whole run's are the executor's).
 #[derive(Clone)]
 struct Window {
     periods: u64,
     calls: [u64; OPS],
     ns: [u64; OPS],
-    hist: Recorder,
+    hist: Option<Recorder>,
 }
 
 impl Window {
-    fn new() -> Self {
-        Self { periods: 0, calls: [0; OPS], ns: [0; OPS], hist: Recorder::new(OPS) }
+    fn new(histograms: bool) -> Self {
+        Self { periods: 0, calls: [0; OPS], ns: [0; OPS], hist: histograms.then(|| Recorder::new(OPS)) }
+    }
+
+    fn add(&mut self, calls: &[u64; OPS], ns: &[u64; OPS], period_ns: Nanos, steps: &[(OpId, Nanos)]) {
+        self.periods += 1;
+        for op in 0..OPS {
+            self.calls[op] += calls[op];
+            self.ns[op] += ns[op];
+        }
+        if let Some(h) = &mut self.hist {
+            h.record_ok(0, period_ns, period_ns);
+            for &(op, t) in steps {
+                h.record_ok(op, t, t);
+            }
+        }
     }
 }
 
@@ -112,8 +127,8 @@ impl PeriodBook {
     pub fn new(out: LineSink, table_every: u64) -> Self {
         Self {
             state: Mutex::new(State {
-                window: Window::new(),
-                whole: Window::new(),
+                window: Window::new(table_every > 0),
+                whole: Window::new(false),
                 last: [0.0; OPS],
                 prev: [0.0; OPS],
                 zones: BTreeMap::new(),
@@ -139,17 +154,8 @@ impl PeriodBook {
         }
         let mut guard = self.state.lock();
         let s = &mut *guard;
-        for w in [&mut s.window, &mut s.whole] {
-            w.periods += 1;
-            w.hist.record_ok(0, period_ns, period_ns);
-            for &(op, t) in steps {
-                w.hist.record_ok(op, t, t);
-            }
-            for op in 0..OPS {
-                w.calls[op] += calls[op];
-                w.ns[op] += ns[op];
-            }
-        }
+        s.window.add(&calls, &ns, period_ns, steps);
+        s.whole.add(&calls, &ns, period_ns, steps);
         s.prev = s.last;
         s.last = std::array::from_fn(|op| if calls[op] > 0 { ns[op] as f64 / calls[op] as f64 / 1e6 } else { 0.0 });
         s.zones.insert(zone, state);
@@ -168,11 +174,12 @@ impl PeriodBook {
         if self.table_every > 0 && s.whole.periods.is_multiple_of(self.table_every) {
             let lines = self.table_lines(s, &s.window);
             lines.into_iter().for_each(|l| (self.out)(l));
-            s.window = Window::new();
+            s.window = Window::new(true);
         }
     }
 
-    fn rows(s: &State, w: &Window) -> Vec<TableRow> {
+    /// The table over `w`; call histograms from `hist`.
+    fn rows(s: &State, w: &Window, hist: &Recorder) -> Vec<TableRow> {
         (0..OPS)
             .map(|op| TableRow {
                 name: OPERATIONS[op],
@@ -180,7 +187,7 @@ impl PeriodBook {
                 calls: w.calls[op],
                 total_ms: w.ns[op] as f64 / 1e6,
                 per_call_ms: if w.calls[op] > 0 { w.ns[op] as f64 / w.calls[op] as f64 / 1e6 } else { 0.0 },
-                latency: Summary::of(&w.hist.ops[op].service),
+                latency: Summary::of(&hist.ops[op].service),
                 last_ms: s.last[op],
                 prev_ms: s.prev[op],
             })
@@ -189,9 +196,10 @@ impl PeriodBook {
 
     fn table_lines(&self, s: &State, w: &Window) -> Vec<String> {
         let mut lines = vec![String::new(), table_header()];
-        let rows = Self::rows(s, w);
+        let Some(hist) = &w.hist else { return Vec::new() };
+        let rows = Self::rows(s, w, hist);
         lines.extend(rows[1..].iter().map(table_line));
-        let (players, items, counts) = totals(s);
+        let (players, items, counts) = zone_totals(s);
         let elapsed = self.started.elapsed().as_secs_f64();
         lines.push(format!(
             "Tmean {:.2}ms  tn {:.2}ms  tn-1 {:.2}ms  (p50 {:.2}ms, p99 {:.2}ms, max {:.2}ms)",
@@ -213,16 +221,17 @@ impl PeriodBook {
         lines
     }
 
-    /// The whole run so far.
-    pub fn summary(&self) -> PlaySummary {
+    /// The whole run so far; the calls' histograms are the run's `totals`
+    /// (the executor records every step, operation for operation).
+    pub fn summary(&self, totals: &Recorder) -> PlaySummary {
         let s = self.state.lock();
-        let (players, items, counts) = totals(&s);
+        let (players, items, counts) = zone_totals(&s);
         let ratio = s.zone_time.values().filter(|(n, _)| *n > 0).map(|&(n, t)| 60e9 / (t as f64 / n as f64)).sum();
         PlaySummary {
             periods: s.whole.periods,
             mean_period_ms: s.whole.ns[0] as f64 / s.whole.periods.max(1) as f64 / 1e6,
             player_minute_ratio: ratio,
-            table: Self::rows(&s, &s.whole),
+            table: Self::rows(&s, &s.whole, totals),
             counts,
             players,
             items,
@@ -230,18 +239,13 @@ impl PeriodBook {
     }
 }
 
-fn totals(s: &State) -> (usize, usize, ZoneCounts) {
+fn zone_totals(s: &State) -> (usize, usize, ZoneCounts) {
     let mut c = ZoneCounts::default();
     let (mut players, mut items) = (0, 0);
     for z in s.zones.values() {
         players += z.players;
         items += z.items;
-        c.logins += z.counts.logins;
-        c.players_loaded += z.counts.players_loaded;
-        c.lease_refusals += z.counts.lease_refusals;
-        c.guilds_loaded += z.counts.guilds_loaded;
-        c.pushes += z.counts.pushes;
-        c.objects_pushed += z.counts.objects_pushed;
+        c += &z.counts;
     }
     (players, items, c)
 }

@@ -1,8 +1,7 @@
 //! The login test's loader: query a random account by user name, load it,
 //! update it, return its characters' ids — the paper's login, repeated.
 
-use super::zone::now_ms;
-use aggro_core::mmo::{MmoConn, WorldSpec};
+use aggro_core::mmo::{MmoConn, WorldSpec, now_ms};
 use aggro_core::rng::Rng;
 use aggro_core::{ErrorClass, ErrorSamples};
 use aggro_runner::{Loader, Steps};

@@ -81,6 +81,17 @@ pub struct ZoneCounts {
     pub objects_pushed: u64,
 }
 
+impl std::ops::AddAssign<&ZoneCounts> for ZoneCounts {
+    fn add_assign(&mut self, o: &ZoneCounts) {
+        self.logins += o.logins;
+        self.players_loaded += o.players_loaded;
+        self.lease_refusals += o.lease_refusals;
+        self.guilds_loaded += o.guilds_loaded;
+        self.pushes += o.pushes;
+        self.objects_pushed += o.objects_pushed;
+    }
+}
+
 /// One zone of a game server and its connection.
 pub struct Zone<C> {
     conn: C,
@@ -98,8 +109,6 @@ pub struct Zone<C> {
     /// Running counts.
     pub counts: ZoneCounts,
 }
-
-pub use aggro_core::mmo::now_ms;
 
 impl<C: MmoConn> Zone<C> {
     /// An empty zone; `owner` (non-zero, unique among running servers) names

@@ -2,7 +2,7 @@
 //! until logins/s stops rising by 5% (the paper added clients until the
 //! server's CPU reached ~80%).
 
-use super::{nanos, on_target, preflight, run_seed};
+use super::{nanos, on_target, preflight};
 use crate::BadInput;
 use crate::cli::LoginArgs;
 use crate::console::{Console, Verbosity};
@@ -130,7 +130,7 @@ pub fn main(a: LoginArgs) -> anyhow::Result<RunRecord> {
         world,
         clients,
         logins: a.logins,
-        seed: run_seed(a.run.seed),
+        seed: session::seed_or_clock(a.run.seed),
         interval_ns: nanos("--interval", &a.run.interval)?,
         threads: a.run.threads,
         quiet: a.run.quiet,

@@ -37,7 +37,7 @@ pub async fn on_target<V: aggro_targets::MmoVisitor<Output = anyhow::Result<R>>,
 /// populated to that size: a missing world is reported once, plainly.
 pub async fn preflight<T: MmoTarget>(conn: &mut T::Conn, target: &T, world: &WorldSpec) -> anyhow::Result<()> {
     let last = world.accounts - 1;
-    match conn.login(&WorldSpec::username(last), aggro_workloads::mmo::zone::now_ms()).await {
+    match conn.login(&WorldSpec::username(last), aggro_core::mmo::now_ms()).await {
         Ok(_) => Ok(()),
         Err(e) if e.class == ErrorClass::Data => Err(BadInput(format!(
             "{} does not hold a world of {} accounts: {} (run `aggro mmo populate --target … --accounts {}`)",
@@ -55,13 +55,6 @@ pub async fn preflight<T: MmoTarget>(conn: &mut T::Conn, target: &T, world: &Wor
 pub fn nanos(what: &str, text: &str) -> anyhow::Result<u64> {
     let d = parse_duration(text).map_err(|e| BadInput(format!("bad {what}: {e}")))?;
     Ok(d.as_nanos() as u64)
-}
-
-/// The seed of a run: given, or from the clock.
-pub fn run_seed(seed: Option<u64>) -> u64 {
-    seed.unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
-    })
 }
 
 /// A lease owner id unique among running game servers: the process, the

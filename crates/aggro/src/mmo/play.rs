@@ -6,7 +6,7 @@
 //! as its last ends; `--realtime` paces one period per game-minute per zone
 //! through the same executor, open loop, and reports latency and backlog.
 
-use super::{nanos, on_target, owner_id, preflight, run_seed};
+use super::{nanos, on_target, owner_id, preflight};
 use crate::BadInput;
 use crate::cli::PlayArgs;
 use crate::console::{Console, Verbosity};
@@ -99,7 +99,7 @@ impl MmoVisitor for Play {
                 *committed.entry(p).or_default() += d;
             }
         }
-        let summary = book.summary();
+        let summary = book.summary(&outcome.totals);
         let ledger_complete = outcome.loaders.len() == s.clients as usize && shutdown_errors.is_empty();
         let extrapolated = s.players as f64 * summary.player_minute_ratio;
         let mut record = session::record(
@@ -188,7 +188,7 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
     if game_minute_ns == 0 || lease_ms == 0 {
         return Err(BadInput("--game-minute and --lease must be more than 0".into()).into());
     }
-    let seed = run_seed(a.run.seed);
+    let seed = session::seed_or_clock(a.run.seed);
     let rate = if a.realtime {
         RatePlan::fixed(a.clients as f64 * 1e9 / game_minute_ns as f64, nanos("--duration", &a.duration)?)
     } else {

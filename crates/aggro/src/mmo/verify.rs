@@ -18,7 +18,7 @@ impl MmoVisitor for Verify {
 
     async fn visit<T: MmoTarget>(self, target: T) -> anyhow::Result<MmoVerdict> {
         let scan = target.scan().await.map_err(|e| anyhow::anyhow!("{}: {}", target.describe(), e.message))?;
-        Ok(verify(&scan, &self.world, self.committed.as_ref(), aggro_workloads::mmo::zone::now_ms()))
+        Ok(verify(&scan, &self.world, self.committed.as_ref(), aggro_core::mmo::now_ms()))
     }
 }
 

@@ -48,9 +48,7 @@ pub fn resolve_drive(a: &DriveArgs) -> anyhow::Result<DriveSpec> {
     if interval.as_millis() < 10 {
         return Err(bad("--interval must be at least 10ms".into()));
     }
-    let seed = a.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
-    });
+    let seed = crate::session::seed_or_clock(a.seed);
     Ok(DriveSpec {
         target: mask_password(&a.data.target),
         workload: Workload::parse(&a.workload).map_err(bad)?,
