@@ -114,37 +114,53 @@ impl DynamoMmoConn {
         }
     }
 
-    /// The actions writing one player of a set.
-    fn player_actions(&self, set: &ChangeSet, w: &PlayerWrite) -> Vec<Value> {
-        let id = w.core.id;
-        let pk = format!("P#{id}");
+    /// The actions of a set, grouped by player in the set's order; each
+    /// group starts with the player's fenced update.
+    fn actions_by_player(&self, set: &ChangeSet) -> Vec<Vec<Value>> {
         let t = &self.table;
-        let mut values = json!({ ":me": n(set.owner), ":core": b(&encode_core(&w.core)) });
-        let update = if w.release {
-            "SET core = :core REMOVE lease_owner, lease_until"
-        } else {
-            values[":until"] = n(set.lease_until_ms);
-            "SET core = :core, lease_until = :until"
+        let at: std::collections::HashMap<u32, usize> = set.players.iter().enumerate().map(|(i, w)| (w.core.id, i)).collect();
+        let mut groups: Vec<Vec<Value>> = set
+            .players
+            .iter()
+            .map(|w| {
+                let mut values = json!({ ":me": n(set.owner), ":core": b(&encode_core(&w.core)) });
+                let update = if w.release {
+                    "SET core = :core REMOVE lease_owner, lease_until"
+                } else {
+                    values[":until"] = n(set.lease_until_ms);
+                    "SET core = :core, lease_until = :until"
+                };
+                vec![json!({ "Update": {
+                    "TableName": t, "Key": key(format!("P#{}", w.core.id), "P"), "UpdateExpression": update,
+                    "ConditionExpression": "lease_owner = :me", "ExpressionAttributeValues": values,
+                }})]
+            })
+            .collect();
+        // Objects of players outside the set are a caller's bug; they are not written.
+        let mut add = |player: u32, action: Value| {
+            if let Some(&i) = at.get(&player) {
+                groups[i].push(action);
+            }
         };
-        let mut actions = vec![json!({ "Update": {
-            "TableName": t, "Key": key(&pk, "P"), "UpdateExpression": update,
-            "ConditionExpression": "lease_owner = :me", "ExpressionAttributeValues": values,
-        }})];
-        for i in set.delete_items.iter().filter(|i| i.owner == id) {
-            actions.push(json!({ "Delete": { "TableName": t, "Key": key(&pk, format!("I#{}", i.id)) } }));
+        for i in &set.delete_items {
+            add(i.owner, json!({ "Delete": { "TableName": t, "Key": key(format!("P#{}", i.owner), format!("I#{}", i.id)) } }));
         }
-        for i in set.put_items.iter().filter(|i| i.owner == id) {
-            actions.push(json!({ "Put": { "TableName": t, "Item": with(key(&pk, format!("I#{}", i.id)), &[("v", b(&encode_item(i)))]) } }));
+        for i in &set.put_items {
+            let item = with(key(format!("P#{}", i.owner), format!("I#{}", i.id)), &[("v", b(&encode_item(i)))]);
+            add(i.owner, json!({ "Put": { "TableName": t, "Item": item } }));
         }
-        for q in set.new_quests.iter().filter(|q| q.player == id) {
-            actions.push(json!({ "Put": { "TableName": t, "Item": with(key(&pk, format!("Q#{:010}", q.seq)), &[("v", b(&encode_quest(q)))]) } }));
+        for q in &set.new_quests {
+            let quest = with(key(format!("P#{}", q.player), format!("Q#{:010}", q.seq)), &[("v", b(&encode_quest(q)))]);
+            add(q.player, json!({ "Put": { "TableName": t, "Item": quest } }));
         }
-        for m in set.guild_moves.iter().filter(|m| m.player == id) {
-            actions.push(json!({ "Delete": { "TableName": t, "Key": key(format!("G#{}", m.from), format!("M#{id}")) } }));
-            let member = with(key(format!("G#{}", m.to), format!("M#{id}")), &[("name", json!({ "S": w.core.name })), ("rank", n(w.core.rank))]);
-            actions.push(json!({ "Put": { "TableName": t, "Item": member } }));
+        for m in &set.guild_moves {
+            let Some(&i) = at.get(&m.player) else { continue };
+            let core = &set.players[i].core;
+            let member = with(key(format!("G#{}", m.to), format!("M#{}", m.player)), &[("name", json!({ "S": core.name })), ("rank", n(core.rank))]);
+            groups[i].push(json!({ "Delete": { "TableName": t, "Key": key(format!("G#{}", m.from), format!("M#{}", m.player)) } }));
+            groups[i].push(json!({ "Put": { "TableName": t, "Item": member } }));
         }
-        actions
+        groups
     }
 
     async fn transact(&mut self, actions: Vec<Value>) -> Result<(), StoreError> {
@@ -338,8 +354,7 @@ impl MmoConn for DynamoMmoConn {
 
     async fn write(&mut self, set: &ChangeSet) -> Result<(), StoreError> {
         let mut batch: Vec<Value> = Vec::new();
-        for w in &set.players {
-            let actions = self.player_actions(set, w);
+        for actions in self.actions_by_player(set) {
             if !batch.is_empty() && batch.len() + actions.len() > TRANSACTION {
                 self.transact(std::mem::take(&mut batch)).await?;
             }
