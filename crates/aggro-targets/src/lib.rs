@@ -7,6 +7,8 @@
 //!
 //! # Layout
 //! - [`url`]: parsing target URLs into [`TargetUrl`], with clear errors.
+//! - `reconnect`: re-opening a broken connection at most once a second
+//!   (PostgreSQL, Redis, DynamoDB).
 //! - [`null`]: does nothing, to measure the harness itself.
 //! - `stackdb` (feature `stackdb`): aggro's own embedded engine.
 //! - `sqlite` (feature `sqlite`): rusqlite, WAL, `BEGIN IMMEDIATE` transactions.
@@ -22,6 +24,8 @@ pub mod dynamodb;
 #[cfg(any(feature = "redis", feature = "dynamodb"))]
 pub mod net;
 pub mod null;
+#[cfg(any(feature = "postgres", feature = "redis", feature = "dynamodb"))]
+mod reconnect;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "redis")]

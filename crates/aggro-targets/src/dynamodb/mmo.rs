@@ -181,9 +181,7 @@ impl MmoTarget for DynamoTarget {
     }
 
     async fn connect(&self) -> Result<DynamoMmoConn, StoreError> {
-        let mut client = self.client();
-        client.live = Some(super::http::Connection::connect(&self.addr).await?);
-        Ok(DynamoMmoConn { client, table: self.mmo_table() })
+        Ok(DynamoMmoConn { client: self.connected_client().await?, table: self.mmo_table() })
     }
 
     async fn create(&self, world: &WorldSpec) -> Result<(), StoreError> {

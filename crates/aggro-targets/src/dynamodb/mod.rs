@@ -25,11 +25,11 @@ use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use aggro_core::{ErrorClass, StoreError};
 use serde_json::{Value, json};
 use std::fmt::Write;
+use crate::reconnect::Reconnecting;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-const RECONNECT_EVERY: Duration = Duration::from_secs(1);
 /// Default table name.
 pub const DEFAULT_TABLE: &str = "aggro_mobile";
 
@@ -51,11 +51,20 @@ impl DynamoTarget {
         Client {
             addr: self.addr.clone(),
             signer: sigv4::Signer::from_env(self.region.clone()),
-            live: None,
-            last_attempt: None,
+            live: Reconnecting::idle(),
             date: (Instant::now() - Duration::from_secs(10), String::new()),
             body: Vec::with_capacity(1024),
         }
+    }
+}
+
+impl DynamoTarget {
+    /// A client whose connection is open already, so an unreachable
+    /// endpoint fails here rather than at the first request.
+    async fn connected_client(&self) -> Result<Client, StoreError> {
+        let mut client = self.client();
+        client.live = Reconnecting::new(http::Connection::connect(&self.addr).await?);
+        Ok(client)
     }
 }
 
@@ -63,8 +72,7 @@ impl DynamoTarget {
 struct Client {
     addr: String,
     signer: sigv4::Signer,
-    live: Option<http::Connection>,
-    last_attempt: Option<Instant>,
+    live: Reconnecting<http::Connection>,
     /// `X-Amz-Date`, refreshed every second.
     date: (Instant, String),
     /// The last response body (swapped out of the connection's buffer).
@@ -108,13 +116,8 @@ fn classify(status: u16, body: &[u8]) -> StoreError {
 impl Client {
     /// Calls `operation` with `body`; returns the response body of a 200.
     async fn call(&mut self, operation: &str, body: &[u8]) -> Result<&[u8], StoreError> {
-        if self.live.is_none() {
-            if self.last_attempt.is_some_and(|t| t.elapsed() < RECONNECT_EVERY) {
-                return Err(StoreError::new(ErrorClass::Disconnected, "connection lost; waiting to reconnect"));
-            }
-            self.last_attempt = Some(Instant::now());
-            self.live = Some(http::Connection::connect(&self.addr).await?);
-        }
+        let addr = &self.addr;
+        let conn = self.live.get(|| http::Connection::connect(addr)).await?;
         if self.date.0.elapsed() >= Duration::from_secs(1) {
             self.date = (Instant::now(), sigv4::amz_date_now());
         }
@@ -129,17 +132,16 @@ impl Client {
         if let Some(token) = &signed.session_token {
             headers.push(("x-amz-security-token", token.as_str()));
         }
-        let conn = self.live.as_mut().expect("connected above");
         let status = match conn.post(&self.addr, &headers, body).await {
             Ok(s) => s,
             Err(e) => {
-                self.live = None;
+                self.live.forget();
                 return Err(e);
             }
         };
         std::mem::swap(&mut self.body, &mut conn.body);
         if conn.closing {
-            self.live = None;
+            self.live.forget();
         }
         if status != 200 {
             return Err(classify(status, &self.body));
@@ -204,10 +206,7 @@ impl MobileTarget for DynamoTarget {
     }
 
     async fn connect(&self) -> Result<DynamoConn, StoreError> {
-        let mut client = self.client();
-        // Open the connection now so an unreachable endpoint fails here.
-        client.live = Some(http::Connection::connect(&self.addr).await?);
-        Ok(DynamoConn { client, table: self.table.clone(), request: String::with_capacity(1024) })
+        Ok(DynamoConn { client: self.connected_client().await?, table: self.table.clone(), request: String::with_capacity(1024) })
     }
 
     async fn populate(&self, ids: &[u32], progress: &(dyn Fn(u64) + Sync)) -> Result<(), StoreError> {

@@ -11,16 +11,13 @@ use super::{PostgresTarget, classify};
 use crate::sql_schema::*;
 use aggro_core::mmo::*;
 use aggro_core::{ErrorClass, StoreError};
-use std::time::{Duration, Instant};
+use crate::reconnect::Reconnecting;
 use tokio_postgres::Client;
-
-const RECONNECT_EVERY: Duration = Duration::from_secs(1);
 
 /// One game server's connection, re-opened if it breaks.
 pub struct PostgresMmoConn {
     target: PostgresTarget,
-    client: Option<Client>,
-    last_attempt: Instant,
+    client: Reconnecting<Client>,
 }
 
 fn missing(what: String) -> StoreError {
@@ -104,17 +101,9 @@ const INSERT_ITEMS: &str = "INSERT INTO items (id, owner, slot, descriptor, coun
 
 impl PostgresMmoConn {
     async fn client(&mut self) -> Result<&mut Client, StoreError> {
-        if self.client.as_ref().is_some_and(|c| c.is_closed()) {
-            self.client = None;
-        }
-        if self.client.is_none() {
-            if self.last_attempt.elapsed() < RECONNECT_EVERY {
-                return Err(StoreError::new(ErrorClass::Disconnected, "connection lost; waiting to reconnect"));
-            }
-            self.last_attempt = Instant::now();
-            self.client = Some(self.target.client().await?);
-        }
-        Ok(self.client.as_mut().expect("connected above"))
+        self.client.drop_if(Client::is_closed);
+        let target = &self.target;
+        self.client.get(|| target.client()).await
     }
 }
 
@@ -127,7 +116,7 @@ impl MmoTarget for PostgresTarget {
 
     async fn connect(&self) -> Result<PostgresMmoConn, StoreError> {
         let client = self.client().await?;
-        Ok(PostgresMmoConn { target: self.clone(), client: Some(client), last_attempt: Instant::now() })
+        Ok(PostgresMmoConn { target: self.clone(), client: Reconnecting::new(client) })
     }
 
     async fn create(&self, world: &WorldSpec) -> Result<(), StoreError> {

@@ -13,12 +13,12 @@ pub use mmo::PostgresMmoConn;
 
 use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use aggro_core::{ErrorClass, StoreError};
-use std::time::{Duration, Instant};
+use crate::reconnect::Reconnecting;
+use std::time::Duration;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls, Statement};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-const RECONNECT_EVERY: Duration = Duration::from_secs(1);
 
 /// A PostgreSQL database.
 #[derive(Clone, Debug)]
@@ -87,13 +87,12 @@ struct Prepared {
 /// One loader's connection, re-opened if it breaks.
 pub struct PostgresConn {
     target: PostgresTarget,
-    live: Option<Prepared>,
-    last_attempt: Instant,
+    live: Reconnecting<Prepared>,
 }
 
 impl std::fmt::Debug for PostgresConn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PostgresConn").field("connected", &self.live.is_some()).finish()
+        f.debug_struct("PostgresConn").field("connected", &self.live.is_live()).finish()
     }
 }
 
@@ -113,17 +112,9 @@ impl PostgresConn {
     }
 
     async fn live(&mut self) -> Result<&Prepared, StoreError> {
-        if self.live.as_ref().is_some_and(|p| p.client.is_closed()) {
-            self.live = None;
-        }
-        if self.live.is_none() {
-            if self.last_attempt.elapsed() < RECONNECT_EVERY {
-                return Err(StoreError::new(ErrorClass::Disconnected, "connection lost; waiting to reconnect"));
-            }
-            self.last_attempt = Instant::now();
-            self.live = Some(Self::prepare(&self.target).await?);
-        }
-        Ok(self.live.as_ref().expect("set above"))
+        self.live.drop_if(|p| p.client.is_closed());
+        let target = &self.target;
+        Ok(&*self.live.get(|| Self::prepare(target)).await?)
     }
 
     async fn transact(&mut self, which: fn(&Prepared) -> [Option<&Statement>; 2], id: u32) -> Result<(), StoreError> {
@@ -162,7 +153,7 @@ impl MobileTarget for PostgresTarget {
 
     async fn connect(&self) -> Result<PostgresConn, StoreError> {
         let live = PostgresConn::prepare(self).await?;
-        Ok(PostgresConn { target: self.clone(), live: Some(live), last_attempt: Instant::now() })
+        Ok(PostgresConn { target: self.clone(), live: Reconnecting::new(live) })
     }
 
     async fn populate(&self, ids: &[u32], progress: &(dyn Fn(u64) + Sync)) -> Result<(), StoreError> {

@@ -15,9 +15,8 @@ use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use aggro_core::{ErrorClass, StoreError};
 use resp::{Connection, Reply};
 use std::io::Write;
-use std::time::{Duration, Instant};
+use crate::reconnect::Reconnecting;
 
-const RECONNECT_EVERY: Duration = Duration::from_secs(1);
 
 /// A Redis database.
 #[derive(Clone, Debug)]
@@ -51,32 +50,25 @@ fn key<'a>(buf: &'a mut Vec<u8>, prefix: &str, id: u32) -> &'a [u8] {
 /// A connection that is re-opened, at most once a second, after it breaks.
 pub(crate) struct Link {
     target: RedisTarget,
-    live: Option<Connection>,
-    last_attempt: Instant,
+    live: Reconnecting<Connection>,
 }
 
 impl Link {
     /// A link over a connection just opened.
     pub(crate) async fn open(target: &RedisTarget) -> Result<Self, StoreError> {
-        Ok(Self { live: Some(target.open().await?), target: target.clone(), last_attempt: Instant::now() })
+        Ok(Self { live: Reconnecting::new(target.open().await?), target: target.clone() })
     }
 
     /// The connection, re-opened if it broke (no sooner than a second after the last try).
     pub(crate) async fn conn(&mut self) -> Result<&mut Connection, StoreError> {
-        if self.live.is_none() {
-            if self.last_attempt.elapsed() < RECONNECT_EVERY {
-                return Err(StoreError::new(ErrorClass::Disconnected, "connection lost; waiting to reconnect"));
-            }
-            self.last_attempt = Instant::now();
-            self.live = Some(self.target.open().await?);
-        }
-        Ok(self.live.as_mut().expect("set above"))
+        let target = &self.target;
+        self.live.get(|| target.open()).await
     }
 
     /// Passes `result` on; a broken connection is dropped so the next request re-opens it.
     pub(crate) fn keep_if_healthy<T>(&mut self, result: Result<T, StoreError>) -> Result<T, StoreError> {
         if result.as_ref().is_err_and(|e| matches!(e.class, ErrorClass::Disconnected | ErrorClass::Protocol)) {
-            self.live = None;
+            self.live.forget();
         }
         result
     }
@@ -91,7 +83,7 @@ pub struct RedisConn {
 
 impl std::fmt::Debug for RedisConn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisConn").field("connected", &self.link.live.is_some()).finish()
+        f.debug_struct("RedisConn").field("connected", &self.link.live.is_live()).finish()
     }
 }
 

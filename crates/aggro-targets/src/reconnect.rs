@@ -1,0 +1,58 @@
+//! A connection that is re-opened after it breaks, at most once a second,
+//! so a server that dies mid-run shows as errors over time (not a storm of
+//! connects), and one that comes back is used again.
+
+use aggro_core::{ErrorClass, StoreError};
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+/// The least time between two attempts to open a connection.
+pub const RECONNECT_EVERY: Duration = Duration::from_secs(1);
+
+/// A connection, or the memory of when the last one was tried.
+pub(crate) struct Reconnecting<T> {
+    live: Option<T>,
+    last_attempt: Option<Instant>,
+}
+
+impl<T> Reconnecting<T> {
+    /// Holds a connection just opened.
+    pub(crate) fn new(live: T) -> Self {
+        Self { live: Some(live), last_attempt: Some(Instant::now()) }
+    }
+
+    /// Holds nothing yet: the first `get` opens at once.
+    pub(crate) fn idle() -> Self {
+        Self { live: None, last_attempt: None }
+    }
+
+    /// The connection, opened with `open` if there is none and the last
+    /// attempt is a second old; otherwise `Disconnected`.
+    pub(crate) async fn get<F: Future<Output = Result<T, StoreError>>>(&mut self, open: impl FnOnce() -> F) -> Result<&mut T, StoreError> {
+        if self.live.is_none() {
+            if self.last_attempt.is_some_and(|t| t.elapsed() < RECONNECT_EVERY) {
+                return Err(StoreError::new(ErrorClass::Disconnected, "connection lost; waiting to reconnect"));
+            }
+            self.last_attempt = Some(Instant::now());
+            self.live = Some(open().await?);
+        }
+        Ok(self.live.as_mut().expect("set above"))
+    }
+
+    /// Forgets the connection (it broke); the next `get` opens another.
+    pub(crate) fn forget(&mut self) {
+        self.live = None;
+    }
+
+    /// Forgets the connection if `broken` says so.
+    pub(crate) fn drop_if(&mut self, broken: impl FnOnce(&T) -> bool) {
+        if self.live.as_ref().is_some_and(broken) {
+            self.live = None;
+        }
+    }
+
+    /// Whether a connection is held.
+    pub(crate) fn is_live(&self) -> bool {
+        self.live.is_some()
+    }
+}
