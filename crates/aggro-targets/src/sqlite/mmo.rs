@@ -24,6 +24,18 @@ fn corrupt(what: &str) -> StoreError {
     StoreError::new(ErrorClass::Data, format!("sqlite: {what} is malformed"))
 }
 
+/// Every row of a cached statement, mapped by `f`.
+fn rows<T>(
+    c: &Connection,
+    sql: &str,
+    p: impl rusqlite::Params,
+    f: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+) -> Result<Vec<T>, StoreError> {
+    let mut stmt = c.prepare_cached(sql).map_err(schema_error)?;
+    let mapped = stmt.query_map(p, f).map_err(classify)?;
+    mapped.collect::<Result<_, _>>().map_err(classify)
+}
+
 fn player_from(r: &Row<'_>) -> rusqlite::Result<(PlayerCore, PlayerParts, Vec<u8>, Vec<u8>)> {
     let core = PlayerCore {
         id: r.get(0)?,
@@ -101,20 +113,13 @@ impl MmoTarget for SqliteTarget {
 
     async fn scan(&self) -> Result<WorldScan, StoreError> {
         let conn = self.open()?;
-        let mut scan = WorldScan::default();
-        let mut s = conn.prepare("SELECT id, item_count, lease_owner, lease_until FROM players").map_err(schema_error)?;
-        let rows = s
-            .query_map([], |r| {
-                let owner: Option<i64> = r.get(2)?;
-                let until: Option<i64> = r.get(3)?;
-                Ok(PlayerCheck { id: r.get(0)?, item_count: r.get(1)?, lease_until_ms: owner.and(until).map(|u| u as u64) })
-            })
-            .map_err(classify)?;
-        scan.players = rows.collect::<Result<_, _>>().map_err(classify)?;
-        let mut s = conn.prepare("SELECT id, owner FROM items").map_err(schema_error)?;
-        let rows = s.query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?))).map_err(classify)?;
-        scan.items = rows.collect::<Result<_, _>>().map_err(classify)?;
-        Ok(scan)
+        let players = rows(&conn, "SELECT id, item_count, lease_owner, lease_until FROM players", [], |r| {
+            let owner: Option<i64> = r.get(2)?;
+            let until: Option<i64> = r.get(3)?;
+            Ok(PlayerCheck { id: r.get(0)?, item_count: r.get(1)?, lease_until_ms: owner.and(until).map(|u| u as u64) })
+        })?;
+        let items = rows(&conn, "SELECT id, owner FROM items", [], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))?;
+        Ok(WorldScan { players, items })
     }
 }
 
@@ -178,13 +183,7 @@ impl MmoConn for SqliteMmoConn {
             .optional()
             .map_err(classify)?;
         let (id, login_count, last) = account.ok_or_else(|| missing(format!("user {username:?}")))?;
-        let players = tx
-            .prepare_cached("SELECT id FROM players WHERE account = ?1 ORDER BY id")
-            .map_err(schema_error)?
-            .query_map(params![id], |r| r.get(0))
-            .map_err(classify)?
-            .collect::<Result<Vec<u32>, _>>()
-            .map_err(classify)?;
+        let players = rows(&tx, "SELECT id FROM players WHERE account = ?1 ORDER BY id", params![id], |r| r.get(0))?;
         tx.commit().map_err(classify)?;
         Ok(Account { id, username: username.to_string(), login_count, last_login_ms: last as u64, players })
     }
@@ -219,17 +218,8 @@ impl MmoConn for SqliteMmoConn {
             .map_err(classify)?;
         core.friends = blob_to_ids(&friends).ok_or_else(|| corrupt("a friend list"))?;
         core.ignores = blob_to_ids(&ignores).ok_or_else(|| corrupt("an ignore list"))?;
-        let items = tx
-            .prepare_cached(&format!("SELECT {ITEM_COLUMNS} FROM items WHERE owner = ?1"))
-            .map_err(schema_error)?
-            .query_map(params![id], item_from)
-            .map_err(classify)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(classify)?;
-        let quests = tx
-            .prepare_cached(&format!("SELECT {QUEST_COLUMNS} FROM quests WHERE player = ?1 ORDER BY seq"))
-            .map_err(schema_error)?
-            .query_map(params![id], |r| {
+        let items = rows(&tx, &format!("SELECT {ITEM_COLUMNS} FROM items WHERE owner = ?1"), params![id], item_from)?;
+        let quests = rows(&tx, &format!("SELECT {QUEST_COLUMNS} FROM quests WHERE player = ?1 ORDER BY seq"), params![id], |r| {
                 Ok(Quest {
                     id: r.get::<_, i64>(0)? as u64,
                     player: r.get(1)?,
@@ -237,10 +227,7 @@ impl MmoConn for SqliteMmoConn {
                     template: r.get(3)?,
                     completed_ms: r.get::<_, i64>(4)? as u64,
                 })
-            })
-            .map_err(classify)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(classify)?;
+            })?;
         tx.commit().map_err(classify)?;
         Ok(PlayerGraph { core, parts, items, quests })
     }
@@ -254,20 +241,12 @@ impl MmoConn for SqliteMmoConn {
             .optional()
             .map_err(classify)?
             .ok_or_else(|| missing(format!("guild {guild}")))?;
-        let ranks = c
-            .prepare_cached("SELECT rank, name, permissions FROM guild_ranks WHERE guild = ?1 ORDER BY rank")
-            .map_err(schema_error)?
-            .query_map(params![guild], |r| Ok(GuildRank { rank: r.get(0)?, name: r.get(1)?, permissions: r.get(2)? }))
-            .map_err(classify)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(classify)?;
-        let members = c
-            .prepare_cached("SELECT id, name, rank FROM players WHERE guild = ?1")
-            .map_err(schema_error)?
-            .query_map(params![guild], |r| Ok(Member { player: r.get(0)?, name: r.get(1)?, rank: r.get(2)? }))
-            .map_err(classify)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(classify)?;
+        let ranks = rows(c, "SELECT rank, name, permissions FROM guild_ranks WHERE guild = ?1 ORDER BY rank", params![guild], |r| {
+            Ok(GuildRank { rank: r.get(0)?, name: r.get(1)?, permissions: r.get(2)? })
+        })?;
+        let members = rows(c, "SELECT id, name, rank FROM players WHERE guild = ?1", params![guild], |r| {
+            Ok(Member { player: r.get(0)?, name: r.get(1)?, rank: r.get(2)? })
+        })?;
         Ok(Roster { guild, name, ranks, members })
     }
 
