@@ -1,0 +1,175 @@
+//! Bit-level writing and reading, least significant bit first, for snapshots.
+
+/// Appends bits to a byte vector.
+#[derive(Debug, Default)]
+pub struct BitWriter {
+    bytes: Vec<u8>,
+    acc: u64,
+    used: u32,
+}
+
+impl BitWriter {
+    /// Empties the writer, keeping its buffer.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.acc = 0;
+        self.used = 0;
+    }
+
+    /// Writes the low `n` bits of `v` (n ≤ 32).
+    pub fn put(&mut self, v: u32, n: u32) {
+        debug_assert!(n <= 32 && (n == 32 || v >> n == 0));
+        self.acc |= (v as u64) << self.used;
+        self.used += n;
+        while self.used >= 8 {
+            self.bytes.push(self.acc as u8);
+            self.acc >>= 8;
+            self.used -= 8;
+        }
+    }
+
+    /// Writes one bit.
+    pub fn bit(&mut self, b: bool) {
+        self.put(b as u32, 1);
+    }
+
+    /// Bits written so far.
+    pub fn bit_len(&self) -> usize {
+        self.bytes.len() * 8 + self.used as usize
+    }
+
+    /// The bytes, the last one padded with zeros.
+    pub fn finish(&mut self) -> &[u8] {
+        if self.used > 0 {
+            self.bytes.push(self.acc as u8);
+            self.acc = 0;
+            self.used = 0;
+        }
+        &self.bytes
+    }
+}
+
+/// Reads bits written by [`BitWriter`]; every read is `None` past the end.
+#[derive(Debug)]
+pub struct BitReader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> BitReader<'a> {
+    /// Reads `bytes` from the first bit.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Self { bytes, pos: 0 }
+    }
+
+    /// Reads `n` bits (n ≤ 32).
+    pub fn get(&mut self, n: u32) -> Option<u32> {
+        if self.pos + n as usize > self.bytes.len() * 8 {
+            return None;
+        }
+        let mut v = 0u64;
+        let mut got = 0;
+        while got < n {
+            let byte = self.bytes[(self.pos + got as usize) / 8] as u64;
+            let off = (self.pos + got as usize) % 8;
+            let take = (8 - off as u32).min(n - got);
+            v |= ((byte >> off) & ((1 << take) - 1)) << got;
+            got += take;
+        }
+        self.pos += n as usize;
+        Some(v as u32)
+    }
+
+    /// Reads one bit.
+    pub fn bit(&mut self) -> Option<bool> {
+        Some(self.get(1)? == 1)
+    }
+}
+
+/// Signed value to unsigned: 0, -1, 1, -2, 2 … → 0, 1, 2, 3, 4 …
+pub fn zigzag(v: i32) -> u32 {
+    ((v << 1) ^ (v >> 31)) as u32
+}
+
+/// The inverse of [`zigzag`].
+pub fn unzigzag(v: u32) -> i32 {
+    (v >> 1) as i32 ^ -((v & 1) as i32)
+}
+
+/// Bit widths of the four size classes of [`put_small`].
+const CLASSES: [u32; 4] = [0, 5, 12, 24];
+
+/// Writes a signed integer as a 2-bit size class and that many bits (0 costs 2 bits, ±16 costs 7, ±2048 14);
+/// values beyond ±2^23 are clamped.
+pub fn put_small(w: &mut BitWriter, v: i32) {
+    let z = zigzag(v.clamp(-(1 << 23), (1 << 23) - 1));
+    let class = CLASSES.iter().position(|bits| *bits == 24 || z < (1 << bits)).expect("the last class holds everything");
+    w.put(class as u32, 2);
+    w.put(z, CLASSES[class]);
+}
+
+/// Reads a value written by [`put_small`].
+pub fn get_small(r: &mut BitReader) -> Option<i32> {
+    let class = r.get(2)? as usize;
+    Some(unzigzag(r.get(CLASSES[class])?))
+}
+
+/// Writes an unsigned integer in Exp-Golomb order 0 (0 costs 1 bit, 1–2 cost 3, 3–6 cost 5); v < 2^31.
+pub fn put_golomb(w: &mut BitWriter, v: u32) {
+    let v1 = v + 1;
+    let n = 31 - v1.leading_zeros();
+    w.put(0, n);
+    // The value's n+1 bits, most significant (the marker 1) first.
+    for i in (0..=n).rev() {
+        w.bit(v1 >> i & 1 == 1);
+    }
+}
+
+/// Reads a value written by [`put_golomb`].
+pub fn get_golomb(r: &mut BitReader) -> Option<u32> {
+    let mut n = 0;
+    while !r.bit()? {
+        n += 1;
+        if n > 31 {
+            return None;
+        }
+    }
+    let mut v1 = 1u32;
+    for _ in 0..n {
+        v1 = v1 << 1 | r.bit()? as u32;
+    }
+    Some(v1 - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_reads_back() {
+        let mut w = BitWriter::default();
+        let values = [0, 1, -1, 7, -8, 8, 511, -512, 600, -70_000, 8_388_607, -8_388_608];
+        for v in values {
+            put_small(&mut w, v);
+            put_golomb(&mut w, v.unsigned_abs() & 0x7fff_ffff);
+            w.put(v as u32 & 0x1f_ffff, 21);
+        }
+        let bytes = w.finish().to_vec();
+        let mut r = BitReader::new(&bytes);
+        for v in values {
+            assert_eq!(get_small(&mut r), Some(v));
+            assert_eq!(get_golomb(&mut r), Some(v.unsigned_abs() & 0x7fff_ffff));
+            assert_eq!(r.get(21), Some(v as u32 & 0x1f_ffff));
+        }
+        assert!(r.get(9).is_none(), "past the end");
+    }
+
+    #[test]
+    fn small_values_cost_few_bits() {
+        let mut w = BitWriter::default();
+        put_small(&mut w, 0);
+        assert_eq!(w.bit_len(), 2);
+        put_golomb(&mut w, 0);
+        assert_eq!(w.bit_len(), 3);
+    }
+}

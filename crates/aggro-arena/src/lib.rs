@@ -1,0 +1,18 @@
+//! The arena: aggro's reference authoritative UDP game server and the bot
+//! swarm that plays against it (seed 002, the PUBG server article).
+//!
+//! # Layout
+//! - [`clock`]: the monotonic clock server and swarm share, precise sleeps, CPU time.
+//! - [`udp`]: a nonblocking socket that receives and sends in batches.
+//! - [`game`]: the map, the spatial grid and the match (movement, shots, zone).
+//! - [`codec`]: bit codes, actor states and deltas, the game's messages, the client's view.
+//! - [`server`]: the frame loop and its phases, replication, the per-phase profile.
+//! - [`swarm`]: thousands of bots on a few sockets, and what they measure.
+//!
+//! The wire protocol underneath is the `arena-proto` crate.
+
+pub mod clock;
+pub mod codec;
+pub mod game;
+pub mod server;
+pub mod udp;

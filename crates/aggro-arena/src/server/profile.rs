@@ -1,0 +1,201 @@
+//! The server's per-interval profile: frame and phase times from HDR
+//! histograms, the achieved tick rate, traffic per client, reliability
+//! counters, replication cost and fidelity.
+
+use aggro_stats::{Histogram, Summary, encode, new_histogram};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The timed phases of a frame, in order; `frame` is the whole.
+pub const PHASES: [&str; 5] = ["frame", "dispatch", "send_flush", "simulate", "flush"];
+
+/// Counters the server adds to during an interval.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Counters {
+    pub frames: u64,
+    pub packets_in: u64,
+    pub bytes_in: u64,
+    pub packets_out: u64,
+    pub bytes_out: u64,
+    pub resends: u64,
+    pub shots: u64,
+    pub hits: u64,
+    pub deaths: u64,
+    /// Gunfire events relayed to observers.
+    pub fired_rpcs: u64,
+    pub connects: u64,
+    pub disconnects: u64,
+    /// Sessions summed over frames (÷ frames = mean sessions).
+    pub client_frames: u64,
+    /// Snapshot entries written and their bits; moving actors sent as deltas, and their bits.
+    pub entries: u64,
+    pub entry_bits: u64,
+    pub moving_deltas: u64,
+    pub moving_delta_bits: u64,
+    /// Actor updates skipped by interleaving.
+    pub skipped: u64,
+}
+
+impl std::ops::AddAssign for Counters {
+    fn add_assign(&mut self, o: Self) {
+        macro_rules! add { ($($f:ident),*) => { $(self.$f += o.$f;)* } }
+        add!(frames, packets_in, bytes_in, packets_out, bytes_out, resends, shots, hits, deaths, fired_rpcs, connects, disconnects, client_frames, entries, entry_bits, moving_deltas, moving_delta_bits, skipped);
+    }
+}
+
+/// A histogram's figures with the histogram itself (HdrHistogram V2-DEFLATE, base64).
+#[derive(Clone, Debug, Serialize)]
+pub struct Dist {
+    #[serde(flatten)]
+    pub summary: Summary,
+    pub hdr: String,
+}
+
+impl Dist {
+    fn of(h: &Histogram) -> Self {
+        Self { summary: Summary::of(h), hdr: encode::to_base64(h) }
+    }
+}
+
+/// One interval (or the whole run) of the server.
+#[derive(Clone, Debug, Serialize)]
+pub struct ServerInterval {
+    pub start_s: f64,
+    pub end_s: f64,
+    /// Frames per second achieved.
+    pub tick_hz: f64,
+    /// Sessions at the end.
+    pub clients: u64,
+    /// Unacked reliable slices across all sessions at the end.
+    pub queued_reliable: u64,
+    /// Per phase (see [`PHASES`]): time in ns.
+    pub phases: BTreeMap<String, Dist>,
+    /// Position error of actors skipped by interleaving, in cm (the "ns" fields hold cm).
+    pub position_error_cm: Dist,
+    /// Per client per second: kB out and in, packets out and in (over the mean number of sessions).
+    pub kb_out_per_client_s: f64,
+    pub kb_in_per_client_s: f64,
+    pub packets_out_per_client_s: f64,
+    pub packets_in_per_client_s: f64,
+    /// Mean bytes of a moving actor's delta entry.
+    pub bytes_per_moving_update: f64,
+    /// Server CPU, % of one core.
+    pub cpu_pct: f64,
+    /// Dropped datagrams by reason.
+    pub drops: BTreeMap<String, u64>,
+    pub counters: Counters,
+    #[serde(skip)]
+    pub histograms: Vec<Histogram>,
+}
+
+/// Collects one interval at a time and the whole run.
+#[derive(Debug)]
+pub struct Profile {
+    run_start_us: u64,
+    start_us: u64,
+    cpu_start_us: u64,
+    phases: Vec<Histogram>,
+    error_cm: Histogram,
+    /// What the interval has counted so far.
+    pub counters: Counters,
+    totals: Option<ServerInterval>,
+}
+
+impl Profile {
+    /// Starts the first interval at `now_us`.
+    pub fn new(now_us: u64) -> Self {
+        Self {
+            run_start_us: now_us,
+            start_us: now_us,
+            cpu_start_us: crate::clock::process_cpu_us(),
+            phases: PHASES.iter().map(|_| new_histogram()).collect(),
+            error_cm: new_histogram(),
+            counters: Counters::default(),
+            totals: None,
+        }
+    }
+
+    /// Records one frame's phase times, ns, in [`PHASES`] order.
+    pub fn frame(&mut self, ns: [u64; 5], clients: u64) {
+        self.counters.client_frames += clients;
+        for (h, v) in self.phases.iter_mut().zip(ns) {
+            h.saturating_record(v.max(1));
+        }
+        self.counters.frames += 1;
+    }
+
+    /// Records a skipped actor's position error.
+    pub fn position_error(&mut self, cm: u64) {
+        self.error_cm.saturating_record(cm);
+    }
+
+    /// Closes the interval at `now_us` and starts the next.
+    pub fn close(&mut self, now_us: u64, clients: u64, queued_reliable: u64, drops: BTreeMap<String, u64>) -> ServerInterval {
+        let cpu = crate::clock::process_cpu_us();
+        let mut hs: Vec<Histogram> = self.phases.iter_mut().map(|h| std::mem::replace(h, new_histogram())).collect();
+        hs.push(std::mem::replace(&mut self.error_cm, new_histogram()));
+        let iv = build(
+            (self.start_us - self.run_start_us) as f64 / 1e6,
+            (now_us - self.run_start_us) as f64 / 1e6,
+            clients,
+            queued_reliable,
+            cpu - self.cpu_start_us,
+            drops,
+            std::mem::take(&mut self.counters),
+            hs,
+        );
+        self.totals = Some(match self.totals.take() {
+            None => iv.clone(),
+            Some(t) => merge(t, &iv),
+        });
+        self.start_us = now_us;
+        self.cpu_start_us = cpu;
+        iv
+    }
+
+    /// The whole run so far (intervals merged: histograms added, counters summed).
+    pub fn totals(&self) -> Option<&ServerInterval> {
+        self.totals.as_ref()
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build(start_s: f64, end_s: f64, clients: u64, queued_reliable: u64, cpu_us: u64, drops: BTreeMap<String, u64>, c: Counters, hs: Vec<Histogram>) -> ServerInterval {
+    let secs = (end_s - start_s).max(1e-9);
+    let mean_clients = if c.frames == 0 { 0.0 } else { c.client_frames as f64 / c.frames as f64 };
+    let per_client = |v: u64| if mean_clients == 0.0 { 0.0 } else { v as f64 / mean_clients / secs };
+    let phases = PHASES.iter().zip(&hs).map(|(n, h)| (n.to_string(), Dist::of(h))).collect();
+    ServerInterval {
+        start_s,
+        end_s,
+        tick_hz: c.frames as f64 / secs,
+        clients,
+        queued_reliable,
+        phases,
+        position_error_cm: Dist::of(&hs[PHASES.len()]),
+        kb_out_per_client_s: per_client(c.bytes_out) / 1000.0,
+        kb_in_per_client_s: per_client(c.bytes_in) / 1000.0,
+        packets_out_per_client_s: per_client(c.packets_out),
+        packets_in_per_client_s: per_client(c.packets_in),
+        bytes_per_moving_update: if c.moving_deltas == 0 { 0.0 } else { c.moving_delta_bits as f64 / 8.0 / c.moving_deltas as f64 },
+        cpu_pct: cpu_us as f64 / 1e4 / secs,
+        drops,
+        counters: c,
+        histograms: hs,
+    }
+}
+
+fn merge(total: ServerInterval, iv: &ServerInterval) -> ServerInterval {
+    let mut hs = total.histograms;
+    for (t, h) in hs.iter_mut().zip(&iv.histograms) {
+        t.add(h).expect("auto-resizing histograms add");
+    }
+    let mut c = total.counters;
+    c += iv.counters;
+    let mut drops = total.drops;
+    for (k, v) in &iv.drops {
+        *drops.entry(k.clone()).or_default() += v;
+    }
+    let cpu_us = ((total.cpu_pct * (total.end_s - total.start_s) + iv.cpu_pct * (iv.end_s - iv.start_s)) * 1e4) as u64;
+    build(total.start_s, iv.end_s, iv.clients, iv.queued_reliable, cpu_us, drops, c, hs)
+}

@@ -1,0 +1,167 @@
+//! A nonblocking UDP socket that receives and sends in batches (recvmmsg and
+//! sendmmsg: one system call for up to [`BATCH`] datagrams).
+
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+
+/// Datagrams per system call.
+pub const BATCH: usize = 64;
+const SLOT: usize = 1536;
+
+/// A socket with a receive batch and a send queue.
+pub struct BatchSocket {
+    sock: UdpSocket,
+    rx: Vec<u8>,
+    rx_len: Vec<usize>,
+    rx_from: Vec<libc::sockaddr_storage>,
+    rx_count: usize,
+    tx: Vec<u8>,
+    tx_msgs: Vec<(usize, usize, SocketAddr)>,
+    /// Datagrams the kernel refused to send (buffer full); counted, not retried.
+    pub send_failures: u64,
+}
+
+impl std::fmt::Debug for BatchSocket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchSocket").field("local", &self.sock.local_addr().ok()).finish()
+    }
+}
+
+impl BatchSocket {
+    /// Binds `addr`, nonblocking, with 8 MiB socket buffers (so a frame's worth of datagrams waits while the loop sleeps).
+    pub fn bind(addr: SocketAddr) -> io::Result<Self> {
+        let sock = UdpSocket::bind(addr)?;
+        sock.set_nonblocking(true)?;
+        for opt in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
+            let size: libc::c_int = 8 << 20;
+            // SAFETY: setsockopt reads a c_int we own; the fd is ours and open.
+            unsafe {
+                libc::setsockopt(sock.as_raw_fd(), libc::SOL_SOCKET, opt, (&raw const size).cast(), size_of::<libc::c_int>() as u32)
+            };
+        }
+        Ok(Self {
+            sock,
+            rx: vec![0; SLOT * BATCH],
+            rx_len: vec![0; BATCH],
+            rx_from: vec![unsafe { std::mem::zeroed() }; BATCH],
+            rx_count: 0,
+            tx: Vec::with_capacity(SLOT * BATCH),
+            tx_msgs: Vec::with_capacity(BATCH),
+            send_failures: 0,
+        })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.sock.local_addr()
+    }
+
+    /// Receives up to [`BATCH`] waiting datagrams without blocking; returns how many (0: none waiting).
+    pub fn recv_batch(&mut self) -> io::Result<usize> {
+        let mut iov: [libc::iovec; BATCH] = unsafe { std::mem::zeroed() };
+        let mut msgs: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
+        for i in 0..BATCH {
+            iov[i] = libc::iovec { iov_base: self.rx[i * SLOT..].as_mut_ptr().cast(), iov_len: SLOT };
+            msgs[i].msg_hdr.msg_iov = &raw mut iov[i];
+            msgs[i].msg_hdr.msg_iovlen = 1;
+            msgs[i].msg_hdr.msg_name = (&raw mut self.rx_from[i]).cast();
+            msgs[i].msg_hdr.msg_namelen = size_of::<libc::sockaddr_storage>() as u32;
+        }
+        // SAFETY: every mmsghdr points at an iovec and a sockaddr_storage that live until the call returns.
+        let n = unsafe { libc::recvmmsg(self.sock.as_raw_fd(), msgs.as_mut_ptr(), BATCH as u32, libc::MSG_DONTWAIT, std::ptr::null_mut()) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            self.rx_count = 0;
+            return if e.kind() == io::ErrorKind::WouldBlock { Ok(0) } else { Err(e) };
+        }
+        self.rx_count = n as usize;
+        for i in 0..self.rx_count {
+            self.rx_len[i] = msgs[i].msg_len as usize;
+        }
+        Ok(self.rx_count)
+    }
+
+    /// The i-th datagram of the last batch: sender and bytes (a datagram longer than 1,536 bytes is cut).
+    pub fn received(&self, i: usize) -> (Option<SocketAddr>, &[u8]) {
+        (to_socket_addr(&self.rx_from[i]), &self.rx[i * SLOT..i * SLOT + self.rx_len[i]])
+    }
+
+    /// Queues a datagram; sent by [`flush`](Self::flush), or at once when the queue holds a batch.
+    pub fn send(&mut self, to: SocketAddr, bytes: &[u8]) {
+        let at = self.tx.len();
+        self.tx.extend_from_slice(bytes);
+        self.tx_msgs.push((at, bytes.len(), to));
+        if self.tx_msgs.len() == BATCH {
+            self.flush();
+        }
+    }
+
+    /// Sends every queued datagram.
+    pub fn flush(&mut self) {
+        let mut sent = 0;
+        while sent < self.tx_msgs.len() {
+            let chunk = &self.tx_msgs[sent..];
+            let n = chunk.len().min(BATCH);
+            let mut iov: [libc::iovec; BATCH] = unsafe { std::mem::zeroed() };
+            let mut names: [libc::sockaddr_storage; BATCH] = unsafe { std::mem::zeroed() };
+            let mut msgs: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
+            for i in 0..n {
+                let (at, len, to) = chunk[i];
+                iov[i] = libc::iovec { iov_base: self.tx[at..].as_mut_ptr().cast(), iov_len: len };
+                msgs[i].msg_hdr.msg_iov = &raw mut iov[i];
+                msgs[i].msg_hdr.msg_iovlen = 1;
+                msgs[i].msg_hdr.msg_namelen = from_socket_addr(to, &mut names[i]);
+                msgs[i].msg_hdr.msg_name = (&raw mut names[i]).cast();
+            }
+            // SAFETY: every mmsghdr points at an iovec into `self.tx` and a sockaddr in `names`, alive for the call.
+            let r = unsafe { libc::sendmmsg(self.sock.as_raw_fd(), msgs.as_mut_ptr(), n as u32, 0) };
+            if r <= 0 {
+                // The kernel's buffer is full or the destination is gone: drop this datagram, as UDP would.
+                self.send_failures += 1;
+                sent += 1;
+            } else {
+                sent += r as usize;
+            }
+        }
+        self.tx.clear();
+        self.tx_msgs.clear();
+    }
+}
+
+fn to_socket_addr(s: &libc::sockaddr_storage) -> Option<SocketAddr> {
+    match s.ss_family as i32 {
+        libc::AF_INET => {
+            // SAFETY: the family says this storage holds a sockaddr_in.
+            let a: &libc::sockaddr_in = unsafe { &*(s as *const libc::sockaddr_storage).cast() };
+            Some(SocketAddr::from((u32::from_be(a.sin_addr.s_addr).to_be_bytes(), u16::from_be(a.sin_port))))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the family says this storage holds a sockaddr_in6.
+            let a: &libc::sockaddr_in6 = unsafe { &*(s as *const libc::sockaddr_storage).cast() };
+            Some(SocketAddr::from((a.sin6_addr.s6_addr, u16::from_be(a.sin6_port))))
+        }
+        _ => None,
+    }
+}
+
+fn from_socket_addr(addr: SocketAddr, s: &mut libc::sockaddr_storage) -> u32 {
+    match addr {
+        SocketAddr::V4(v4) => {
+            // SAFETY: sockaddr_storage is large enough and aligned for a sockaddr_in.
+            let a: &mut libc::sockaddr_in = unsafe { &mut *(s as *mut libc::sockaddr_storage).cast() };
+            a.sin_family = libc::AF_INET as libc::sa_family_t;
+            a.sin_port = v4.port().to_be();
+            a.sin_addr.s_addr = u32::from_be_bytes(v4.ip().octets()).to_be();
+            size_of::<libc::sockaddr_in>() as u32
+        }
+        SocketAddr::V6(v6) => {
+            // SAFETY: sockaddr_storage is large enough and aligned for a sockaddr_in6.
+            let a: &mut libc::sockaddr_in6 = unsafe { &mut *(s as *mut libc::sockaddr_storage).cast() };
+            a.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            a.sin6_port = v6.port().to_be();
+            a.sin6_addr.s6_addr = v6.ip().octets();
+            size_of::<libc::sockaddr_in6>() as u32
+        }
+    }
+}
