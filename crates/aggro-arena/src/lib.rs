@@ -15,4 +15,5 @@ pub mod clock;
 pub mod codec;
 pub mod game;
 pub mod server;
+pub mod swarm;
 pub mod udp;

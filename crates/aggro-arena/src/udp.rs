@@ -28,6 +28,12 @@ impl std::fmt::Debug for BatchSocket {
     }
 }
 
+impl AsRawFd for BatchSocket {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.sock.as_raw_fd()
+    }
+}
+
 impl BatchSocket {
     /// Binds `addr`, nonblocking, with 8 MiB socket buffers (so a frame's worth of datagrams waits while the loop sleeps).
     pub fn bind(addr: SocketAddr) -> io::Result<Self> {

@@ -1,1 +1,50 @@
-//! End-to-end tests of the arena.
+//! End-to-end: the server and a swarm on loopback, in one process, for a few seconds.
+
+use aggro_arena::server::{GameServer, ServeConfig, parse_tiers};
+use aggro_arena::swarm::{Swarm, SwarmConfig};
+use aggro_arena::udp::BatchSocket;
+use arena_proto::Secret;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+#[test]
+fn fifty_bots_play_a_match_and_every_figure_is_measured() {
+    let secret = Secret::from_passphrase("e2e");
+    let mut cfg = ServeConfig::new(secret.clone());
+    cfg.tick_hz = 30;
+    cfg.send_flush = true;
+    cfg.tiers = parse_tiers("70m:1,400m:2").unwrap();
+    cfg.interest_m = Some(1000.0);
+    cfg.duration = Some(Duration::from_secs(6));
+    cfg.interval = Duration::from_secs(1);
+    let sock = BatchSocket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = sock.local_addr().unwrap();
+    let mut server = GameServer::new(cfg, sock);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let server = s.spawn(|| server.run(&stop, |_| {}).unwrap());
+        let mut sc = SwarmConfig::new(addr, secret);
+        sc.bots = 50;
+        sc.cluster = 25;
+        sc.fire_hz = 6.0;
+        sc.duration = Duration::from_secs(4);
+        sc.interval = Duration::from_secs(1);
+        let (_, swarm) = Swarm::new(sc).unwrap().run(&stop, |_| {}).unwrap();
+        let (_, totals) = server.join().unwrap();
+        let c = &totals.counters;
+        assert_eq!(c.connects, 50 + swarm.counters.respawns, "every bot connected once per life");
+        assert!(c.shots > 50 && c.hits > 10 && c.deaths > 0, "real fights: {c:?}");
+        assert!(c.fired_rpcs > c.shots, "each shot was seen by other bots");
+        assert!(c.skipped > 0 && totals.position_error_cm.summary.count == c.skipped, "interleaving skipped far actors and measured them");
+        assert!(totals.tick_hz > 25.0 && totals.tick_hz < 31.0, "30 Hz held: {}", totals.tick_hz);
+        assert!(totals.bytes_per_moving_update > 0.5 && totals.bytes_per_moving_update < 8.0, "{}", totals.bytes_per_moving_update);
+        assert!(totals.drops.is_empty(), "no datagram was dropped: {:?}", totals.drops);
+        let w = &swarm.counters;
+        assert_eq!(w.decode_errors, 0);
+        assert!(w.snapshots > 50 * 30 * 2, "snapshots arrived: {}", w.snapshots);
+        assert!(swarm.gunfire_delay.count > 100, "gunfire delays measured: {:?}", swarm.gunfire_delay);
+        // One frame at 30 Hz is 33 ms: the delay is at most about two frames on an idle loopback.
+        assert!(swarm.gunfire_delay.p50_ns < 70_000_000, "{:?}", swarm.gunfire_delay);
+        assert!(w.deaths > 0 && w.respawns > 0, "bots died and were replaced");
+    });
+}
