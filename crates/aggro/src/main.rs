@@ -8,10 +8,12 @@
 //! - [`cli`]: the command line (clap derive), validated but not yet resolved.
 //! - [`mmo`]: `aggro mmo populate|login|play|verify` (seed 000).
 //! - [`mobile`]: `aggro mobile populate|run|find-max|verify` (seed 001).
+//! - [`arena`]: `aggro arena serve|swarm|bench` (seed 002).
 //! - [`session`]: runtime, result records and files, shared by every run.
 //! - [`console`]: interval lines and the progress bar.
 //! - [`tour`]: `aggro run`, the main job.
 
+mod arena;
 mod cli;
 mod console;
 mod mmo;
@@ -39,6 +41,7 @@ fn main() {
         cli::Command::Mmo(m) => mmo::main(*m),
         cli::Command::Mobile(m) => mobile::main(*m),
         cli::Command::Run(t) => tour::main(t),
+        cli::Command::Arena(a) => arena::main(*a),
     };
     if let Err(e) = result {
         let code = if e.downcast_ref::<BadInput>().is_some() { 2 } else { 1 };

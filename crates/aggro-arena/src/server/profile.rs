@@ -119,14 +119,14 @@ impl Profile {
     pub fn frame(&mut self, ns: [u64; 5], clients: u64) {
         self.counters.client_frames += clients;
         for (h, v) in self.phases.iter_mut().zip(ns) {
-            h.saturating_record(v.max(1));
+            let _ = h.record(v.max(1));
         }
         self.counters.frames += 1;
     }
 
     /// Records a skipped actor's position error.
     pub fn position_error(&mut self, cm: u64) {
-        self.error_cm.saturating_record(cm);
+        let _ = self.error_cm.record(cm);
     }
 
     /// Closes the interval at `now_us` and starts the next.

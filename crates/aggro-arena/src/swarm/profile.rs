@@ -49,8 +49,9 @@ pub struct SwarmInterval {
     /// Set when the swarm itself may be the bottleneck (its CPU near a full core or its timers late).
     pub warning: Option<String>,
     pub counters: SwarmCounters,
+    /// Gunfire delay and timer lateness, in that order.
     #[serde(skip)]
-    histograms: [Histogram; 2],
+    pub histograms: [Histogram; 2],
 }
 
 #[derive(Debug)]
@@ -78,12 +79,12 @@ impl SwarmProfile {
     }
 
     pub fn lateness(&mut self, us: u64) {
-        self.lateness.saturating_record(us * 1000);
+        let _ = self.lateness.record(us * 1000);
     }
 
     pub fn heard(&mut self, h: &Heard) {
         for d in &h.delays_us[..h.delays] {
-            self.delay.saturating_record(d * 1000);
+            let _ = self.delay.record(d * 1000);
         }
         let c = &mut self.counters;
         c.snapshots += h.snapshots;
@@ -127,9 +128,11 @@ fn build(start_s: f64, end_s: f64, active: u64, cpu_us: u64, c: SwarmCounters, h
     let cpu_pct = cpu_us as f64 / 1e4 / secs;
     let lateness = Summary::of(&histograms[1]);
     let per_bot = |v: u64| if active == 0 { 0.0 } else { v as f64 / active as f64 / secs };
-    let warning = if cpu_pct > 90.0 {
+    // A short interval (the last one) says little about CPU.
+    let long_enough = secs >= 0.5;
+    let warning = if long_enough && cpu_pct > 90.0 {
         Some(format!("the swarm used {cpu_pct:.0}% of a core: it, not the server, may be the bottleneck — use fewer bots per process or more processes"))
-    } else if lateness.p99_ns > 5_000_000 {
+    } else if long_enough && lateness.p99_ns > 5_000_000 {
         Some(format!("the swarm's input ticks ran late (p99 {:.1} ms): its figures may describe the swarm, not the server", lateness.p99_ns as f64 / 1e6))
     } else {
         None

@@ -1,0 +1,77 @@
+//! `aggro arena …`: the reference game server, the bot swarm, the bench (seed 002).
+
+pub mod bench;
+pub mod record;
+pub mod serve;
+pub mod swarm;
+
+use crate::BadInput;
+use crate::cli::{ArenaCommand, ServerGameArgs};
+use aggro_arena::server::{ServeConfig, parse_metres, parse_tiers};
+use aggro_core::units::parse_duration;
+use arena_proto::Secret;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Runs one `aggro arena` command.
+pub fn main(command: ArenaCommand) -> anyhow::Result<()> {
+    match command {
+        ArenaCommand::Serve(a) => serve::main(a),
+        ArenaCommand::Swarm(a) => swarm::main(a),
+        ArenaCommand::Bench(a) => bench::main(a),
+    }
+}
+
+/// A duration argument, or bad input.
+pub fn duration(text: &str, what: &str) -> anyhow::Result<Duration> {
+    let d = parse_duration(text).map_err(|e| BadInput(format!("--{what}: {e}")))?;
+    if d.is_zero() {
+        return Err(BadInput(format!("--{what}: must be longer than zero")).into());
+    }
+    Ok(d)
+}
+
+/// A socket address argument (host:port), or bad input.
+pub fn address(text: &str, what: &str) -> anyhow::Result<SocketAddr> {
+    text.to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .ok_or_else(|| BadInput(format!("--{what}: {text:?} is not an address such as 127.0.0.1:7777")).into())
+}
+
+/// The server's game settings from the arguments.
+pub fn server_config(g: &ServerGameArgs, secret: &str, seed: u64, interval: &str) -> anyhow::Result<ServeConfig> {
+    let mut cfg = ServeConfig::new(Secret::from_passphrase(secret));
+    cfg.tick_hz = g.tick;
+    cfg.send_flush = g.send_flush;
+    cfg.tiers = g.interleave.as_deref().map(parse_tiers).transpose().map_err(|e| BadInput(format!("--interleave: {e}")))?.unwrap_or_default();
+    cfg.interest_m = g.interest.as_deref().map(parse_metres).transpose().map_err(|e| BadInput(format!("--interest: {e}")))?;
+    cfg.zone_shrink_s = duration(&g.zone, "zone")?.as_secs_f64();
+    cfg.seed = seed;
+    cfg.interval = duration(interval, "interval")?;
+    Ok(cfg)
+}
+
+/// A flag set by Ctrl-C (and SIGTERM), so a run stops cleanly and still writes its result.
+pub fn stop_on_signal() -> Arc<AtomicBool> {
+    static STOP: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+    let flag = STOP.get_or_init(|| Arc::new(AtomicBool::new(false))).clone();
+    extern "C" fn on_signal(_: libc::c_int) {
+        if let Some(f) = STOP.get() {
+            f.store(true, Ordering::Relaxed);
+        }
+    }
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+    flag
+}
+
+/// Milliseconds from ns, for tables.
+pub fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}

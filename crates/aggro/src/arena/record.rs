@@ -1,0 +1,70 @@
+//! Arena runs in aggro's result format: each timed thing (a frame phase, the
+//! gunfire delay) is an operation whose histogram is its duration.
+
+use aggro_report::host::{CpuUse, HostInfo};
+use aggro_report::record::{FORMAT, IntervalRecord, OpRecord, RunRecord};
+use aggro_stats::{Histogram, OpStats, Summary};
+
+/// An operation whose every sample is a duration in ns.
+pub fn op(name: &str, h: &Histogram) -> OpRecord {
+    let s = OpStats { latency: h.clone(), service: h.clone(), ok: h.len(), ..OpStats::default() };
+    OpRecord::from_stats(name, &s)
+}
+
+/// One interval: `count` things happened (frames, ticks) at `rate` per second planned.
+pub fn interval(start_s: f64, end_s: f64, count: u64, rate: Option<f64>, ops: Vec<OpRecord>, lag: Summary, cpu_pct: f64) -> IntervalRecord {
+    IntervalRecord {
+        start_s,
+        end_s,
+        backlog: 0,
+        due: count,
+        started: count,
+        planned_rate: rate,
+        ops,
+        lag,
+        cpu: CpuUse { generator_cores: cpu_pct / 100.0, ..CpuUse::default() },
+    }
+}
+
+/// What a record needs beyond its intervals.
+pub struct Whole {
+    pub command: &'static str,
+    pub spec: serde_json::Value,
+    pub started_at: String,
+    pub operations: Vec<String>,
+    pub totals: Vec<OpRecord>,
+    pub lag: Summary,
+    pub count: u64,
+    pub elapsed_s: f64,
+    /// "completed" or "interrupted".
+    pub stop_kind: &'static str,
+    pub stop_message: String,
+    pub generator_bound: bool,
+    pub extra: serde_json::Value,
+}
+
+/// The record of an arena run.
+pub fn run_record(w: Whole, intervals: Vec<IntervalRecord>) -> RunRecord {
+    RunRecord {
+        format: FORMAT.into(),
+        aggro_version: env!("CARGO_PKG_VERSION").into(),
+        command: w.command.into(),
+        spec: w.spec,
+        host: HostInfo::current(),
+        started_at: w.started_at,
+        operations: w.operations,
+        intervals,
+        totals: w.totals,
+        lag: w.lag,
+        stop_reason: serde_json::json!({ "kind": w.stop_kind }),
+        stop_message: w.stop_message,
+        due: w.count,
+        started: w.count,
+        completed: w.count,
+        backlog_at_end: 0,
+        elapsed_s: w.elapsed_s,
+        error_samples: Vec::new(),
+        generator_bound: w.generator_bound,
+        extra: w.extra,
+    }
+}
