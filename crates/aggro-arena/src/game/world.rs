@@ -67,6 +67,8 @@ pub struct World {
     pub map: Map,
     players: Vec<Option<Player>>,
     pub grid: Grid,
+    /// Every player's replicated state and whether it moves, as of the last simulate (by id).
+    states: Vec<Option<(ActorState, bool)>>,
     /// Seconds since the match began.
     pub elapsed_s: f64,
     zone_shrink_s: f64,
@@ -75,7 +77,7 @@ pub struct World {
 impl World {
     /// An empty match on the map of `seed`; the zone closes over `zone_shrink_s` seconds.
     pub fn new(seed: u64, zone_shrink_s: f64) -> Self {
-        Self { map: Map::generate(seed), players: Vec::new(), grid: Grid::default(), elapsed_s: 0.0, zone_shrink_s: zone_shrink_s.max(1.0) }
+        Self { map: Map::generate(seed), players: Vec::new(), grid: Grid::default(), states: Vec::new(), elapsed_s: 0.0, zone_shrink_s: zone_shrink_s.max(1.0) }
     }
 
     /// A player drops in near (x, y) metres.
@@ -97,6 +99,11 @@ impl World {
     /// A player, if in the match and alive.
     pub fn player(&self, id: u32) -> Option<&Player> {
         self.players.get(id as usize)?.as_ref()
+    }
+
+    /// A player's replicated state and whether it moves, as of the last frame's simulation.
+    pub fn state(&self, id: u32) -> Option<(ActorState, bool)> {
+        *self.states.get(id as usize)?
     }
 
     /// Every player in the match, by id.
@@ -125,6 +132,8 @@ impl World {
         for p in self.players.iter_mut().flatten() {
             move_player(&self.map, p, dt);
         }
+        self.states.clear();
+        self.states.extend(self.players.iter().map(|p| p.as_ref().map(|p| (p.state(), p.moving()))));
         let players = &self.players;
         self.grid.rebuild(players.iter().enumerate().filter_map(|(i, p)| p.as_ref().map(|p| (i as u32, p.x, p.y))));
         for shot in shots {

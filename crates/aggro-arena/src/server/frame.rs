@@ -366,11 +366,12 @@ impl GameServer {
 /// The actors one client at (x, y) considers this frame, sorted by id, with their distances.
 fn candidates_for(world: &World, x: f32, y: f32, interest_m: Option<f32>, out: &mut Vec<Candidate>) {
     out.clear();
+    let (xc, yc) = (x * 100.0, y * 100.0);
     let mut push = |id: u32| {
-        let Some(p) = world.player(id) else { return };
-        let distance_m = (p.x - x).hypot(p.y - y);
+        let Some((state, moving)) = world.state(id) else { return };
+        let distance_m = (state.x as f32 - xc).hypot(state.y as f32 - yc) / 100.0;
         if interest_m.is_none_or(|r| distance_m <= r) {
-            out.push(Candidate { id, state: p.state(), moving: p.moving(), distance_m });
+            out.push(Candidate { id, state, moving, distance_m });
         }
     };
     match interest_m {

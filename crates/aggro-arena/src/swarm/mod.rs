@@ -121,7 +121,8 @@ impl Swarm {
         let clusters = (0..cfg.bots.div_ceil(cfg.cluster.max(1)))
             .map(|_| {
                 let c = crate::game::map::MAP_M / 2.0;
-                (c + (xorshift(&mut rng) - 0.5) * 4000.0, c + (xorshift(&mut rng) - 0.5) * 4000.0)
+                // Hot drops anywhere on the island but its outer 600 m, as a battle royale's plane path allows.
+                (c + (xorshift(&mut rng) - 0.5) * 7000.0, c + (xorshift(&mut rng) - 0.5) * 7000.0)
             })
             .collect();
         let profile = SwarmProfile::new(now_us());
