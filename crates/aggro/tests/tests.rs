@@ -1,5 +1,6 @@
 //! Integration tests of the aggro binary against real backends.
 
+mod arena;
 mod mmo;
 mod util;
 
