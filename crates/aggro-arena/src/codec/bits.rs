@@ -67,17 +67,14 @@ impl<'a> BitReader<'a> {
         if self.pos + n as usize > self.bytes.len() * 8 {
             return None;
         }
-        let mut v = 0u64;
-        let mut got = 0;
-        while got < n {
-            let byte = self.bytes[(self.pos + got as usize) / 8] as u64;
-            let off = (self.pos + got as usize) % 8;
-            let take = (8 - off as u32).min(n - got);
-            v |= ((byte >> off) & ((1 << take) - 1)) << got;
-            got += take;
-        }
+        let (byte, off) = (self.pos / 8, self.pos % 8);
+        // Eight bytes at once when they are there (n + 7 ≤ 39 bits fit in a u64); the tail byte by byte.
+        let word = match self.bytes.get(byte..byte + 8) {
+            Some(b) => u64::from_le_bytes(b.try_into().expect("8 bytes")),
+            None => self.bytes[byte..].iter().rev().fold(0u64, |acc, b| acc << 8 | *b as u64),
+        };
         self.pos += n as usize;
-        Some(v as u32)
+        Some(((word >> off) & ((1u64 << n) - 1)) as u32)
     }
 
     /// Reads one bit.

@@ -52,7 +52,7 @@ pub struct SnapshotFigures {
 pub struct ClientReplication {
     index: Vec<u32>,
     replicas: Vec<Replica>,
-    /// Per sent packet (by seq % PENDING): the seq and the (actor, slot) entries it carried.
+    /// Per sent packet (by seq % PENDING): the seq and the (replica index, slot) entries it carried.
     pending: Vec<(u32, Vec<(u32, u8)>)>,
     writer: BitWriter,
 }
@@ -67,7 +67,8 @@ pub struct Candidate {
 }
 
 impl ClientReplication {
-    fn replica(&mut self, id: u32) -> &mut Replica {
+    /// The replica index of actor `id`, made on first sight.
+    fn replica_index(&mut self, id: u32) -> usize {
         if self.index.len() <= id as usize {
             self.index.resize(id as usize + 1, 0);
         }
@@ -75,15 +76,7 @@ impl ClientReplication {
             self.replicas.push(Replica::default());
             self.index[id as usize] = self.replicas.len() as u32;
         }
-        let i = self.index[id as usize] as usize - 1;
-        &mut self.replicas[i]
-    }
-
-    /// Forgets an actor (it left the match): its next update goes in full.
-    pub fn forget(&mut self, id: u32) {
-        if let Some(i) = self.index.get(id as usize).copied().filter(|i| *i > 0) {
-            self.replicas[i as usize - 1] = Replica::default();
-        }
+        self.index[id as usize] as usize - 1
     }
 
     /// The client acknowledged packet `seq`: the entries it carried become usable baselines.
@@ -95,14 +88,12 @@ impl ClientReplication {
         if self.pending[cell].0 != seq {
             return;
         }
-        let entries = std::mem::take(&mut self.pending[cell].1);
-        for &(id, slot) in &entries {
-            let r = self.replica(id);
+        for &(i, slot) in &self.pending[cell].1 {
+            let r = &mut self.replicas[i as usize];
             if r.seq[slot as usize] == seq {
                 r.acked |= 1 << slot;
             }
         }
-        self.pending[cell].1 = entries;
     }
 
     /// Writes this frame's snapshot packets for `candidates` (sorted by id) and hands each payload to
@@ -129,9 +120,10 @@ impl ClientReplication {
         self.writer.clear();
         for c in candidates {
             let skip = skip_for(tiers, c.distance_m);
-            let r = *self.replica(c.id);
+            let i = self.replica_index(c.id);
+            let r = &mut self.replicas[i];
             if skip > 0 && r.sent_any && frame.wrapping_sub(r.last_sent_frame) <= skip {
-                let last = r.state[(r.counter.wrapping_sub(1) % SLOTS as u32) as usize];
+                let last = &r.state[(r.counter.wrapping_sub(1) % SLOTS as u32) as usize];
                 let (px, py, pz) = last.predicted(frame.wrapping_sub(r.last_sent_frame), hz);
                 let d = ((c.state.x - px) as f64).hypot((c.state.y - py) as f64).hypot((c.state.z - pz) as f64);
                 error_cm(d.round() as u64);
@@ -152,7 +144,6 @@ impl ClientReplication {
                 fig.moving_deltas += 1;
                 fig.moving_delta_bits += bits;
             }
-            let r = self.replica(c.id);
             r.state[slot as usize] = c.state;
             r.frame[slot as usize] = frame;
             r.seq[slot as usize] = 0;
@@ -160,7 +151,7 @@ impl ClientReplication {
             r.counter = r.counter.wrapping_add(1);
             r.last_sent_frame = frame;
             r.sent_any = true;
-            packet.push((c.id, slot));
+            packet.push((i as u32, slot));
             prev = c.id as i64;
             if self.writer.bit_len() >= budget_bits {
                 self.send_packet(frame, zone_radius, &mut packet, &mut payload, &mut send);
@@ -179,8 +170,8 @@ impl ClientReplication {
         payload.extend_from_slice(self.writer.finish());
         self.writer.clear();
         let seq = send(payload);
-        for &(id, slot) in packet.iter() {
-            self.replica(id).seq[slot as usize] = seq;
+        for &(i, slot) in packet.iter() {
+            self.replicas[i as usize].seq[slot as usize] = seq;
         }
         let cell = &mut self.pending[seq as usize % PENDING];
         cell.0 = seq;
