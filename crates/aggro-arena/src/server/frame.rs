@@ -34,6 +34,7 @@ pub struct GameServer {
     fired: Vec<(u32, u64)>,
     events: Vec<Event>,
     candidates: Vec<Candidate>,
+    errors: Vec<u64>,
     buf: Vec<u8>,
     rpc: Vec<u8>,
     profile: Profile,
@@ -58,6 +59,7 @@ impl GameServer {
             fired: Vec::new(),
             events: Vec::new(),
             candidates: Vec::new(),
+            errors: Vec::new(),
             buf: Vec::with_capacity(arena_proto::MTU),
             rpc: Vec::with_capacity(64),
             profile: Profile::new(now),
@@ -303,7 +305,7 @@ impl GameServer {
     fn flush(&mut self, now: u64) {
         let hz = self.cfg.tick_hz;
         let zone_cm = (self.world.zone_radius_m() * 100.0) as u32;
-        let Self { sessions, proto, world, sock, buf, candidates, profile, cfg, frame, .. } = self;
+        let Self { sessions, proto, world, sock, buf, candidates, errors, profile, cfg, frame, .. } = self;
         for slot in 0..sessions.len() as u32 {
             let Some(s) = sessions[slot as usize].as_mut() else { continue };
             let Some((addr, conn)) = proto.session(slot) else { continue };
@@ -324,9 +326,9 @@ impl GameServer {
                 }
                 Some(me) => {
                     candidates_for(world, me.x, me.y, cfg.interest_m, candidates);
-                    let mut errors = Vec::new();
+                    errors.clear();
                     let fig = s.repl.write_snapshot(*frame, hz, zone_cm, &cfg.tiers, candidates, |e| errors.push(e), |p| sent(conn, p, sock, buf));
-                    for e in errors {
+                    for &e in errors.iter() {
                         profile.position_error(e);
                     }
                     let c = &mut profile.counters;

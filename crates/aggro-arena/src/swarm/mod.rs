@@ -164,7 +164,7 @@ impl Swarm {
             if now >= end || stop.load(Ordering::Relaxed) {
                 break;
             }
-            self.receive(now);
+            let more = self.receive(now);
             while let Some(&Reverse((due, i))) = self.timers.peek() {
                 let now = now_us();
                 if due > now {
@@ -207,8 +207,10 @@ impl Swarm {
                 intervals.push(iv);
                 next_interval += interval;
             }
-            let wake = self.timers.peek().map_or(now + 1000, |Reverse((d, _))| *d).min(next_interval).min(end);
-            self.wait(wake);
+            if !more {
+                let wake = self.timers.peek().map_or(now + 1000, |Reverse((d, _))| *d).min(next_interval).min(end);
+                self.wait(wake);
+            }
         }
         self.leave_all();
         let iv = self.profile.close(now_us(), self.active() as u64);
@@ -229,9 +231,12 @@ impl Swarm {
         self.sockets[s].send(self.cfg.server, &self.buf);
     }
 
-    fn receive(&mut self, now: u64) {
+    /// Takes up to a few batches per socket, so a burst of snapshots does not hold up due input ticks;
+    /// returns whether datagrams may still be waiting.
+    fn receive(&mut self, now: u64) -> bool {
+        let mut more = false;
         for s in 0..self.sockets.len() {
-            loop {
+            for _ in 0..2 {
                 let n = match self.sockets[s].recv_batch() {
                     Ok(n) => n,
                     Err(_) => {
@@ -260,8 +265,10 @@ impl Swarm {
                 if n < BATCH {
                     break;
                 }
+                more = true;
             }
         }
+        more
     }
 
     fn retire_dead(&mut self, now: u64, respawns: &mut Vec<(u64, usize)>) {
