@@ -8,11 +8,13 @@
 //! - [`codec`]: bit codes, actor states and deltas, the game's messages, the client's view.
 //! - [`server`]: the frame loop and its phases, replication, the per-phase profile.
 //! - [`swarm`]: thousands of bots on a few sockets, and what they measure.
+//! - [`fuzzing`]: the decoders' fuzz entry points (cargo-fuzz targets in `fuzz/`, a corpus test in CI).
 //!
 //! The wire protocol underneath is the `arena-proto` crate.
 
 pub mod clock;
 pub mod codec;
+pub mod fuzzing;
 pub mod game;
 pub mod server;
 pub mod swarm;
