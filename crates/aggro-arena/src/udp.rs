@@ -82,8 +82,8 @@ impl BatchSocket {
             return if e.kind() == io::ErrorKind::WouldBlock { Ok(0) } else { Err(e) };
         }
         self.rx_count = n as usize;
-        for i in 0..self.rx_count {
-            self.rx_len[i] = msgs[i].msg_len as usize;
+        for (len, m) in self.rx_len.iter_mut().zip(&msgs[..self.rx_count]) {
+            *len = m.msg_len as usize;
         }
         Ok(self.rx_count)
     }

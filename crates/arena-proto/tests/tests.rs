@@ -92,10 +92,10 @@ impl World {
         }
         for (i, c) in self.clients.iter_mut().enumerate() {
             for p in self.down[i].receive(now) {
-                if let Ok(ClientEvent::Data(payload)) = c.process_packet(now, &p) {
-                    if !payload.is_empty() {
-                        self.client_unreliable[i].push(payload.to_vec());
-                    }
+                if let Ok(ClientEvent::Data(payload)) = c.process_packet(now, &p)
+                    && !payload.is_empty()
+                {
+                    self.client_unreliable[i].push(payload.to_vec());
                 }
             }
             if let Some(conn) = c.connection() {

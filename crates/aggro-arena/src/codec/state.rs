@@ -70,6 +70,7 @@ pub struct Baseline<'a> {
 }
 
 /// Writes one actor's entry. `prev_id` is the previous entry's id (entries go in increasing id order), or -1.
+#[allow(clippy::too_many_arguments)]
 pub fn put_entry(w: &mut BitWriter, prev_id: i64, id: u32, slot: u8, base: Option<Baseline>, frame: u32, hz: u32, s: &ActorState) {
     put_golomb(w, (id as i64 - prev_id - 1) as u32);
     w.put(slot as u32, 2);

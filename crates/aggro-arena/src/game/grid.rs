@@ -67,7 +67,7 @@ mod tests {
     #[test]
     fn near_finds_exactly_the_actors_in_range_cells() {
         let mut g = Grid::default();
-        let actors = vec![(0, 10.0, 10.0), (1, 100.0, 10.0), (2, 4000.0, 4000.0), (3, 8191.0, 8191.0)];
+        let actors = [(0, 10.0, 10.0), (1, 100.0, 10.0), (2, 4000.0, 4000.0), (3, 8191.0, 8191.0)];
         g.rebuild(actors.iter().copied());
         let mut got = Vec::new();
         g.near(20.0, 20.0, 50.0, |id| got.push(id));

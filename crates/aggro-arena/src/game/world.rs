@@ -113,10 +113,10 @@ impl World {
 
     /// Takes a client's input if it is newer than the one held.
     pub fn apply_input(&mut self, id: u32, input: Input) {
-        if let Some(Some(p)) = self.players.get_mut(id as usize) {
-            if input.seq > p.input.seq {
-                p.input = input;
-            }
+        if let Some(Some(p)) = self.players.get_mut(id as usize)
+            && input.seq > p.input.seq
+        {
+            p.input = input;
         }
     }
 

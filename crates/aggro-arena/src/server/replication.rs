@@ -107,6 +107,7 @@ impl ClientReplication {
     /// Writes this frame's snapshot packets for `candidates` (sorted by id) and hands each payload to
     /// `send`, which returns the packet's sequence number. `error_cm` gets the position error of a sample
     /// of the actors skipped by interleaving (what the client, extrapolating, shows versus the truth).
+    #[allow(clippy::too_many_arguments)]
     pub fn write_snapshot(
         &mut self,
         frame: u32,
@@ -134,7 +135,7 @@ impl ClientReplication {
             if skip > 0 && last_sent > 0 && frame.wrapping_sub(last_sent - 1) <= skip {
                 fig.skipped += 1;
                 self.skips += 1;
-                if self.skips % ERROR_SAMPLE == 0 {
+                if self.skips.is_multiple_of(ERROR_SAMPLE) {
                     let r = &self.replicas[i];
                     let last = &r.state[(r.counter.wrapping_sub(1) % SLOTS as u32) as usize];
                     let (px, py, pz) = last.predicted(frame.wrapping_sub(last_sent - 1), hz);
