@@ -20,9 +20,15 @@ impl Default for Grid {
     }
 }
 
-fn cell_of(x: f32, y: f32) -> usize {
+/// The cell holding (x, y) metres (clamped to the map).
+pub fn cell_of(x: f32, y: f32) -> usize {
     let c = |v: f32| ((v / GRID_M) as usize).min(SIDE - 1);
     c(y.max(0.0)) * SIDE + c(x.max(0.0))
+}
+
+/// The centre of a cell, metres.
+pub fn cell_centre(cell: usize) -> (f32, f32) {
+    (((cell % SIDE) as f32 + 0.5) * GRID_M, ((cell / SIDE) as f32 + 0.5) * GRID_M)
 }
 
 impl Grid {

@@ -5,6 +5,7 @@ use super::replication::{Candidate, ClientReplication};
 use super::ServeConfig;
 use crate::clock::{now_us, sleep_until, unix_ms};
 use crate::codec::msg::{ClientRpc, Input, ServerRpc};
+use crate::game::grid::{GRID_M, cell_centre, cell_of};
 use crate::game::map::MAP_M;
 use crate::game::world::{Event, Shot, World};
 use crate::udp::{BATCH, BatchSocket};
@@ -34,6 +35,7 @@ pub struct GameServer {
     fired: Vec<(u32, u64)>,
     events: Vec<Event>,
     candidates: Vec<Candidate>,
+    relevance: Relevance,
     errors: Vec<u64>,
     buf: Vec<u8>,
     rpc: Vec<u8>,
@@ -59,6 +61,7 @@ impl GameServer {
             fired: Vec::new(),
             events: Vec::new(),
             candidates: Vec::new(),
+            relevance: Relevance::default(),
             errors: Vec::new(),
             buf: Vec::with_capacity(arena_proto::MTU),
             rpc: Vec::with_capacity(64),
@@ -305,7 +308,8 @@ impl GameServer {
     fn flush(&mut self, now: u64) {
         let hz = self.cfg.tick_hz;
         let zone_cm = (self.world.zone_radius_m() * 100.0) as u32;
-        let Self { sessions, proto, world, sock, buf, candidates, errors, profile, cfg, frame, .. } = self;
+        let Self { sessions, proto, world, sock, buf, candidates, relevance, errors, profile, cfg, frame, .. } = self;
+        relevance.clear();
         for slot in 0..sessions.len() as u32 {
             let Some(s) = sessions[slot as usize].as_mut() else { continue };
             let Some((addr, conn)) = proto.session(slot) else { continue };
@@ -325,7 +329,7 @@ impl GameServer {
                     sent(conn, &[], sock, buf);
                 }
                 Some(me) => {
-                    candidates_for(world, me.x, me.y, cfg.interest_m, candidates);
+                    candidates_for(world, relevance, me.x, me.y, cfg.interest_m, candidates);
                     errors.clear();
                     let fig = s.repl.write_snapshot(*frame, hz, zone_cm, &cfg.tiers, candidates, |e| errors.push(e), |p| sent(conn, p, sock, buf));
                     for &e in errors.iter() {
@@ -365,8 +369,46 @@ impl GameServer {
     }
 }
 
+/// Who may be relevant to observers in each grid cell this frame: computed once per occupied cell
+/// (a square query of the interest radius plus a cell's diagonal, sorted by id), then filtered by
+/// exact distance per observer — observers cluster, so most share their cell's list.
+#[derive(Debug, Default)]
+struct Relevance {
+    by_cell: std::collections::HashMap<usize, usize>,
+    lists: Vec<Vec<u32>>,
+    used: usize,
+}
+
+impl Relevance {
+    fn clear(&mut self) {
+        self.by_cell.clear();
+        self.used = 0;
+    }
+
+    fn near(&mut self, world: &World, x: f32, y: f32, r: f32) -> &[u32] {
+        let cell = cell_of(x, y);
+        let i = match self.by_cell.get(&cell) {
+            Some(i) => *i,
+            None => {
+                if self.used == self.lists.len() {
+                    self.lists.push(Vec::new());
+                }
+                let list = &mut self.lists[self.used];
+                list.clear();
+                let (cx, cy) = cell_centre(cell);
+                world.grid.near(cx, cy, r + GRID_M, |id| list.push(id));
+                list.sort_unstable();
+                self.by_cell.insert(cell, self.used);
+                self.used += 1;
+                self.used - 1
+            }
+        };
+        &self.lists[i]
+    }
+}
+
 /// The actors one client at (x, y) considers this frame, sorted by id, with their distances.
-fn candidates_for(world: &World, x: f32, y: f32, interest_m: Option<f32>, out: &mut Vec<Candidate>) {
+fn candidates_for(world: &World, relevance: &mut Relevance, x: f32, y: f32, interest_m: Option<f32>, out: &mut Vec<Candidate>) {
     out.clear();
     let (xc, yc) = (x * 100.0, y * 100.0);
     let mut push = |id: u32| {
@@ -378,9 +420,6 @@ fn candidates_for(world: &World, x: f32, y: f32, interest_m: Option<f32>, out: &
     };
     match interest_m {
         None => world.players().for_each(|(id, _)| push(id)),
-        Some(r) => {
-            world.grid.near(x, y, r.min(MAP_M), &mut push);
-            out.sort_unstable_by_key(|c| c.id);
-        }
+        Some(r) => relevance.near(world, x, y, r.min(MAP_M)).iter().for_each(|id| push(*id)),
     }
 }
