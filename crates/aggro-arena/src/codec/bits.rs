@@ -21,10 +21,11 @@ impl BitWriter {
         debug_assert!(n <= 32 && (n == 32 || v >> n == 0));
         self.acc |= (v as u64) << self.used;
         self.used += n;
-        while self.used >= 8 {
-            self.bytes.push(self.acc as u8);
-            self.acc >>= 8;
-            self.used -= 8;
+        // Bits leave the accumulator four bytes at a time (used < 32 before, so it never overflows).
+        if self.used >= 32 {
+            self.bytes.extend_from_slice(&(self.acc as u32).to_le_bytes());
+            self.acc >>= 32;
+            self.used -= 32;
         }
     }
 
@@ -40,10 +41,10 @@ impl BitWriter {
 
     /// The bytes, the last one padded with zeros.
     pub fn finish(&mut self) -> &[u8] {
-        if self.used > 0 {
+        while self.used > 0 {
             self.bytes.push(self.acc as u8);
-            self.acc = 0;
-            self.used = 0;
+            self.acc >>= 8;
+            self.used = self.used.saturating_sub(8);
         }
         &self.bytes
     }
