@@ -231,42 +231,37 @@ impl Swarm {
         self.sockets[s].send(self.cfg.server, &self.buf);
     }
 
-    /// Takes up to a few batches per socket, so a burst of snapshots does not hold up due input ticks;
-    /// returns whether datagrams may still be waiting.
+    /// Takes one batch (up to 64 datagrams) from each socket, so a burst of snapshots never holds up due
+    /// input ticks for long; returns whether datagrams may still be waiting.
     fn receive(&mut self, now: u64) -> bool {
         let mut more = false;
         for s in 0..self.sockets.len() {
-            for _ in 0..2 {
-                let n = match self.sockets[s].recv_batch() {
-                    Ok(n) => n,
-                    Err(_) => {
-                        self.profile.counters.socket_errors += 1;
-                        0
-                    }
-                };
-                for k in 0..n {
-                    let (_, bytes) = self.sockets[s].received(k);
-                    self.profile.counters.packets_in += 1;
-                    self.profile.counters.bytes_in += bytes.len() as u64;
-                    let Some(h) = arena_proto::wire::read_header(bytes) else { continue };
-                    if let Some((slot, client_id)) = arena_proto::client::peek_accept(bytes) {
-                        let index = (client_id.wrapping_sub(self.cfg.first_client_id) & 0xffff_ffff) as usize;
-                        if index < self.bots.len() {
-                            if self.slot_to_bot.len() <= slot as usize {
-                                self.slot_to_bot.resize(slot as usize + 1, NO_BOT);
-                            }
-                            self.slot_to_bot[slot as usize] = index as u32;
+            let n = match self.sockets[s].recv_batch() {
+                Ok(n) => n,
+                Err(_) => {
+                    self.profile.counters.socket_errors += 1;
+                    0
+                }
+            };
+            for k in 0..n {
+                let (_, bytes) = self.sockets[s].received(k);
+                self.profile.counters.packets_in += 1;
+                self.profile.counters.bytes_in += bytes.len() as u64;
+                let Some(h) = arena_proto::wire::read_header(bytes) else { continue };
+                if let Some((slot, client_id)) = arena_proto::client::peek_accept(bytes) {
+                    let index = (client_id.wrapping_sub(self.cfg.first_client_id) & 0xffff_ffff) as usize;
+                    if index < self.bots.len() {
+                        if self.slot_to_bot.len() <= slot as usize {
+                            self.slot_to_bot.resize(slot as usize + 1, NO_BOT);
                         }
+                        self.slot_to_bot[slot as usize] = index as u32;
                     }
-                    let Some(&i) = self.slot_to_bot.get(h.slot as usize).filter(|i| **i != NO_BOT) else { continue };
-                    let heard = self.bots[i as usize].receive(now, h.seq, bytes);
-                    self.profile.heard(&heard);
                 }
-                if n < BATCH {
-                    break;
-                }
-                more = true;
+                let Some(&i) = self.slot_to_bot.get(h.slot as usize).filter(|i| **i != NO_BOT) else { continue };
+                let heard = self.bots[i as usize].receive(now, h.seq, bytes);
+                self.profile.heard(&heard);
             }
+            more |= n == BATCH;
         }
         more
     }

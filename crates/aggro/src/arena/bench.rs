@@ -237,17 +237,17 @@ fn merged<'a>(hdrs: impl Iterator<Item = &'a str>) -> Histogram {
 
 fn print_table(rows: &[Row]) {
     println!(
-        "| players | variant | tick Hz | frame p50 / p99 / max ms | dispatch / send / sim / flush ms (mean) | delay p50 / p99 ms | kB/s out per client | position error p50 / p99 m | B per moving update | server CPU | swarm CPU |"
+        "| players | variant | tick Hz | frame p50 / p99 / max ms | dispatch / send / sim / flush ms (mean) | delay p50 / p99 ms | kB/s out per client | position error p50 / p99 m | B per moving update | server CPU | swarm CPU | swarm lateness p99 ms |"
     );
-    println!("|---:|---|---:|---|---|---|---:|---|---:|---:|---:|");
+    println!("|---:|---|---:|---|---|---|---:|---|---:|---:|---:|---:|");
     for r in rows {
         let e = r.position_error_cm;
         let err = if e.count == 0 { "—".to_string() } else { format!("{:.2} / {:.2}", e.p50_ns as f64 / 100.0, e.p99_ns as f64 / 100.0) };
         println!(
-            "| {} | {} | {:.1} | {:.2} / {:.2} / {:.2} | {:.2} / {:.2} / {:.2} / {:.2} | {:.1} / {:.1} | {:.1} | {} | {:.2} | {:.0}% | {:.0}% |",
+            "| {} | {} | {:.1} | {:.2} / {:.2} / {:.2} | {:.2} / {:.2} / {:.2} / {:.2} | {:.1} / {:.1} | {:.1} | {} | {:.2} | {:.0}% | {:.0}% | {:.2} |",
             r.players, r.variant, r.tick_hz, ms(r.frame.p50_ns), ms(r.frame.p99_ns), ms(r.frame.max_ns),
             r.dispatch_ms, r.send_flush_ms, r.simulate_ms, r.flush_ms, ms(r.gunfire_delay.p50_ns), ms(r.gunfire_delay.p99_ns),
-            r.kb_out_per_client_s, err, r.bytes_per_moving_update, r.server_cpu_pct, r.swarm_cpu_pct,
+            r.kb_out_per_client_s, err, r.bytes_per_moving_update, r.server_cpu_pct, r.swarm_cpu_pct, ms(r.swarm_lateness.p99_ns),
         );
         if let Some(w) = &r.swarm_warning {
             println!("  warning ({} players, {}): {w}", r.players, r.variant);
