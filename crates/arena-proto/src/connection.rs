@@ -2,7 +2,7 @@
 //! reliable channel in both directions, and its counters.
 
 use crate::drops::DropReason;
-use crate::reliable::{ReliableReceiver, ReliableSender, SliceFate};
+use crate::reliable::{ReliableReceiver, ReliableSender, SliceFate, read_slice};
 use crate::token::SessionKey;
 use crate::wire::{self, DATA, DISCONNECT, FROM_SERVER, HEADER, Header, Reader, TAG};
 use crate::window::{Arrival, ReceiveWindow};
@@ -243,21 +243,17 @@ impl Connection {
         let ack = r.u32()?;
         let bits = r.u32()?;
         let count = r.u8()?;
-        let slices_at = body.len() - r.rest().len();
-        let mut r = Reader::new(&body[slices_at..]);
+        let slices = r.rest();
+        let mut check = Reader::new(slices);
         for _ in 0..count {
-            r.u16()?;
-            let len = r.u16()?;
-            r.take((len >> 1) as usize)?;
+            read_slice(&mut check)?;
         }
-        let unreliable = r.rest();
+        let unreliable = check.rest();
         self.take_acks(now_us, ack, bits);
-        let mut r = Reader::new(&body[slices_at..]);
+        let mut r = Reader::new(slices);
         for _ in 0..count {
-            let id = r.u16()?;
-            let len = r.u16()?;
-            let data = r.take((len >> 1) as usize)?;
-            match self.rx.receive(id, data, len & 1 == 1) {
+            let (id, data, last) = read_slice(&mut r)?;
+            match self.rx.receive(id, data, last) {
                 SliceFate::Duplicate => self.stats.duplicate_slices += 1,
                 SliceFate::Accepted | SliceFate::OutOfWindow | SliceFate::Oversized => {}
             }

@@ -6,6 +6,7 @@
 //! within [`WINDOW`] of the oldest unacked one, so the receiver never has to
 //! buffer more than that many out of order.
 
+use crate::wire::Reader;
 use std::collections::VecDeque;
 
 /// Largest slice payload: a message longer than this is fragmented.
@@ -49,27 +50,21 @@ impl ReliableSender {
 
     /// Queues a message; `false` (and nothing queued) if it would overfill the queue.
     pub fn push(&mut self, msg: &[u8]) -> bool {
+        // An empty message is one empty slice.
         let slices = msg.len().div_ceil(SLICE_BYTES).max(1);
         if self.queue.len() + slices > self.max_queued {
             return false;
         }
-        let mut chunks = msg.chunks(SLICE_BYTES).peekable();
-        if msg.is_empty() {
-            self.queue.push_back(Slice { data: Vec::new(), last: true, acked: false, sent_at_us: None });
-        }
-        while let Some(c) = chunks.next() {
-            self.queue.push_back(Slice { data: c.to_vec(), last: chunks.peek().is_none(), acked: false, sent_at_us: None });
+        for k in 0..slices {
+            let data = msg[k * SLICE_BYTES..msg.len().min((k + 1) * SLICE_BYTES)].to_vec();
+            self.queue.push_back(Slice { data, last: k + 1 == slices, acked: false, sent_at_us: None });
         }
         true
     }
 
     /// Whether some slice is waiting to be sent or resent at `now_us`.
     pub fn has_due(&self, now_us: u64, resend_after_us: u64) -> bool {
-        self.in_window().any(|s| Self::due(s, now_us, resend_after_us))
-    }
-
-    fn in_window(&self) -> impl Iterator<Item = &Slice> {
-        self.queue.iter().take(WINDOW as usize)
+        self.queue.iter().take(WINDOW as usize).any(|s| Self::due(s, now_us, resend_after_us))
     }
 
     fn due(s: &Slice, now_us: u64, resend_after_us: u64) -> bool {
@@ -89,9 +84,7 @@ impl ReliableSender {
             }
             budget -= s.data.len() + SLICE_OVERHEAD;
             let id = self.base.wrapping_add(i as u16);
-            out.extend_from_slice(&id.to_le_bytes());
-            out.extend_from_slice(&((s.data.len() as u16) << 1 | s.last as u16).to_le_bytes());
-            out.extend_from_slice(&s.data);
+            write_slice(out, id, &s.data, s.last);
             if s.sent_at_us.is_some() {
                 self.resends += 1;
             }
@@ -115,6 +108,20 @@ impl ReliableSender {
             self.base = self.base.wrapping_add(1);
         }
     }
+}
+
+/// A slice on the wire: `id u16 | (len << 1 | last) u16 | bytes[len]`.
+fn write_slice(out: &mut Vec<u8>, id: u16, data: &[u8], last: bool) {
+    out.extend_from_slice(&id.to_le_bytes());
+    out.extend_from_slice(&((data.len() as u16) << 1 | last as u16).to_le_bytes());
+    out.extend_from_slice(data);
+}
+
+/// Reads one slice written by the sender: (id, bytes, last).
+pub fn read_slice<'a>(r: &mut Reader<'a>) -> Option<(u16, &'a [u8], bool)> {
+    let id = r.u16()?;
+    let len = r.u16()?;
+    Some((id, r.take((len >> 1) as usize)?, len & 1 == 1))
 }
 
 /// What became of an arriving slice.
@@ -167,26 +174,43 @@ impl ReliableReceiver {
         if cell.is_some() {
             return SliceFate::Duplicate;
         }
-        *cell = Some((data.to_vec(), last));
+        // The usual case, the next slice in order, goes straight into the message; only slices that
+        // arrive early are copied aside.
         let mut fate = SliceFate::Accepted;
+        if ahead > 0 {
+            *cell = Some((data.to_vec(), last));
+            return fate;
+        }
+        if !self.assemble(data, last) {
+            fate = SliceFate::Oversized;
+        }
         while let Some((bytes, last)) = self.pending[(self.next % WINDOW) as usize].take() {
-            self.next = self.next.wrapping_add(1);
-            if !self.discarding {
-                self.assembling.extend_from_slice(&bytes);
-                if self.assembling.len() > MAX_MESSAGE {
-                    self.assembling.clear();
-                    self.discarding = true;
-                    fate = SliceFate::Oversized;
-                }
-            }
-            if last {
-                if !self.discarding {
-                    self.delivered.push_back(std::mem::take(&mut self.assembling));
-                }
-                self.discarding = false;
+            if !self.assemble(&bytes, last) {
+                fate = SliceFate::Oversized;
             }
         }
         fate
+    }
+
+    /// Appends the next slice in order; false if it made its message too large (the message is dropped).
+    fn assemble(&mut self, bytes: &[u8], last: bool) -> bool {
+        self.next = self.next.wrapping_add(1);
+        let mut fits = true;
+        if !self.discarding {
+            self.assembling.extend_from_slice(bytes);
+            if self.assembling.len() > MAX_MESSAGE {
+                self.assembling.clear();
+                self.discarding = true;
+                fits = false;
+            }
+        }
+        if last {
+            if !self.discarding {
+                self.delivered.push_back(std::mem::take(&mut self.assembling));
+            }
+            self.discarding = false;
+        }
+        fits
     }
 
     /// The next complete message, in send order.
@@ -207,17 +231,12 @@ mod tests {
         assert_eq!(tx.queued(), 3);
         let (mut out, mut ids) = (Vec::new(), Vec::new());
         assert_eq!(tx.write(0, 100, 10_000, &mut out, &mut ids), 3);
-        let mut slices = Vec::new();
-        let mut r = crate::wire::Reader::new(&out);
-        for _ in 0..3 {
-            let id = r.u16().unwrap();
-            let len = r.u16().unwrap();
-            slices.push((id, r.take((len >> 1) as usize).unwrap().to_vec(), len & 1 == 1));
-        }
+        let mut r = Reader::new(&out);
+        let slices: Vec<_> = (0..3).map(|_| read_slice(&mut r).unwrap()).collect();
         let mut rx = ReliableReceiver::default();
         for i in [2, 0, 0, 1] {
-            let (id, d, last) = &slices[i];
-            rx.receive(*id, d, *last);
+            let (id, d, last) = slices[i];
+            rx.receive(id, d, last);
         }
         assert_eq!(rx.pop().unwrap(), msg);
         assert!(rx.pop().is_none());

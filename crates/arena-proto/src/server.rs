@@ -3,7 +3,7 @@
 use crate::connection::{Connection, Opened};
 use crate::drops::{DropReason, Drops};
 use crate::token::{ConnectToken, Secret, TokenError};
-use crate::wire::{self, ACCEPT, DENIED};
+use crate::wire::{self, ACCEPT, DENIED, Header};
 use std::collections::HashMap;
 use std::hash::Hash;
 
@@ -75,33 +75,27 @@ struct Session<A> {
     conn: Connection,
 }
 
-struct Binding {
-    slot: u32,
-    expires_at_ms: u64,
-}
-
 /// The session table of one server.
 pub struct Server<A> {
     cfg: ServerConfig,
     sessions: Vec<Option<Session<A>>>,
     free: Vec<u32>,
-    live: usize,
-    /// Tokens in use, each bound to the first address that presented it, until it expires.
-    bound: HashMap<ConnectToken, Binding>,
+    /// Tokens in use, each bound to the slot (and so the address) that first presented it, until it expires.
+    bound: HashMap<ConnectToken, u32>,
     handshakes: Vec<(A, Vec<u8>)>,
     stats: ServerStats,
 }
 
 impl<A> std::fmt::Debug for Server<A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Server").field("sessions", &self.live).field("stats", &self.stats).finish()
+        f.debug_struct("Server").field("sessions", &(self.sessions.len() - self.free.len())).field("stats", &self.stats).finish()
     }
 }
 
 impl<A: Copy + Eq + Hash> Server<A> {
     /// An empty server.
     pub fn new(cfg: ServerConfig) -> Self {
-        Self { cfg, sessions: Vec::new(), free: Vec::new(), live: 0, bound: HashMap::new(), handshakes: Vec::new(), stats: ServerStats::default() }
+        Self { cfg, sessions: Vec::new(), free: Vec::new(), bound: HashMap::new(), handshakes: Vec::new(), stats: ServerStats::default() }
     }
 
     /// The counters.
@@ -111,12 +105,7 @@ impl<A: Copy + Eq + Hash> Server<A> {
 
     /// Open sessions.
     pub fn sessions(&self) -> usize {
-        self.live
-    }
-
-    /// One slot past the highest slot ever used (slots are reused).
-    pub fn slot_bound(&self) -> u32 {
-        self.sessions.len() as u32
+        self.sessions.len() - self.free.len()
     }
 
     /// A session's address and connection.
@@ -168,19 +157,20 @@ impl<A: Copy + Eq + Hash> Server<A> {
         if !wire::verify(&key, packet) {
             return Err(DropReason::BadTag);
         }
-        if let Some(b) = self.bound.get(&token) {
-            let same = self.sessions[b.slot as usize].as_ref().is_some_and(|s| s.token == token && s.addr == from);
+        if let Some(&slot) = self.bound.get(&token) {
+            let same = self.sessions[slot as usize].as_ref().is_some_and(|s| s.token == token && s.addr == from);
             if !same {
                 return Err(DropReason::TokenReused);
             }
-            let slot = b.slot;
-            self.write_handshake(now_us, slot, ACCEPT, &token.client_id.to_le_bytes());
+            self.write_accept(now_us, slot);
             return Ok(ServerEvent::Handled);
         }
-        if self.live >= self.cfg.max_clients {
-            let mut refusal = Connection::new(key, u32::MAX, true, now_us, 1);
-            let mut out = Vec::new();
-            refusal.write_sealed(now_us, DENIED, &[DenyReason::Full as u8], &mut out);
+        if self.sessions() >= self.cfg.max_clients {
+            // A refusal is one sealed packet; no connection is made for it.
+            let mut out = Vec::with_capacity(wire::HEADER + 1 + wire::TAG);
+            wire::write_header(&mut out, Header { kind: DENIED, slot: u32::MAX, seq: 1 });
+            out.push(DenyReason::Full as u8);
+            wire::seal(&key, &mut out);
             self.handshakes.push((from, out));
             return Ok(ServerEvent::Handled);
         }
@@ -190,20 +180,20 @@ impl<A: Copy + Eq + Hash> Server<A> {
         });
         let conn = Connection::new(key, slot, true, now_us, self.cfg.max_queued_slices);
         self.sessions[slot as usize] = Some(Session { addr: from, token, conn });
-        self.bound.insert(token, Binding { slot, expires_at_ms: token.expires_at_ms });
-        self.live += 1;
+        self.bound.insert(token, slot);
         self.stats.connects += 1;
-        self.write_handshake(now_us, slot, ACCEPT, &token.client_id.to_le_bytes());
-        if self.bound.len() > 2 * self.live + 1024 {
-            self.bound.retain(|_, b| b.expires_at_ms >= unix_ms);
+        self.write_accept(now_us, slot);
+        if self.bound.len() > 2 * self.sessions() + 1024 {
+            self.bound.retain(|t, _| t.expires_at_ms >= unix_ms);
         }
         Ok(ServerEvent::Connected { slot, client_id: token.client_id })
     }
 
-    fn write_handshake(&mut self, now_us: u64, slot: u32, kind: u8, body: &[u8]) {
+    /// Queues the accept for a session: its slot in the header, its client id in the body.
+    fn write_accept(&mut self, now_us: u64, slot: u32) {
         let s = self.sessions[slot as usize].as_mut().expect("live slot");
         let mut out = Vec::with_capacity(32);
-        s.conn.write_sealed(now_us, kind, body, &mut out);
+        s.conn.write_sealed(now_us, ACCEPT, &s.token.client_id.to_le_bytes(), &mut out);
         self.handshakes.push((s.addr, out));
     }
 
@@ -240,7 +230,6 @@ impl<A: Copy + Eq + Hash> Server<A> {
     fn close(&mut self, slot: u32) {
         if self.sessions[slot as usize].take().is_some() {
             self.free.push(slot);
-            self.live -= 1;
             self.stats.disconnects += 1;
         }
     }
