@@ -2,23 +2,16 @@
 //! on one machine read the same clock, which is what makes the swarm's
 //! action-to-observer delays exact rather than estimated.
 
+pub use aggro_core::clock::tighten_timer_slack;
+
 /// Microseconds of CLOCK_MONOTONIC.
 pub fn now_us() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes the timespec we own; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1_000
+    aggro_core::clock::monotonic_ns() / 1_000
 }
 
 /// Milliseconds of the wall clock (connect tokens expire by it).
 pub fn unix_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
-}
-
-/// Asks the kernel to wake this thread's sleeps on time (timer slack 1 µs instead of 50 µs).
-pub fn tighten_timer_slack() {
-    // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only this thread.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64) };
 }
 
 /// Sleeps until `deadline_us`: the kernel's sleep for all but the last 50 µs, then a spin on the

@@ -34,7 +34,8 @@ pub struct MonotonicClock {
     origin: Nanos,
 }
 
-fn monotonic_ns() -> Nanos {
+/// Nanoseconds of `CLOCK_MONOTONIC` (one clock for every process on the machine).
+pub fn monotonic_ns() -> Nanos {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
@@ -44,13 +45,17 @@ fn monotonic_ns() -> Nanos {
 impl MonotonicClock {
     /// A clock whose origin is now.
     pub fn start() -> Self {
-        // The kernel's default timer slack (50 µs) would delay every timerfd
-        // wake-up by up to that much; 1 µs keeps waits honest.
-        // SAFETY: PR_SET_TIMERSLACK takes one integer argument and has no other effect.
-        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong, 0, 0, 0) };
+        tighten_timer_slack();
         Self { origin: monotonic_ns() }
     }
 
+}
+
+/// Wakes this thread's sleeps and timers on time: the kernel's default timer
+/// slack (50 µs) would delay every wake-up by up to that much; 1 µs keeps waits honest.
+pub fn tighten_timer_slack() {
+    // SAFETY: PR_SET_TIMERSLACK takes one integer argument and has no other effect.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong, 0, 0, 0) };
 }
 
 impl Clock for MonotonicClock {

@@ -1,6 +1,8 @@
 //! The 8 × 8 km island: a static grid of blocked 8 m cells (buildings, rocks),
 //! generated from a seed, that movement collides with and shots stop at.
 
+use aggro_core::rng::Rng;
+
 /// Side of the map in metres.
 pub const MAP_M: f32 = 8192.0;
 /// Side of an obstacle cell in metres.
@@ -17,13 +19,8 @@ impl Map {
     /// About 6% of the island covered by rectangular obstacles of 1–5 cells a side, placed from `seed`.
     pub fn generate(seed: u64) -> Self {
         let mut map = Self { blocked: vec![0; CELLS * CELLS / 64] };
-        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let mut next = move |n: usize| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s % n as u64) as usize
-        };
+        let mut rng = Rng::seeded(seed);
+        let mut next = move |n: usize| rng.range_inclusive(0, n as u64 - 1) as usize;
         let target = CELLS * CELLS * 6 / 100;
         let mut covered = 0;
         while covered < target {

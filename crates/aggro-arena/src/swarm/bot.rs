@@ -5,6 +5,7 @@
 use crate::codec::msg::{ClientRpc, Input, ServerRpc};
 use crate::codec::view::View;
 use crate::game::map::MAP_M;
+use aggro_core::rng::Rng;
 use arena_proto::{Client, ClientEvent, ClientState};
 
 /// How far a bot sees and shoots, metres.
@@ -47,7 +48,7 @@ pub struct Bot {
     input_seq: u32,
     next_fire_us: u64,
     fire_every_us: u64,
-    rng: u64,
+    rng: Rng,
     joined: bool,
     pub dead: bool,
     /// Dead and gone: said goodbye, waiting for its replacement.
@@ -57,8 +58,8 @@ pub struct Bot {
 }
 
 impl Bot {
-    /// A bot that will present `client`'s token, drop near `drop_at` and fire every `fire_every_us` when it sees someone.
-    pub fn new(client: Client, socket: usize, drop_at: (f32, f32), fire_every_us: u64, seed: u64) -> Self {
+    /// A bot that will present `client`'s token, drop near `drop_at`, fire every `fire_every_us` when it sees someone, and draw its choices from `rng`.
+    pub fn new(client: Client, socket: usize, drop_at: (f32, f32), fire_every_us: u64, rng: Rng) -> Self {
         Self {
             client,
             socket,
@@ -72,7 +73,7 @@ impl Bot {
             input_seq: 0,
             next_fire_us: 0,
             fire_every_us,
-            rng: seed | 1,
+            rng,
             joined: false,
             dead: false,
             retired: false,
@@ -82,10 +83,7 @@ impl Bot {
     }
 
     fn rand(&mut self) -> f32 {
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        (self.rng >> 40) as f32 / (1u64 << 24) as f32
+        self.rng.unit() as f32
     }
 
     /// Whether the bot is in the match (connected and welcomed).
@@ -185,9 +183,9 @@ impl Bot {
         self.input_seq += 1;
         let input = Input { seq: self.input_seq, sent_at_us: now_us, move_x: (dx / len * 127.0) as i8, move_y: (dy / len * 127.0) as i8, yaw: (turns * 256.0) as u8 };
         let fire = self.target.is_some() && now_us >= self.next_fire_us;
+        let spread = (self.rand() - 0.5) * 0.004;
         let Some(conn) = self.client.connection() else { return false };
         if fire {
-            let spread = (self.rng as f32 / u64::MAX as f32 - 0.5) * 0.004;
             let aim = ((turns + spread).rem_euclid(1.0) * 65536.0) as u16;
             self.out.clear();
             ClientRpc::Fire { shot_at_us: now_us, aim }.write(&mut self.out);

@@ -14,7 +14,8 @@ pub mod profile;
 
 pub use profile::{SwarmCounters, SwarmInterval};
 
-use crate::clock::{now_us, process_cpu_us, unix_ms};
+use crate::clock::{now_us, unix_ms};
+use aggro_core::rng::Rng;
 use crate::udp::{BATCH, BatchSocket};
 use arena_proto::{Client, ConnectToken, Secret};
 use bot::Bot;
@@ -106,7 +107,7 @@ pub struct Swarm {
     clusters: Vec<(f32, f32)>,
     profile: SwarmProfile,
     buf: Vec<u8>,
-    rng: u64,
+    rng: Rng,
 }
 
 const NO_BOT: u32 = u32::MAX;
@@ -117,12 +118,12 @@ impl Swarm {
         let local: SocketAddr = if cfg.server.is_ipv4() { "127.0.0.1:0" } else { "[::1]:0" }.parse().expect("literal");
         let local = if cfg.server.ip().is_loopback() { local } else { SocketAddr::new(if cfg.server.is_ipv4() { [0, 0, 0, 0].into() } else { std::net::Ipv6Addr::UNSPECIFIED.into() }, 0) };
         let sockets = (0..cfg.socket_count()).map(|_| BatchSocket::bind(local)).collect::<std::io::Result<Vec<_>>>()?;
-        let mut rng = cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut rng = Rng::seeded(cfg.seed);
         let clusters = (0..cfg.bots.div_ceil(cfg.cluster.max(1)))
             .map(|_| {
                 let c = crate::game::map::MAP_M / 2.0;
                 // Hot drops anywhere on the island but its outer 600 m, as a battle royale's plane path allows.
-                (c + (xorshift(&mut rng) - 0.5) * 7000.0, c + (xorshift(&mut rng) - 0.5) * 7000.0)
+                (c + (rng.unit() as f32 - 0.5) * 7000.0, c + (rng.unit() as f32 - 0.5) * 7000.0)
             })
             .collect();
         let profile = SwarmProfile::new(now_us());
@@ -132,12 +133,12 @@ impl Swarm {
     fn make_bot(&mut self, index: usize, now: u64) -> Bot {
         let generation = self.generation[index];
         let client_id = self.cfg.first_client_id + ((generation as u64) << 32 | index as u64);
-        let token = ConnectToken { client_id, expires_at_ms: unix_ms() + 3_600_000, nonce: (xorshift(&mut self.rng) * u32::MAX as f32) as u64 ^ now };
+        let token = ConnectToken { client_id, expires_at_ms: unix_ms() + 3_600_000, nonce: self.rng.next_u64() };
         let (bytes, key) = token.issue(&self.cfg.secret);
         let (cx, cy) = self.clusters[index / self.cfg.cluster.max(1) % self.clusters.len()];
-        let drop_at = (cx + (xorshift(&mut self.rng) - 0.5) * 200.0, cy + (xorshift(&mut self.rng) - 0.5) * 200.0);
+        let drop_at = (cx + (self.rng.unit() as f32 - 0.5) * 200.0, cy + (self.rng.unit() as f32 - 0.5) * 200.0);
         let fire_every = (1e6 / self.cfg.fire_hz.max(0.01) as f64) as u64;
-        Bot::new(Client::new(bytes, key, now), index % self.sockets.len(), drop_at, fire_every, self.cfg.seed ^ client_id.wrapping_mul(0x2545_F491_4F6C_DD1D))
+        Bot::new(Client::new(bytes, key, now), index % self.sockets.len(), drop_at, fire_every, Rng::stream(self.cfg.seed, client_id))
     }
 
     /// Plays until the duration passes or `stop` is set; `on_interval` sees each interval. Bots leave politely at the end.
@@ -303,15 +304,4 @@ impl Swarm {
         unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) };
     }
 
-    /// CPU this process used, µs (for the bottleneck check).
-    pub fn cpu_us() -> u64 {
-        process_cpu_us()
-    }
-}
-
-fn xorshift(s: &mut u64) -> f32 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    (*s >> 40) as f32 / (1u64 << 24) as f32
 }
