@@ -7,6 +7,7 @@
 //! - [`game`]: the map, the spatial grid and the match (movement, shots, zone).
 //! - [`codec`]: bit codes, actor states and deltas, the game's messages, the client's view.
 //! - [`server`]: the frame loop and its phases, replication, the per-phase profile.
+//! - [`span`]: interval bookkeeping (clocks, CPU, histograms, run totals) for both profiles.
 //! - [`swarm`]: thousands of bots on a few sockets, and what they measure.
 //! - [`fuzzing`]: the decoders' fuzz entry points (cargo-fuzz targets in `fuzz/`, a corpus test in CI).
 //!
@@ -17,5 +18,6 @@ pub mod codec;
 pub mod fuzzing;
 pub mod game;
 pub mod server;
+pub mod span;
 pub mod swarm;
 pub mod udp;

@@ -105,8 +105,10 @@ impl GameServer {
         self.goodbye();
         let iv = self.close_interval(now_us());
         on_interval(&iv);
+        let (clients, queued) = (iv.clients, iv.queued_reliable);
         intervals.push(iv);
-        let totals = self.profile.totals().cloned().expect("an interval was closed");
+        let drops = drop_counts(&self.proto.stats().drops, &arena_proto::Drops::default());
+        let totals = self.profile.totals(clients, queued, drops).expect("an interval was closed");
         Ok((intervals, totals))
     }
 
@@ -120,8 +122,7 @@ impl GameServer {
             s.resends_seen = st.resends;
         }
         let drops_now = self.proto.stats().drops;
-        let drops: BTreeMap<String, u64> =
-            DropReason::ALL.iter().map(|r| (r.name().to_string(), drops_now.of(*r) - self.drops_seen.of(*r))).filter(|(_, n)| *n > 0).collect();
+        let drops = drop_counts(&drops_now, &self.drops_seen);
         self.drops_seen = drops_now;
         self.profile.close(now, self.proto.sessions() as u64, queued, drops)
     }
@@ -367,6 +368,11 @@ impl GameServer {
         }
         self.sock.flush();
     }
+}
+
+/// Drops per reason since `since`, by name, reasons with none left out.
+fn drop_counts(now: &arena_proto::Drops, since: &arena_proto::Drops) -> BTreeMap<String, u64> {
+    DropReason::ALL.iter().map(|r| (r.name().to_string(), now.of(*r) - since.of(*r))).filter(|(_, n)| *n > 0).collect()
 }
 
 /// Who may be relevant to observers in each grid cell this frame: computed once per occupied cell

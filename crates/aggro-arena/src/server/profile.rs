@@ -2,7 +2,8 @@
 //! histograms, the achieved tick rate, traffic per client, reliability
 //! counters, replication cost and fidelity.
 
-use aggro_stats::{Histogram, Summary, encode, new_histogram};
+use crate::span::{Span, Spans};
+use aggro_stats::{Histogram, Summary, encode};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -91,111 +92,70 @@ pub struct ServerInterval {
 /// Collects one interval at a time and the whole run.
 #[derive(Debug)]
 pub struct Profile {
-    run_start_us: u64,
-    start_us: u64,
-    cpu_start_us: u64,
-    phases: Vec<Histogram>,
-    error_cm: Histogram,
+    spans: Spans<Counters>,
     /// What the interval has counted so far.
     pub counters: Counters,
-    totals: Option<ServerInterval>,
 }
+
+/// Histogram index of the position error (after the phases).
+const ERROR_CM: usize = PHASES.len();
 
 impl Profile {
     /// Starts the first interval at `now_us`.
     pub fn new(now_us: u64) -> Self {
-        Self {
-            run_start_us: now_us,
-            start_us: now_us,
-            cpu_start_us: crate::clock::process_cpu_us(),
-            phases: PHASES.iter().map(|_| new_histogram()).collect(),
-            error_cm: new_histogram(),
-            counters: Counters::default(),
-            totals: None,
-        }
+        Self { spans: Spans::new(now_us, PHASES.len() + 1), counters: Counters::default() }
     }
 
     /// Records one frame's phase times, ns, in [`PHASES`] order.
     pub fn frame(&mut self, ns: [u64; 5], clients: u64) {
         self.counters.client_frames += clients;
-        for (h, v) in self.phases.iter_mut().zip(ns) {
-            let _ = h.record(v.max(1));
+        for (i, v) in ns.into_iter().enumerate() {
+            self.spans.record(i, v.max(1));
         }
         self.counters.frames += 1;
     }
 
     /// Records a skipped actor's position error.
     pub fn position_error(&mut self, cm: u64) {
-        let _ = self.error_cm.record(cm);
+        self.spans.record(ERROR_CM, cm);
     }
 
-    /// Closes the interval at `now_us` and starts the next.
+    /// Closes the interval at `now_us` and starts the next; `clients`, `queued_reliable` and `drops` are
+    /// as of now (drops: during the interval).
     pub fn close(&mut self, now_us: u64, clients: u64, queued_reliable: u64, drops: BTreeMap<String, u64>) -> ServerInterval {
-        let cpu = crate::clock::process_cpu_us();
-        let mut hs: Vec<Histogram> = self.phases.iter_mut().map(|h| std::mem::replace(h, new_histogram())).collect();
-        hs.push(std::mem::replace(&mut self.error_cm, new_histogram()));
-        let iv = build(
-            (self.start_us - self.run_start_us) as f64 / 1e6,
-            (now_us - self.run_start_us) as f64 / 1e6,
-            clients,
-            queued_reliable,
-            cpu - self.cpu_start_us,
-            drops,
-            std::mem::take(&mut self.counters),
-            hs,
-        );
-        self.totals = Some(match self.totals.take() {
-            None => iv.clone(),
-            Some(t) => merge(t, &iv),
-        });
-        self.start_us = now_us;
-        self.cpu_start_us = cpu;
-        iv
+        let span = self.spans.close(now_us, std::mem::take(&mut self.counters));
+        summarise(span, clients, queued_reliable, drops)
     }
 
-    /// The whole run so far (intervals merged: histograms added, counters summed).
-    pub fn totals(&self) -> Option<&ServerInterval> {
-        self.totals.as_ref()
+    /// The whole run so far (intervals merged: histograms added, counters summed); `clients` and
+    /// `queued_reliable` as of the end, `drops` over the whole run.
+    pub fn totals(&self, clients: u64, queued_reliable: u64, drops: BTreeMap<String, u64>) -> Option<ServerInterval> {
+        Some(summarise(self.spans.totals()?.clone(), clients, queued_reliable, drops))
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn build(start_s: f64, end_s: f64, clients: u64, queued_reliable: u64, cpu_us: u64, drops: BTreeMap<String, u64>, c: Counters, hs: Vec<Histogram>) -> ServerInterval {
-    let secs = (end_s - start_s).max(1e-9);
+fn summarise(span: Span<Counters>, clients: u64, queued_reliable: u64, drops: BTreeMap<String, u64>) -> ServerInterval {
+    let (secs, c) = (span.secs(), span.counters);
     let mean_clients = if c.frames == 0 { 0.0 } else { c.client_frames as f64 / c.frames as f64 };
     let per_client = |v: u64| if mean_clients == 0.0 { 0.0 } else { v as f64 / mean_clients / secs };
-    let phases = PHASES.iter().zip(&hs).map(|(n, h)| (n.to_string(), Dist::of(h))).collect();
+    let hs = &span.histograms;
+    let phases = PHASES.iter().zip(hs).map(|(n, h)| (n.to_string(), Dist::of(h))).collect();
     ServerInterval {
-        start_s,
-        end_s,
+        start_s: span.start_s,
+        end_s: span.end_s,
         tick_hz: c.frames as f64 / secs,
         clients,
         queued_reliable,
         phases,
-        position_error_cm: Dist::of(&hs[PHASES.len()]),
+        position_error_cm: Dist::of(&hs[ERROR_CM]),
         kb_out_per_client_s: per_client(c.bytes_out) / 1000.0,
         kb_in_per_client_s: per_client(c.bytes_in) / 1000.0,
         packets_out_per_client_s: per_client(c.packets_out),
         packets_in_per_client_s: per_client(c.packets_in),
         bytes_per_moving_update: if c.moving_deltas == 0 { 0.0 } else { c.moving_delta_bits as f64 / 8.0 / c.moving_deltas as f64 },
-        cpu_pct: cpu_us as f64 / 1e4 / secs,
+        cpu_pct: span.cpu_pct(),
         drops,
         counters: c,
-        histograms: hs,
+        histograms: span.histograms,
     }
-}
-
-fn merge(total: ServerInterval, iv: &ServerInterval) -> ServerInterval {
-    let mut hs = total.histograms;
-    for (t, h) in hs.iter_mut().zip(&iv.histograms) {
-        t.add(h).expect("auto-resizing histograms add");
-    }
-    let mut c = total.counters;
-    c += iv.counters;
-    let mut drops = total.drops;
-    for (k, v) in &iv.drops {
-        *drops.entry(k.clone()).or_default() += v;
-    }
-    let cpu_us = ((total.cpu_pct * (total.end_s - total.start_s) + iv.cpu_pct * (iv.end_s - iv.start_s)) * 1e4) as u64;
-    build(total.start_s, iv.end_s, iv.clients, iv.queued_reliable, cpu_us, drops, c, hs)
 }

@@ -217,7 +217,7 @@ impl Swarm {
         let iv = self.profile.close(now_us(), self.active() as u64);
         on_interval(&iv);
         intervals.push(iv);
-        Ok((intervals, self.profile.totals().cloned().expect("an interval was closed")))
+        Ok((intervals, self.profile.totals().expect("an interval was closed")))
     }
 
     /// Bots in the match now.

@@ -1,7 +1,8 @@
 //! The swarm's per-interval record: delays, timer lateness, traffic, its own CPU.
 
 use super::bot::Heard;
-use aggro_stats::{Histogram, Summary, encode, new_histogram};
+use crate::span::{Span, Spans};
+use aggro_stats::{Histogram, Summary, encode};
 use serde::Serialize;
 
 /// What the swarm counts.
@@ -56,35 +57,27 @@ pub struct SwarmInterval {
 
 #[derive(Debug)]
 pub(super) struct SwarmProfile {
-    run_start_us: u64,
-    start_us: u64,
-    cpu_start_us: u64,
-    delay: Histogram,
-    lateness: Histogram,
+    spans: Spans<SwarmCounters>,
     pub counters: SwarmCounters,
-    totals: Option<SwarmInterval>,
+    /// The most bots in the match at an interval's end.
+    peak_active: u64,
 }
+
+const DELAY: usize = 0;
+const LATENESS: usize = 1;
 
 impl SwarmProfile {
     pub fn new(now_us: u64) -> Self {
-        Self {
-            run_start_us: now_us,
-            start_us: now_us,
-            cpu_start_us: crate::clock::process_cpu_us(),
-            delay: new_histogram(),
-            lateness: new_histogram(),
-            counters: SwarmCounters::default(),
-            totals: None,
-        }
+        Self { spans: Spans::new(now_us, 2), counters: SwarmCounters::default(), peak_active: 0 }
     }
 
     pub fn lateness(&mut self, us: u64) {
-        let _ = self.lateness.record(us * 1000);
+        self.spans.record(LATENESS, us * 1000);
     }
 
     pub fn heard(&mut self, h: &Heard) {
         for d in &h.delays_us[..h.delays] {
-            let _ = self.delay.record(d * 1000);
+            self.spans.record(DELAY, d * 1000);
         }
         let c = &mut self.counters;
         c.snapshots += h.snapshots;
@@ -95,61 +88,43 @@ impl SwarmProfile {
     }
 
     pub fn close(&mut self, now_us: u64, active: u64) -> SwarmInterval {
-        let cpu = crate::clock::process_cpu_us();
-        let hs = [std::mem::replace(&mut self.delay, new_histogram()), std::mem::replace(&mut self.lateness, new_histogram())];
-        let start_s = (self.start_us - self.run_start_us) as f64 / 1e6;
-        let end_s = (now_us - self.run_start_us) as f64 / 1e6;
-        let iv = build(start_s, end_s, active, cpu - self.cpu_start_us, std::mem::take(&mut self.counters), hs);
-        self.totals = Some(match self.totals.take() {
-            None => iv.clone(),
-            Some(t) => {
-                let mut hs = t.histograms;
-                for (a, b) in hs.iter_mut().zip(&iv.histograms) {
-                    a.add(b).expect("auto-resizing histograms add");
-                }
-                let mut c = t.counters;
-                c += iv.counters;
-                let cpu_us = ((t.cpu_pct * (t.end_s - t.start_s) + iv.cpu_pct * (iv.end_s - iv.start_s)) * 1e4) as u64;
-                build(t.start_s, iv.end_s, active.max(t.active_bots), cpu_us, c, hs)
-            }
-        });
-        self.start_us = now_us;
-        self.cpu_start_us = cpu;
-        iv
+        self.peak_active = self.peak_active.max(active);
+        summarise(self.spans.close(now_us, std::mem::take(&mut self.counters)), active)
     }
 
-    pub fn totals(&self) -> Option<&SwarmInterval> {
-        self.totals.as_ref()
+    /// The run so far, its per-bot figures over the peak number of bots.
+    pub fn totals(&self) -> Option<SwarmInterval> {
+        Some(summarise(self.spans.totals()?.clone(), self.peak_active))
     }
 }
 
-fn build(start_s: f64, end_s: f64, active: u64, cpu_us: u64, c: SwarmCounters, histograms: [Histogram; 2]) -> SwarmInterval {
-    let secs = (end_s - start_s).max(1e-9);
-    let cpu_pct = cpu_us as f64 / 1e4 / secs;
-    let lateness = Summary::of(&histograms[1]);
+fn summarise(span: Span<SwarmCounters>, active: u64) -> SwarmInterval {
+    let (secs, cpu_pct, c) = (span.secs(), span.cpu_pct(), span.counters);
+    let [delay, lateness]: [Histogram; 2] = span.histograms.try_into().expect("two histograms");
+    let late = Summary::of(&lateness);
     let per_bot = |v: u64| if active == 0 { 0.0 } else { v as f64 / active as f64 / secs };
     // A short interval (the last one) says little about CPU.
     let long_enough = secs >= 0.5;
     let warning = if long_enough && cpu_pct > 90.0 {
         Some(format!("the swarm used {cpu_pct:.0}% of a core: it, not the server, may be the bottleneck — use fewer bots per process or more processes"))
-    } else if long_enough && lateness.p99_ns > 5_000_000 {
-        Some(format!("the swarm's input ticks ran late (p99 {:.1} ms): its figures may describe the swarm, not the server", lateness.p99_ns as f64 / 1e6))
+    } else if long_enough && late.p99_ns > 5_000_000 {
+        Some(format!("the swarm's input ticks ran late (p99 {:.1} ms): its figures may describe the swarm, not the server", late.p99_ns as f64 / 1e6))
     } else {
         None
     };
     SwarmInterval {
-        start_s,
-        end_s,
+        start_s: span.start_s,
+        end_s: span.end_s,
         active_bots: active,
-        gunfire_delay: Summary::of(&histograms[0]),
-        gunfire_delay_hdr: encode::to_base64(&histograms[0]),
-        timer_lateness: lateness,
-        timer_lateness_hdr: encode::to_base64(&histograms[1]),
+        gunfire_delay: Summary::of(&delay),
+        gunfire_delay_hdr: encode::to_base64(&delay),
+        timer_lateness: late,
+        timer_lateness_hdr: encode::to_base64(&lateness),
         cpu_pct,
         snapshots_per_bot_s: per_bot(c.snapshots),
         kb_in_per_bot_s: per_bot(c.bytes_in) / 1000.0,
         warning,
         counters: c,
-        histograms,
+        histograms: [delay, lateness],
     }
 }
