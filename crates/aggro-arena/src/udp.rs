@@ -9,6 +9,36 @@ use std::os::fd::AsRawFd;
 pub const BATCH: usize = 64;
 const SLOT: usize = 1536;
 
+/// Datagrams and bytes a socket has received and queued for sending, since it was bound.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Traffic {
+    pub packets_in: u64,
+    pub bytes_in: u64,
+    pub packets_out: u64,
+    pub bytes_out: u64,
+}
+
+impl Traffic {
+    /// What happened between `earlier` and `self`.
+    pub fn since(self, earlier: Traffic) -> Traffic {
+        Traffic {
+            packets_in: self.packets_in - earlier.packets_in,
+            bytes_in: self.bytes_in - earlier.bytes_in,
+            packets_out: self.packets_out - earlier.packets_out,
+            bytes_out: self.bytes_out - earlier.bytes_out,
+        }
+    }
+}
+
+impl std::ops::AddAssign for Traffic {
+    fn add_assign(&mut self, o: Self) {
+        self.packets_in += o.packets_in;
+        self.bytes_in += o.bytes_in;
+        self.packets_out += o.packets_out;
+        self.bytes_out += o.bytes_out;
+    }
+}
+
 /// A socket with a receive batch and a send queue.
 pub struct BatchSocket {
     sock: UdpSocket,
@@ -20,6 +50,7 @@ pub struct BatchSocket {
     tx_msgs: Vec<(usize, usize, SocketAddr)>,
     /// Datagrams the kernel refused to send (buffer full); counted, not retried.
     pub send_failures: u64,
+    traffic: Traffic,
 }
 
 impl std::fmt::Debug for BatchSocket {
@@ -55,7 +86,13 @@ impl BatchSocket {
             tx: Vec::with_capacity(SLOT * BATCH),
             tx_msgs: Vec::with_capacity(BATCH),
             send_failures: 0,
+            traffic: Traffic::default(),
         })
+    }
+
+    /// Everything received and sent so far.
+    pub fn traffic(&self) -> Traffic {
+        self.traffic
     }
 
     /// The bound address.
@@ -84,7 +121,9 @@ impl BatchSocket {
         self.rx_count = n as usize;
         for (len, m) in self.rx_len.iter_mut().zip(&msgs[..self.rx_count]) {
             *len = m.msg_len as usize;
+            self.traffic.bytes_in += *len as u64;
         }
+        self.traffic.packets_in += self.rx_count as u64;
         Ok(self.rx_count)
     }
 
@@ -96,6 +135,8 @@ impl BatchSocket {
     /// Queues a datagram; sent by [`flush`](Self::flush), or at once when the queue holds a batch.
     pub fn send(&mut self, to: SocketAddr, bytes: &[u8]) {
         let at = self.tx.len();
+        self.traffic.packets_out += 1;
+        self.traffic.bytes_out += bytes.len() as u64;
         self.tx.extend_from_slice(bytes);
         self.tx_msgs.push((at, bytes.len(), to));
         if self.tx_msgs.len() == BATCH {

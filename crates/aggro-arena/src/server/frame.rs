@@ -8,7 +8,7 @@ use crate::codec::msg::{ClientRpc, Input, ServerRpc};
 use crate::game::grid::{GRID_M, cell_centre, cell_of};
 use crate::game::map::MAP_M;
 use crate::game::world::{Event, Shot, World};
-use crate::udp::{BATCH, BatchSocket};
+use crate::udp::{BATCH, BatchSocket, Traffic};
 use arena_proto::{DropReason, Server, ServerConfig, ServerEvent};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -41,6 +41,7 @@ pub struct GameServer {
     rpc: Vec<u8>,
     profile: Profile,
     drops_seen: arena_proto::Drops,
+    traffic_seen: Traffic,
     last_timeout_check_us: u64,
 }
 
@@ -67,6 +68,7 @@ impl GameServer {
             rpc: Vec::with_capacity(64),
             profile: Profile::new(now),
             drops_seen: arena_proto::Drops::default(),
+            traffic_seen: Traffic::default(),
             last_timeout_check_us: now,
         }
     }
@@ -121,6 +123,11 @@ impl GameServer {
             self.profile.counters.resends += st.resends - s.resends_seen;
             s.resends_seen = st.resends;
         }
+        let traffic = self.sock.traffic();
+        let t = traffic.since(self.traffic_seen);
+        self.traffic_seen = traffic;
+        let c = &mut self.profile.counters;
+        (c.packets_in, c.bytes_in, c.packets_out, c.bytes_out) = (t.packets_in, t.bytes_in, t.packets_out, t.bytes_out);
         let drops_now = self.proto.stats().drops;
         let drops = drop_counts(&drops_now, &self.drops_seen);
         self.drops_seen = drops_now;
@@ -153,8 +160,6 @@ impl GameServer {
             for i in 0..n {
                 let (from, bytes) = self.sock.received(i);
                 let Some(from) = from else { continue };
-                self.profile.counters.packets_in += 1;
-                self.profile.counters.bytes_in += bytes.len() as u64;
                 match self.proto.process_packet(now, unix, from, bytes) {
                     Ok(ServerEvent::Connected { slot, .. }) => {
                         let s = slot as usize;
@@ -184,8 +189,6 @@ impl GameServer {
         }
         for (addr, p) in self.proto.drain_handshakes() {
             self.sock.send(addr, &p);
-            self.profile.counters.packets_out += 1;
-            self.profile.counters.bytes_out += p.len() as u64;
         }
         if now - self.last_timeout_check_us > 1_000_000 {
             self.last_timeout_check_us = now;
@@ -267,10 +270,7 @@ impl GameServer {
             }
             let Some((addr, conn)) = self.proto.session(slot) else { continue };
             if conn.has_reliable_due(now) {
-                conn.write_data(now, &[], &mut self.buf);
-                self.sock.send(addr, &self.buf);
-                self.profile.counters.packets_out += 1;
-                self.profile.counters.bytes_out += self.buf.len() as u64;
+                send_data(now, addr, conn, &[], &mut self.sock, &mut self.buf);
             }
         }
         self.sock.flush();
@@ -317,22 +317,14 @@ impl GameServer {
             for seq in conn.drain_acked() {
                 s.repl.acked(seq);
             }
-            let counters = &mut profile.counters;
-            let mut sent = |conn: &mut arena_proto::Connection, payload: &[u8], sock: &mut BatchSocket, buf: &mut Vec<u8>| {
-                let seq = conn.write_data(now, payload, buf);
-                sock.send(addr, buf);
-                counters.packets_out += 1;
-                counters.bytes_out += buf.len() as u64;
-                seq
-            };
             match world.player(slot).filter(|_| s.joined) {
                 None => {
-                    sent(conn, &[], sock, buf);
+                    send_data(now, addr, conn, &[], sock, buf);
                 }
                 Some(me) => {
                     candidates_for(world, relevance, me.x, me.y, cfg.interest_m, candidates);
                     errors.clear();
-                    let fig = s.repl.write_snapshot(*frame, hz, zone_cm, &cfg.tiers, candidates, |e| errors.push(e), |p| sent(conn, p, sock, buf));
+                    let fig = s.repl.write_snapshot(*frame, hz, zone_cm, &cfg.tiers, candidates, |e| errors.push(e), |p| send_data(now, addr, conn, p, sock, buf));
                     for &e in errors.iter() {
                         profile.position_error(e);
                     }
@@ -344,15 +336,12 @@ impl GameServer {
                     c.skipped += fig.skipped;
                 }
             }
-            let counters = &mut profile.counters;
+            // Reliable data the snapshot left no room for: up to four more packets.
             for _ in 0..4 {
                 if !conn.has_reliable_due(now) {
                     break;
                 }
-                conn.write_data(now, &[], buf);
-                sock.send(addr, buf);
-                counters.packets_out += 1;
-                counters.bytes_out += buf.len() as u64;
+                send_data(now, addr, conn, &[], sock, buf);
             }
         }
         sock.flush();
@@ -368,6 +357,13 @@ impl GameServer {
         }
         self.sock.flush();
     }
+}
+
+/// Writes a data packet (acks, due reliable slices, `payload`) and queues it; returns its sequence number.
+fn send_data(now: u64, addr: SocketAddr, conn: &mut arena_proto::Connection, payload: &[u8], sock: &mut BatchSocket, buf: &mut Vec<u8>) -> u32 {
+    let seq = conn.write_data(now, payload, buf);
+    sock.send(addr, buf);
+    seq
 }
 
 /// Drops per reason since `since`, by name, reasons with none left out.

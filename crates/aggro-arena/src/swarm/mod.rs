@@ -16,7 +16,7 @@ pub use profile::{SwarmCounters, SwarmInterval};
 
 use crate::clock::{now_us, unix_ms};
 use aggro_core::rng::Rng;
-use crate::udp::{BATCH, BatchSocket};
+use crate::udp::{BATCH, BatchSocket, Traffic};
 use arena_proto::{Client, ConnectToken, Secret};
 use bot::Bot;
 use profile::SwarmProfile;
@@ -108,6 +108,7 @@ pub struct Swarm {
     profile: SwarmProfile,
     buf: Vec<u8>,
     rng: Rng,
+    traffic_seen: Traffic,
 }
 
 const NO_BOT: u32 = u32::MAX;
@@ -127,7 +128,7 @@ impl Swarm {
             })
             .collect();
         let profile = SwarmProfile::new(now_us());
-        Ok(Self { cfg, sockets, bots: Vec::new(), generation: Vec::new(), slot_to_bot: Vec::new(), timers: BinaryHeap::new(), clusters, profile, buf: Vec::with_capacity(1500), rng })
+        Ok(Self { cfg, sockets, bots: Vec::new(), generation: Vec::new(), slot_to_bot: Vec::new(), timers: BinaryHeap::new(), clusters, profile, buf: Vec::with_capacity(1500), rng, traffic_seen: Traffic::default() })
     }
 
     fn make_bot(&mut self, index: usize, now: u64) -> Bot {
@@ -203,7 +204,7 @@ impl Swarm {
                 false
             });
             if now >= next_interval {
-                let iv = self.profile.close(now, self.active() as u64);
+                let iv = self.close_interval(now);
                 on_interval(&iv);
                 intervals.push(iv);
                 next_interval += interval;
@@ -214,10 +215,22 @@ impl Swarm {
             }
         }
         self.leave_all();
-        let iv = self.profile.close(now_us(), self.active() as u64);
+        let iv = self.close_interval(now_us());
         on_interval(&iv);
         intervals.push(iv);
         Ok((intervals, self.profile.totals().expect("an interval was closed")))
+    }
+
+    fn close_interval(&mut self, now: u64) -> SwarmInterval {
+        let mut traffic = Traffic::default();
+        for s in &self.sockets {
+            traffic += s.traffic();
+        }
+        let t = traffic.since(self.traffic_seen);
+        self.traffic_seen = traffic;
+        let c = &mut self.profile.counters;
+        (c.packets_in, c.bytes_in, c.packets_out, c.bytes_out) = (t.packets_in, t.bytes_in, t.packets_out, t.bytes_out);
+        self.profile.close(now, self.active() as u64)
     }
 
     /// Bots in the match now.
@@ -227,8 +240,6 @@ impl Swarm {
 
     fn send(&mut self, i: usize) {
         let s = self.bots[i].socket;
-        self.profile.counters.packets_out += 1;
-        self.profile.counters.bytes_out += self.buf.len() as u64;
         self.sockets[s].send(self.cfg.server, &self.buf);
     }
 
@@ -246,8 +257,6 @@ impl Swarm {
             };
             for k in 0..n {
                 let (_, bytes) = self.sockets[s].received(k);
-                self.profile.counters.packets_in += 1;
-                self.profile.counters.bytes_in += bytes.len() as u64;
                 let Some(h) = arena_proto::wire::read_header(bytes) else { continue };
                 if let Some((slot, client_id)) = arena_proto::client::peek_accept(bytes) {
                     let index = (client_id.wrapping_sub(self.cfg.first_client_id) & 0xffff_ffff) as usize;
