@@ -34,6 +34,8 @@ pub struct GameServer {
     shots: Vec<Shot>,
     fired: Vec<(u32, u64)>,
     events: Vec<Event>,
+    /// Who is told of the event at hand (reused).
+    observers: Vec<u32>,
     candidates: Vec<Candidate>,
     relevance: Relevance,
     errors: Vec<u64>,
@@ -61,6 +63,7 @@ impl GameServer {
             shots: Vec::new(),
             fired: Vec::new(),
             events: Vec::new(),
+            observers: Vec::new(),
             candidates: Vec::new(),
             relevance: Relevance::default(),
             errors: Vec::new(),
@@ -231,36 +234,19 @@ impl GameServer {
 
     /// Every shot becomes a gunfire event for each client that sees the shooter.
     fn relay_gunfire(&mut self) {
-        let fired = std::mem::take(&mut self.fired);
-        let mut observers = Vec::new();
-        for &(shooter, shot_at_us) in &fired {
-            self.observers_of(shooter, &mut observers);
+        for &(shooter, shot_at_us) in &self.fired {
+            observers_of(&self.world, self.cfg.interest_m, shooter, &mut self.observers);
             self.rpc.clear();
             ServerRpc::Fired { shooter, shot_at_us }.write(&mut self.rpc);
-            for &o in observers.iter().filter(|o| **o != shooter) {
+            for &o in self.observers.iter().filter(|o| **o != shooter) {
                 if let Some((_, conn)) = self.proto.session(o) {
                     let _ = conn.send_reliable(&self.rpc);
                     self.profile.counters.fired_rpcs += 1;
                 }
             }
         }
-        self.profile.counters.shots += fired.len() as u64;
-        self.fired = fired;
+        self.profile.counters.shots += self.fired.len() as u64;
         self.fired.clear();
-    }
-
-    /// The sessions that see actor `id`: within the interest radius, or all.
-    fn observers_of(&self, id: u32, out: &mut Vec<u32>) {
-        out.clear();
-        let Some(p) = self.world.player(id) else { return };
-        match self.cfg.interest_m {
-            None => out.extend(self.world.players().map(|(i, _)| i)),
-            Some(r) => self.world.grid.near(p.x, p.y, r, |i| {
-                if self.world.player(i).is_some_and(|o| (o.x - p.x).hypot(o.y - p.y) <= r) {
-                    out.push(i);
-                }
-            }),
-        }
     }
 
     fn send_reliable_now(&mut self, now: u64) {
@@ -279,30 +265,27 @@ impl GameServer {
     fn simulate(&mut self, dt: f32) {
         self.world.simulate(dt, &self.shots, &mut self.events);
         self.shots.clear();
-        let events = std::mem::take(&mut self.events);
-        let mut observers = Vec::new();
-        for e in &events {
+        for e in &self.events {
             self.rpc.clear();
             match *e {
                 Event::Hit { shooter, target, health } => {
                     self.profile.counters.hits += 1;
                     ServerRpc::Hit { shooter, target, health }.write(&mut self.rpc);
-                    observers.clear();
-                    observers.extend([shooter, target]);
+                    self.observers.clear();
+                    self.observers.extend([shooter, target]);
                 }
                 Event::Died { who, killer } => {
                     self.profile.counters.deaths += 1;
                     ServerRpc::Died { who, killer }.write(&mut self.rpc);
-                    self.observers_of(who, &mut observers);
+                    observers_of(&self.world, self.cfg.interest_m, who, &mut self.observers);
                 }
             }
-            for &o in &observers {
+            for &o in &self.observers {
                 if let Some((_, conn)) = self.proto.session(o) {
                     let _ = conn.send_reliable(&self.rpc);
                 }
             }
         }
-        self.events = events;
         self.events.clear();
     }
 
@@ -356,6 +339,20 @@ impl GameServer {
             }
         }
         self.sock.flush();
+    }
+}
+
+/// The sessions that see actor `id`: within the interest radius, or all.
+fn observers_of(world: &World, interest_m: Option<f32>, id: u32, out: &mut Vec<u32>) {
+    out.clear();
+    let Some(p) = world.player(id) else { return };
+    match interest_m {
+        None => out.extend(world.players().map(|(i, _)| i)),
+        Some(r) => world.grid.near(p.x, p.y, r, |i| {
+            if world.player(i).is_some_and(|o| (o.x - p.x).hypot(o.y - p.y) <= r) {
+                out.push(i);
+            }
+        }),
     }
 }
 
