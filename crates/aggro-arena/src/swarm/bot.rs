@@ -51,8 +51,6 @@ pub struct Bot {
     rng: Rng,
     joined: bool,
     pub dead: bool,
-    /// Dead and gone: said goodbye, waiting for its replacement.
-    pub retired: bool,
     left: bool,
     out: Vec<u8>,
 }
@@ -76,7 +74,6 @@ impl Bot {
             rng,
             joined: false,
             dead: false,
-            retired: false,
             left: false,
             out: Vec::with_capacity(64),
         }
@@ -116,7 +113,7 @@ impl Bot {
                     self.joined = true;
                 }
                 Some(ServerRpc::Fired { shooter, shot_at_us }) if Some(shooter) != self.actor => heard.delay(now_us.saturating_sub(shot_at_us)),
-                Some(ServerRpc::Died { who, .. }) if Some(who) == self.actor => {
+                Some(ServerRpc::Died { who, .. }) if Some(who) == self.actor && !self.dead => {
                     self.dead = true;
                     heard.died = true;
                 }

@@ -109,6 +109,10 @@ pub struct Swarm {
     buf: Vec<u8>,
     rng: Rng,
     traffic_seen: Traffic,
+    /// Bots that died since the loop last retired the dead.
+    dying: Vec<usize>,
+    /// One entry per socket, for waiting on all of them.
+    pollfds: Vec<libc::pollfd>,
 }
 
 const NO_BOT: u32 = u32::MAX;
@@ -128,7 +132,22 @@ impl Swarm {
             })
             .collect();
         let profile = SwarmProfile::new(now_us());
-        Ok(Self { cfg, sockets, bots: Vec::new(), generation: Vec::new(), slot_to_bot: Vec::new(), timers: BinaryHeap::new(), clusters, profile, buf: Vec::with_capacity(1500), rng, traffic_seen: Traffic::default() })
+        let pollfds = sockets.iter().map(|s| libc::pollfd { fd: s.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
+        Ok(Self {
+            cfg,
+            sockets,
+            bots: Vec::new(),
+            generation: Vec::new(),
+            slot_to_bot: Vec::new(),
+            timers: BinaryHeap::new(),
+            clusters,
+            profile,
+            buf: Vec::with_capacity(1500),
+            rng,
+            traffic_seen: Traffic::default(),
+            dying: Vec::new(),
+            pollfds,
+        })
     }
 
     fn make_bot(&mut self, index: usize, now: u64) -> Bot {
@@ -269,6 +288,9 @@ impl Swarm {
                 }
                 let Some(&i) = self.slot_to_bot.get(h.slot as usize).filter(|i| **i != NO_BOT) else { continue };
                 let heard = self.bots[i as usize].receive(now, h.seq, bytes);
+                if heard.died {
+                    self.dying.push(i as usize);
+                }
                 self.profile.heard(&heard);
             }
             more |= n == BATCH;
@@ -276,15 +298,13 @@ impl Swarm {
         more
     }
 
+    /// The bots that died since the last call say goodbye; each is replaced after `respawn_after`.
     fn retire_dead(&mut self, now: u64, respawns: &mut Vec<(u64, usize)>) {
-        for i in 0..self.bots.len() {
-            if self.bots[i].dead && !self.bots[i].retired {
-                if self.bots[i].leave(now, &mut self.buf) {
-                    self.send(i);
-                }
-                self.bots[i].retired = true;
-                respawns.push((now + self.cfg.respawn_after.as_micros() as u64, i));
+        while let Some(i) = self.dying.pop() {
+            if self.bots[i].leave(now, &mut self.buf) {
+                self.send(i);
             }
+            respawns.push((now + self.cfg.respawn_after.as_micros() as u64, i));
         }
     }
 
@@ -301,12 +321,12 @@ impl Swarm {
     }
 
     /// Waits for a datagram on any socket or until `deadline_us`.
-    fn wait(&self, deadline_us: u64) {
+    fn wait(&mut self, deadline_us: u64) {
         let now = now_us();
         if deadline_us <= now {
             return;
         }
-        let mut fds: Vec<libc::pollfd> = self.sockets.iter().map(|s| libc::pollfd { fd: s.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
+        let fds = &mut self.pollfds;
         let left = deadline_us - now;
         let ts = libc::timespec { tv_sec: (left / 1_000_000) as i64, tv_nsec: ((left % 1_000_000) * 1000) as i64 };
         // SAFETY: the pollfd array and the timespec live across the call; a null sigmask keeps the current one.
