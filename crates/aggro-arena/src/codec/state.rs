@@ -69,6 +69,28 @@ pub struct Baseline<'a> {
     pub frame: u32,
 }
 
+/// One actor's states in its four slots, as server and client each hold them: the packet each came in
+/// (0: none yet), the frame it describes, the state.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Slots {
+    pub seq: [u32; SLOTS],
+    pub frame: [u32; SLOTS],
+    pub state: [ActorState; SLOTS],
+}
+
+impl Slots {
+    /// The baseline in `slot`.
+    pub fn baseline(&self, slot: u8) -> Baseline<'_> {
+        Baseline { slot, state: &self.state[slot as usize], frame: self.frame[slot as usize] }
+    }
+
+    /// Stores a state in `slot`.
+    pub fn put(&mut self, slot: u8, seq: u32, frame: u32, state: ActorState) {
+        let i = slot as usize;
+        (self.seq[i], self.frame[i], self.state[i]) = (seq, frame, state);
+    }
+}
+
 /// Writes one actor's entry. `prev_id` is the previous entry's id (entries go in increasing id order), or -1.
 #[allow(clippy::too_many_arguments)]
 pub fn put_entry(w: &mut BitWriter, prev_id: i64, id: u32, slot: u8, base: Option<Baseline>, frame: u32, hz: u32, s: &ActorState) {

@@ -3,24 +3,22 @@
 
 use super::bits::BitReader;
 use super::msg::SnapshotHead;
-use super::state::{ActorState, Baseline, SLOTS, get_body, get_head};
+use super::ids::IdIndex;
+use super::state::{ActorState, Slots, get_body, get_head};
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Known {
-    /// Per slot: the packet sequence it came in (0: empty), its frame and state.
-    seq: [u32; SLOTS],
-    frame: [u32; SLOTS],
-    state: [ActorState; SLOTS],
+    /// The baselines, kept only from packets newer than the one each slot holds.
+    slots: Slots,
     /// Frame and state of the newest update, for the game.
     latest_frame: u32,
     latest: ActorState,
 }
 
-/// What a client knows of every actor it has seen: a dense table of the actors seen, found
-/// through an index by id, so a bot that sees 100 of 2,000 actors holds 100 entries.
+/// What a client knows of every actor it has seen.
 #[derive(Debug, Default)]
 pub struct View {
-    index: Vec<u32>,
+    ids: IdIndex,
     known: Vec<Known>,
 }
 
@@ -41,26 +39,22 @@ impl View {
         let mut prev: i64 = -1;
         for _ in 0..head.count {
             let h = get_head(&mut r, prev).ok_or(ViewError::Malformed)?;
-            if h.id as usize >= self.index.len() {
-                if h.id > 1 << 24 {
-                    return Err(ViewError::Malformed);
-                }
-                self.index.resize(h.id as usize + 1, 0);
+            if h.id > 1 << 24 {
+                return Err(ViewError::Malformed);
             }
-            if self.index[h.id as usize] == 0 {
+            let (i, new) = self.ids.position(h.id);
+            if new {
                 self.known.push(Known::default());
-                self.index[h.id as usize] = self.known.len() as u32;
             }
-            let k = &mut self.known[self.index[h.id as usize] as usize - 1];
+            let k = &mut self.known[i];
             let base = match h.base_slot {
                 None => None,
-                Some(b) if k.seq[b as usize] != 0 => Some(Baseline { slot: b, state: &k.state[b as usize], frame: k.frame[b as usize] }),
+                Some(b) if k.slots.seq[b as usize] != 0 => Some(k.slots.baseline(b)),
                 Some(_) => return Err(ViewError::MissingBaseline),
             };
             let s = get_body(&mut r, base, head.frame, hz).ok_or(ViewError::Malformed)?;
-            let slot = h.slot as usize;
-            if seq > k.seq[slot] {
-                (k.seq[slot], k.frame[slot], k.state[slot]) = (seq, head.frame, s);
+            if seq > k.slots.seq[h.slot as usize] {
+                k.slots.put(h.slot, seq, head.frame, s);
             }
             if head.frame >= k.latest_frame {
                 (k.latest_frame, k.latest) = (head.frame, s);
@@ -73,7 +67,7 @@ impl View {
 
     /// The newest state of an actor and the frame it is from.
     pub fn latest(&self, id: u32) -> Option<(u32, &ActorState)> {
-        let k = &self.known[*self.index.get(id as usize).filter(|i| **i > 0)? as usize - 1];
+        let k = &self.known[self.ids.get(id)?];
         (k.latest_frame > 0).then_some((k.latest_frame, &k.latest))
     }
 }

@@ -4,7 +4,8 @@
 
 use crate::codec::bits::BitWriter;
 use crate::codec::msg::{SNAPSHOT_HEAD_BYTES, SnapshotHead};
-use crate::codec::state::{ActorState, Baseline, SLOTS, put_entry};
+use crate::codec::ids::IdIndex;
+use crate::codec::state::{ActorState, SLOTS, Slots, put_entry};
 use arena_proto::connection::MAX_UNRELIABLE;
 
 /// Interleaving tiers: beyond `beyond_m` metres, replicate an actor only every `skip + 1` frames.
@@ -21,9 +22,8 @@ pub fn skip_for(tiers: &[Tier], dist_m: f32) -> u32 {
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Replica {
-    seq: [u32; SLOTS],
-    frame: [u32; SLOTS],
-    state: [ActorState; SLOTS],
+    /// What was sent in each slot (seq 0 until the packet carrying it is known).
+    slots: Slots,
     /// Bit per slot: the client acknowledged the packet that carried it.
     acked: u8,
     /// Updates sent; the next goes in slot `counter % SLOTS`.
@@ -50,7 +50,7 @@ pub struct SnapshotFigures {
 /// One client's replication state.
 #[derive(Debug, Default)]
 pub struct ClientReplication {
-    index: Vec<u32>,
+    ids: IdIndex,
     replicas: Vec<Replica>,
     /// Per replica, the frame it was last sent in, plus one (0: never) — apart from the replicas,
     /// so deciding to skip an actor touches four bytes, not a whole replica.
@@ -76,15 +76,12 @@ pub struct Candidate {
 impl ClientReplication {
     /// The replica index of actor `id`, made on first sight.
     fn replica_index(&mut self, id: u32) -> usize {
-        if self.index.len() <= id as usize {
-            self.index.resize(id as usize + 1, 0);
-        }
-        if self.index[id as usize] == 0 {
+        let (i, new) = self.ids.position(id);
+        if new {
             self.replicas.push(Replica::default());
             self.last_sent.push(0);
-            self.index[id as usize] = self.replicas.len() as u32;
         }
-        self.index[id as usize] as usize - 1
+        i
     }
 
     /// The client acknowledged packet `seq`: the entries it carried become usable baselines.
@@ -98,7 +95,7 @@ impl ClientReplication {
         }
         for &(i, slot) in &self.pending[cell].1 {
             let r = &mut self.replicas[i as usize];
-            if r.seq[slot as usize] == seq {
+            if r.slots.seq[slot as usize] == seq {
                 r.acked |= 1 << slot;
             }
         }
@@ -137,7 +134,7 @@ impl ClientReplication {
                 self.skips += 1;
                 if self.skips.is_multiple_of(ERROR_SAMPLE) {
                     let r = &self.replicas[i];
-                    let last = &r.state[(r.counter.wrapping_sub(1) % SLOTS as u32) as usize];
+                    let last = &r.slots.state[(r.counter.wrapping_sub(1) % SLOTS as u32) as usize];
                     let (px, py, pz) = last.predicted(frame.wrapping_sub(last_sent - 1), hz);
                     let d = ((c.state.x - px) as f64).hypot((c.state.y - py) as f64).hypot((c.state.z - pz) as f64);
                     error_cm(d.round() as u64);
@@ -149,8 +146,8 @@ impl ClientReplication {
             let slot = (r.counter % SLOTS as u32) as u8;
             let base = (0..SLOTS as u8)
                 .filter(|b| *b != slot && r.acked & (1 << b) != 0)
-                .max_by_key(|b| r.seq[*b as usize])
-                .map(|b| Baseline { slot: b, state: &r.state[b as usize], frame: r.frame[b as usize] });
+                .max_by_key(|b| r.slots.seq[*b as usize])
+                .map(|b| r.slots.baseline(b));
             let before = self.writer.bit_len();
             put_entry(&mut self.writer, prev, c.id, slot, base, frame, hz, &c.state);
             let bits = (self.writer.bit_len() - before) as u64;
@@ -160,9 +157,7 @@ impl ClientReplication {
                 fig.moving_deltas += 1;
                 fig.moving_delta_bits += bits;
             }
-            r.state[slot as usize] = c.state;
-            r.frame[slot as usize] = frame;
-            r.seq[slot as usize] = 0;
+            r.slots.put(slot, 0, frame, c.state);
             r.acked &= !(1 << slot);
             r.counter = r.counter.wrapping_add(1);
             packet.push((i as u32, slot));
@@ -187,7 +182,7 @@ impl ClientReplication {
         self.writer.clear();
         let seq = send(payload);
         for &(i, slot) in packet.iter() {
-            self.replicas[i as usize].seq[slot as usize] = seq;
+            self.replicas[i as usize].slots.seq[slot as usize] = seq;
         }
         let cell = &mut self.pending[seq as usize % PENDING];
         cell.0 = seq;
