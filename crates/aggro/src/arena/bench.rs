@@ -14,7 +14,7 @@ use anyhow::Context;
 use serde::Serialize;
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -158,8 +158,8 @@ fn run_one(exe: &Path, dir: &Path, a: &ArenaBenchArgs, players: u32, v: &Variant
     if !swarm_status.success() || !server_status.success() {
         anyhow::bail!("a run failed (server {server_status}, swarm {swarm_status}); run `aggro arena serve` and `aggro arena swarm` by hand on port {port} to see why");
     }
-    let server_rec = read_json(&server_out)?;
-    let swarm_rec = read_json(&swarm_out)?;
+    let server_rec = session::read(&server_out)?.extra;
+    let swarm_rec = session::read(&swarm_out)?.extra;
     // The server started 0.3 s before the swarm; count only whole intervals after the warm-up.
     let from = warmup.as_secs_f64();
     let to = (warmup + measure).as_secs_f64();
@@ -212,13 +212,9 @@ fn pin(cmd: &mut Command, cpu: usize) {
     }
 }
 
-fn read_json(path: &PathBuf) -> anyhow::Result<Value> {
-    let bytes = std::fs::read(path).with_context(|| format!("the run wrote no result at {}", path.display()))?;
-    serde_json::from_slice(&bytes).with_context(|| format!("{} is not JSON", path.display()))
-}
-
-fn intervals<'a>(rec: &'a Value, key: &str) -> Vec<&'a Value> {
-    rec["extra"][key]["intervals"].as_array().map(|a| a.iter().collect()).unwrap_or_default()
+/// The intervals a run's `extra` holds under `key`.
+fn intervals<'a>(extra: &'a Value, key: &str) -> Vec<&'a Value> {
+    extra[key]["intervals"].as_array().map(|a| a.iter().collect()).unwrap_or_default()
 }
 
 fn f(v: &Value, k: &str) -> f64 {
