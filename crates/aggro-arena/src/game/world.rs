@@ -96,12 +96,12 @@ impl World {
         }
     }
 
-    /// A player, if in the match and alive.
+    /// A player, if in the match (dead players stay, with health 0, until they leave).
     pub fn player(&self, id: u32) -> Option<&Player> {
         self.players.get(id as usize)?.as_ref()
     }
 
-    /// A player's replicated state and whether it moves, as of the last frame's simulation.
+    /// A player's replicated state and whether it moves, as of the end of the last simulation.
     pub fn state(&self, id: u32) -> Option<(ActorState, bool)> {
         *self.states.get(id as usize)?
     }
@@ -132,8 +132,6 @@ impl World {
         for p in self.players.iter_mut().flatten() {
             move_player(&self.map, p, dt);
         }
-        self.states.clear();
-        self.states.extend(self.players.iter().map(|p| p.as_ref().map(|p| (p.state(), p.moving()))));
         let players = &self.players;
         self.grid.rebuild(players.iter().enumerate().filter_map(|(i, p)| p.as_ref().map(|p| (i as u32, p.x, p.y))));
         for shot in shots {
@@ -154,6 +152,9 @@ impl World {
                 }
             }
         }
+        // Replicated as the frame ends: after movement, shots and the zone.
+        self.states.clear();
+        self.states.extend(self.players.iter().map(|p| p.as_ref().map(|p| (p.state(), p.moving()))));
     }
 
     fn resolve(&mut self, shot: Shot, events: &mut Vec<Event>) {
