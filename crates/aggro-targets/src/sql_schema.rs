@@ -56,5 +56,5 @@ pub fn ids_to_blob(ids: &[u32]) -> Vec<u8> {
 
 /// The ids of a binary column; `None` if its length is not a multiple of 4.
 pub fn blob_to_ids(b: &[u8]) -> Option<Vec<u32>> {
-    (b.len() % 4 == 0).then(|| b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    b.len().is_multiple_of(4).then(|| b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
 }
