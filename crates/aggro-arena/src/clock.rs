@@ -39,3 +39,16 @@ pub fn process_cpu_us() -> u64 {
     let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
     us(ru.ru_utime) + us(ru.ru_stime)
 }
+
+/// Serialises a duration as seconds (`#[serde(serialize_with = "crate::clock::secs")]`).
+pub fn secs<S: serde::Serializer>(d: &std::time::Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+/// Serialises an optional duration as seconds or null.
+pub fn secs_opt<S: serde::Serializer>(d: &Option<std::time::Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => secs(d, s),
+        None => s.serialize_none(),
+    }
+}

@@ -7,8 +7,12 @@
 //! - [`game`]: the map, the spatial grid and the match (movement, shots, zone).
 //! - [`codec`]: bit codes, actor states and deltas, the game's messages, the client's view.
 //! - [`server`]: the frame loop and its phases, replication, the per-phase profile.
+//! - [`relay`]: the relay server: rooms, matchmaking, events relayed to members (seed 003, Photon).
+//! - [`metrics`]: the counters in Prometheus text format, served at `/metrics`.
+//! - [`procstat`]: resident memory and a UDP socket's kernel queue, from /proc.
 //! - [`span`]: interval bookkeeping (clocks, CPU, histograms, run totals) for both profiles.
 //! - [`swarm`]: thousands of bots on a few sockets, and what they measure.
+//! - [`verdict`]: which limit a run hit first (swarm CPU, server CPU, bandwidth, reliable backlog).
 //! - [`fuzzing`]: the decoders' fuzz entry points (cargo-fuzz targets in `fuzz/`, a corpus test in CI).
 //!
 //! The wire protocol underneath is the `arena-proto` crate.
@@ -17,7 +21,11 @@ pub mod clock;
 pub mod codec;
 pub mod fuzzing;
 pub mod game;
+pub mod metrics;
+pub mod procstat;
+pub mod relay;
 pub mod server;
 pub mod span;
 pub mod swarm;
 pub mod udp;
+pub mod verdict;

@@ -39,6 +39,19 @@ impl std::ops::AddAssign for Traffic {
     }
 }
 
+/// Waits until a datagram is waiting on any of `fds` (built with [`BatchSocket::pollfd`]) or `deadline_us`
+/// (on [`crate::clock::now_us`]'s clock) passes.
+pub fn wait_readable(fds: &mut [libc::pollfd], deadline_us: u64) {
+    let now = crate::clock::now_us();
+    if deadline_us <= now {
+        return;
+    }
+    let left = deadline_us - now;
+    let ts = libc::timespec { tv_sec: (left / 1_000_000) as i64, tv_nsec: ((left % 1_000_000) * 1000) as i64 };
+    // SAFETY: the pollfd slice and the timespec live across the call; a null sigmask keeps the current one.
+    unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) };
+}
+
 /// A socket with a receive batch and a send queue.
 pub struct BatchSocket {
     sock: UdpSocket,
@@ -66,6 +79,11 @@ impl AsRawFd for BatchSocket {
 }
 
 impl BatchSocket {
+    /// A poll entry that waits for this socket to be readable.
+    pub fn pollfd(&self) -> libc::pollfd {
+        libc::pollfd { fd: self.sock.as_raw_fd(), events: libc::POLLIN, revents: 0 }
+    }
+
     /// Binds `addr`, nonblocking, with 8 MiB socket buffers (so a frame's worth of datagrams waits while the loop sleeps).
     pub fn bind(addr: SocketAddr) -> io::Result<Self> {
         let sock = UdpSocket::bind(addr)?;

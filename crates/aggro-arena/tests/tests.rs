@@ -1,6 +1,7 @@
 //! End-to-end: the server and a swarm on loopback, in one process, for a few seconds.
 
 use aggro_arena::server::{GameServer, ServeConfig, parse_tiers};
+use aggro_arena::swarm::br::{Br, BrConfig};
 use aggro_arena::swarm::{Swarm, SwarmConfig};
 use aggro_arena::udp::BatchSocket;
 use arena_proto::Secret;
@@ -25,11 +26,9 @@ fn fifty_bots_play_a_match_and_every_figure_is_measured() {
         let server = s.spawn(|| server.run(&stop, |_| {}).unwrap());
         let mut sc = SwarmConfig::new(addr, secret);
         sc.bots = 50;
-        sc.cluster = 25;
-        sc.fire_hz = 6.0;
         sc.duration = Duration::from_secs(4);
         sc.interval = Duration::from_secs(1);
-        let (_, swarm) = Swarm::new(sc).unwrap().run(&stop, |_| {}).unwrap();
+        let (_, swarm) = Swarm::new(sc, Br::new(BrConfig { fire_hz: 6.0, cluster: 25 }, 50, 1)).unwrap().run(&stop, |_| {}).unwrap();
         let (_, totals) = server.join().unwrap();
         let c = &totals.counters;
         assert_eq!(c.connects, 50 + swarm.counters.respawns, "every bot connected once per life");
@@ -45,9 +44,9 @@ fn fifty_bots_play_a_match_and_every_figure_is_measured() {
         let w = &swarm.counters;
         assert_eq!(w.decode_errors, 0);
         assert!(w.snapshots > 50 * 30 * 2, "snapshots arrived: {}", w.snapshots);
-        assert!(swarm.gunfire_delay.count > 100, "gunfire delays measured: {:?}", swarm.gunfire_delay);
+        assert!(swarm.delay.count > 100, "gunfire delays measured: {:?}", swarm.delay);
         // One frame at 30 Hz is 33 ms: the delay is at most about two frames on an idle loopback.
-        assert!(swarm.gunfire_delay.p50_ns > 100_000 && swarm.gunfire_delay.p50_ns < 70_000_000, "{:?}", swarm.gunfire_delay);
+        assert!(swarm.delay.p50_ns > 100_000 && swarm.delay.p50_ns < 70_000_000, "{:?}", swarm.delay);
         assert!(w.deaths > 0 && w.respawns > 0, "bots died and were replaced");
     });
 }

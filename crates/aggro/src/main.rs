@@ -18,6 +18,7 @@ mod cli;
 mod console;
 mod mmo;
 mod mobile;
+mod plan;
 mod session;
 mod tour;
 
@@ -42,6 +43,7 @@ fn main() {
         cli::Command::Mobile(m) => mobile::main(*m),
         cli::Command::Run(t) => tour::main(t),
         cli::Command::Arena(a) => arena::main(*a),
+        cli::Command::Plan(p) => plan::main(p),
     };
     if let Err(e) = result {
         let code = if e.downcast_ref::<BadInput>().is_some() { 2 } else { 1 };

@@ -83,6 +83,8 @@ pub struct Connection {
     tx: ReliableSender,
     rx: ReliableReceiver,
     rtt_us: u64,
+    /// Mean deviation of the round trip (RFC 6298's RTTVAR).
+    rtt_dev_us: u64,
     last_received_us: u64,
     newly_acked: Vec<u32>,
     stats: ConnStats,
@@ -100,6 +102,7 @@ impl Connection {
             tx: ReliableSender::new(max_queued),
             rx: ReliableReceiver::default(),
             rtt_us: 0,
+            rtt_dev_us: 0,
             last_received_us: now_us,
             newly_acked: Vec::new(),
             stats: ConnStats::default(),
@@ -130,9 +133,11 @@ impl Connection {
         ConnStats { resends: self.tx.resends, queued: self.tx.queued() as u64, ..self.stats }
     }
 
-    /// How long a reliable slice waits for its ack before it is sent again.
+    /// How long a reliable slice waits for its ack before it is sent again: the smoothed round trip plus
+    /// four mean deviations (RFC 6298's RTO), and at least 1.5 round trips. A peer that acks only with its
+    /// own 10 Hz sends has a round trip varying by up to 100 ms; a fixed multiple of the mean would resend in vain.
     pub fn resend_after_us(&self) -> u64 {
-        if self.rtt_us == 0 { 100_000 } else { (self.rtt_us + self.rtt_us / 2).clamp(10_000, 1_000_000) }
+        if self.rtt_us == 0 { 100_000 } else { (self.rtt_us + (4 * self.rtt_dev_us).max(self.rtt_us / 2)).clamp(10_000, 1_000_000) }
     }
 
     /// Queues a reliable message.
@@ -272,9 +277,14 @@ impl Connection {
                 continue;
             }
             record.acked = true;
-            if seq == ack {
-                let sample = now_us.saturating_sub(record.sent_at_us);
-                self.rtt_us = if self.rtt_us == 0 { sample.max(1) } else { (self.rtt_us * 7 + sample) / 8 };
+            // Every packet acked is a sample, not only the newest: a peer that acks once per tick acks its
+            // oldest packets a whole tick late, and the deviation must see that.
+            let sample = now_us.saturating_sub(record.sent_at_us).max(1);
+            if self.rtt_us == 0 {
+                (self.rtt_us, self.rtt_dev_us) = (sample, sample / 2);
+            } else {
+                self.rtt_dev_us = (self.rtt_dev_us * 3 + self.rtt_us.abs_diff(sample)) / 4;
+                self.rtt_us = (self.rtt_us * 7 + sample) / 8;
             }
             self.tx.acked(&record.slices);
             self.newly_acked.push(seq);

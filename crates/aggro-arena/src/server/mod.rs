@@ -41,10 +41,10 @@ pub struct ServeConfig {
     /// Most sessions.
     pub max_clients: usize,
     /// Stop after this long (None: until told).
-    #[serde(with = "duration_opt")]
+    #[serde(serialize_with = "crate::clock::secs_opt")]
     pub duration: Option<Duration>,
     /// Interval between profile records.
-    #[serde(with = "duration")]
+    #[serde(serialize_with = "crate::clock::secs")]
     pub interval: Duration,
     #[serde(skip)]
     pub secret: Secret,
@@ -64,21 +64,6 @@ impl ServeConfig {
             duration: None,
             interval: Duration::from_secs(5),
             secret,
-        }
-    }
-}
-
-mod duration {
-    pub fn serialize<S: serde::Serializer>(d: &std::time::Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_f64(d.as_secs_f64())
-    }
-}
-
-mod duration_opt {
-    pub fn serialize<S: serde::Serializer>(d: &Option<std::time::Duration>, s: S) -> Result<S::Ok, S::Error> {
-        match d {
-            Some(d) => s.serialize_f64(d.as_secs_f64()),
-            None => s.serialize_none(),
         }
     }
 }

@@ -1,6 +1,5 @@
 //! The swarm's per-interval record: delays, timer lateness, traffic, its own CPU.
 
-use super::bot::Heard;
 use crate::span::{Span, Spans};
 use aggro_stats::{Histogram, Summary, encode};
 use serde::Serialize;
@@ -15,17 +14,35 @@ pub struct SwarmCounters {
     pub snapshots: u64,
     pub decode_errors: u64,
     pub connects: u64,
+    /// Bots that left play: died (br) or churned out (relay).
     pub deaths: u64,
     pub respawns: u64,
     /// Server goodbyes and timeouts.
     pub disconnects: u64,
     pub socket_errors: u64,
+    /// Relay: rooms joined and joins refused (room full).
+    pub joins: u64,
+    pub refused: u64,
+    /// Relay: events raised, and events of others received.
+    pub events_sent: u64,
+    pub events_received: u64,
+    /// Relay, reliable events: received twice or out of order, and missing (both must stay 0).
+    pub reliable_disorder: u64,
+    pub reliable_missing: u64,
+    /// Relay, unreliable events: never arrived (a gap in a sender's numbers), or arrived late (after a later one).
+    pub unreliable_lost: u64,
+    pub unreliable_late: u64,
+    /// Reliable events refused by a full send queue.
+    pub queue_full: u64,
+    /// Datagrams thrown away by the `receive_loss` fault injection.
+    pub injected_losses: u64,
 }
 
 impl std::ops::AddAssign for SwarmCounters {
     fn add_assign(&mut self, o: Self) {
         macro_rules! add { ($($f:ident),*) => { $(self.$f += o.$f;)* } }
         add!(packets_in, bytes_in, packets_out, bytes_out, snapshots, decode_errors, connects, deaths, respawns, disconnects, socket_errors);
+        add!(joins, refused, events_sent, events_received, reliable_disorder, reliable_missing, unreliable_lost, unreliable_late, queue_full, injected_losses);
     }
 }
 
@@ -36,9 +53,9 @@ pub struct SwarmInterval {
     pub end_s: f64,
     /// Bots in the match at the end.
     pub active_bots: u64,
-    /// Action-to-observer (gunfire) delay, ns.
-    pub gunfire_delay: Summary,
-    pub gunfire_delay_hdr: String,
+    /// Action-to-observer delay (gunfire in br, an event's relay in relay), ns.
+    pub delay: Summary,
+    pub delay_hdr: String,
     /// How late input ticks went out, ns.
     pub timer_lateness: Summary,
     pub timer_lateness_hdr: String,
@@ -47,10 +64,12 @@ pub struct SwarmInterval {
     /// Per active bot per second.
     pub snapshots_per_bot_s: f64,
     pub kb_in_per_bot_s: f64,
+    /// Resident memory, and its sockets' kernel receive queues and drops, when the interval closed.
+    pub gauges: crate::procstat::ProcessGauges,
     /// Set when the swarm itself may be the bottleneck (its CPU near a full core or its timers late).
     pub warning: Option<String>,
     pub counters: SwarmCounters,
-    /// Gunfire delay and timer lateness, in that order.
+    /// Delay and timer lateness, in that order.
     #[serde(skip)]
     pub histograms: [Histogram; 2],
 }
@@ -58,9 +77,9 @@ pub struct SwarmInterval {
 #[derive(Debug)]
 pub(super) struct SwarmProfile {
     spans: Spans<SwarmCounters>,
-    pub counters: SwarmCounters,
-    /// The most bots in the match at an interval's end.
+    /// The most bots in play at an interval's end.
     peak_active: u64,
+    gauges: crate::procstat::ProcessGauges,
 }
 
 const DELAY: usize = 0;
@@ -68,37 +87,30 @@ const LATENESS: usize = 1;
 
 impl SwarmProfile {
     pub fn new(now_us: u64) -> Self {
-        Self { spans: Spans::new(now_us, 2), counters: SwarmCounters::default(), peak_active: 0 }
+        Self { spans: Spans::new(now_us, 2), peak_active: 0, gauges: Default::default() }
     }
 
     pub fn lateness(&mut self, us: u64) {
         self.spans.record(LATENESS, us * 1000);
     }
 
-    pub fn heard(&mut self, h: &Heard) {
-        for d in &h.delays_us[..h.delays] {
-            self.spans.record(DELAY, d * 1000);
-        }
-        let c = &mut self.counters;
-        c.snapshots += h.snapshots;
-        c.decode_errors += h.decode_errors;
-        c.connects += h.connected as u64;
-        c.deaths += h.died as u64;
-        c.disconnects += h.disconnected as u64;
+    pub fn delay(&mut self, us: u64) {
+        self.spans.record(DELAY, us * 1000);
     }
 
-    pub fn close(&mut self, now_us: u64, active: u64) -> SwarmInterval {
+    pub fn close(&mut self, now_us: u64, active: u64, counters: SwarmCounters, gauges: crate::procstat::ProcessGauges) -> SwarmInterval {
         self.peak_active = self.peak_active.max(active);
-        summarise(self.spans.close(now_us, std::mem::take(&mut self.counters)), active)
+        self.gauges = gauges;
+        summarise(self.spans.close(now_us, counters), active, gauges)
     }
 
     /// The run so far, its per-bot figures over the peak number of bots.
     pub fn totals(&self) -> Option<SwarmInterval> {
-        Some(summarise(self.spans.totals()?.clone(), self.peak_active))
+        Some(summarise(self.spans.totals()?.clone(), self.peak_active, self.gauges))
     }
 }
 
-fn summarise(span: Span<SwarmCounters>, active: u64) -> SwarmInterval {
+fn summarise(span: Span<SwarmCounters>, active: u64, gauges: crate::procstat::ProcessGauges) -> SwarmInterval {
     let (secs, cpu_pct, c) = (span.secs(), span.cpu_pct(), span.counters);
     let [delay, lateness]: [Histogram; 2] = span.histograms.try_into().expect("two histograms");
     let late = Summary::of(&lateness);
@@ -116,15 +128,54 @@ fn summarise(span: Span<SwarmCounters>, active: u64) -> SwarmInterval {
         start_s: span.start_s,
         end_s: span.end_s,
         active_bots: active,
-        gunfire_delay: Summary::of(&delay),
-        gunfire_delay_hdr: encode::to_base64(&delay),
+        delay: Summary::of(&delay),
+        delay_hdr: encode::to_base64(&delay),
         timer_lateness: late,
         timer_lateness_hdr: encode::to_base64(&lateness),
         cpu_pct,
         snapshots_per_bot_s: per_bot(c.snapshots),
         kb_in_per_bot_s: per_bot(c.bytes_in) / 1000.0,
+        gauges,
         warning,
         counters: c,
         histograms: [delay, lateness],
     }
+}
+
+/// The swarm's Prometheus page: the run's totals (`total`, `cpu_s`) as counters, and the last interval's
+/// gauges.
+pub fn exposition(total: &SwarmCounters, cpu_s: f64, last: &SwarmInterval) -> String {
+    let mut e = crate::metrics::Exposition::default();
+    let t = total;
+    for (name, help, v) in [
+        ("aggro_swarm_packets_in_total", "Datagrams received.", t.packets_in),
+        ("aggro_swarm_packets_out_total", "Datagrams sent.", t.packets_out),
+        ("aggro_swarm_bytes_in_total", "Bytes received.", t.bytes_in),
+        ("aggro_swarm_bytes_out_total", "Bytes sent.", t.bytes_out),
+        ("aggro_swarm_connects_total", "Bots accepted by the server.", t.connects),
+        ("aggro_swarm_disconnects_total", "Server goodbyes and timeouts.", t.disconnects),
+        ("aggro_swarm_left_total", "Bots that left play (died or churned out).", t.deaths),
+        ("aggro_swarm_joins_total", "Rooms joined.", t.joins),
+        ("aggro_swarm_events_sent_total", "Events raised.", t.events_sent),
+        ("aggro_swarm_events_received_total", "Events of others received.", t.events_received),
+        ("aggro_swarm_reliable_disorder_total", "Reliable events received twice or out of order.", t.reliable_disorder),
+        ("aggro_swarm_reliable_missing_total", "Reliable events never received.", t.reliable_missing),
+        ("aggro_swarm_unreliable_lost_total", "Unreliable events lost.", t.unreliable_lost),
+        ("aggro_swarm_queue_full_total", "Reliable events refused by a full send queue.", t.queue_full),
+    ] {
+        e.counter(name, help, v as f64);
+    }
+    e.counter("process_cpu_seconds_total", "CPU time of the swarm process.", cpu_s);
+    for (name, help, v) in [
+        ("process_resident_memory_bytes", "Resident memory of the swarm process.", last.gauges.rss_bytes as f64),
+        ("aggro_swarm_receive_queue_bytes", "Bytes waiting in the sockets' kernel receive queues.", last.gauges.receive_queue_bytes as f64),
+        ("aggro_swarm_active_bots", "Bots in play.", last.active_bots as f64),
+        ("aggro_swarm_cpu_ratio", "CPU used in the last interval, cores.", last.cpu_pct / 100.0),
+        ("aggro_swarm_delay_p50_seconds", "Median action-to-observer delay, last interval.", last.delay.p50_ns as f64 / 1e9),
+        ("aggro_swarm_delay_p99_seconds", "99th percentile action-to-observer delay, last interval.", last.delay.p99_ns as f64 / 1e9),
+        ("aggro_swarm_timer_lateness_p99_seconds", "99th percentile of tick lateness, last interval.", last.timer_lateness.p99_ns as f64 / 1e9),
+    ] {
+        e.gauge(name, help, v);
+    }
+    e.finish()
 }

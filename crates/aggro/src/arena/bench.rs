@@ -9,14 +9,9 @@ use crate::BadInput;
 use crate::cli::ArenaBenchArgs;
 use crate::session;
 use aggro_report::record::now_rfc3339;
-use aggro_stats::{Histogram, Summary, encode, new_histogram};
-use anyhow::Context;
+use aggro_stats::{Histogram, Summary};
+use super::pair::{Pair, cpu, merged, scratch, secs, sum};
 use serde::Serialize;
-use serde_json::Value;
-use std::os::unix::process::CommandExt;
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Duration;
 
 /// A server variant.
 #[derive(Clone, Debug, Serialize)]
@@ -76,15 +71,14 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     }
     aggro_arena::server::parse_tiers(&a.tiers).map_err(|e| BadInput(format!("--tiers: {e}")))?;
     let variants = variants(&a.compare, a.game.send_flush)?;
-    let exe = std::env::current_exe().context("cannot find the aggro executable")?;
-    let dir = tempfile::Builder::new().prefix("aggro-arena-bench").tempdir().context("cannot make a scratch directory")?;
+    let dir = scratch()?;
     let started_at = now_rfc3339();
     let mut rows = Vec::new();
     let total = a.players.len() * variants.len();
     for (k, (players, v)) in a.players.iter().flat_map(|p| variants.iter().map(move |v| (*p, v))).enumerate() {
         eprintln!("[{}/{}] {} players, {}: {:?} warm-up + {:?} measured", k + 1, total, players, v.name, warmup, measure);
-        let port = a.port.checked_add(k as u16).ok_or_else(|| BadInput("--port: too high for this many runs".into()))?;
-        let row = run_one(&exe, dir.path(), &a, players, v, port, warmup, measure)?;
+        let pair = Pair::new(dir.path(), &a.common, a.pin, a.port, k, warmup, measure)?;
+        let row = run_one(&pair, &a, players, v)?;
         rows.push(row);
     }
     print_table(&rows);
@@ -120,62 +114,30 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_one(exe: &Path, dir: &Path, a: &ArenaBenchArgs, players: u32, v: &Variant, port: u16, warmup: Duration, measure: Duration) -> anyhow::Result<Row> {
-    let listen = format!("127.0.0.1:{port}");
-    let (server_out, swarm_out) = (dir.join(format!("server-{port}.json")), dir.join(format!("swarm-{port}.json")));
-    let secs = |d: Duration| format!("{}ms", d.as_millis());
-    let mut server = Command::new(exe);
-    server.args(["arena", "serve", "--listen", &listen, "--tick", &a.game.tick.to_string(), "--zone", &a.game.zone, "--interval", "1s", "--quiet"]);
-    server.args(["--duration", &secs(warmup + measure + Duration::from_secs(5)), "--seed", &a.common.seed.to_string()]);
-    server.arg("--out").arg(&server_out).env("AGGRO_ARENA_SECRET", &a.common.secret);
+fn run_one(pair: &Pair, a: &ArenaBenchArgs, players: u32, v: &Variant) -> anyhow::Result<Row> {
+    let mut server: Vec<String> = ["--tick", &a.game.tick.to_string(), "--zone", &a.game.zone].map(String::from).to_vec();
     if v.send_flush {
-        server.arg("--send-flush");
+        server.push("--send-flush".into());
     }
     if v.interleave {
-        server.args(["--interleave", &a.tiers]);
+        server.extend(["--interleave".into(), a.tiers.clone()]);
     }
     if let Some(i) = &a.game.interest {
-        server.args(["--interest", i]);
+        server.extend(["--interest".into(), i.clone()]);
     }
-    let mut swarm = Command::new(exe);
-    swarm.args(["arena", "swarm", "--server", &listen, "--bots", &players.to_string(), "--interval", "1s", "--quiet"]);
-    swarm.args(["--duration", &secs(warmup + measure), "--seed", &a.common.seed.to_string(), "--fire-rate", &a.fire_rate.to_string()]);
-    swarm.arg("--out").arg(&swarm_out).env("AGGRO_ARENA_SECRET", &a.common.secret);
-    for (cmd, cpu) in [(&mut server, 0), (&mut swarm, 1)] {
-        cmd.stdout(Stdio::null());
-        if a.pin {
-            pin(cmd, cpu);
-        }
-    }
-    let mut server = server.spawn().context("cannot start the arena server")?;
-    std::thread::sleep(Duration::from_millis(300));
-    let swarm_status = swarm.status().context("cannot run the swarm")?;
-    // The swarm is done: stop the server now rather than at its own deadline; it writes its result on SIGTERM.
-    // SAFETY: kill sends a signal to our own child by pid.
-    unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
-    let server_status = server.wait().context("cannot wait for the arena server")?;
-    if !swarm_status.success() || !server_status.success() {
-        anyhow::bail!("a run failed (server {server_status}, swarm {swarm_status}); run `aggro arena serve` and `aggro arena swarm` by hand on port {port} to see why");
-    }
-    let server_rec = session::read(&server_out)?.extra;
-    let swarm_rec = session::read(&swarm_out)?.extra;
-    // The server started 0.3 s before the swarm; count only whole intervals after the warm-up.
-    let from = warmup.as_secs_f64();
-    let to = (warmup + measure).as_secs_f64();
-    let sv: Vec<&Value> = intervals(&server_rec, "arena_server").into_iter().filter(|iv| f(iv, "start_s") >= from + 0.3 && f(iv, "end_s") <= to + 0.35).collect();
-    let sw: Vec<&Value> = intervals(&swarm_rec, "arena_swarm").into_iter().filter(|iv| f(iv, "start_s") >= from && f(iv, "end_s") <= to + 0.05).collect();
+    let swarm = ["--bots", &players.to_string(), "--fire-rate", &a.fire_rate.to_string()].map(String::from).to_vec();
+    let m = pair.run(&server, &swarm)?;
+    let (sv, sw) = (m.server_intervals("arena_server"), m.swarm_intervals());
     if sv.is_empty() || sw.is_empty() {
         anyhow::bail!("the run at {players} players left no measured interval; use a longer --duration");
     }
     let phase = |name: &str| merged(sv.iter().map(|iv| iv["phases"][name]["hdr"].as_str().unwrap_or("")));
     let frame = phase("frame");
-    let secs_measured: f64 = sv.iter().map(|iv| f(iv, "end_s") - f(iv, "start_s")).sum();
-    let sum = |k: &str| sv.iter().map(|iv| iv["counters"][k].as_u64().unwrap_or(0)).sum::<u64>() as f64;
+    let secs_measured = secs(&sv);
+    let sum = |k: &str| sum(&sv, k);
     let mean_clients = sum("client_frames") / sum("frames").max(1.0);
-    let delay = merged(sw.iter().map(|iv| iv["gunfire_delay_hdr"].as_str().unwrap_or("")));
+    let delay = merged(sw.iter().map(|iv| iv["delay_hdr"].as_str().unwrap_or("")));
     let lateness = merged(sw.iter().map(|iv| iv["timer_lateness_hdr"].as_str().unwrap_or("")));
-    let cpu = |ivs: &[&Value]| ivs.iter().map(|iv| f(iv, "cpu_pct") * (f(iv, "end_s") - f(iv, "start_s"))).sum::<f64>() / ivs.iter().map(|iv| f(iv, "end_s") - f(iv, "start_s")).sum::<f64>();
     let error = merged(sv.iter().map(|iv| iv["position_error_cm"]["hdr"].as_str().unwrap_or("")));
     let mean_ms = |h: &Histogram| h.mean() / 1e6;
     Ok(Row {
@@ -198,37 +160,6 @@ fn run_one(exe: &Path, dir: &Path, a: &ArenaBenchArgs, players: u32, v: &Variant
         frame_hdr: frame,
         delay_hdr: delay,
     })
-}
-
-fn pin(cmd: &mut Command, cpu: usize) {
-    // SAFETY: between fork and exec we only call sched_setaffinity on ourselves, which is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(move || {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut set);
-            libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set);
-            Ok(())
-        });
-    }
-}
-
-/// The intervals a run's `extra` holds under `key`.
-fn intervals<'a>(extra: &'a Value, key: &str) -> Vec<&'a Value> {
-    extra[key]["intervals"].as_array().map(|a| a.iter().collect()).unwrap_or_default()
-}
-
-fn f(v: &Value, k: &str) -> f64 {
-    v[k].as_f64().unwrap_or(0.0)
-}
-
-fn merged<'a>(hdrs: impl Iterator<Item = &'a str>) -> Histogram {
-    let mut h = new_histogram();
-    for text in hdrs {
-        if let Ok(one) = encode::from_base64(text) {
-            h.add(&one).expect("auto-resizing histograms add");
-        }
-    }
-    h
 }
 
 fn print_table(rows: &[Row]) {

@@ -1,12 +1,16 @@
-//! `aggro arena …`: the reference game server, the bot swarm, the bench (seed 002).
+//! `aggro arena …`: the reference game server and the room relay, the bot swarm, the bench (seeds 002, 003).
 
 pub mod bench;
+pub mod pair;
 pub mod record;
+pub mod relay;
+pub mod relay_bench;
 pub mod serve;
 pub mod swarm;
 
 use crate::BadInput;
-use crate::cli::{ArenaCommand, ServerGameArgs};
+use crate::cli::{ArenaCommand, Mode, ServerGameArgs};
+use aggro_arena::metrics::MetricsServer;
 use aggro_arena::server::{ServeConfig, parse_metres, parse_tiers};
 use aggro_core::units::parse_duration;
 use arena_proto::Secret;
@@ -18,8 +22,10 @@ use std::time::Duration;
 /// Runs one `aggro arena` command.
 pub fn main(command: ArenaCommand) -> anyhow::Result<()> {
     match command {
+        ArenaCommand::Serve(a) if a.mode == Mode::Relay => relay::serve(a),
         ArenaCommand::Serve(a) => serve::main(a),
         ArenaCommand::Swarm(a) => swarm::main(a),
+        ArenaCommand::Bench(a) if a.mode == Mode::Relay => relay_bench::main(a),
         ArenaCommand::Bench(a) => bench::main(a),
     }
 }
@@ -39,6 +45,31 @@ pub fn address(text: &str, what: &str) -> anyhow::Result<SocketAddr> {
         .ok()
         .and_then(|mut a| a.next())
         .ok_or_else(|| BadInput(format!("--{what}: {text:?} is not an address such as 127.0.0.1:7777")).into())
+}
+
+/// The `/metrics` endpoint `--metrics ADDR` asks for, started.
+pub fn metrics_server(addr: Option<&str>) -> anyhow::Result<Option<MetricsServer>> {
+    let Some(text) = addr else { return Ok(None) };
+    let addr = address(text, "metrics")?;
+    Ok(Some(MetricsServer::start(addr).map_err(|e| anyhow::anyhow!("--metrics: cannot listen on {addr}: {e}"))?))
+}
+
+/// `I/N` (1-based shard I of N) as a 0-based index and the count, or bad input.
+pub fn worker(text: &str) -> anyhow::Result<(usize, usize)> {
+    let bad = || BadInput(format!("--worker: {text:?} is not I/N with 1 <= I <= N, such as 2/4"));
+    let (i, n) = text.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+    if i == 0 || i > n {
+        return Err(bad().into());
+    }
+    Ok((i - 1, n))
+}
+
+/// Shard `i` of `n` of `count` things, as a half-open range: the first `count % n` shards take one more.
+pub fn share(count: usize, i: usize, n: usize) -> std::ops::Range<usize> {
+    let (each, extra) = (count / n, count % n);
+    let start = i * each + i.min(extra);
+    start..start + each + usize::from(i < extra)
 }
 
 /// The server's game settings from the arguments.

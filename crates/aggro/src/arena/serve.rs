@@ -12,6 +12,9 @@ use anyhow::Context;
 use std::sync::atomic::Ordering;
 
 pub fn main(a: ServeArgs) -> anyhow::Result<()> {
+    if a.common.metrics.is_some() {
+        return Err(crate::BadInput("--metrics: the game server has no /metrics yet; the relay server (--mode relay) and the swarm serve them".into()).into());
+    }
     let listen = address(&a.listen, "listen")?;
     let mut cfg = server_config(&a.game, &a.common.secret, a.common.seed, &a.common.interval)?;
     cfg.duration = a.duration.as_deref().map(|d| duration(d, "duration")).transpose()?;

@@ -1,48 +1,119 @@
-//! `aggro arena swarm`: bots against an arena server.
+//! `aggro arena swarm`: bots against an arena server (`br`) or a relay server (`relay`).
 
 use super::record::{Whole, interval, op, run_record};
-use super::{address, duration, ms, stop_on_signal};
-use crate::cli::SwarmArgs;
+use super::{address, duration, metrics_server, ms, share, stop_on_signal, worker};
+use crate::BadInput;
+use crate::cli::{Behaviour as Kind, SwarmArgs};
+use crate::plan::parse_bandwidth;
 use crate::session;
-use aggro_arena::swarm::{Swarm, SwarmConfig, SwarmInterval};
+use aggro_arena::metrics::{MetricsServer, parse, scrape};
+use aggro_arena::swarm::br::{Br, BrConfig};
+use aggro_arena::swarm::profile::exposition;
+use aggro_arena::swarm::relay::RelayBots;
+use aggro_arena::swarm::{Behaviour, Swarm, SwarmConfig, SwarmCounters, SwarmInterval};
+use aggro_arena::verdict::{Evidence, Verdict, judge};
 use aggro_report::record::now_rfc3339;
 use anyhow::Context;
 use arena_proto::Secret;
+use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 
 pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
     let server = address(&a.server, "server")?;
     let mut cfg = SwarmConfig::new(server, Secret::from_passphrase(&a.common.secret));
-    cfg.bots = a.bots as usize;
     cfg.duration = duration(&a.duration, "duration")?;
     cfg.interval = duration(&a.common.interval, "interval")?;
-    cfg.input_hz = a.input_hz;
-    if !(a.fire_rate.is_finite() && a.fire_rate >= 0.0) {
-        return Err(crate::BadInput(format!("--fire-rate: {} is not a rate of shots per second", a.fire_rate)).into());
-    }
-    cfg.fire_hz = a.fire_rate;
-    cfg.cluster = a.cluster.max(1);
     cfg.sockets = a.sockets;
     cfg.connect_rate = a.connect_rate.max(1);
     cfg.seed = a.common.seed;
     cfg.first_client_id = a.first_client_id;
-    let spec = serde_json::json!({ "swarm": &cfg, "behaviour": format!("{:?}", a.behaviour).to_lowercase() });
+    if !(0.0..1.0).contains(&a.receive_loss) {
+        return Err(BadInput(format!("--receive-loss: {} is not a fraction in [0, 1)", a.receive_loss)).into());
+    }
+    cfg.receive_loss = a.receive_loss;
+    let (shard, shards) = a.worker.as_deref().map(worker).transpose()?.unwrap_or((0, 1));
+    match a.behaviour {
+        Kind::Br => {
+            if !(a.fire_rate.is_finite() && a.fire_rate >= 0.0) {
+                return Err(BadInput(format!("--fire-rate: {} is not a rate of shots per second", a.fire_rate)).into());
+            }
+            let mine = share(a.bots as usize, shard, shards);
+            cfg.bots = mine.len();
+            cfg.first_client_id += mine.start as u64;
+            cfg.tick_every = std::time::Duration::from_secs_f64(1.0 / a.input_hz as f64);
+            let br = BrConfig { fire_hz: a.fire_rate, cluster: a.cluster.max(1) };
+            let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "br", "br": &br, "worker": [shard + 1, shards] });
+            let bots = Br::new(br, cfg.bots, cfg.seed ^ mine.start as u64);
+            run(&a, cfg, bots, spec)
+        }
+        Kind::Relay => {
+            let r = &a.relay;
+            if !(r.churn.is_finite() && r.churn >= 0.0) {
+                return Err(BadInput(format!("--churn: {} is not a rate of players per second", r.churn)).into());
+            }
+            // Whole rooms per shard, so no room is split between processes.
+            let k = r.room_size as usize;
+            let rooms = share((a.bots as usize).div_ceil(k), shard, shards);
+            cfg.bots = (rooms.len() * k).min((a.bots as usize).saturating_sub(rooms.start * k));
+            cfg.first_client_id += (rooms.start * k) as u64;
+            cfg.tick_every = duration(&r.send_every, "send-every")?;
+            let bots = RelayBots {
+                room_size: r.room_size,
+                msg_bytes: r.msg_bytes as usize,
+                reliable: r.reliable,
+                churn_per_s: r.churn / shards as f64,
+                matchmaking: r.matchmaking,
+                first_room: rooms.start as u32,
+                bots: cfg.bots,
+            };
+            let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "relay", "relay": &bots, "worker": [shard + 1, shards] });
+            run(&a, cfg, bots, spec)
+        }
+    }
+}
+
+fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_json::Value) -> anyhow::Result<()> {
+    if cfg.bots == 0 {
+        return Err(BadInput("this worker's share is empty: fewer bots (or rooms) than workers".into()).into());
+    }
+    let server_metrics = a.server_metrics.as_deref().map(|m| address(m, "server-metrics")).transpose()?;
+    let budget = a.uplink.as_deref().map(|u| parse_bandwidth(u).map_err(|e| BadInput(format!("--uplink: {e}")))).transpose()?;
+    let metrics = metrics_server(a.common.metrics.as_deref())?;
     let started_at = now_rfc3339();
-    let mut swarm = Swarm::new(cfg.clone()).context("cannot open the swarm's sockets")?;
+    let server = cfg.server;
+    let mut swarm = Swarm::new(cfg.clone(), behaviour).context("cannot open the swarm's sockets")?;
     let stop = stop_on_signal();
-    if !a.common.quiet {
+    let quiet = a.common.quiet;
+    if !quiet {
         println!("swarm of {} bots against {server} for {:?}", cfg.bots, cfg.duration);
     }
-    let quiet = a.common.quiet;
+    let server_before = server_metrics.map(server_figures).transpose()?;
+    let (mut total, mut cpu_s) = (SwarmCounters::default(), 0.0);
     let (intervals, totals) = swarm.run(&stop, |iv| {
+        total += iv.counters;
+        cpu_s += iv.cpu_pct / 100.0 * (iv.end_s - iv.start_s);
+        publish(&metrics, &total, cpu_s, iv);
         if !quiet {
             println!("{}", line(iv));
         }
     })?;
-    let record = swarm_record(&spec, started_at, &intervals, &totals, stop.load(Ordering::Relaxed));
-    let out = a.common.out.unwrap_or_else(|| session::default_out("arena-swarm"));
+    let server_after = server_metrics.map(server_figures).transpose()?;
+    let server_side = server_before.zip(server_after).map(|(b, e)| ((e.0 - b.0) / totals.end_s.max(1e-9) * 100.0, e.1 - b.1, (e.2 - b.2) / totals.end_s.max(1e-9)));
+    let verdict = judge(&Evidence {
+        server_cpu_pct: server_side.map(|s| s.0),
+        server_kernel_drops: server_side.map_or(0, |s| s.1 as u64),
+        swarm_cpu_pct: totals.cpu_pct,
+        swarm_lateness_p99_ms: ms(totals.timer_lateness.p99_ns),
+        bytes_per_s: server_side.map_or((totals.counters.bytes_in + totals.counters.bytes_out) as f64 / totals.end_s.max(1e-9), |s| s.2),
+        bandwidth_budget: budget,
+        queue_full: totals.counters.queue_full,
+        queued_per_session: 0.0,
+    });
+    let record = swarm_record::<B>(&spec, started_at, &intervals, &totals, &verdict, stop.load(Ordering::Relaxed));
+    let out = a.common.out.clone().unwrap_or_else(|| session::default_out("arena-swarm"));
     session::write(&record, &out, None)?;
     println!("whole run: {}", line(&totals));
+    println!("verdict: {:?} — {}", verdict.limit, verdict.evidence);
     if totals.counters.connects == 0 {
         println!("no bot was accepted: is an arena server listening on {server}, with the same --secret?");
     }
@@ -50,13 +121,31 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn publish(metrics: &Option<MetricsServer>, total: &SwarmCounters, cpu_s: f64, iv: &SwarmInterval) {
+    if let Some(m) = metrics {
+        m.publish(exposition(total, cpu_s, iv));
+    }
+}
+
+/// The server's CPU seconds, kernel drops and bytes (in + out) so far, from its /metrics page.
+fn server_figures(addr: SocketAddr) -> anyhow::Result<(f64, f64, f64)> {
+    let page = scrape(addr).with_context(|| format!("--server-metrics: cannot scrape http://{addr}/metrics"))?;
+    let m = parse(&page).map_err(|e| anyhow::anyhow!("--server-metrics: {e}"))?;
+    let get = |k: &str| m.get(k).copied().unwrap_or(0.0);
+    let bytes = get("aggro_relay_bytes_in_total") + get("aggro_relay_bytes_out_total");
+    Ok((get("process_cpu_seconds_total"), get("aggro_relay_kernel_drops_total"), bytes))
+}
+
 /// One interval as a line.
 pub fn line(iv: &SwarmInterval) -> String {
-    let d = iv.gunfire_delay;
+    let (d, c) = (iv.delay, &iv.counters);
     let mut s = format!(
-        "{:7.1}s  bots {:5}  gunfire delay p50 {:.1} p99 {:.1} ms ({} events) | timer lateness p99 {:.2} ms | {:.1} snapshots/s {:.1} kB/s per bot | cpu {:.0}%",
-        iv.end_s, iv.active_bots, ms(d.p50_ns), ms(d.p99_ns), d.count, ms(iv.timer_lateness.p99_ns), iv.snapshots_per_bot_s, iv.kb_in_per_bot_s, iv.cpu_pct,
+        "{:7.1}s  bots {:5}  delay p50 {:.1} p99 {:.1} ms ({} events) | tick lateness p99 {:.2} ms | {:.1} kB/s in per bot | cpu {:.0}%",
+        iv.end_s, iv.active_bots, ms(d.p50_ns), ms(d.p99_ns), d.count, ms(iv.timer_lateness.p99_ns), iv.kb_in_per_bot_s, iv.cpu_pct,
     );
+    if c.events_sent > 0 {
+        s.push_str(&format!(" | events {} sent {} received, reliable disorder {} missing {}, unreliable lost {}", c.events_sent, c.events_received, c.reliable_disorder, c.reliable_missing, c.unreliable_lost));
+    }
     if let Some(w) = &iv.warning {
         s.push_str("\n  warning: ");
         s.push_str(w);
@@ -64,26 +153,24 @@ pub fn line(iv: &SwarmInterval) -> String {
     s
 }
 
-/// The swarm's run in aggro's result format: the operation is the gunfire delay; lag is timer lateness.
-pub fn swarm_record(spec: &serde_json::Value, started_at: String, intervals: &[SwarmInterval], totals: &SwarmInterval, interrupted: bool) -> aggro_report::record::RunRecord {
-    let rate = spec["swarm"]["input_hz"].as_f64().zip(spec["swarm"]["bots"].as_f64()).map(|(h, b)| h * b);
-    let ivs = intervals
-        .iter()
-        .map(|iv| interval(iv.start_s, iv.end_s, iv.counters.packets_out, rate, vec![op("gunfire_delay", &iv.histograms[0])], iv.timer_lateness, iv.cpu_pct))
-        .collect();
+/// The swarm's run in aggro's result format: the operation is the behaviour's delay; lag is timer lateness.
+pub fn swarm_record<B: Behaviour>(spec: &serde_json::Value, started_at: String, intervals: &[SwarmInterval], totals: &SwarmInterval, verdict: &Verdict, interrupted: bool) -> aggro_report::record::RunRecord {
+    let tick_s = spec["swarm"]["tick_every"].as_f64().filter(|t| *t > 0.0);
+    let rate = tick_s.zip(spec["swarm"]["bots"].as_f64()).map(|(t, b)| b / t);
+    let ivs = intervals.iter().map(|iv| interval(iv.start_s, iv.end_s, iv.counters.packets_out, rate, vec![op(B::DELAY, &iv.histograms[0])], iv.timer_lateness, iv.cpu_pct)).collect();
     let w = Whole {
         command: "arena swarm",
         spec: spec.clone(),
         started_at,
-        operations: vec!["gunfire_delay".into()],
-        totals: vec![op("gunfire_delay", &totals.histograms[0])],
+        operations: vec![B::DELAY.into()],
+        totals: vec![op(B::DELAY, &totals.histograms[0])],
         lag: totals.timer_lateness,
         count: totals.counters.packets_out,
         elapsed_s: totals.end_s,
         stop_kind: if interrupted { "interrupted" } else { "completed" },
         stop_message: if interrupted { "stopped by a signal".into() } else { "the duration passed".into() },
         generator_bound: intervals.iter().any(|iv| iv.warning.is_some()),
-        extra: serde_json::json!({ "arena_swarm": { "intervals": intervals, "totals": totals } }),
+        extra: serde_json::json!({ "arena_swarm": { "intervals": intervals, "totals": totals, "verdict": verdict } }),
     };
     run_record(w, ivs)
 }

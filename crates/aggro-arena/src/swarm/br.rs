@@ -6,38 +6,67 @@ use crate::codec::msg::{ClientRpc, Input, ServerRpc};
 use crate::codec::view::View;
 use crate::game::map::MAP_M;
 use aggro_core::rng::Rng;
+use super::{Behaviour, Heard, Player, goodbye};
 use arena_proto::{Client, ClientEvent, ClientState};
 
 /// How far a bot sees and shoots, metres.
 pub const SIGHT_M: f32 = 150.0;
 
-/// What a bot tells the swarm after taking a packet.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Heard {
-    /// Gunfire delays measured (µs), at most a few per packet.
-    pub delays_us: [u64; 8],
-    pub delays: usize,
-    pub snapshots: u64,
-    pub decode_errors: u64,
-    pub connected: bool,
-    pub died: bool,
-    pub disconnected: bool,
+/// The `br` behaviour's settings.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BrConfig {
+    /// Shots per second per bot while it sees an enemy.
+    pub fire_hz: f32,
+    /// Bots that drop together (hot drops): one cluster per this many bots.
+    pub cluster: usize,
 }
 
-impl Heard {
-    fn delay(&mut self, us: u64) {
-        if self.delays < self.delays_us.len() {
-            self.delays_us[self.delays] = us;
-            self.delays += 1;
-        }
+impl Default for BrConfig {
+    /// One shot a second, clusters of 25.
+    fn default() -> Self {
+        Self { fire_hz: 1.0, cluster: 25 }
+    }
+}
+
+/// Makes `br` bots: each drops near its cluster's spot.
+#[derive(Debug)]
+pub struct Br {
+    cfg: BrConfig,
+    clusters: Vec<(f32, f32)>,
+    rng: Rng,
+}
+
+impl Br {
+    /// Hot-drop spots for `bots` bots, drawn from `seed`.
+    pub fn new(cfg: BrConfig, bots: usize, seed: u64) -> Self {
+        let mut rng = Rng::seeded(seed);
+        let clusters = (0..bots.div_ceil(cfg.cluster.max(1)).max(1))
+            .map(|_| {
+                let c = MAP_M / 2.0;
+                // Hot drops anywhere on the island but its outer 600 m, as a battle royale's plane path allows.
+                (c + (rng.unit() as f32 - 0.5) * 7000.0, c + (rng.unit() as f32 - 0.5) * 7000.0)
+            })
+            .collect();
+        Self { cfg, clusters, rng }
+    }
+}
+
+impl Behaviour for Br {
+    type Bot = Bot;
+    const DELAY: &'static str = "gunfire_delay";
+
+    fn bot(&mut self, index: usize, client: Client, rng: Rng) -> Bot {
+        let (cx, cy) = self.clusters[index / self.cfg.cluster.max(1) % self.clusters.len()];
+        let drop_at = (cx + (self.rng.unit() as f32 - 0.5) * 200.0, cy + (self.rng.unit() as f32 - 0.5) * 200.0);
+        let fire_every = (1e6 / self.cfg.fire_hz.max(0.01) as f64) as u64;
+        Bot::new(client, drop_at, fire_every, rng)
     }
 }
 
 /// One bot.
 #[derive(Debug)]
 pub struct Bot {
-    pub client: Client,
-    pub socket: usize,
+    client: Client,
     actor: Option<u32>,
     hz: u32,
     view: View,
@@ -50,17 +79,16 @@ pub struct Bot {
     fire_every_us: u64,
     rng: Rng,
     joined: bool,
-    pub dead: bool,
+    dead: bool,
     left: bool,
     out: Vec<u8>,
 }
 
 impl Bot {
     /// A bot that will present `client`'s token, drop near `drop_at`, fire every `fire_every_us` when it sees someone, and draw its choices from `rng`.
-    pub fn new(client: Client, socket: usize, drop_at: (f32, f32), fire_every_us: u64, rng: Rng) -> Self {
+    pub fn new(client: Client, drop_at: (f32, f32), fire_every_us: u64, rng: Rng) -> Self {
         Self {
             client,
-            socket,
             actor: None,
             hz: 30,
             view: View::default(),
@@ -83,24 +111,18 @@ impl Bot {
         self.rng.unit() as f32
     }
 
-    /// Whether the bot is in the match (connected and welcomed).
-    pub fn active(&self) -> bool {
-        self.joined && !self.dead && self.client.state() == ClientState::Connected
-    }
-
-    /// Takes one datagram (with its sequence number, read from the header).
-    pub fn receive(&mut self, now_us: u64, seq: u32, packet: &[u8]) -> Heard {
-        let mut heard = Heard::default();
+    fn take_packet(&mut self, now_us: u64, seq: u32, packet: &[u8], heard: &mut Heard) {
+        let c = &mut heard.counters;
         match self.client.process_packet(now_us, packet) {
-            Ok(ClientEvent::Connected { .. }) => heard.connected = true,
+            Ok(ClientEvent::Connected { .. }) => c.connects += 1,
             Ok(ClientEvent::Data(payload)) if !payload.is_empty() => {
-                heard.snapshots += 1;
-                self.take_snapshot(seq, payload, &mut heard);
+                c.snapshots += 1;
+                self.take_snapshot(seq, payload, heard);
             }
-            Ok(ClientEvent::Disconnected) => heard.disconnected = true,
+            Ok(ClientEvent::Disconnected) => c.disconnects += 1,
             _ => {}
         }
-        let Some(conn) = self.client.connection() else { return heard };
+        let Some(conn) = self.client.connection() else { return };
         while let Some(m) = conn.receive_reliable() {
             match ServerRpc::read(&m) {
                 Some(ServerRpc::Welcome { actor, tick_hz }) => {
@@ -112,15 +134,15 @@ impl Bot {
                     let _ = conn.send_reliable(&self.out);
                     self.joined = true;
                 }
-                Some(ServerRpc::Fired { shooter, shot_at_us }) if Some(shooter) != self.actor => heard.delay(now_us.saturating_sub(shot_at_us)),
+                Some(ServerRpc::Fired { shooter, shot_at_us }) if Some(shooter) != self.actor => heard.delays_us.push(now_us.saturating_sub(shot_at_us)),
                 Some(ServerRpc::Died { who, .. }) if Some(who) == self.actor && !self.dead => {
                     self.dead = true;
-                    heard.died = true;
+                    heard.gone = true;
+                    heard.counters.deaths += 1;
                 }
                 _ => {}
             }
         }
-        heard
     }
 
     fn take_snapshot(&mut self, seq: u32, payload: &[u8], heard: &mut Heard) {
@@ -140,7 +162,7 @@ impl Bot {
             }
         });
         if r.is_err() {
-            heard.decode_errors += 1;
+            heard.counters.decode_errors += 1;
             return;
         }
         if own.is_some() {
@@ -153,7 +175,7 @@ impl Bot {
 
     /// One input tick: connect request while connecting, else input (and maybe a shot). Returns the
     /// datagram to send (in `out`), if any.
-    pub fn tick(&mut self, now_us: u64, out: &mut Vec<u8>) -> bool {
+    fn input(&mut self, now_us: u64, out: &mut Vec<u8>) -> bool {
         if self.client.write_request(now_us, out) {
             return true;
         }
@@ -206,19 +228,27 @@ impl Bot {
         let ny = y + ry + (c - y) * pull * self.rand() * 0.1;
         (nx.clamp(10.0, MAP_M - 10.0), ny.clamp(10.0, MAP_M - 10.0))
     }
+}
 
-    /// Writes a goodbye, once.
-    pub fn leave(&mut self, now_us: u64, out: &mut Vec<u8>) -> bool {
-        if self.left {
-            return false;
-        }
-        self.left = true;
-        match self.client.connection() {
-            Some(conn) => {
-                conn.write_disconnect(now_us, out);
-                true
-            }
-            None => false,
-        }
+impl Player for Bot {
+    /// In the match: connected and welcomed, not dead.
+    fn active(&self) -> bool {
+        self.joined && !self.dead && self.client.state() == ClientState::Connected
+    }
+
+    fn gone(&self) -> bool {
+        self.dead
+    }
+
+    fn tick(&mut self, now_us: u64, out: &mut Vec<u8>, _heard: &mut Heard) -> bool {
+        self.input(now_us, out)
+    }
+
+    fn receive(&mut self, now_us: u64, seq: u32, packet: &[u8], heard: &mut Heard) {
+        self.take_packet(now_us, seq, packet, heard)
+    }
+
+    fn leave(&mut self, now_us: u64, out: &mut Vec<u8>) -> bool {
+        goodbye(&mut self.client, &mut self.left, now_us, out)
     }
 }

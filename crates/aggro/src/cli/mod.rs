@@ -1,6 +1,10 @@
 //! The command line: parsed and checked here, resolved into run plans by
 //! each command.
 
+mod arena;
+
+pub use arena::*;
+
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -22,150 +26,11 @@ pub enum Command {
     /// The mobile-game transaction benchmark (seed 001): write, consistent-read, read.
     #[command(subcommand)]
     Mobile(Box<MobileCommand>),
-    /// The realtime arena (seed 002): a reference UDP game server, a bot swarm, and the bench that runs both.
+    /// The realtime arena (seeds 002, 003): a reference UDP game server, a room relay server, a bot swarm, and the bench that runs them.
     #[command(subcommand)]
     Arena(Box<ArenaCommand>),
-}
-
-#[derive(Debug, Subcommand)]
-pub enum ArenaCommand {
-    /// Run the reference authoritative game server (phase-timed frames) until stopped or --duration.
-    Serve(ServeArgs),
-    /// Play bots against an arena server and measure action-to-observer delay.
-    Swarm(SwarmArgs),
-    /// Start server and swarm as separate processes, sweep player counts and variants, print one table.
-    Bench(ArenaBenchArgs),
-}
-
-/// What server and swarm share.
-#[derive(Debug, Args, Clone)]
-pub struct ArenaCommon {
-    /// The secret connect tokens are signed with; server and swarm must agree.
-    #[arg(long, env = "AGGRO_ARENA_SECRET", default_value = "aggro-arena-local", hide_env_values = true)]
-    pub secret: String,
-    /// Seed (map for the server; drops, paths and aim for the swarm).
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Seconds between interval records.
-    #[arg(long, default_value = "5s")]
-    pub interval: String,
-    /// Result file (default ./aggro-results/<time>-arena-<command>.json).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Print only the summary.
-    #[arg(long, short)]
-    pub quiet: bool,
-}
-
-/// How the server plays the game.
-#[derive(Debug, Args, Clone)]
-pub struct ServerGameArgs {
-    /// Target frames per second.
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub tick: u32,
-    /// Replication interleaving tiers, such as 70m:1,400m:2 (beyond 70 m skip 1 frame, beyond 400 m skip 2).
-    #[arg(long)]
-    pub interleave: Option<String>,
-    /// Send the reliable RPCs dispatch produced at once, not with the frame's snapshots.
-    #[arg(long)]
-    pub send_flush: bool,
-    /// Interest radius, such as 1000m (default: everyone sees everyone).
-    #[arg(long)]
-    pub interest: Option<String>,
-    /// Time for the safe zone to close.
-    #[arg(long, default_value = "10m")]
-    pub zone: String,
-}
-
-#[derive(Debug, Args, Clone)]
-pub struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1:7777")]
-    pub listen: String,
-    #[command(flatten)]
-    pub game: ServerGameArgs,
-    /// Stop after this long (default: until Ctrl-C).
-    #[arg(long)]
-    pub duration: Option<String>,
-    /// Most sessions at once.
-    #[arg(long, default_value_t = 1 << 20)]
-    pub max_clients: usize,
-    #[command(flatten)]
-    pub common: ArenaCommon,
-}
-
-#[derive(Debug, Args, Clone)]
-pub struct SwarmArgs {
-    /// The server's address.
-    #[arg(long, default_value = "127.0.0.1:7777")]
-    pub server: String,
-    /// Bots kept in the match (a dead bot is replaced after a second).
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    pub bots: u32,
-    /// Run length.
-    #[arg(long, default_value = "2m")]
-    pub duration: String,
-    /// Bot behaviour.
-    #[arg(long, value_enum, default_value = "br")]
-    pub behaviour: Behaviour,
-    /// Input ticks per second per bot.
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub input_hz: u32,
-    /// Shots per second per bot while it sees an enemy.
-    #[arg(long, default_value_t = 1.0)]
-    pub fire_rate: f32,
-    /// Bots per hot-drop cluster.
-    #[arg(long, default_value_t = 25)]
-    pub cluster: usize,
-    /// UDP sockets shared by the bots (0: one per 512 bots, at most 8).
-    #[arg(long, default_value_t = 0)]
-    pub sockets: usize,
-    /// New connections per second while filling up.
-    #[arg(long, default_value_t = 1000)]
-    pub connect_rate: u32,
-    /// First client id (give each swarm process its own range when several play against one server).
-    #[arg(long, default_value_t = 1)]
-    pub first_client_id: u64,
-    #[command(flatten)]
-    pub common: ArenaCommon,
-}
-
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum Behaviour {
-    /// Battle royale: hot drops, waypoints, shoot at the nearest visible enemy, die and leave.
-    Br,
-}
-
-#[derive(Debug, Args, Clone)]
-pub struct ArenaBenchArgs {
-    /// Player counts to sweep.
-    #[arg(long, default_value = "25,50,100,200", value_delimiter = ',')]
-    pub players: Vec<u32>,
-    /// Variants to compare with the base server: interleave, send-flush, or both joined by + (interleave+send-flush).
-    #[arg(long, value_delimiter = ',')]
-    pub compare: Vec<String>,
-    #[command(flatten)]
-    pub game: ServerGameArgs,
-    /// Measured time per run (after the warm-up).
-    #[arg(long, default_value = "10s")]
-    pub duration: String,
-    /// Time for bots to connect and land before measuring.
-    #[arg(long, default_value = "4s")]
-    pub warmup: String,
-    /// Tiers the interleave variant uses.
-    #[arg(long, default_value = "70m:1,400m:2")]
-    pub tiers: String,
-    /// Shots per second per bot while it sees an enemy.
-    #[arg(long, default_value_t = 1.0)]
-    pub fire_rate: f32,
-    /// Pin the server to CPU 0 and the swarm to CPU 1.
-    #[arg(long)]
-    pub pin: bool,
-    /// First UDP port to use (each run takes the next).
-    #[arg(long, default_value_t = 7800)]
-    pub port: u16,
-    #[command(flatten)]
-    pub common: ArenaCommon,
+    /// The capacity planner (seed 003): the Photon arithmetic for a room profile, or CCU per server from measured sweeps.
+    Plan(PlanArgs),
 }
 
 #[derive(Debug, Subcommand)]

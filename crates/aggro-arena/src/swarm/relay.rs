@@ -1,0 +1,182 @@
+//! The `relay` behaviour (seed 003, Photon's room model): each bot joins a
+//! room — a named one (bot i of the swarm sits in room `first_room + i / K`)
+//! or any with a free seat (matchmaking) — and raises an event of B bytes
+//! every tick, reliable or unreliable, once its room is full (a match starts
+//! when its players are in; the guide's arithmetic assumes full rooms). It checks what the server relays to
+//! it: every other member's reliable events exactly once and in order, and
+//! counts unreliable events lost or late, never expecting them again. With
+//! churn, bots leave after a random lifetime and are replaced, so joins and
+//! leaves go on through the run.
+
+use super::{Behaviour, Heard, Player, goodbye};
+use crate::relay::msg::{ANY_ROOM, Control, Event, frame, frames};
+use aggro_core::rng::Rng;
+use arena_proto::{Client, ClientEvent, ClientState};
+
+/// The relay behaviour's settings.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RelayBots {
+    /// Members per room (K).
+    pub room_size: u8,
+    /// Bytes of each event, its 17-byte header included (B).
+    pub msg_bytes: usize,
+    /// Events go on the reliable channel (else unreliable).
+    pub reliable: bool,
+    /// Bots leaving (each replaced) per second over the whole swarm; 0: none leave.
+    pub churn_per_s: f64,
+    /// Join any room with a free seat instead of a named one.
+    pub matchmaking: bool,
+    /// The first named room (a worker's share starts here).
+    pub first_room: u32,
+    /// Bots in the swarm (for the lifetime that gives the churn rate).
+    pub bots: usize,
+}
+
+impl Behaviour for RelayBots {
+    type Bot = RelayBot;
+    const DELAY: &'static str = "relay_delay";
+
+    fn bot(&mut self, index: usize, client: Client, rng: Rng) -> RelayBot {
+        let room = if self.matchmaking { ANY_ROOM } else { self.first_room + (index / self.room_size.max(1) as usize) as u32 };
+        let mean_life_us = (self.churn_per_s > 0.0).then(|| self.bots as f64 / self.churn_per_s * 1e6);
+        RelayBot { client, room, cfg: self.clone(), mean_life_us, rng, joined: false, join_sent: false, members: 0, seq: 0, leave_at_us: None, gone: false, left: false, peers: Vec::new(), out: Vec::new(), event: Vec::new() }
+    }
+}
+
+/// One relay bot.
+#[derive(Debug)]
+pub struct RelayBot {
+    client: Client,
+    room: u32,
+    cfg: RelayBots,
+    mean_life_us: Option<f64>,
+    rng: Rng,
+    joined: bool,
+    join_sent: bool,
+    /// Members of its room, itself included, as the server has told it.
+    members: u8,
+    seq: u32,
+    leave_at_us: Option<u64>,
+    gone: bool,
+    left: bool,
+    /// Each other member heard from, with the newest event number seen.
+    peers: Vec<(u32, u32)>,
+    out: Vec<u8>,
+    event: Vec<u8>,
+}
+
+impl RelayBot {
+    fn event(&mut self, now_us: u64, bytes: &[u8], reliable: bool, heard: &mut Heard) {
+        let c = &mut heard.counters;
+        let Some(e) = Event::read(bytes) else {
+            c.decode_errors += 1;
+            return;
+        };
+        c.events_received += 1;
+        heard.delays_us.push(now_us.saturating_sub(e.sent_at_us));
+        let Some(peer) = self.peers.iter_mut().find(|p| p.0 == e.from) else {
+            self.peers.push((e.from, e.seq));
+            return;
+        };
+        let last = peer.1;
+        match (reliable, e.seq.cmp(&last.wrapping_add(1))) {
+            (_, std::cmp::Ordering::Equal) => {}
+            (true, std::cmp::Ordering::Less) => c.reliable_disorder += 1,
+            (true, std::cmp::Ordering::Greater) => c.reliable_missing += (e.seq - last - 1) as u64,
+            (false, std::cmp::Ordering::Less) => c.unreliable_late += 1,
+            (false, std::cmp::Ordering::Greater) => c.unreliable_lost += (e.seq - last - 1) as u64,
+        }
+        peer.1 = peer.1.max(e.seq);
+    }
+
+    fn control(&mut self, now_us: u64, c: Control, heard: &mut Heard) {
+        match c {
+            Control::Joined { members, .. } => {
+                self.joined = true;
+                self.members = members;
+                heard.counters.joins += 1;
+                if let Some(mean) = self.mean_life_us {
+                    let life = -(1.0 - self.rng.unit()).ln() * mean;
+                    self.leave_at_us = Some(now_us + life as u64);
+                }
+            }
+            // A full room: ask again next tick.
+            Control::Refused { .. } => {
+                heard.counters.refused += 1;
+                self.join_sent = false;
+            }
+            Control::MemberLeft { member } => {
+                self.members = self.members.saturating_sub(1);
+                self.peers.retain(|p| p.0 != member);
+            }
+            Control::MemberJoined { .. } => self.members = self.members.saturating_add(1),
+            Control::Join { .. } => {}
+        }
+    }
+}
+
+impl Player for RelayBot {
+    fn active(&self) -> bool {
+        self.joined && !self.gone && self.client.state() == ClientState::Connected
+    }
+
+    fn gone(&self) -> bool {
+        self.gone
+    }
+
+    fn tick(&mut self, now_us: u64, out: &mut Vec<u8>, heard: &mut Heard) -> bool {
+        if self.client.write_request(now_us, out) {
+            return true;
+        }
+        if self.joined && self.leave_at_us.is_some_and(|t| now_us >= t) {
+            self.gone = true;
+            heard.gone = true;
+            heard.counters.deaths += 1;
+            return false;
+        }
+        let Some(conn) = self.client.connection() else { return false };
+        if !self.join_sent {
+            self.out.clear();
+            Control::Join { room: self.room, capacity: self.cfg.room_size }.write(&mut self.out);
+            let _ = conn.send_reliable(&self.out);
+            self.join_sent = true;
+        }
+        self.out.clear();
+        if self.joined && self.members >= self.cfg.room_size {
+            self.seq += 1;
+            self.event.clear();
+            Event { from: 0, seq: self.seq, sent_at_us: now_us }.write(self.cfg.msg_bytes, &mut self.event);
+            heard.counters.events_sent += 1;
+            if !self.cfg.reliable {
+                frame(&mut self.out, &self.event);
+            } else if conn.send_reliable(&self.event).is_err() {
+                heard.counters.queue_full += 1;
+            }
+        }
+        conn.write_data(now_us, &self.out, out);
+        true
+    }
+
+    fn receive(&mut self, now_us: u64, _seq: u32, packet: &[u8], heard: &mut Heard) {
+        match self.client.process_packet(now_us, packet) {
+            Ok(ClientEvent::Connected { .. }) => heard.counters.connects += 1,
+            Ok(ClientEvent::Data(payload)) => {
+                for e in frames(payload) {
+                    self.event(now_us, e, false, heard);
+                }
+            }
+            Ok(ClientEvent::Disconnected) => heard.counters.disconnects += 1,
+            _ => {}
+        }
+        while let Some(m) = self.client.connection().and_then(|c| c.receive_reliable()) {
+            match Control::read(&m) {
+                Some(c) => self.control(now_us, c, heard),
+                None => self.event(now_us, &m, true, heard),
+            }
+        }
+    }
+
+    fn leave(&mut self, now_us: u64, out: &mut Vec<u8>) -> bool {
+        goodbye(&mut self.client, &mut self.left, now_us, out)
+    }
+}

@@ -1,0 +1,81 @@
+//! `aggro arena serve --mode relay`: the room relay server (seed 003).
+
+use super::record::{Whole, interval, op, run_record};
+use super::{address, duration, metrics_server, ms, stop_on_signal};
+use crate::cli::ServeArgs;
+use crate::session;
+use aggro_arena::relay::profile::exposition;
+use aggro_arena::relay::{RelayConfig, RelayCounters, RelayInterval, RelayServer};
+use aggro_arena::udp::BatchSocket;
+use aggro_report::record::now_rfc3339;
+use aggro_stats::Summary;
+use anyhow::Context;
+use arena_proto::Secret;
+use std::sync::atomic::Ordering;
+
+pub fn serve(a: ServeArgs) -> anyhow::Result<()> {
+    let listen = address(&a.listen, "listen")?;
+    let mut cfg = RelayConfig::new(Secret::from_passphrase(&a.common.secret));
+    cfg.duration = a.duration.as_deref().map(|d| duration(d, "duration")).transpose()?;
+    cfg.interval = duration(&a.common.interval, "interval")?;
+    cfg.max_clients = a.max_clients;
+    let sock = BatchSocket::bind(listen).with_context(|| format!("cannot listen on {listen}"))?;
+    let metrics = metrics_server(a.common.metrics.as_deref())?;
+    let spec = serde_json::json!({ "listen": listen.to_string(), "mode": "relay", "server": &cfg });
+    let started_at = now_rfc3339();
+    let mut server = RelayServer::new(cfg, sock);
+    let stop = stop_on_signal();
+    if !a.common.quiet {
+        println!("relay server on {listen}{}", metrics.as_ref().map_or(String::new(), |m| format!(", metrics at http://{}/metrics", m.local_addr())));
+    }
+    let quiet = a.common.quiet;
+    let (mut total, mut cpu_s) = (RelayCounters::default(), 0.0);
+    let (intervals, totals) = server.run(&stop, |iv| {
+        total += iv.counters;
+        cpu_s += iv.cpu_pct / 100.0 * (iv.end_s - iv.start_s);
+        if let Some(m) = &metrics {
+            m.publish(exposition(&total, cpu_s, iv));
+        }
+        if !quiet {
+            println!("{}", line(iv));
+        }
+    })?;
+    let record = relay_record(&spec, started_at, &intervals, &totals, stop.load(Ordering::Relaxed));
+    let out = a.common.out.unwrap_or_else(|| session::default_out("arena-relay"));
+    session::write(&record, &out, None)?;
+    println!("whole run: {}", line(&totals));
+    println!("result: {}", out.display());
+    Ok(())
+}
+
+/// One interval as a line.
+pub fn line(iv: &RelayInterval) -> String {
+    let g = &iv.gauges;
+    format!(
+        "{:7.1}s  conns {:5} rooms {:5} | events {:.0}/s in {:.0}/s out ({:.1} in, {:.1} out per room/s) | {:.0} pkt/s in {:.0} out, {:.2} MB/s out | resends {:.0}/s queued {} | loop late p99 {:.2} ms | cpu {:.0}% rss {:.0} MB",
+        iv.end_s, g.connections, g.rooms, iv.events_in_per_s, iv.events_out_per_s, iv.events_in_per_room_s, iv.events_out_per_room_s,
+        iv.packets_in_per_s, iv.packets_out_per_s, iv.bytes_out_per_s / 1e6, iv.resends_per_s, g.queued_reliable, ms(iv.loop_lateness.p99_ns), iv.cpu_pct,
+        g.process.rss_bytes as f64 / 1e6,
+    )
+}
+
+/// The relay server's run in aggro's result format: the operation is the loop's lateness; `extra.relay_server`
+/// holds every interval's counters.
+pub fn relay_record(spec: &serde_json::Value, started_at: String, intervals: &[RelayInterval], totals: &RelayInterval, interrupted: bool) -> aggro_report::record::RunRecord {
+    let ivs = intervals.iter().map(|iv| interval(iv.start_s, iv.end_s, iv.counters.events_in, None, vec![op("loop_lateness", &iv.histogram)], Summary::default(), iv.cpu_pct)).collect();
+    let w = Whole {
+        command: "arena serve",
+        spec: spec.clone(),
+        started_at,
+        operations: vec!["loop_lateness".into()],
+        totals: vec![op("loop_lateness", &totals.histogram)],
+        lag: Summary::default(),
+        count: totals.counters.events_in,
+        elapsed_s: totals.end_s,
+        stop_kind: if interrupted { "interrupted" } else { "completed" },
+        stop_message: if interrupted { "stopped by a signal".into() } else { "the duration passed".into() },
+        generator_bound: false,
+        extra: serde_json::json!({ "relay_server": { "intervals": intervals, "totals": totals } }),
+    };
+    run_record(w, ivs)
+}

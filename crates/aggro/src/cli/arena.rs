@@ -1,0 +1,240 @@
+//! The arena's command line: the game and relay servers, the swarm, the bench, the planner.
+
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Subcommand)]
+pub enum ArenaCommand {
+    /// Run the reference game server (phase-timed frames) or the room relay server until stopped or --duration.
+    Serve(ServeArgs),
+    /// Play bots against an arena or relay server and measure action-to-observer delay.
+    Swarm(SwarmArgs),
+    /// Start server and swarm as separate processes, sweep player counts (and variants), print one table.
+    Bench(ArenaBenchArgs),
+}
+
+/// What server and swarm share.
+#[derive(Debug, Args, Clone)]
+pub struct ArenaCommon {
+    /// The secret connect tokens are signed with; server and swarm must agree.
+    #[arg(long, env = "AGGRO_ARENA_SECRET", default_value = "aggro-arena-local", hide_env_values = true)]
+    pub secret: String,
+    /// Seed (map for the server; drops, paths and aim for the swarm).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Seconds between interval records.
+    #[arg(long, default_value = "5s")]
+    pub interval: String,
+    /// Result file (default ./aggro-results/<time>-arena-<command>.json).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Serve the counters in Prometheus text format at http://ADDR/metrics (updated every interval).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<String>,
+    /// Print only the summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// How the server plays the game.
+#[derive(Debug, Args, Clone)]
+pub struct ServerGameArgs {
+    /// Target frames per second.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub tick: u32,
+    /// Replication interleaving tiers, such as 70m:1,400m:2 (beyond 70 m skip 1 frame, beyond 400 m skip 2).
+    #[arg(long)]
+    pub interleave: Option<String>,
+    /// Send the reliable RPCs dispatch produced at once, not with the frame's snapshots.
+    #[arg(long)]
+    pub send_flush: bool,
+    /// Interest radius, such as 1000m (default: everyone sees everyone).
+    #[arg(long)]
+    pub interest: Option<String>,
+    /// Time for the safe zone to close.
+    #[arg(long, default_value = "10m")]
+    pub zone: String,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ServeArgs {
+    /// Which server: the authoritative game server, or the room relay (Photon's model).
+    #[arg(long, value_enum, default_value = "game")]
+    pub mode: Mode,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:7777")]
+    pub listen: String,
+    #[command(flatten)]
+    pub game: ServerGameArgs,
+    /// Stop after this long (default: until Ctrl-C).
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Most sessions at once.
+    #[arg(long, default_value_t = 1 << 20)]
+    pub max_clients: usize,
+    #[command(flatten)]
+    pub common: ArenaCommon,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct SwarmArgs {
+    /// The server's address.
+    #[arg(long, default_value = "127.0.0.1:7777")]
+    pub server: String,
+    /// Bots kept in play (a bot that leaves is replaced after a second); with --worker, the whole run's count.
+    #[arg(long, alias = "ccu", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub bots: u32,
+    /// Run length.
+    #[arg(long, default_value = "2m")]
+    pub duration: String,
+    /// Bot behaviour: br against the game server, relay against the relay server.
+    #[arg(long, alias = "mode", value_enum, default_value = "br")]
+    pub behaviour: Behaviour,
+    #[command(flatten)]
+    pub relay: RelayArgs,
+    /// This process is shard I of N (1-based, such as 2/4): it takes its share of the bots (whole rooms in relay mode).
+    #[arg(long, value_name = "I/N")]
+    pub worker: Option<String>,
+    /// Fault injection: throw away this fraction of received datagrams before the bots see them.
+    #[arg(long, default_value_t = 0.0)]
+    pub receive_loss: f64,
+    /// The server's /metrics address: its CPU over the run goes into the bottleneck verdict.
+    #[arg(long, value_name = "ADDR")]
+    pub server_metrics: Option<String>,
+    /// Bandwidth budget for the verdict, such as 100mbit or 1gbit.
+    #[arg(long)]
+    pub uplink: Option<String>,
+    /// Input ticks per second per bot.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub input_hz: u32,
+    /// Shots per second per bot while it sees an enemy.
+    #[arg(long, default_value_t = 1.0)]
+    pub fire_rate: f32,
+    /// Bots per hot-drop cluster.
+    #[arg(long, default_value_t = 25)]
+    pub cluster: usize,
+    /// UDP sockets shared by the bots (0: one per 512 bots, at most 8).
+    #[arg(long, default_value_t = 0)]
+    pub sockets: usize,
+    /// New connections per second while filling up.
+    #[arg(long, default_value_t = 1000)]
+    pub connect_rate: u32,
+    /// First client id (give each swarm process its own range when several play against one server).
+    #[arg(long, default_value_t = 1)]
+    pub first_client_id: u64,
+    #[command(flatten)]
+    pub common: ArenaCommon,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Behaviour {
+    /// Battle royale: hot drops, waypoints, shoot at the nearest visible enemy, die and leave.
+    Br,
+    /// Rooms: join a room of --room-size, raise an event of --msg-bytes every --send-every.
+    Relay,
+}
+
+/// Which server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// The authoritative game server: simulation, replication, phase-timed frames.
+    Game,
+    /// The room relay: events relayed to the other members of a room.
+    Relay,
+}
+
+/// The relay behaviour's room profile.
+#[derive(Debug, Args, Clone)]
+pub struct RelayArgs {
+    /// Players per room.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u8).range(2..=255))]
+    pub room_size: u8,
+    /// Each player raises an event this often.
+    #[arg(long, default_value = "100ms")]
+    pub send_every: String,
+    /// Bytes per event (its 17-byte header included).
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(17..=1172))]
+    pub msg_bytes: u32,
+    /// Events go on the reliable channel (default: unreliable).
+    #[arg(long)]
+    pub reliable: bool,
+    /// Players leaving (each replaced by a newcomer) per second, over the whole swarm.
+    #[arg(long, default_value_t = 0.0)]
+    pub churn: f64,
+    /// Join any room with a free seat (matchmaking) instead of named rooms.
+    #[arg(long)]
+    pub matchmaking: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ArenaBenchArgs {
+    /// Which server to load: the game server (players, variants) or the relay (CCU, room profile).
+    #[arg(long, value_enum, default_value = "game")]
+    pub mode: Mode,
+    #[command(flatten)]
+    pub relay: RelayArgs,
+    /// Player counts to sweep (CCU in relay mode).
+    #[arg(long, default_value = "25,50,100,200", value_delimiter = ',')]
+    pub players: Vec<u32>,
+    /// Variants to compare with the base server: interleave, send-flush, or both joined by + (interleave+send-flush).
+    #[arg(long, value_delimiter = ',')]
+    pub compare: Vec<String>,
+    #[command(flatten)]
+    pub game: ServerGameArgs,
+    /// Measured time per run (after the warm-up).
+    #[arg(long, default_value = "10s")]
+    pub duration: String,
+    /// Time for bots to connect and land before measuring.
+    #[arg(long, default_value = "4s")]
+    pub warmup: String,
+    /// Tiers the interleave variant uses.
+    #[arg(long, default_value = "70m:1,400m:2")]
+    pub tiers: String,
+    /// Shots per second per bot while it sees an enemy.
+    #[arg(long, default_value_t = 1.0)]
+    pub fire_rate: f32,
+    /// Pin the server to CPU 0 and the swarm to CPU 1.
+    #[arg(long)]
+    pub pin: bool,
+    /// Bandwidth budget for the verdict, such as 100mbit or 1gbit.
+    #[arg(long)]
+    pub uplink: Option<String>,
+    /// First UDP port to use (each run takes the next).
+    #[arg(long, default_value_t = 7800)]
+    pub port: u16,
+    #[command(flatten)]
+    pub common: ArenaCommon,
+}
+
+
+/// `aggro plan`: either a room profile (the arithmetic) or measured sweeps (the planner).
+#[derive(Debug, Args, Clone)]
+pub struct PlanArgs {
+    /// Measured relay (or arena) sweep result files to fit; without them, only the arithmetic.
+    #[arg(long, value_delimiter = ',')]
+    pub from: Vec<PathBuf>,
+    /// Players per room.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u8).range(2..=255))]
+    pub room_size: u8,
+    /// Each player raises an event this often.
+    #[arg(long, default_value = "100ms")]
+    pub send_every: String,
+    /// Bytes per event.
+    #[arg(long, default_value_t = 200)]
+    pub msg_bytes: u32,
+    /// Players to plan for.
+    #[arg(long)]
+    pub ccu: Option<u32>,
+    /// The server's uplink (the arithmetic's budget), such as 100mbit.
+    #[arg(long)]
+    pub uplink: Option<String>,
+    /// The NIC of the planned server (with --from), such as 1gbit.
+    #[arg(long)]
+    pub nic: Option<String>,
+    /// Cores of the planned server (with --from): one relay process per core.
+    #[arg(long, default_value_t = 1)]
+    pub cores: u32,
+    /// Highest CPU use per core the plan allows.
+    #[arg(long, default_value_t = 0.8)]
+    pub headroom: f64,
+}

@@ -1,0 +1,131 @@
+//! The planner: a straight line through measured sweep points — server CPU
+//! against players, and traffic against players — and what it predicts for
+//! a server of a given core count and NIC (one relay process per core, as
+//! Photon runs them). Runs that hit a limit (a saturated server, an invalid
+//! swarm) are left out of the fit: past saturation the line no longer holds.
+
+use crate::session;
+use anyhow::Context;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// One measured run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Point {
+    pub ccu: f64,
+    pub server_cpu_pct: f64,
+    pub bytes_per_s: f64,
+    pub source: String,
+}
+
+/// Points from relay-bench (`extra.relay_bench.rows`) and arena-bench (`extra.arena_bench.rows`) result files.
+pub fn read_points(files: &[PathBuf]) -> anyhow::Result<Vec<Point>> {
+    let mut points = Vec::new();
+    for path in files {
+        let extra = session::read(path).with_context(|| format!("--from {}", path.display()))?.extra;
+        let name = path.display().to_string();
+        if let Some(rows) = extra["relay_bench"]["rows"].as_array() {
+            for r in rows.iter().filter(|r| !matches!(r["verdict"]["limit"].as_str(), Some("swarm_cpu" | "server_cpu"))) {
+                points.push(Point { ccu: r["ccu"].as_f64().unwrap_or(0.0), server_cpu_pct: r["server_cpu_pct"].as_f64().unwrap_or(0.0), bytes_per_s: r["server_bytes_per_s"].as_f64().unwrap_or(0.0), source: name.clone() });
+            }
+        } else if let Some(rows) = extra["arena_bench"]["rows"].as_array() {
+            for r in rows.iter().filter(|r| r["variant"] == "base" && r["swarm_warning"].is_null()) {
+                let players = r["players"].as_f64().unwrap_or(0.0);
+                points.push(Point { ccu: players, server_cpu_pct: r["server_cpu_pct"].as_f64().unwrap_or(0.0), bytes_per_s: r["kb_out_per_client_s"].as_f64().unwrap_or(0.0) * 1000.0 * players, source: name.clone() });
+            }
+        } else {
+            anyhow::bail!("--from {}: not a sweep (run `aggro arena bench --mode relay` to make one)", path.display());
+        }
+    }
+    points.retain(|p| p.ccu > 0.0);
+    Ok(points)
+}
+
+/// CPU % of a core = `cpu_fixed_pct + cpu_per_ccu_pct × ccu`; bytes/s = `bytes_per_ccu × ccu`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Model {
+    pub cpu_fixed_pct: f64,
+    pub cpu_per_ccu_pct: f64,
+    pub bytes_per_ccu: f64,
+    pub points: Vec<Point>,
+}
+
+/// What the model predicts for one server.
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    pub cores: u32,
+    pub headroom: f64,
+    pub ccu_by_cpu: f64,
+    pub ccu_by_nic: Option<f64>,
+    pub ccu: f64,
+    /// "cpu" or "nic".
+    pub binding: &'static str,
+}
+
+impl Model {
+    /// Least squares through the points (through the origin for traffic; CPU has a fixed part).
+    pub fn fit(points: &[Point]) -> anyhow::Result<Self> {
+        anyhow::ensure!(!points.is_empty(), "no usable point in the sweeps (every run hit a limit?)");
+        let n = points.len() as f64;
+        let (mx, my) = (points.iter().map(|p| p.ccu).sum::<f64>() / n, points.iter().map(|p| p.server_cpu_pct).sum::<f64>() / n);
+        let sxx: f64 = points.iter().map(|p| (p.ccu - mx).powi(2)).sum();
+        let sxy: f64 = points.iter().map(|p| (p.ccu - mx) * (p.server_cpu_pct - my)).sum();
+        let (slope, fixed) = if points.len() < 2 || sxx == 0.0 { (my / mx, 0.0) } else { (sxy / sxx, my - sxy / sxx * mx) };
+        anyhow::ensure!(slope > 0.0, "server CPU does not grow with players in these sweeps; measure more widely spaced counts");
+        let bytes = points.iter().map(|p| p.bytes_per_s * p.ccu).sum::<f64>() / points.iter().map(|p| p.ccu * p.ccu).sum::<f64>();
+        Ok(Self { cpu_fixed_pct: fixed.max(0.0), cpu_per_ccu_pct: slope, bytes_per_ccu: bytes, points: points.to_vec() })
+    }
+
+    /// Predicted server CPU, % of one core, at `ccu` players on one process.
+    pub fn cpu_pct(&self, ccu: f64) -> f64 {
+        self.cpu_fixed_pct + self.cpu_per_ccu_pct * ccu
+    }
+
+    /// CCU for `cores` processes each allowed `headroom` of its core, and a NIC of `nic` bytes/s.
+    pub fn plan(&self, cores: u32, nic: Option<f64>, headroom: f64) -> Plan {
+        let per_core = ((headroom * 100.0 - self.cpu_fixed_pct) / self.cpu_per_ccu_pct).max(0.0);
+        let ccu_by_cpu = per_core * cores as f64;
+        let ccu_by_nic = nic.map(|b| b / self.bytes_per_ccu);
+        let (ccu, binding) = match ccu_by_nic {
+            Some(n) if n < ccu_by_cpu => (n, "nic"),
+            _ => (ccu_by_cpu, "cpu"),
+        };
+        Plan { cores, headroom, ccu_by_cpu, ccu_by_nic, ccu, binding }
+    }
+}
+
+pub fn print(m: &Model, p: &Plan, at: Option<f64>) {
+    println!("fitted on {} runs: server CPU = {:.2}% + {:.4}% per player of one core; traffic {:.0} B/s per player", m.points.len(), m.cpu_fixed_pct, m.cpu_per_ccu_pct, m.bytes_per_ccu);
+    for pt in &m.points {
+        println!("  {:>6.0} CCU: measured {:5.1}% CPU, model {:5.1}%   ({})", pt.ccu, pt.server_cpu_pct, m.cpu_pct(pt.ccu), pt.source);
+    }
+    let nic = p.ccu_by_nic.map_or("no NIC given".to_string(), |n| format!("the NIC carries {n:.0}"));
+    println!("{} core(s) at ≤ {:.0}% each: CPU allows {:.0} CCU; {nic}", p.cores, p.headroom * 100.0, p.ccu_by_cpu);
+    println!("prediction: {:.0} CCU per server, bound by {}", p.ccu, if p.binding == "cpu" { "CPU" } else { "the NIC" });
+    if let Some(n) = at {
+        println!("at {n:.0} CCU on one process: {:.1}% of a core, {:.2} MB/s", m.cpu_pct(n), m.bytes_per_ccu * n / 1e6);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pt(ccu: f64, cpu: f64) -> Point {
+        Point { ccu, server_cpu_pct: cpu, bytes_per_s: ccu * 3000.0, source: "test".into() }
+    }
+
+    #[test]
+    fn a_line_is_fitted_and_the_binding_resource_named() {
+        let m = Model::fit(&[pt(500.0, 12.0), pt(1000.0, 22.0), pt(1500.0, 32.0)]).unwrap();
+        assert!((m.cpu_fixed_pct - 2.0).abs() < 1e-9 && (m.cpu_per_ccu_pct - 0.02).abs() < 1e-12);
+        assert!((m.bytes_per_ccu - 3000.0).abs() < 1e-9);
+        let p = m.plan(4, Some(125e6), 0.8);
+        assert!((p.ccu_by_cpu - 4.0 * 3900.0).abs() < 1e-6, "{p:?}");
+        assert_eq!(p.binding, "cpu");
+        let slow_nic = m.plan(4, Some(12.5e6), 0.8);
+        assert_eq!((slow_nic.binding, slow_nic.ccu.round()), ("nic", 4167.0));
+        assert!(Model::fit(&[]).is_err());
+        assert!(Model::fit(&[pt(500.0, 30.0), pt(1000.0, 20.0)]).is_err(), "CPU falling with load is refused");
+    }
+}
