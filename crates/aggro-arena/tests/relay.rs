@@ -50,21 +50,23 @@ fn run(bots: usize, server_s: f64, swarm_s: f64, bots_cfg: RelayBots, tune: impl
     })
 }
 
-fn rooms_of_four(bots: usize, reliable: bool) -> RelayBots {
-    RelayBots { room_size: 4, msg_bytes: 200, reliable, churn_per_s: 0.0, matchmaking: false, first_room: 0, bots }
+fn rooms_of_four(bots: usize, reliable: bool, to_all: bool) -> RelayBots {
+    RelayBots { room_size: 4, msg_bytes: 200, reliable, to_all, churn_per_s: 0.0, matchmaking: false, first_room: 0, bots }
 }
 
 #[test]
 fn counters_match_known_traffic_exactly() {
-    // 40 bots in 10 full rooms; each event of 200 B goes to the 3 others. Bots wait for their room to
-    // fill, and all events precede all goodbyes, so the server's counts are exact.
-    let r = run(40, 4.0, 2.5, rooms_of_four(40, false), |_| {}, None);
+    // 40 bots in 10 full rooms; each event of 200 B goes to all 4 members (the guide's accounting: 40 in,
+    // 160 out per room). Bots wait for their room to fill, and all events precede all goodbyes, so the
+    // server's counts are exact.
+    let r = run(40, 4.0, 2.5, rooms_of_four(40, false, true), |_| {}, None);
     let (s, w) = (&r.server.counters, &r.swarm.counters);
     assert!(w.events_sent > 40 * 30, "events raised: {w:?}");
     assert_eq!(s.events_in, w.events_sent, "every raised event reached the server");
     assert_eq!(s.event_bytes_in, w.events_sent * 200);
-    assert_eq!(s.events_out, w.events_sent * 3, "each went to the three other members");
-    assert_eq!(s.event_bytes_out, w.events_sent * 3 * 200);
+    assert_eq!(s.events_out, w.events_sent * 4, "each went to the four members, its sender included");
+    assert_eq!(s.event_bytes_out, w.events_sent * 4 * 200);
+    assert!((r.server.events_out_per_room_s / r.server.events_in_per_room_s - 4.0).abs() < 0.01, "{} out per {} in", r.server.events_out_per_room_s, r.server.events_in_per_room_s);
     assert_eq!((s.joins, s.refused, w.joins), (40, 0, 40));
     assert!(w.events_received <= s.events_out && w.events_received * 100 >= s.events_out * 95, "received {} of {}", w.events_received, s.events_out);
     assert_eq!((w.unreliable_lost, w.unreliable_late, w.decode_errors), (0, 0, 0), "a clean loopback loses nothing");
@@ -75,7 +77,7 @@ fn counters_match_known_traffic_exactly() {
 #[test]
 fn reliable_events_arrive_exactly_once_in_order_through_loss() {
     // The swarm throws away 15% of what it receives: relayed events and acks are lost and resent.
-    let r = run(24, 5.0, 3.5, rooms_of_four(24, true), |sc| sc.receive_loss = 0.15, None);
+    let r = run(24, 5.0, 3.5, rooms_of_four(24, true, false), |sc| sc.receive_loss = 0.15, None);
     let (s, w) = (&r.server.counters, &r.swarm.counters);
     assert!(w.injected_losses > 100, "loss was injected: {w:?}");
     assert!(s.resends > 50, "the server resent lost slices: {s:?}");
@@ -87,11 +89,11 @@ fn reliable_events_arrive_exactly_once_in_order_through_loss() {
 
 #[test]
 fn unreliable_loss_is_counted_and_never_retried() {
-    let r = run(24, 4.0, 2.5, rooms_of_four(24, false), |sc| sc.receive_loss = 0.2, None);
+    let r = run(24, 4.0, 2.5, rooms_of_four(24, false, false), |sc| sc.receive_loss = 0.2, None);
     let (s, w) = (&r.server.counters, &r.swarm.counters);
     assert!(w.unreliable_lost > 50, "losses counted: {w:?}");
     assert_eq!(w.unreliable_late, 0, "nothing is resent, so nothing arrives late");
-    assert_eq!(s.events_out, w.events_sent * 3, "each event was relayed once");
+    assert_eq!(s.events_out, w.events_sent * 3, "each event was relayed once to each of the three others");
     assert!(w.events_received + w.unreliable_lost <= s.events_out);
 }
 
@@ -99,7 +101,7 @@ fn unreliable_loss_is_counted_and_never_retried() {
 fn a_join_burst_with_matchmaking_and_churn_loses_no_one_and_metrics_are_served() {
     // 1,000 bots connect within half a second, matchmade into rooms of 4; 100 leave (and are replaced) per second.
     let metrics = MetricsServer::start("127.0.0.1:0".parse().unwrap()).unwrap();
-    let bots = RelayBots { room_size: 4, msg_bytes: 100, reliable: true, churn_per_s: 100.0, matchmaking: true, first_room: 0, bots: 1000 };
+    let bots = RelayBots { room_size: 4, msg_bytes: 100, reliable: true, to_all: false, churn_per_s: 100.0, matchmaking: true, first_room: 0, bots: 1000 };
     let r = run(1000, 4.5, 3.5, bots, |sc| {
         sc.connect_rate = 2000;
         sc.tick_every = Duration::from_millis(100);

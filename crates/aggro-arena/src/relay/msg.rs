@@ -8,7 +8,9 @@
 //!   packet's payload, several per packet: u16 length, then the event). An
 //!   event is exactly the size the client chose, header included; the server
 //!   relays it unchanged except for stamping the sender's member id, so relayed
-//!   bytes equal raised bytes.
+//!   bytes equal raised bytes. An event goes to the room's other members, or
+//!   to all of them, its sender included (Photon's `ReceiverGroup.Others` and
+//!   `.All`; the guide's arithmetic counts `All`: 4 players, 40 in, 160 out).
 
 use arena_proto::wire::Reader;
 
@@ -21,7 +23,8 @@ pub const EVENT_HEADER: usize = 17;
 /// The largest event (it fits one packet with its frame).
 pub const MAX_EVENT: usize = arena_proto::connection::MAX_UNRELIABLE - 2;
 
-const EVENT: u8 = 1;
+const EVENT_TO_OTHERS: u8 = 1;
+const EVENT_TO_ALL: u8 = 7;
 const JOIN: u8 = 2;
 const JOINED: u8 = 3;
 const REFUSED: u8 = 4;
@@ -91,6 +94,8 @@ impl Control {
 /// An event's header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Event {
+    /// Relayed to every member, the sender included (else to the others).
+    pub to_all: bool,
     /// The sender's member id (0 from a client; the server stamps it).
     pub from: u32,
     /// The sender's count of its events, from 1.
@@ -103,7 +108,7 @@ impl Event {
     /// Appends the event padded to `bytes` in all (at least [`EVENT_HEADER`], at most [`MAX_EVENT`]).
     pub fn write(&self, bytes: usize, out: &mut Vec<u8>) {
         let start = out.len();
-        out.push(EVENT);
+        out.push(if self.to_all { EVENT_TO_ALL } else { EVENT_TO_OTHERS });
         out.extend_from_slice(&self.from.to_le_bytes());
         out.extend_from_slice(&self.seq.to_le_bytes());
         out.extend_from_slice(&self.sent_at_us.to_le_bytes());
@@ -112,11 +117,16 @@ impl Event {
 
     /// Reads an event's header; None unless `bytes` is an event of a valid size.
     pub fn read(bytes: &[u8]) -> Option<Self> {
-        if bytes.first() != Some(&EVENT) || !(EVENT_HEADER..=MAX_EVENT).contains(&bytes.len()) {
+        let to_all = match bytes.first() {
+            Some(&EVENT_TO_OTHERS) => false,
+            Some(&EVENT_TO_ALL) => true,
+            _ => return None,
+        };
+        if !(EVENT_HEADER..=MAX_EVENT).contains(&bytes.len()) {
             return None;
         }
         let mut r = Reader::new(&bytes[1..]);
-        Some(Self { from: r.u32()?, seq: r.u32()?, sent_at_us: r.u64()? })
+        Some(Self { to_all, from: r.u32()?, seq: r.u32()?, sent_at_us: r.u64()? })
     }
 
     /// Stamps the sender into an encoded event.
@@ -160,10 +170,10 @@ mod tests {
             assert_eq!(Control::read(&b), None, "trailing bytes");
         }
         let mut b = Vec::new();
-        Event { from: 0, seq: 5, sent_at_us: 77 }.write(200, &mut b);
+        Event { to_all: true, from: 0, seq: 5, sent_at_us: 77 }.write(200, &mut b);
         assert_eq!(b.len(), 200);
         Event::stamp(&mut b, 42);
-        assert_eq!(Event::read(&b), Some(Event { from: 42, seq: 5, sent_at_us: 77 }));
+        assert_eq!(Event::read(&b), Some(Event { to_all: true, from: 42, seq: 5, sent_at_us: 77 }));
         assert_eq!(Event::read(&b[..EVENT_HEADER - 1]), None);
         assert_eq!(Control::read(&b), None, "an event is not a control message");
         let mut p = Vec::new();

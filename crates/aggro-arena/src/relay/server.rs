@@ -282,11 +282,11 @@ impl Relay {
         true
     }
 
-    /// Relays event `event` from `from` to the other members of its room (a sender outside any room, or a
-    /// malformed event, is ignored).
+    /// Relays event `event` from `from` to the other members of its room, or to all of them (a sender outside
+    /// any room, or a malformed event, is ignored).
     fn relay(&mut self, from: u32, event: &[u8], reliable: bool) {
         let Some(sender) = self.members.get(from as usize).and_then(Option::as_ref) else { return };
-        let (Some(room), Some(_)) = (sender.room, Event::read(event)) else { return };
+        let (Some(room), Some(head)) = (sender.room, Event::read(event)) else { return };
         self.msg.clear();
         self.msg.extend_from_slice(event);
         Event::stamp(&mut self.msg, sender.id);
@@ -295,7 +295,7 @@ impl Relay {
         c.event_bytes_in += event.len() as u64;
         for i in 0..self.rooms.members(room).len() {
             let to = self.rooms.members(room)[i];
-            if to == from {
+            if to == from && !head.to_all {
                 continue;
             }
             let sent = if reliable {

@@ -1,7 +1,7 @@
 //! The `relay` behaviour (seed 003, Photon's room model): each bot joins a
 //! room — a named one (bot i of the swarm sits in room `first_room + i / K`)
 //! or any with a free seat (matchmaking) — and raises an event of B bytes
-//! every tick, reliable or unreliable, once its room is full (a match starts
+//! every tick, reliable or unreliable, to the others or to all, once its room is full (a match starts
 //! when its players are in; the guide's arithmetic assumes full rooms). It checks what the server relays to
 //! it: every other member's reliable events exactly once and in order, and
 //! counts unreliable events lost or late, never expecting them again. With
@@ -22,6 +22,8 @@ pub struct RelayBots {
     pub msg_bytes: usize,
     /// Events go on the reliable channel (else unreliable).
     pub reliable: bool,
+    /// Events go to every member, the sender included (else to the others).
+    pub to_all: bool,
     /// Bots leaving (each replaced) per second over the whole swarm; 0: none leave.
     pub churn_per_s: f64,
     /// Join any room with a free seat instead of a named one.
@@ -145,7 +147,7 @@ impl Player for RelayBot {
         if self.joined && self.members >= self.cfg.room_size {
             self.seq += 1;
             self.event.clear();
-            Event { from: 0, seq: self.seq, sent_at_us: now_us }.write(self.cfg.msg_bytes, &mut self.event);
+            Event { to_all: self.cfg.to_all, from: 0, seq: self.seq, sent_at_us: now_us }.write(self.cfg.msg_bytes, &mut self.event);
             heard.counters.events_sent += 1;
             if !self.cfg.reliable {
                 frame(&mut self.out, &self.event);

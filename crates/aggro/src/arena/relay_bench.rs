@@ -7,7 +7,7 @@ use super::pair::{Measured, Pair, cpu, f, merged, scratch, secs, sum};
 use super::record::{Whole, op, run_record};
 use super::{duration, ms};
 use crate::BadInput;
-use crate::cli::ArenaBenchArgs;
+use crate::cli::{ArenaBenchArgs, Receivers};
 use crate::plan::parse_bandwidth;
 use crate::session;
 use aggro_arena::verdict::{Evidence, Verdict, judge};
@@ -59,7 +59,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     }
     print_table(&rows);
     let r = &a.relay;
-    let spec = serde_json::json!({ "mode": "relay", "ccu": a.players, "room_size": r.room_size, "send_every": r.send_every, "msg_bytes": r.msg_bytes, "reliable": r.reliable,
+    let spec = serde_json::json!({ "mode": "relay", "ccu": a.players, "room_size": r.room_size, "send_every": r.send_every, "msg_bytes": r.msg_bytes, "reliable": r.reliable, "receivers": format!("{:?}", r.receivers).to_lowercase(),
         "churn": r.churn, "matchmaking": r.matchmaking, "warmup_s": warmup.as_secs_f64(), "measured_s": measure.as_secs_f64(), "pinned": a.pin, "seed": a.common.seed, "uplink": a.uplink });
     let w = Whole {
         command: "arena bench",
@@ -86,6 +86,7 @@ fn run_one(pair: &Pair, a: &ArenaBenchArgs, ccu: u32, budget: Option<f64>) -> an
     let mut swarm: Vec<String> = ["--behaviour", "relay", "--bots", &ccu.to_string(), "--room-size", &r.room_size.to_string(), "--send-every", &r.send_every]
         .into_iter()
         .chain(["--msg-bytes", &r.msg_bytes.to_string(), "--churn", &r.churn.to_string(), "--connect-rate", "2000"])
+        .chain(["--receivers", if r.receivers == Receivers::All { "all" } else { "others" }])
         .map(String::from)
         .collect();
     swarm.extend(r.reliable.then(|| "--reliable".to_string()));

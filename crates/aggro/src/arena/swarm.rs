@@ -3,7 +3,7 @@
 use super::record::{Whole, interval, op, run_record};
 use super::{address, duration, metrics_server, ms, share, stop_on_signal, worker};
 use crate::BadInput;
-use crate::cli::{Behaviour as Kind, SwarmArgs};
+use crate::cli::{Behaviour as Kind, Receivers, SwarmArgs};
 use crate::plan::parse_bandwidth;
 use crate::session;
 use aggro_arena::metrics::{MetricsServer, parse, scrape};
@@ -61,6 +61,7 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
                 room_size: r.room_size,
                 msg_bytes: r.msg_bytes as usize,
                 reliable: r.reliable,
+                to_all: r.receivers == Receivers::All,
                 churn_per_s: r.churn / shards as f64,
                 matchmaking: r.matchmaking,
                 first_room: rooms.start as u32,

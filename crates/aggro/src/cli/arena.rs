@@ -134,6 +134,15 @@ pub enum Behaviour {
     Relay,
 }
 
+/// Photon's receiver groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Receivers {
+    /// Every member, the sender included (ReceiverGroup.All).
+    All,
+    /// The other members (ReceiverGroup.Others).
+    Others,
+}
+
 /// Which server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mode {
@@ -158,6 +167,9 @@ pub struct RelayArgs {
     /// Events go on the reliable channel (default: unreliable).
     #[arg(long)]
     pub reliable: bool,
+    /// Who gets each event: all members, its sender included (the guide's arithmetic counts this), or the others.
+    #[arg(long, value_enum, default_value = "all")]
+    pub receivers: Receivers,
     /// Players leaving (each replaced by a newcomer) per second, over the whole swarm.
     #[arg(long, default_value_t = 0.0)]
     pub churn: f64,
@@ -222,6 +234,9 @@ pub struct PlanArgs {
     /// Bytes per event.
     #[arg(long, default_value_t = 200)]
     pub msg_bytes: u32,
+    /// Who gets each event: all members (as the guide counts: 4 players, 160 out per room per second) or the others.
+    #[arg(long, value_enum, default_value = "all")]
+    pub receivers: Receivers,
     /// Players to plan for.
     #[arg(long)]
     pub ccu: Option<u32>,
