@@ -29,10 +29,75 @@ fn arena_bad_input_is_one_line_and_exit_code_2() {
         &["arena", "swarm", "--server", "127.0.0.1:9", "--duration", "soon"],
         &["arena", "bench", "--compare", "faster"],
         &["arena", "bench", "--players", "0"],
+        &["arena", "bench", "--mode", "relay", "--players", "2", "--room-size", "4"],
+        &["arena", "swarm", "--behaviour", "relay", "--worker", "3/2", "--duration", "1s"],
+        &["arena", "swarm", "--behaviour", "relay", "--uplink", "fast", "--duration", "1s"],
+        &["arena", "serve", "--metrics", "127.0.0.1:0", "--duration", "1s"],
+        &["plan", "--uplink", "100"],
+        &["plan", "--from", "/nonexistent/sweep.json"],
     ] {
         let out = run(args, Duration::from_secs(30));
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
+}
+
+#[test]
+fn a_relay_sweep_feeds_the_planner_and_the_arithmetic_matches_the_guide() {
+    let dir = tempdir();
+    let out = path(dir.path(), "relay.json");
+    let text = ok(&["arena", "bench", "--mode", "relay", "--players", "40,80", "--duration", "2s", "--warmup", "1s", "--reliable", "--port", "7880", "--out", &out]);
+    assert!(text.contains("| 40 |") && text.contains("| 80 |") && text.contains("no limit reached"), "{text}");
+    let r = result(std::path::Path::new(&out));
+    let rows = r["extra"]["relay_bench"]["rows"].as_array().expect("rows");
+    for row in rows {
+        let per_room = (row["events_in_per_room_s"].as_f64().unwrap(), row["events_out_per_room_s"].as_f64().unwrap());
+        assert!((per_room.0 - 40.0).abs() < 2.0 && (per_room.1 - 160.0).abs() < 8.0, "the guide's 40 in, 160 out per room: {row}");
+        assert_eq!((row["reliable_missing"].as_f64(), row["reliable_disorder"].as_f64()), (Some(0.0), Some(0.0)), "{row}");
+        assert_eq!(row["verdict"]["limit"], "none", "{row}");
+    }
+    let plan = ok(&["plan", "--from", &out, "--cores", "4", "--nic", "1gbit", "--ccu", "3000"]);
+    assert!(plan.contains("fitted on 2 runs") && plan.contains("prediction:") && plan.contains("CCU per server, bound by"), "{plan}");
+    let guide = ok(&["plan", "--room-size", "4", "--send-every", "100ms", "--msg-bytes", "200", "--ccu", "1000", "--uplink", "100mbit"]);
+    assert!(guide.contains("40 messages in + 160 out = 200 messages/s, 40.0 KB/s"), "{guide}");
+    assert!(guide.contains("1000 CCU in 250 rooms: 50000 messages/s, 10.00 MB/s"), "{guide}");
+}
+
+#[test]
+fn swarm_workers_split_the_rooms_and_the_relay_serves_metrics() {
+    // A relay server with /metrics, and two swarm shards of one 16-player run (2 rooms each).
+    let dir = tempdir();
+    let server_out = path(dir.path(), "server.json");
+    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_aggro"))
+        .args(["arena", "serve", "--mode", "relay", "--listen", "127.0.0.1:7890", "--metrics", "127.0.0.1:7891", "--interval", "1s", "--duration", "6s", "--quiet", "--out", &server_out])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let shard = |i: &str, out: &str| {
+        let args = ["arena", "swarm", "--behaviour", "relay", "--server", "127.0.0.1:7890", "--ccu", "16", "--worker", i, "--duration", "2s", "--interval", "1s"];
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_aggro"));
+        cmd.args(args).args(["--server-metrics", "127.0.0.1:7891", "--out", out]).stdout(std::process::Stdio::piped()).spawn().unwrap()
+    };
+    let outs = [path(dir.path(), "s1.json"), path(dir.path(), "s2.json")];
+    let children = [shard("1/2", &outs[0]), shard("2/2", &outs[1])];
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success());
+        assert!(String::from_utf8_lossy(&o.stdout).contains("verdict: None"), "{}", String::from_utf8_lossy(&o.stdout));
+    }
+    assert!(server.wait().unwrap().success());
+    let mut first_rooms = Vec::new();
+    for out in &outs {
+        let r = result(std::path::Path::new(out));
+        assert_eq!(r["spec"]["swarm"]["bots"], 8, "each shard takes half the players");
+        first_rooms.push(r["spec"]["relay"]["first_room"].as_u64().unwrap());
+        let t = &r["extra"]["arena_swarm"]["totals"]["counters"];
+        assert_eq!(t["joins"], 8, "{t}");
+        assert!(t["events_received"].as_u64().unwrap() > 0);
+    }
+    assert_eq!(first_rooms, [0, 2], "shards take whole rooms, one after the other");
+    let s = result(std::path::Path::new(&server_out));
+    assert_eq!(s["extra"]["relay_server"]["totals"]["counters"]["joins"], 16);
 }

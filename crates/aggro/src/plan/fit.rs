@@ -22,6 +22,9 @@ pub struct Point {
 pub fn read_points(files: &[PathBuf]) -> anyhow::Result<Vec<Point>> {
     let mut points = Vec::new();
     for path in files {
+        if !path.is_file() {
+            return Err(crate::BadInput(format!("--from: {} is not a file", path.display())).into());
+        }
         let extra = session::read(path).with_context(|| format!("--from {}", path.display()))?.extra;
         let name = path.display().to_string();
         if let Some(rows) = extra["relay_bench"]["rows"].as_array() {
