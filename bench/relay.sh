@@ -2,7 +2,7 @@
 # The relay's figures (issue 6), one script, one machine: the relay server and
 # the relay swarm as separate processes pinned to CPU 0 and CPU 1, loopback
 # only, the Photon guide's profile (rooms of 4, an event of 200 B every 100 ms
-# to all members). The planner is fitted on a low sweep and checked against
+# to all members). The planner is fitted on a sweep up to 3,000 CCU and checked against
 # runs it was not fitted on.
 #   bench/relay.sh [MEASURE] [WARMUP]     (defaults 10s and 6s)
 # Writes bench/results/<date>-relay.md and the result files beside it.
@@ -29,15 +29,15 @@ mkdir -p bench/results
   echo
   echo "## Calibration sweep (the planner is fitted on these)"
   echo '```'
-  echo "aggro arena bench --mode relay --players 500,1000,1500 --duration $measure --warmup $warmup --pin"
+  echo "aggro arena bench --mode relay --players 1000,2000,3000 --duration $measure --warmup $warmup --pin"
   echo '```'
-  "$aggro" arena bench --mode relay --players 500,1000,1500 --duration "$measure" --warmup "$warmup" --pin --port 7900 --out "$calib" 2>/dev/null | grep -v '^result:'
+  "$aggro" arena bench --mode relay --players 1000,2000,3000 --duration "$measure" --warmup "$warmup" --pin --port 7900 --out "$calib" 2>/dev/null | grep -v '^result:'
   echo
   echo "## Runs the planner was not fitted on"
   echo '```'
-  echo "aggro arena bench --mode relay --players 3000,4000,6000,8000 --duration $measure --warmup $warmup --pin"
+  echo "aggro arena bench --mode relay --players 4000,6000,8000 --duration $measure --warmup $warmup --pin"
   echo '```'
-  "$aggro" arena bench --mode relay --players 3000,4000,6000,8000 --duration "$measure" --warmup "$warmup" --pin --port 7910 --out "$check" 2>/dev/null | grep -v '^result:'
+  "$aggro" arena bench --mode relay --players 4000,6000,8000 --duration "$measure" --warmup "$warmup" --pin --port 7910 --out "$check" 2>/dev/null | grep -v '^result:'
   echo
   echo "## The planner, fitted on the calibration sweep"
   echo '```'
