@@ -1,5 +1,7 @@
 //! End-to-end: the server and a swarm on loopback, in one process, for a few seconds.
 
+use aggro_arena::metrics::{MetricsServer, parse, scrape};
+use aggro_arena::server::profile::{Counters, exposition};
 use aggro_arena::server::{GameServer, ServeConfig, parse_tiers};
 use aggro_arena::swarm::br::{Br, BrConfig};
 use aggro_arena::swarm::{Swarm, SwarmConfig};
@@ -22,8 +24,18 @@ fn fifty_bots_play_a_match_and_every_figure_is_measured() {
     let addr = sock.local_addr().unwrap();
     let mut server = GameServer::new(cfg, sock);
     let stop = AtomicBool::new(false);
+    let metrics = MetricsServer::start("127.0.0.1:0".parse().unwrap()).unwrap();
     std::thread::scope(|s| {
-        let server = s.spawn(|| server.run(&stop, |_| {}).unwrap());
+        let server = s.spawn(|| {
+            let (mut total, mut cpu_s) = (Counters::default(), 0.0);
+            server
+                .run(&stop, |iv| {
+                    total += iv.counters;
+                    cpu_s += iv.cpu_pct / 100.0 * (iv.end_s - iv.start_s);
+                    metrics.publish(exposition(&total, cpu_s, iv));
+                })
+                .unwrap()
+        });
         let mut sc = SwarmConfig::new(addr, secret);
         sc.bots = 50;
         sc.duration = Duration::from_secs(4);
@@ -31,6 +43,9 @@ fn fifty_bots_play_a_match_and_every_figure_is_measured() {
         let (_, swarm) = Swarm::new(sc, Br::new(BrConfig { fire_hz: 6.0, cluster: 25 }, 50, 1)).unwrap().run(&stop, |_| {}).unwrap();
         let (_, totals) = server.join().unwrap();
         let c = &totals.counters;
+        let page = parse(&scrape(metrics.local_addr()).unwrap()).unwrap();
+        assert_eq!(page["aggro_arena_frames_total"], c.frames as f64, "/metrics holds the run's totals");
+        assert_eq!(page["aggro_arena_shots_total"], c.shots as f64);
         assert_eq!(c.connects, 50 + swarm.counters.respawns, "every bot connected once per life");
         assert!(c.shots > 50 && c.hits > 10 && c.deaths > 0, "real fights: {c:?}");
         assert!(c.fired_rpcs > c.shots, "each shot was seen by other bots");

@@ -32,7 +32,7 @@ fn arena_bad_input_is_one_line_and_exit_code_2() {
         &["arena", "bench", "--mode", "relay", "--players", "2", "--room-size", "4"],
         &["arena", "swarm", "--behaviour", "relay", "--worker", "3/2", "--duration", "1s"],
         &["arena", "swarm", "--behaviour", "relay", "--uplink", "fast", "--duration", "1s"],
-        &["arena", "serve", "--metrics", "127.0.0.1:0", "--duration", "1s"],
+        &["arena", "serve", "--metrics", "nowhere", "--duration", "1s"],
         &["plan", "--uplink", "100"],
         &["plan", "--from", "/nonexistent/sweep.json"],
     ] {

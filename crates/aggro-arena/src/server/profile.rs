@@ -159,3 +159,38 @@ fn summarise(span: Span<Counters>, clients: u64, queued_reliable: u64, drops: BT
         histograms: span.histograms,
     }
 }
+
+/// The game server's Prometheus page: the run's totals (`total`, `cpu_s`) as counters, and the last
+/// interval's gauges.
+pub fn exposition(total: &Counters, cpu_s: f64, last: &ServerInterval) -> String {
+    let mut e = crate::metrics::Exposition::default();
+    let t = total;
+    for (name, help, v) in [
+        ("aggro_arena_frames_total", "Frames run.", t.frames),
+        ("aggro_arena_packets_in_total", "Datagrams received.", t.packets_in),
+        ("aggro_arena_packets_out_total", "Datagrams sent.", t.packets_out),
+        ("aggro_arena_bytes_in_total", "Bytes received.", t.bytes_in),
+        ("aggro_arena_bytes_out_total", "Bytes sent.", t.bytes_out),
+        ("aggro_arena_connects_total", "Sessions opened.", t.connects),
+        ("aggro_arena_disconnects_total", "Sessions closed (goodbyes and timeouts).", t.disconnects),
+        ("aggro_arena_resends_total", "Reliable slices sent again.", t.resends),
+        ("aggro_arena_shots_total", "Shots fired.", t.shots),
+        ("aggro_arena_gunfire_events_total", "Gunfire events relayed to observers.", t.fired_rpcs),
+    ] {
+        e.counter(name, help, v as f64);
+    }
+    e.counter("process_cpu_seconds_total", "CPU time of the game server process.", cpu_s);
+    let frame = last.phases.get("frame").map(|d| d.summary).unwrap_or_default();
+    for (name, help, v) in [
+        ("process_resident_memory_bytes", "Resident memory of the game server process.", crate::procstat::rss_bytes() as f64),
+        ("aggro_arena_clients", "Sessions now.", last.clients as f64),
+        ("aggro_arena_queued_reliable", "Unacknowledged reliable slices now.", last.queued_reliable as f64),
+        ("aggro_arena_tick_hz", "Achieved tick rate, last interval.", last.tick_hz),
+        ("aggro_arena_cpu_ratio", "CPU used in the last interval, cores.", last.cpu_pct / 100.0),
+        ("aggro_arena_frame_p99_seconds", "99th percentile frame time, last interval.", frame.p99_ns as f64 / 1e9),
+        ("aggro_arena_frame_max_seconds", "Longest frame, last interval.", frame.max_ns as f64 / 1e9),
+    ] {
+        e.gauge(name, help, v);
+    }
+    e.finish()
+}

@@ -1,9 +1,10 @@
 //! `aggro arena serve`: the reference game server.
 
 use super::record::{Whole, interval, op, run_record};
-use super::{address, duration, ms, server_config, stop_on_signal};
+use super::{address, duration, metrics_server, ms, server_config, stop_on_signal};
 use crate::cli::ServeArgs;
 use crate::session;
+use aggro_arena::server::profile::{Counters, exposition};
 use aggro_arena::server::{GameServer, PHASES, ServerInterval};
 use aggro_arena::udp::BatchSocket;
 use aggro_report::record::now_rfc3339;
@@ -12,9 +13,6 @@ use anyhow::Context;
 use std::sync::atomic::Ordering;
 
 pub fn main(a: ServeArgs) -> anyhow::Result<()> {
-    if a.common.metrics.is_some() {
-        return Err(crate::BadInput("--metrics: the game server has no /metrics yet; the relay server (--mode relay) and the swarm serve them".into()).into());
-    }
     let listen = address(&a.listen, "listen")?;
     let mut cfg = server_config(&a.game, &a.common.secret, a.common.seed, &a.common.interval)?;
     cfg.duration = a.duration.as_deref().map(|d| duration(d, "duration")).transpose()?;
@@ -28,7 +26,14 @@ pub fn main(a: ServeArgs) -> anyhow::Result<()> {
         println!("arena server on {listen}: {} Hz, send flush {}, interleave {:?}, interest {:?}", cfg.tick_hz, if cfg.send_flush { "on" } else { "off" }, cfg.tiers, cfg.interest_m);
     }
     let quiet = a.common.quiet;
+    let metrics = metrics_server(a.common.metrics.as_deref())?;
+    let (mut total, mut cpu_s) = (Counters::default(), 0.0);
     let (intervals, totals) = server.run(&stop, |iv| {
+        total += iv.counters;
+        cpu_s += iv.cpu_pct / 100.0 * (iv.end_s - iv.start_s);
+        if let Some(m) = &metrics {
+            m.publish(exposition(&total, cpu_s, iv));
+        }
         if !quiet {
             println!("{}", line(iv));
         }
