@@ -86,6 +86,8 @@ pub struct Connection {
     /// Mean deviation of the round trip (RFC 6298's RTTVAR).
     rtt_dev_us: u64,
     last_received_us: u64,
+    /// When reliable slices arrived that no packet from this side has acknowledged yet.
+    ack_owed_since: Option<u64>,
     newly_acked: Vec<u32>,
     stats: ConnStats,
 }
@@ -104,6 +106,7 @@ impl Connection {
             rtt_us: 0,
             rtt_dev_us: 0,
             last_received_us: now_us,
+            ack_owed_since: None,
             newly_acked: Vec::new(),
             stats: ConnStats::default(),
         }
@@ -160,6 +163,12 @@ impl Connection {
         Some(m)
     }
 
+    /// When reliable slices (new or repeated) arrived that no data packet from this side has acknowledged
+    /// yet: a side with nothing else to send owes the peer a packet before its resend timer runs out.
+    pub fn ack_owed_since(&self) -> Option<u64> {
+        self.ack_owed_since
+    }
+
     /// Sequence numbers of this side's packets acked since the last call.
     pub fn drain_acked(&mut self) -> std::vec::Drain<'_, u32> {
         self.newly_acked.drain(..)
@@ -177,6 +186,7 @@ impl Connection {
         let seq = self.next_seq;
         wire::write_header(out, Header { kind: DATA | self.direction, slot: self.slot, seq });
         let (ack, bits) = self.window.ack();
+        self.ack_owed_since = None;
         out.extend_from_slice(&ack.to_le_bytes());
         out.extend_from_slice(&bits.to_le_bytes());
         let count_at = out.len();
@@ -255,6 +265,9 @@ impl Connection {
         }
         let unreliable = check.rest();
         self.take_acks(now_us, ack, bits);
+        if count > 0 {
+            self.ack_owed_since.get_or_insert(now_us);
+        }
         let mut r = Reader::new(slices);
         for _ in 0..count {
             let (id, data, last) = read_slice(&mut r)?;

@@ -311,3 +311,26 @@ fn a_full_server_denies_and_a_silent_client_times_out() {
     assert!(w.clients[0].update(w.now + 6_000_000));
     assert_eq!(w.clients[0].state(), ClientState::Disconnected);
 }
+
+#[test]
+fn reliable_slices_leave_an_ack_owed_until_a_data_packet_carries_it() {
+    let mut w = World::new(1, LinkProfile::default());
+    w.idle(3);
+    let slot = w.slots[0].unwrap();
+    let mut buf = Vec::new();
+    let mut deliver = |w: &mut World, now: u64, reliable: bool| {
+        let conn = w.clients[0].connection().unwrap();
+        if reliable {
+            conn.send_reliable(b"hello").unwrap();
+        }
+        conn.write_data(now, &[], &mut buf);
+        w.server.process_packet(now, UNIX_MS, 1, &buf).unwrap();
+    };
+    deliver(&mut w, 1_000_000, false);
+    assert_eq!(w.server.session(slot).unwrap().1.ack_owed_since(), None, "a packet without slices needs no ack");
+    deliver(&mut w, 1_001_000, true);
+    deliver(&mut w, 1_002_000, true);
+    assert_eq!(w.server.session(slot).unwrap().1.ack_owed_since(), Some(1_001_000), "owed since the first unacked slice");
+    w.server.session(slot).unwrap().1.write_data(1_003_000, &[], &mut Vec::new());
+    assert_eq!(w.server.session(slot).unwrap().1.ack_owed_since(), None, "a data packet carries the ack");
+}

@@ -4,7 +4,8 @@
 //! member with anything to send — the relayed unreliable events framed
 //! together, reliable slices, acks — in one sendmmsg. The busier the server,
 //! the more each turn batches. Housekeeping every 10 ms resends what is due,
-//! acknowledges reliable data no packet has carried an ack for within 20 ms,
+//! acknowledges reliable data no packet has carried an ack for within 20 ms
+//! (the connection knows since when it owes one),
 //! and samples the rooms; timeouts are checked every second.
 
 use super::RelayConfig;
@@ -32,9 +33,6 @@ struct Member {
     /// Unreliable events for this member's next packets, framed.
     pending: Vec<u8>,
     dirty: bool,
-    /// Reliable data from this member arrived at this time and no packet has acknowledged it yet.
-    ack_owed_since: Option<u64>,
-    duplicates_seen: u64,
     resends_seen: u64,
 }
 
@@ -46,8 +44,6 @@ struct Relay {
     rooms: Rooms,
     /// Members with something to send this turn.
     dirty: Vec<u32>,
-    /// Members owed an acknowledgement.
-    owed: Vec<u32>,
     next_member: u32,
     msg: Vec<u8>,
     profile: RelayProfile,
@@ -66,7 +62,7 @@ pub struct RelayServer {
 impl RelayServer {
     pub fn new(cfg: RelayConfig, sock: BatchSocket) -> Self {
         let proto = Server::new(ServerConfig { max_clients: cfg.max_clients, ..ServerConfig::new(cfg.secret.clone()) });
-        let relay = Relay { proto, members: Vec::new(), rooms: Rooms::default(), dirty: Vec::new(), owed: Vec::new(), next_member: 1, msg: Vec::new(), profile: RelayProfile::new(now_us()) };
+        let relay = Relay { proto, members: Vec::new(), rooms: Rooms::default(), dirty: Vec::new(), next_member: 1, msg: Vec::new(), profile: RelayProfile::new(now_us()) };
         Self { cfg, sock, relay, buf: Vec::with_capacity(arena_proto::MTU), traffic_seen: Traffic::default() }
     }
 
@@ -185,7 +181,7 @@ impl Relay {
                 if self.members.len() <= s {
                     self.members.resize_with(s + 1, || None);
                 }
-                self.members[s] = Some(Member { id: self.next_member, room: None, pending: Vec::new(), dirty: false, ack_owed_since: None, duplicates_seen: 0, resends_seen: 0 });
+                self.members[s] = Some(Member { id: self.next_member, room: None, pending: Vec::new(), dirty: false, resends_seen: 0 });
                 self.next_member = self.next_member.wrapping_add(1).max(1);
                 self.profile.counters.connects += 1;
             }
@@ -193,31 +189,21 @@ impl Relay {
                 for event in frames(payload) {
                     self.relay(slot, event, false);
                 }
-                self.take_reliable(now, slot);
+                self.take_reliable(slot);
             }
             Ok(ServerEvent::Disconnected { slot, .. }) => self.leave(slot),
             Ok(ServerEvent::Handled) | Err(_) => {}
         }
     }
 
-    /// Acts on the reliable messages session `slot` delivered, and owes it an ack if it sent any.
-    fn take_reliable(&mut self, now: u64, slot: u32) {
-        let mut owe = false;
+    /// Acts on the reliable messages session `slot` delivered.
+    fn take_reliable(&mut self, slot: u32) {
         while let Some(m) = self.proto.session(slot).and_then(|(_, conn)| conn.receive_reliable()) {
-            owe = true;
             match Control::read(&m) {
                 Some(Control::Join { room, capacity }) => self.join(slot, room, capacity),
                 Some(_) => {}
                 None => self.relay(slot, &m, true),
             }
-        }
-        let duplicates = self.proto.session(slot).map_or(0, |(_, c)| c.stats().duplicate_slices);
-        let Some(m) = self.members.get_mut(slot as usize).and_then(Option::as_mut) else { return };
-        owe |= duplicates != m.duplicates_seen;
-        m.duplicates_seen = duplicates;
-        if owe && m.ack_owed_since.is_none() {
-            m.ack_owed_since = Some(now);
-            self.owed.push(slot);
         }
     }
 
@@ -331,34 +317,24 @@ impl Relay {
                 }
             }
             m.pending.clear();
-            m.ack_owed_since = None;
         }
         sock.flush();
     }
 
-    /// Resends what is due, acknowledges what waited too long for an ack, samples the rooms.
+    /// Resends what is due, acknowledges reliable data no packet has acknowledged within the ack delay,
+    /// samples the rooms.
     fn housekeeping(&mut self, now: u64, sock: &mut BatchSocket, buf: &mut Vec<u8>) {
         for slot in 0..self.members.len() as u32 {
             let Some((_, conn)) = self.proto.session(slot) else { continue };
-            if conn.has_reliable_due(now) {
+            let resend = conn.has_reliable_due(now);
+            let ack = conn.ack_owed_since().is_some_and(|t| now - t >= ACK_DELAY_US);
+            if ack && !resend && self.members[slot as usize].as_ref().is_some_and(|m| !m.dirty) {
+                self.profile.counters.ack_packets += 1;
+            }
+            if resend || ack {
                 mark_dirty(&mut self.members, &mut self.dirty, slot);
             }
         }
-        let Self { owed, members, dirty, profile, .. } = self;
-        owed.retain(|&slot| {
-            let Some(m) = members.get_mut(slot as usize).and_then(Option::as_mut) else { return false };
-            match m.ack_owed_since {
-                Some(t) if now - t >= ACK_DELAY_US => {
-                    if !m.dirty {
-                        profile.counters.ack_packets += 1;
-                    }
-                    mark_dirty(members, dirty, slot);
-                    false
-                }
-                Some(_) => true,
-                None => false,
-            }
-        });
         let c = &mut self.profile.counters;
         c.room_ticks += self.rooms.len() as u64;
         c.ticks += 1;
