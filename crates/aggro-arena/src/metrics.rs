@@ -50,6 +50,31 @@ pub fn parse(text: &str) -> Result<BTreeMap<String, f64>, String> {
     Ok(out)
 }
 
+/// A run's counters summed as its intervals close, with its CPU seconds, republished as a page after
+/// each interval when a [`MetricsServer`] is serving.
+#[derive(Debug)]
+pub struct LivePage<'a, C> {
+    server: Option<&'a MetricsServer>,
+    total: C,
+    cpu_s: f64,
+}
+
+impl<'a, C: Copy + Default + std::ops::AddAssign> LivePage<'a, C> {
+    pub fn new(server: Option<&'a MetricsServer>) -> Self {
+        Self { server, total: C::default(), cpu_s: 0.0 }
+    }
+
+    /// Adds a closed interval's counters and CPU (% of a core over `secs`); `page` renders the totals
+    /// so far (counters, CPU seconds).
+    pub fn interval(&mut self, counters: C, cpu_pct: f64, secs: f64, page: impl FnOnce(&C, f64) -> String) {
+        self.total += counters;
+        self.cpu_s += cpu_pct / 100.0 * secs;
+        if let Some(server) = self.server {
+            server.publish(page(&self.total, self.cpu_s));
+        }
+    }
+}
+
 /// An HTTP endpoint serving the latest published page at `GET /metrics`.
 #[derive(Debug)]
 pub struct MetricsServer {

@@ -1,8 +1,8 @@
 //! End to end: the relay server and a relay swarm on loopback, in one process.
 
-use aggro_arena::metrics::{MetricsServer, parse, scrape};
+use aggro_arena::metrics::{LivePage, MetricsServer, parse, scrape};
 use aggro_arena::relay::profile::exposition;
-use aggro_arena::relay::{RelayConfig, RelayCounters, RelayInterval, RelayServer};
+use aggro_arena::relay::{RelayConfig, RelayInterval, RelayServer};
 use aggro_arena::swarm::relay::RelayBots;
 use aggro_arena::swarm::{Swarm, SwarmConfig, SwarmInterval};
 use aggro_arena::udp::BatchSocket;
@@ -27,16 +27,8 @@ fn run(bots: usize, server_s: f64, swarm_s: f64, bots_cfg: RelayBots, tune: impl
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
         let server = s.spawn(|| {
-            let (mut total, mut cpu_s) = (RelayCounters::default(), 0.0);
-            server
-                .run(&stop, |iv| {
-                    total += iv.counters;
-                    cpu_s += iv.cpu_pct / 100.0 * (iv.end_s - iv.start_s);
-                    if let Some(m) = metrics {
-                        m.publish(exposition(&total, cpu_s, iv));
-                    }
-                })
-                .unwrap()
+            let mut live = LivePage::new(metrics);
+            server.run(&stop, |iv| live.interval(iv.counters, iv.cpu_pct, iv.end_s - iv.start_s, |total, cpu_s| exposition(total, cpu_s, iv))).unwrap()
         });
         let mut sc = SwarmConfig::new(addr, secret);
         sc.bots = bots;

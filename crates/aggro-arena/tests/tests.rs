@@ -1,7 +1,7 @@
 //! End-to-end: the server and a swarm on loopback, in one process, for a few seconds.
 
-use aggro_arena::metrics::{MetricsServer, parse, scrape};
-use aggro_arena::server::profile::{Counters, exposition};
+use aggro_arena::metrics::{LivePage, MetricsServer, parse, scrape};
+use aggro_arena::server::profile::exposition;
 use aggro_arena::server::{GameServer, ServeConfig, parse_tiers};
 use aggro_arena::swarm::br::{Br, BrConfig};
 use aggro_arena::swarm::{Swarm, SwarmConfig};
@@ -27,14 +27,8 @@ fn fifty_bots_play_a_match_and_every_figure_is_measured() {
     let metrics = MetricsServer::start("127.0.0.1:0".parse().unwrap()).unwrap();
     std::thread::scope(|s| {
         let server = s.spawn(|| {
-            let (mut total, mut cpu_s) = (Counters::default(), 0.0);
-            server
-                .run(&stop, |iv| {
-                    total += iv.counters;
-                    cpu_s += iv.cpu_pct / 100.0 * (iv.end_s - iv.start_s);
-                    metrics.publish(exposition(&total, cpu_s, iv));
-                })
-                .unwrap()
+            let mut live = LivePage::new(Some(&metrics));
+            server.run(&stop, |iv| live.interval(iv.counters, iv.cpu_pct, iv.end_s - iv.start_s, |total, cpu_s| exposition(total, cpu_s, iv))).unwrap()
         });
         let mut sc = SwarmConfig::new(addr, secret);
         sc.bots = 50;

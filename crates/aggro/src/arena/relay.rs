@@ -5,7 +5,8 @@ use super::{address, duration, metrics_server, ms, stop_on_signal};
 use crate::cli::ServeArgs;
 use crate::session;
 use aggro_arena::relay::profile::exposition;
-use aggro_arena::relay::{RelayConfig, RelayCounters, RelayInterval, RelayServer};
+use aggro_arena::metrics::LivePage;
+use aggro_arena::relay::{RelayConfig, RelayInterval, RelayServer};
 use aggro_arena::udp::BatchSocket;
 use aggro_report::record::now_rfc3339;
 use aggro_stats::Summary;
@@ -29,13 +30,9 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<()> {
         println!("relay server on {listen}{}", metrics.as_ref().map_or(String::new(), |m| format!(", metrics at http://{}/metrics", m.local_addr())));
     }
     let quiet = a.common.quiet;
-    let (mut total, mut cpu_s) = (RelayCounters::default(), 0.0);
+    let mut live = LivePage::new(metrics.as_ref());
     let (intervals, totals) = server.run(&stop, |iv| {
-        total += iv.counters;
-        cpu_s += iv.cpu_pct / 100.0 * (iv.end_s - iv.start_s);
-        if let Some(m) = &metrics {
-            m.publish(exposition(&total, cpu_s, iv));
-        }
+        live.interval(iv.counters, iv.cpu_pct, iv.end_s - iv.start_s, |total, cpu_s| exposition(total, cpu_s, iv));
         if !quiet {
             println!("{}", line(iv));
         }

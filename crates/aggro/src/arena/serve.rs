@@ -4,7 +4,8 @@ use super::record::{Whole, interval, op, run_record};
 use super::{address, duration, metrics_server, ms, server_config, stop_on_signal};
 use crate::cli::ServeArgs;
 use crate::session;
-use aggro_arena::server::profile::{Counters, exposition};
+use aggro_arena::metrics::LivePage;
+use aggro_arena::server::profile::exposition;
 use aggro_arena::server::{GameServer, PHASES, ServerInterval};
 use aggro_arena::udp::BatchSocket;
 use aggro_report::record::now_rfc3339;
@@ -27,13 +28,9 @@ pub fn main(a: ServeArgs) -> anyhow::Result<()> {
     }
     let quiet = a.common.quiet;
     let metrics = metrics_server(a.common.metrics.as_deref())?;
-    let (mut total, mut cpu_s) = (Counters::default(), 0.0);
+    let mut live = LivePage::new(metrics.as_ref());
     let (intervals, totals) = server.run(&stop, |iv| {
-        total += iv.counters;
-        cpu_s += iv.cpu_pct / 100.0 * (iv.end_s - iv.start_s);
-        if let Some(m) = &metrics {
-            m.publish(exposition(&total, cpu_s, iv));
-        }
+        live.interval(iv.counters, iv.cpu_pct, iv.end_s - iv.start_s, |total, cpu_s| exposition(total, cpu_s, iv));
         if !quiet {
             println!("{}", line(iv));
         }

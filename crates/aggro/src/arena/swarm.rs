@@ -6,11 +6,11 @@ use crate::BadInput;
 use crate::cli::{Behaviour as Kind, Receivers, SwarmArgs};
 use crate::plan::parse_bandwidth;
 use crate::session;
-use aggro_arena::metrics::{MetricsServer, parse, scrape};
+use aggro_arena::metrics::{LivePage, parse, scrape};
 use aggro_arena::swarm::br::{Br, BrConfig};
 use aggro_arena::swarm::profile::exposition;
 use aggro_arena::swarm::relay::RelayBots;
-use aggro_arena::swarm::{Behaviour, Swarm, SwarmConfig, SwarmCounters, SwarmInterval};
+use aggro_arena::swarm::{Behaviour, Swarm, SwarmConfig, SwarmInterval};
 use aggro_arena::verdict::{Evidence, Verdict, judge};
 use aggro_report::record::now_rfc3339;
 use anyhow::Context;
@@ -89,11 +89,9 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
         println!("swarm of {} bots against {server} for {:?}", cfg.bots, cfg.duration);
     }
     let server_before = server_metrics.map(server_figures).transpose()?;
-    let (mut total, mut cpu_s) = (SwarmCounters::default(), 0.0);
+    let mut live = LivePage::new(metrics.as_ref());
     let (intervals, totals) = swarm.run(&stop, |iv| {
-        total += iv.counters;
-        cpu_s += iv.cpu_pct / 100.0 * (iv.end_s - iv.start_s);
-        publish(&metrics, &total, cpu_s, iv);
+        live.interval(iv.counters, iv.cpu_pct, iv.end_s - iv.start_s, |total, cpu_s| exposition(total, cpu_s, iv));
         if !quiet {
             println!("{}", line(iv));
         }
@@ -120,12 +118,6 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
     }
     println!("result: {}", out.display());
     Ok(())
-}
-
-fn publish(metrics: &Option<MetricsServer>, total: &SwarmCounters, cpu_s: f64, iv: &SwarmInterval) {
-    if let Some(m) = metrics {
-        m.publish(exposition(total, cpu_s, iv));
-    }
 }
 
 /// The server's CPU seconds, kernel drops and bytes (in + out) so far, from its /metrics page.
