@@ -111,40 +111,6 @@ impl Bot {
         self.rng.unit() as f32
     }
 
-    fn take_packet(&mut self, now_us: u64, seq: u32, packet: &[u8], heard: &mut Heard) {
-        let c = &mut heard.counters;
-        match self.client.process_packet(now_us, packet) {
-            Ok(ClientEvent::Connected { .. }) => c.connects += 1,
-            Ok(ClientEvent::Data(payload)) if !payload.is_empty() => {
-                c.snapshots += 1;
-                self.take_snapshot(seq, payload, heard);
-            }
-            Ok(ClientEvent::Disconnected) => c.disconnects += 1,
-            _ => {}
-        }
-        let Some(conn) = self.client.connection() else { return };
-        while let Some(m) = conn.receive_reliable() {
-            match ServerRpc::read(&m) {
-                Some(ServerRpc::Welcome { actor, tick_hz }) => {
-                    self.actor = Some(actor);
-                    self.hz = tick_hz.max(1) as u32;
-                    self.out.clear();
-                    let (x, y) = self.drop_at;
-                    ClientRpc::Join { x: (x * 100.0) as u32, y: (y * 100.0) as u32 }.write(&mut self.out);
-                    let _ = conn.send_reliable(&self.out);
-                    self.joined = true;
-                }
-                Some(ServerRpc::Fired { shooter, shot_at_us }) if Some(shooter) != self.actor => heard.delays_us.push(now_us.saturating_sub(shot_at_us)),
-                Some(ServerRpc::Died { who, .. }) if Some(who) == self.actor && !self.dead => {
-                    self.dead = true;
-                    heard.gone = true;
-                    heard.counters.deaths += 1;
-                }
-                _ => {}
-            }
-        }
-    }
-
     fn take_snapshot(&mut self, seq: u32, payload: &[u8], heard: &mut Heard) {
         let me = self.actor;
         let mut own = None;
@@ -173,9 +139,30 @@ impl Bot {
         }
     }
 
+    /// The next waypoint: up to 200 m away, pulled toward the centre when far out (the zone closes there).
+    fn next_waypoint(&mut self, x: f32, y: f32) -> (f32, f32) {
+        let c = MAP_M / 2.0;
+        let pull = if (x - c).hypot(y - c) > 2000.0 { 0.3 } else { 0.0 };
+        let (rx, ry) = (self.rand() * 400.0 - 200.0, self.rand() * 400.0 - 200.0);
+        let nx = x + rx + (c - x) * pull * self.rand() * 0.1;
+        let ny = y + ry + (c - y) * pull * self.rand() * 0.1;
+        (nx.clamp(10.0, MAP_M - 10.0), ny.clamp(10.0, MAP_M - 10.0))
+    }
+}
+
+impl Player for Bot {
+    /// In the match: connected and welcomed, not dead.
+    fn active(&self) -> bool {
+        self.joined && !self.dead && self.client.state() == ClientState::Connected
+    }
+
+    fn gone(&self) -> bool {
+        self.dead
+    }
+
     /// One input tick: connect request while connecting, else input (and maybe a shot). Returns the
     /// datagram to send (in `out`), if any.
-    fn input(&mut self, now_us: u64, out: &mut Vec<u8>) -> bool {
+    fn tick(&mut self, now_us: u64, out: &mut Vec<u8>, _heard: &mut Heard) -> bool {
         if self.client.write_request(now_us, out) {
             return true;
         }
@@ -219,33 +206,38 @@ impl Bot {
         true
     }
 
-    /// The next waypoint: up to 200 m away, pulled toward the centre when far out (the zone closes there).
-    fn next_waypoint(&mut self, x: f32, y: f32) -> (f32, f32) {
-        let c = MAP_M / 2.0;
-        let pull = if (x - c).hypot(y - c) > 2000.0 { 0.3 } else { 0.0 };
-        let (rx, ry) = (self.rand() * 400.0 - 200.0, self.rand() * 400.0 - 200.0);
-        let nx = x + rx + (c - x) * pull * self.rand() * 0.1;
-        let ny = y + ry + (c - y) * pull * self.rand() * 0.1;
-        (nx.clamp(10.0, MAP_M - 10.0), ny.clamp(10.0, MAP_M - 10.0))
-    }
-}
-
-impl Player for Bot {
-    /// In the match: connected and welcomed, not dead.
-    fn active(&self) -> bool {
-        self.joined && !self.dead && self.client.state() == ClientState::Connected
-    }
-
-    fn gone(&self) -> bool {
-        self.dead
-    }
-
-    fn tick(&mut self, now_us: u64, out: &mut Vec<u8>, _heard: &mut Heard) -> bool {
-        self.input(now_us, out)
-    }
-
     fn receive(&mut self, now_us: u64, seq: u32, packet: &[u8], heard: &mut Heard) {
-        self.take_packet(now_us, seq, packet, heard)
+        let c = &mut heard.counters;
+        match self.client.process_packet(now_us, packet) {
+            Ok(ClientEvent::Connected { .. }) => c.connects += 1,
+            Ok(ClientEvent::Data(payload)) if !payload.is_empty() => {
+                c.snapshots += 1;
+                self.take_snapshot(seq, payload, heard);
+            }
+            Ok(ClientEvent::Disconnected) => c.disconnects += 1,
+            _ => {}
+        }
+        let Some(conn) = self.client.connection() else { return };
+        while let Some(m) = conn.receive_reliable() {
+            match ServerRpc::read(&m) {
+                Some(ServerRpc::Welcome { actor, tick_hz }) => {
+                    self.actor = Some(actor);
+                    self.hz = tick_hz.max(1) as u32;
+                    self.out.clear();
+                    let (x, y) = self.drop_at;
+                    ClientRpc::Join { x: (x * 100.0) as u32, y: (y * 100.0) as u32 }.write(&mut self.out);
+                    let _ = conn.send_reliable(&self.out);
+                    self.joined = true;
+                }
+                Some(ServerRpc::Fired { shooter, shot_at_us }) if Some(shooter) != self.actor => heard.delays_us.push(now_us.saturating_sub(shot_at_us)),
+                Some(ServerRpc::Died { who, .. }) if Some(who) == self.actor && !self.dead => {
+                    self.dead = true;
+                    heard.gone = true;
+                    heard.counters.deaths += 1;
+                }
+                _ => {}
+            }
+        }
     }
 
     fn leave(&mut self, now_us: u64, out: &mut Vec<u8>) -> bool {
