@@ -1,5 +1,5 @@
-//! What the kernel says about this process: resident memory, and a UDP
-//! socket's receive queue and drops (from /proc; zeros where unavailable).
+//! What the kernel says about this process: resident memory, and its UDP
+//! sockets' receive queues and drops (from /proc; zeros where unavailable).
 
 /// Resident memory of this process in bytes.
 pub fn rss_bytes() -> u64 {
@@ -21,50 +21,30 @@ pub struct ProcessGauges {
 }
 
 impl ProcessGauges {
-    /// Reads them for the UDP sockets bound to `ports`.
+    /// Reads them for the UDP sockets bound to `ports` (each kernel table read once).
     pub fn read(ports: impl IntoIterator<Item = u16>) -> Self {
+        let ports: Vec<u16> = ports.into_iter().collect();
         let mut g = Self { rss_bytes: rss_bytes(), ..Self::default() };
-        for p in ports {
-            let q = udp_queue(p);
-            g.receive_queue_bytes += q.receive_queue_bytes;
-            g.kernel_drops += q.drops;
+        for table in ["/proc/self/net/udp", "/proc/self/net/udp6"] {
+            let text = std::fs::read_to_string(table).unwrap_or_default();
+            for (port, rx, drops) in text.lines().skip(1).filter_map(parse_line) {
+                if ports.contains(&port) {
+                    g.receive_queue_bytes += rx;
+                    g.kernel_drops += drops;
+                }
+            }
         }
         g
     }
 }
 
-/// A bound UDP socket's kernel figures.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct UdpQueue {
-    /// Bytes waiting to be read.
-    pub receive_queue_bytes: u64,
-    /// Datagrams dropped since the socket opened (receive buffer full).
-    pub drops: u64,
-}
-
-/// The figures of the UDP sockets of this network namespace bound to `port`, summed.
-pub fn udp_queue(port: u16) -> UdpQueue {
-    let mut q = UdpQueue::default();
-    for table in ["/proc/self/net/udp", "/proc/self/net/udp6"] {
-        let text = std::fs::read_to_string(table).unwrap_or_default();
-        for (rx, drops) in text.lines().skip(1).filter_map(|l| parse_line(l, port)) {
-            q.receive_queue_bytes += rx;
-            q.drops += drops;
-        }
-    }
-    q
-}
-
-/// (rx_queue, drops) of a /proc/net/udp line whose local port is `port`.
-fn parse_line(line: &str, port: u16) -> Option<(u64, u64)> {
-    let f: Vec<&str> = line.split_whitespace().collect();
-    let local_port = u16::from_str_radix(f.get(1)?.rsplit(':').next()?, 16).ok()?;
-    if local_port != port {
-        return None;
-    }
-    let rx = u64::from_str_radix(f.get(4)?.split(':').nth(1)?, 16).ok()?;
+/// (local port, rx_queue bytes, drops) of a /proc/net/udp line.
+fn parse_line(line: &str) -> Option<(u16, u64, u64)> {
+    let mut f = line.split_whitespace();
+    let port = u16::from_str_radix(f.nth(1)?.rsplit(':').next()?, 16).ok()?;
+    let rx = u64::from_str_radix(f.nth(2)?.split(':').nth(1)?, 16).ok()?;
     let drops = f.last()?.parse().ok()?;
-    Some((rx, drops))
+    Some((port, rx, drops))
 }
 
 #[cfg(test)]
@@ -74,13 +54,15 @@ mod tests {
     #[test]
     fn a_proc_line_is_read_and_a_live_socket_is_seen() {
         let line = "  123: 0100007F:1E61 00000000:0000 07 00000000:00000A00 00:00000000 00000000  1000        0 4242 2 0000000000000000 17";
-        assert_eq!(parse_line(line, 0x1e61), Some((0xa00, 17)));
-        assert_eq!(parse_line(line, 7778), None);
+        assert_eq!(parse_line(line), Some((0x1e61, 0xa00, 17)));
+        assert_eq!(parse_line("  sl  local_address rem_address"), None, "the header line");
         assert!(rss_bytes() > 1 << 20);
         let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         let c = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         c.send_to(&[0; 100], s.local_addr().unwrap()).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));
-        assert!(udp_queue(s.local_addr().unwrap().port()).receive_queue_bytes >= 100, "the unread datagram is queued");
+        let g = ProcessGauges::read([s.local_addr().unwrap().port()]);
+        assert!(g.receive_queue_bytes >= 100, "the unread datagram is queued: {g:?}");
+        assert_eq!(ProcessGauges::read([]).receive_queue_bytes, 0);
     }
 }
