@@ -88,7 +88,7 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
     if !quiet {
         println!("swarm of {} bots against {server} for {:?}", cfg.bots, cfg.duration);
     }
-    let server_before = server_metrics.map(server_figures).transpose()?;
+    let server_before = server_metrics.map(ServerPage::scrape).transpose()?;
     let mut live = LivePage::new(metrics.as_ref());
     let (intervals, totals) = swarm.run(&stop, |iv| {
         live.interval(iv.counters, iv.cpu_pct, iv.end_s - iv.start_s, |total, cpu_s| exposition(total, cpu_s, iv));
@@ -96,18 +96,23 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
             println!("{}", line(iv));
         }
     })?;
-    let server_after = server_metrics.map(server_figures).transpose()?;
-    let server_side = server_before.zip(server_after).map(|(b, e)| ((e.0 - b.0) / totals.end_s.max(1e-9) * 100.0, e.1 - b.1, (e.2 - b.2) / totals.end_s.max(1e-9)));
-    let verdict = judge(&Evidence {
-        server_cpu_pct: server_side.map(|s| s.0),
-        server_kernel_drops: server_side.map_or(0, |s| s.1 as u64),
+    let server_after = server_metrics.map(ServerPage::scrape).transpose()?;
+    let secs = totals.end_s.max(1e-9);
+    let mut evidence = Evidence {
         swarm_cpu_pct: totals.cpu_pct,
         swarm_lateness_p99_ms: ms(totals.timer_lateness.p99_ns),
-        bytes_per_s: server_side.map_or((totals.counters.bytes_in + totals.counters.bytes_out) as f64 / totals.end_s.max(1e-9), |s| s.2),
+        bytes_per_s: (totals.counters.bytes_in + totals.counters.bytes_out) as f64 / secs,
         bandwidth_budget: budget,
         queue_full: totals.counters.queue_full,
-        queued_per_session: 0.0,
-    });
+        ..Evidence::default()
+    };
+    if let (Some(before), Some(after)) = (server_before, server_after) {
+        // The server's own view replaces the swarm's where it has one.
+        evidence.server_cpu_pct = Some((after.cpu_s - before.cpu_s) / secs * 100.0);
+        evidence.server_kernel_drops = (after.kernel_drops - before.kernel_drops) as u64;
+        evidence.bytes_per_s = (after.bytes - before.bytes) / secs;
+    }
+    let verdict = judge(&evidence);
     let record = swarm_record::<B>(&spec, started_at, &intervals, &totals, &verdict, stop.load(Ordering::Relaxed));
     let out = a.common.out.clone().unwrap_or_else(|| session::default_out("arena-swarm"));
     session::write(&record, &out, None)?;
@@ -120,13 +125,23 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
     Ok(())
 }
 
-/// The server's CPU seconds, kernel drops and bytes (in + out) so far, from its /metrics page.
-fn server_figures(addr: SocketAddr) -> anyhow::Result<(f64, f64, f64)> {
-    let page = scrape(addr).with_context(|| format!("--server-metrics: cannot scrape http://{addr}/metrics"))?;
-    let m = parse(&page).map_err(|e| anyhow::anyhow!("--server-metrics: {e}"))?;
-    let get = |k: &str| m.get(k).copied().unwrap_or(0.0);
-    let bytes = get("aggro_relay_bytes_in_total") + get("aggro_relay_bytes_out_total");
-    Ok((get("process_cpu_seconds_total"), get("aggro_relay_kernel_drops_total"), bytes))
+/// What a swarm reads on its server's /metrics page (relay or game server): totals so far.
+#[derive(Clone, Copy, Debug)]
+struct ServerPage {
+    cpu_s: f64,
+    kernel_drops: f64,
+    /// Bytes in + out.
+    bytes: f64,
+}
+
+impl ServerPage {
+    fn scrape(addr: SocketAddr) -> anyhow::Result<Self> {
+        let page = scrape(addr).with_context(|| format!("--server-metrics: cannot scrape http://{addr}/metrics"))?;
+        let m = parse(&page).map_err(|e| anyhow::anyhow!("--server-metrics: {e}"))?;
+        let get = |k: &str| m.get(k).copied().unwrap_or(0.0);
+        let both = |suffix: &str| get(&format!("aggro_relay_{suffix}")) + get(&format!("aggro_arena_{suffix}"));
+        Ok(Self { cpu_s: get("process_cpu_seconds_total"), kernel_drops: both("kernel_drops_total"), bytes: both("bytes_in_total") + both("bytes_out_total") })
+    }
 }
 
 /// One interval as a line.
