@@ -44,6 +44,8 @@ struct Relay {
     rooms: Rooms,
     /// Members with something to send this turn.
     dirty: Vec<u32>,
+    /// A room's members while the relay sends to them (reused).
+    scratch: Vec<u32>,
     next_member: u32,
     msg: Vec<u8>,
     profile: RelayProfile,
@@ -62,7 +64,7 @@ pub struct RelayServer {
 impl RelayServer {
     pub fn new(cfg: RelayConfig, sock: BatchSocket) -> Self {
         let proto = Server::new(ServerConfig { max_clients: cfg.max_clients, ..ServerConfig::new(cfg.secret.clone()) });
-        let relay = Relay { proto, members: Vec::new(), rooms: Rooms::default(), dirty: Vec::new(), next_member: 1, msg: Vec::new(), profile: RelayProfile::new(now_us()) };
+        let relay = Relay { proto, members: Vec::new(), rooms: Rooms::default(), dirty: Vec::new(), scratch: Vec::new(), next_member: 1, msg: Vec::new(), profile: RelayProfile::new(now_us()) };
         Self { cfg, sock, relay, buf: Vec::with_capacity(arena_proto::MTU), traffic_seen: Traffic::default() }
     }
 
@@ -249,12 +251,20 @@ impl Relay {
     fn tell_room(&mut self, room: u32, except: u32, c: Control) {
         self.msg.clear();
         c.write(&mut self.msg);
-        for i in 0..self.rooms.members(room).len() {
-            let to = self.rooms.members(room)[i];
-            if to != except {
-                self.send_reliable(to);
-            }
+        let members = self.room_members(room);
+        for &to in members.iter().filter(|&&to| to != except) {
+            self.send_reliable(to);
         }
+        self.scratch = members;
+    }
+
+    /// The members of `room`, in the reused scratch list (one room lookup, however many receivers);
+    /// give it back through `self.scratch`.
+    fn room_members(&mut self, room: u32) -> Vec<u32> {
+        let mut members = std::mem::take(&mut self.scratch);
+        members.clear();
+        members.extend_from_slice(self.rooms.members(room));
+        members
     }
 
     /// Queues `self.msg` on `to`'s reliable channel; false if its queue is full.
@@ -279,8 +289,8 @@ impl Relay {
         let c = &mut self.profile.counters;
         c.events_in += 1;
         c.event_bytes_in += event.len() as u64;
-        for i in 0..self.rooms.members(room).len() {
-            let to = self.rooms.members(room)[i];
+        let members = self.room_members(room);
+        for &to in &members {
             if to == from && !head.to_all {
                 continue;
             }
@@ -297,6 +307,7 @@ impl Relay {
                 self.profile.counters.event_bytes_out += event.len() as u64;
             }
         }
+        self.scratch = members;
     }
 
     /// Sends every dirty member its packets: pending unreliable events (as many packets as they need),
