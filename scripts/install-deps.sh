@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what aggro's build and tests need on a Debian machine, idempotently:
 # a Rust toolchain, PostgreSQL, Redis, a JRE and Maven (for DynamoDB Local),
-# and pgbench/redis-benchmark for the benchmarks. Safe to run again.
+# pgbench/redis-benchmark for the benchmarks, and Chromium for the report tests. Safe to run again.
 set -euo pipefail
 
 need_apt=()
@@ -17,6 +17,7 @@ have cc || need_apt+=(build-essential)
 have pkg-config || need_apt+=(pkg-config)
 have python3 || need_apt+=(python3)
 have runuser || need_apt+=(util-linux)
+have chromium || need_apt+=(chromium)   # the HTML report and live view tests open pages headless
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "install-deps: apt-get install ${need_apt[*]}" >&2

@@ -28,4 +28,4 @@ pub mod units;
 
 pub use clock::{Clock, MonotonicClock, Nanos, TokioClock, Waiter};
 pub use outcome::{ErrorClass, ErrorSamples, StoreError};
-pub use schedule::{Pacing, RatePlan, Schedule, Slot, Stage};
+pub use schedule::{Pacing, RatePlan, Schedule, Share, Slot, Stage};

@@ -117,6 +117,44 @@ impl RatePlan {
     }
 }
 
+/// This generator's part of a run split across workers (`--worker I/N`):
+/// the slots whose number is `index` modulo `of`. Requests are derived from
+/// their slot number, so the shards of a run together make exactly the
+/// requests, at exactly the times, of the same run on one machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Share {
+    /// This worker, from 0.
+    pub index: u64,
+    /// Workers in all.
+    pub of: u64,
+}
+
+impl Default for Share {
+    fn default() -> Self {
+        Self::WHOLE
+    }
+}
+
+impl Share {
+    /// The whole run on one generator.
+    pub const WHOLE: Share = Share { index: 0, of: 1 };
+
+    /// Worker `index` (from 0) of `of`; `None` unless `index < of`.
+    pub fn new(index: u64, of: u64) -> Option<Self> {
+        (index < of).then_some(Self { index, of })
+    }
+
+    /// How many of the first `global` slots are this worker's.
+    pub fn of_first(&self, global: u64) -> u64 {
+        global.saturating_sub(self.index).div_ceil(self.of)
+    }
+
+    /// An even share of `total` things (players, rooms, users): the first `total % of` workers take one more.
+    pub fn part(&self, total: u64) -> u64 {
+        total / self.of + u64::from(self.index < total % self.of)
+    }
+}
+
 /// One slot of the schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Slot {
@@ -165,10 +203,14 @@ pub struct Schedule {
     closed_loop: bool,
     limit: Option<u64>,
     rng: Rng,
-    /// Position in count space of the next request.
+    /// Position in count space of the next slot of the whole run.
     position: f64,
     span_index: usize,
+    /// Slots handed out by this generator.
     issued: u64,
+    /// Slots of the whole run passed so far (this generator's and the other workers').
+    passed: u64,
+    share: Share,
     closed: bool,
 }
 
@@ -210,8 +252,22 @@ impl Schedule {
             position,
             span_index: 0,
             issued: 0,
+            passed: 0,
+            share: Share::WHOLE,
             closed: false,
         }
+    }
+
+    /// The same schedule, handing out only `share`'s slots.
+    pub fn shared(mut self, share: Share) -> Self {
+        self.share = share;
+        self
+    }
+
+    /// The number (in the whole run) of the slot the next [`Schedule::next`] hands out:
+    /// what a loader derives its request from.
+    pub fn next_seq(&self) -> u64 {
+        self.share.index + self.share.of * self.issued
     }
 
     /// Requests handed out so far.
@@ -232,7 +288,8 @@ impl Schedule {
     /// The next slot, or `None` once the plan (or the limit) is exhausted.
     /// `now` is only consulted by a time-bounded closed loop.
     pub fn next(&mut self, now: Nanos) -> Option<Slot> {
-        if self.closed || self.limit.is_some_and(|l| self.issued >= l) {
+        let seq = self.next_seq();
+        if self.closed || self.limit.is_some_and(|l| seq >= l) {
             self.closed = true;
             return None;
         }
@@ -244,16 +301,25 @@ impl Schedule {
             self.issued += 1;
             return Some(Slot::Now);
         }
+        // Pass the other workers' slots (drawing their gaps, so every worker sees the same arrivals).
+        while self.passed < seq {
+            self.step();
+        }
         let Some(at) = self.time_of(self.position) else {
             self.closed = true;
             return None;
         };
-        self.position += if self.pacing == Pacing::Poisson { self.rng.exp1() } else { 1.0 };
+        self.step();
         self.issued += 1;
         Some(Slot::At(match self.pacing {
             Pacing::Second => at - at % 1_000_000_000,
             _ => at,
         }))
+    }
+
+    fn step(&mut self) {
+        self.position += if self.pacing == Pacing::Poisson { self.rng.exp1() } else { 1.0 };
+        self.passed += 1;
     }
 
     /// `C⁻¹(position)`, advancing `span_index`; None past the end of the plan.
@@ -281,11 +347,8 @@ impl Schedule {
             Pacing::Poisson => return self.issued + self.count_poisson_due(now),
         };
         let total = self.spans.last().map_or(0.0, |s| s.count_before + s.count).ceil() as u64;
-        let planned = planned.min(total);
-        match self.limit {
-            Some(l) => planned.min(l).max(self.issued),
-            None => planned.max(self.issued),
-        }
+        let planned = planned.min(total).min(self.limit.unwrap_or(u64::MAX));
+        self.share.of_first(planned).max(self.issued)
     }
 
     fn count_at(&self, t: Nanos) -> f64 {
@@ -411,5 +474,37 @@ mod tests {
         assert!(s.next(0).is_some());
         s.close();
         assert_eq!(s.next(0), None);
+    }
+
+    #[test]
+    fn the_shares_of_a_run_make_the_whole_run() {
+        let plan = RatePlan::parse_stages("1s:500,1s:2000", 100.0).unwrap();
+        for pacing in [Pacing::Even, Pacing::Poisson, Pacing::Second] {
+            let mut whole = Schedule::new(&plan, pacing, Some(1_500), 7);
+            let all: Vec<(u64, Slot)> = std::iter::from_fn(|| Some((whole.next_seq(), whole.next(0)?))).collect();
+            let mut union = Vec::new();
+            for index in 0..3 {
+                let mut part = Schedule::new(&plan, pacing, Some(1_500), 7).shared(Share::new(index, 3).unwrap());
+                let mine: Vec<(u64, Slot)> = std::iter::from_fn(|| Some((part.next_seq(), part.next(0)?))).collect();
+                assert!(mine.iter().all(|(seq, _)| seq % 3 == index));
+                assert_eq!(part.issued() as usize, mine.len());
+                union.extend(mine);
+            }
+            union.sort_by_key(|(seq, _)| *seq);
+            assert_eq!(union, all, "{pacing:?}");
+        }
+        assert_eq!(Share::new(3, 3), None);
+        let parts: Vec<u64> = (0..4).map(|i| Share::new(i, 4).unwrap().part(10)).collect();
+        assert_eq!(parts, vec![3, 3, 2, 2]);
+        assert_eq!(Share::new(2, 3).unwrap().of_first(9), 3);
+        assert_eq!(Share::new(2, 3).unwrap().of_first(2), 0);
+    }
+
+    #[test]
+    fn a_share_counts_only_its_own_backlog() {
+        let plan = RatePlan::fixed(1000.0, 1_000_000_000);
+        let s = Schedule::new(&plan, Pacing::Even, None, 1).shared(Share::new(1, 4).unwrap());
+        // 501 slots of the whole run are due at 0.5 s (0 … 500); slots 1, 5, … 497 are worker 1's.
+        assert_eq!(s.due_by(500_000_000), 125);
     }
 }

@@ -10,12 +10,22 @@
 //! - [`record`]: [`RunRecord`] and its parts, built from interval reports.
 //! - [`text`]: the one-line-per-interval console view (and the per-loader view).
 //! - [`csv`]: the interval table as CSV.
+//! - [`hdrlog`]: the run as a standard HdrHistogram interval log.
 //! - [`host`]: host facts and /proc sampling of the generator's own CPU.
+//! - [`timeline`]: intervals grouped into chart points, histograms merged.
+//! - [`html`]: the self-contained HTML report and the comparison of runs.
+//! - [`merge`]: the shards of a run (`--worker I/N`) combined exactly.
+//! - [`slo`]: pass/fail thresholds (`p99<50ms,errors<0.1%`).
 #![deny(missing_docs)]
 
 pub mod csv;
+pub mod hdrlog;
 pub mod host;
+pub mod html;
+pub mod merge;
 pub mod record;
+pub mod slo;
 pub mod text;
+pub mod timeline;
 
 pub use record::{IntervalRecord, OpRecord, RunRecord};

@@ -83,6 +83,9 @@ pub struct IntervalRecord {
     pub ops: Vec<OpRecord>,
     /// Timer lateness (actual start − intended start of requests whose loader waited for them).
     pub lag: Summary,
+    /// Its histogram (same encoding as `latency_hdr`), so merged shards' lateness is exact; empty when not kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub lag_hdr: String,
     /// CPU and memory of the generator and the machine.
     pub cpu: CpuUse,
 }
@@ -119,6 +122,9 @@ pub struct RunRecord {
     pub totals: Vec<OpRecord>,
     /// Timer lateness over the whole run.
     pub lag: Summary,
+    /// Its histogram; empty when not kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub lag_hdr: String,
     /// Why the run ended, machine-readable.
     pub stop_reason: serde_json::Value,
     /// Why the run ended, for a person.

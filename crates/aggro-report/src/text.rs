@@ -102,6 +102,7 @@ mod tests {
             planned_rate: Some(1.0),
             ops,
             lag: Summary::default(),
+            lag_hdr: String::new(),
             cpu: Default::default(),
         };
         let lines = interval_lines(&i);

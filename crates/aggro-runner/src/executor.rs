@@ -101,7 +101,7 @@ where
     assert!(!loaders.is_empty(), "a run needs at least one loader");
     let origin = clock.now();
     let shared = Arc::new(Shared {
-        schedule: Mutex::new(Schedule::new(&plan.rate, plan.pacing, plan.limit, plan.seed)),
+        schedule: Mutex::new(Schedule::new(&plan.rate, plan.pacing, plan.limit, plan.seed).shared(plan.share)),
         loaders: (0..loaders.len())
             .map(|_| LoaderSlot {
                 recorder: Mutex::new(Recorder::new(op_count)),
@@ -147,7 +147,7 @@ async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, 
         let now = shared.now();
         let (seq, slot) = {
             let mut schedule = shared.schedule.lock();
-            let seq = schedule.issued();
+            let seq = schedule.next_seq();
             match schedule.next(now) {
                 Some(slot) => (seq, slot),
                 None => break,

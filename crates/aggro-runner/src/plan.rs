@@ -1,6 +1,6 @@
 //! What to run, and why a run ended.
 
-use aggro_core::{Nanos, Pacing, RatePlan};
+use aggro_core::{Nanos, Pacing, RatePlan, Share};
 use serde::{Deserialize, Serialize};
 
 /// When backlog ends a run.
@@ -80,6 +80,9 @@ pub struct RunPlan {
     /// Where loaders run.
     #[serde(default)]
     pub placement: Placement,
+    /// This generator's share of a run split across workers (the whole run by default).
+    #[serde(default)]
+    pub share: Share,
 }
 
 /// Why a run ended.

@@ -48,6 +48,7 @@ fn plan(rate: f64, seconds: u64) -> RunPlan {
         drain_ns: 10 * S,
         seed: 1,
         placement: Placement::Tasks,
+        share: aggro_core::Share::WHOLE,
     }
 }
 

@@ -84,6 +84,7 @@ impl Observer for Console {
             planned_rate: r.planned_rate,
             ops: op_records(self.names, r.merged),
             lag: Summary::of(&r.merged.lag),
+            lag_hdr: aggro_stats::encode::to_base64(&r.merged.lag),
             cpu,
         };
         for line in text::interval_lines(&record) {

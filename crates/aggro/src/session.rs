@@ -77,6 +77,7 @@ pub fn record<L>(
         intervals: console.intervals,
         totals: op_records(names, &outcome.totals),
         lag,
+        lag_hdr: aggro_stats::encode::to_base64(&outcome.totals.lag),
         stop_reason: serde_json::to_value(&outcome.stop_reason).unwrap_or_default(),
         stop_message: outcome.stop_reason.to_string(),
         due: outcome.due,

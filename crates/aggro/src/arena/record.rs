@@ -22,6 +22,7 @@ pub fn interval(start_s: f64, end_s: f64, count: u64, rate: Option<f64>, ops: Ve
         planned_rate: rate,
         ops,
         lag,
+        lag_hdr: String::new(),
         cpu: CpuUse { generator_cores: cpu_pct / 100.0, ..CpuUse::default() },
     }
 }
@@ -56,6 +57,7 @@ pub fn run_record(w: Whole, intervals: Vec<IntervalRecord>) -> RunRecord {
         intervals,
         totals: w.totals,
         lag: w.lag,
+        lag_hdr: String::new(),
         stop_reason: serde_json::json!({ "kind": w.stop_kind }),
         stop_message: w.stop_message,
         due: w.count,

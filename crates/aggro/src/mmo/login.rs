@@ -59,6 +59,7 @@ impl Login {
             drain_ns: 10_000_000_000,
             seed: self.seed,
             placement: if target.blocking() { Placement::Threads } else { Placement::Tasks },
+            share: aggro_core::Share::WHOLE,
         };
         let stop = StopHandle::new();
         stop.stop_on_signals();

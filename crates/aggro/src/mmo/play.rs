@@ -203,6 +203,7 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
         drain_ns: game_minute_ns.max(10_000_000_000),
         seed,
         placement: Placement::Tasks,
+        share: aggro_core::Share::WHOLE,
     };
     let play = Play {
         spec: PlaySpec {

@@ -35,6 +35,7 @@ pub fn plan(drive: &DriveSpec, rate: RatePlan, limit: Option<u64>) -> RunPlan {
         drain_ns: drive.drain_ns,
         seed: drive.seed,
         placement: Placement::Tasks,
+        share: aggro_core::Share::WHOLE,
     }
 }
 

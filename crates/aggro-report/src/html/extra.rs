@@ -1,0 +1,238 @@
+//! The sections particular to a command, drawn from the record's `extra`:
+//! the MMO period time and action table, the arena server's tick rate,
+//! phases and bandwidth, the swarm's and relay's own figures, and the
+//! capacity curves of `find-max` and the bench sweeps.
+
+use super::chart::{Chart, Mark, Series};
+use super::page::Html;
+use super::run::latency_unit;
+use crate::record::RunRecord;
+use crate::timeline::{MAX_POINTS, Timeline, points};
+use aggro_core::units::format_nanos;
+use serde_json::Value;
+
+/// A number at a `/`-separated path (NaN when absent).
+fn num(v: &Value, path: &str) -> f64 {
+    path.split('/').try_fold(v, |v, k| v.get(k)).and_then(Value::as_f64).unwrap_or(f64::NAN)
+}
+
+fn rows<'v>(v: &'v Value, path: &str) -> &'v [Value] {
+    path.split('/').try_fold(v, |v, k| v.get(k)).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+/// At most [`MAX_POINTS`] points: consecutive points averaged (for rates and means only).
+fn thin(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    let per = points.len().div_ceil(MAX_POINTS).max(1);
+    if per == 1 {
+        return points;
+    }
+    points.chunks(per).map(|c| (c[c.len() - 1].0, c.iter().map(|p| p.1).sum::<f64>() / c.len() as f64)).collect()
+}
+
+/// A series over a profile's intervals: x is `end_s`, y the value at `path`.
+fn over(intervals: &[Value], name: &str, path: &str, scale: f64) -> Series {
+    Series::new(name, thin(intervals.iter().map(|i| (num(i, "end_s"), num(i, path) * scale)).collect()))
+}
+
+/// Every section the record's command has.
+pub(super) fn sections(h: &mut Html, r: &RunRecord) {
+    let e = &r.extra;
+    if e.get("mmo_play").is_some() {
+        mmo_play(h, r);
+    }
+    if let Some(s) = e.get("arena_server") {
+        arena_server(h, r, s);
+    }
+    if let Some(s) = e.get("arena_swarm") {
+        arena_swarm(h, s);
+    }
+    if let Some(s) = e.get("relay_server") {
+        relay_server(h, s);
+    }
+    if !rows(e, "trials").is_empty() && r.command.contains("find-max") {
+        find_max(h, r);
+    }
+    if !rows(e, "mmo_login/trials").is_empty() {
+        login_trials(h, e);
+    }
+    if !rows(e, "arena_bench/rows").is_empty() {
+        arena_bench(h, r);
+    }
+    if !rows(e, "relay_bench/rows").is_empty() {
+        relay_bench(h, e);
+    }
+}
+
+fn mmo_play(h: &mut Html, r: &RunRecord) {
+    let m = &r.extra["mmo_play"];
+    h.section("mmo", "MMO: period time and actions");
+    h.para(&format!(
+        "player-minute ratio {:.1} (game-minutes served per real minute), so about {:.0} players per server by extrapolation; mean period {:.2} ms over {} periods.",
+        num(m, "player_minute_ratio"),
+        num(m, "extrapolated_players_per_server"),
+        num(m, "mean_period_ms"),
+        num(m, "periods")
+    ));
+    let t = Timeline::new(r, MAX_POINTS);
+    let x = t.at_s();
+    if let Ok(periods) = t.latency(0, true) {
+        let mean = periods.summaries.iter().map(|s| if s.count == 0 { f64::NAN } else { s.mean_ns / 1e6 });
+        let max = periods.summaries.iter().map(|s| if s.count == 0 { f64::NAN } else { s.max_ns as f64 / 1e6 });
+        h.chart(&Chart::new("Period time T (per period of a zone)", "elapsed (s)", "ms").with(Series::new("mean", points(&x, mean))).with(Series::new("longest", points(&x, max))));
+    }
+    let table: Vec<Vec<String>> = rows(m, "table")
+        .iter()
+        .map(|a| {
+            let ms = |k: &str| format!("{:.3}", num(a, k));
+            vec![
+                a["name"].as_str().unwrap_or("?").to_string(),
+                format!("{:.2}", num(a, "per_period")),
+                format!("{:.0}", num(a, "calls")),
+                ms("total_ms"),
+                ms("per_call_ms"),
+                format_nanos(num(a, "latency/p99_ns") as u64),
+                ms("last_ms"),
+                ms("prev_ms"),
+            ]
+        })
+        .collect();
+    h.table("actions", &["action", "per period", "calls", "total ms", "ms per call", "p99", "T_last ms", "T_prev ms"], &table);
+}
+
+fn arena_server(h: &mut Html, r: &RunRecord, s: &Value) {
+    let iv = rows(s, "intervals");
+    h.section("arena-server", "Arena server: tick rate, frame phases, bandwidth");
+    let mut tick = Chart::new("Achieved tick rate", "elapsed (s)", "Hz").with(over(iv, "tick", "tick_hz", 1.0));
+    let target = num(&r.spec, "server/tick_hz");
+    if target.is_finite() {
+        tick.marks.push(Mark::Y(target, format!("target {target} Hz")));
+    }
+    h.chart(&tick);
+    let mut phases = Chart::new("Frame phases (mean per frame, stacked)", "elapsed (s)", "ms");
+    phases.stacked = true;
+    for p in ["dispatch", "send_flush", "simulate", "flush"] {
+        phases.series.push(over(iv, p, &format!("phases/{p}/mean_ns"), 1e-6));
+    }
+    if target.is_finite() {
+        phases.marks.push(Mark::Y(1000.0 / target, "frame budget".into()));
+    }
+    h.chart(&phases);
+    h.chart(
+        &Chart::new("Bandwidth per client", "elapsed (s)", "kB/s")
+            .with(over(iv, "out (to client)", "kb_out_per_client_s", 1.0))
+            .with(over(iv, "in (from client)", "kb_in_per_client_s", 1.0)),
+    );
+    h.chart(&Chart::new("Clients and server CPU", "elapsed (s)", "clients / % of a core").with(over(iv, "clients", "clients", 1.0)).with(over(iv, "CPU %", "cpu_pct", 1.0)));
+}
+
+fn arena_swarm(h: &mut Html, s: &Value) {
+    let iv = rows(s, "intervals");
+    h.section("arena-swarm", "Bot swarm");
+    if let Some(v) = s.get("verdict") {
+        h.para(&format!("bottleneck: {} — {}", v["limit"].as_str().unwrap_or("?"), v["evidence"].as_str().unwrap_or("")));
+    }
+    for w in iv.iter().filter_map(|i| i["warning"].as_str()).take(3) {
+        h.raw(&format!(r#"<p class="warn">{}</p>"#, super::chart::escape(w)));
+    }
+    h.chart(&Chart::new("Active bots and swarm CPU", "elapsed (s)", "bots / % of a core").with(over(iv, "active bots", "active_bots", 1.0)).with(over(iv, "CPU %", "cpu_pct", 1.0)));
+    h.chart(
+        &Chart::new("Per bot", "elapsed (s)", "per second")
+            .with(over(iv, "snapshots", "snapshots_per_bot_s", 1.0))
+            .with(over(iv, "kB in", "kb_in_per_bot_s", 1.0)),
+    );
+}
+
+fn relay_server(h: &mut Html, s: &Value) {
+    let iv = rows(s, "intervals");
+    h.section("relay-server", "Relay server");
+    h.chart(&Chart::new("Connections and rooms", "elapsed (s)", "count").with(over(iv, "connections", "connections", 1.0)).with(over(iv, "rooms", "rooms", 1.0)));
+    h.chart(&Chart::new("Events", "elapsed (s)", "per second").with(over(iv, "in", "events_in_per_s", 1.0)).with(over(iv, "out", "events_out_per_s", 1.0)));
+    h.chart(&Chart::new("Relay CPU", "elapsed (s)", "% of a core").with(over(iv, "CPU %", "cpu_pct", 1.0)));
+}
+
+fn find_max(h: &mut Html, r: &RunRecord) {
+    let trials = rows(&r.extra, "trials");
+    h.section("capacity", "Capacity search");
+    let mut sorted: Vec<&Value> = trials.iter().collect();
+    sorted.sort_by(|a, b| num(a, "rate").total_cmp(&num(b, "rate")));
+    let p99: Vec<(f64, f64)> = sorted.iter().map(|t| (num(t, "rate"), num(t, "p99_ns") / 1e6)).collect();
+    let mut c = Chart::new("p99 by rate tried", "rate (per second)", "ms").with(Series::new("p99", p99));
+    c.dots = true;
+    let bound = num(&r.spec, "p99_bound_ns");
+    if bound.is_finite() {
+        c.marks.push(Mark::Y(bound / 1e6, "p99 bound".into()));
+    }
+    let best = num(&r.extra, "best");
+    if best.is_finite() {
+        c.marks.push(Mark::X(best, format!("held: {best:.0}/s")));
+    }
+    h.chart(&c);
+    let table: Vec<Vec<String>> = trials
+        .iter()
+        .map(|t| {
+            vec![
+                format!("{:.0}", num(t, "rate")),
+                format!("{:.1}", num(t, "achieved")),
+                format_nanos(num(t, "p99_ns") as u64),
+                format!("{:.0}", num(t, "backlog")),
+                format!("{:.0}", num(t, "errors")),
+                if t["passed"].as_bool() == Some(true) { "+held".into() } else { format!("!{}", t["why"].as_str().unwrap_or("failed")) },
+            ]
+        })
+        .collect();
+    h.table("trials", &["rate", "achieved/s", "p99", "backlog", "errors", ""], &table);
+}
+
+fn login_trials(h: &mut Html, e: &Value) {
+    h.section("capacity", "Logins by clients");
+    let pts = rows(e, "mmo_login/trials").iter().map(|t| (num(t, "clients"), num(t, "logins_per_s"))).collect();
+    let mut c = Chart::new("Logins per second by clients", "clients", "logins/s").with(Series::new("logins/s", pts));
+    c.dots = true;
+    h.chart(&c);
+}
+
+fn arena_bench(h: &mut Html, r: &RunRecord) {
+    let rs = rows(&r.extra, "arena_bench/rows");
+    h.section("capacity", "Arena sweep");
+    let mut variants: Vec<&str> = rs.iter().filter_map(|x| x["variant"].as_str()).collect();
+    variants.dedup();
+    variants.sort_unstable();
+    variants.dedup();
+    let by_variant = |path: &str, scale: f64| -> Vec<Series> {
+        variants
+            .iter()
+            .map(|v| Series::new(*v, rs.iter().filter(|x| x["variant"].as_str() == Some(v)).map(|x| (num(x, "players"), num(x, path) * scale)).collect()))
+            .collect()
+    };
+    let mut frame = Chart::new("Frame p99 by players", "players", "ms");
+    frame.series = by_variant("frame/p99_ns", 1e-6);
+    frame.dots = true;
+    let tick = num(&r.spec, "tick_hz");
+    if tick.is_finite() {
+        frame.marks.push(Mark::Y(1000.0 / tick, format!("{tick} Hz budget")));
+    }
+    h.chart(&frame);
+    let mut delay = Chart::new("Gunfire delay p50 by players", "players", "ms");
+    delay.series = by_variant("gunfire_delay/p50_ns", 1e-6);
+    delay.dots = true;
+    h.chart(&delay);
+}
+
+fn relay_bench(h: &mut Html, e: &Value) {
+    let rs = rows(e, "relay_bench/rows");
+    h.section("capacity", "Relay sweep");
+    let max_ns = rs.iter().map(|x| num(x, "relay_delay/p99_ns")).fold(0.0, f64::max) as u64;
+    let (div, unit) = latency_unit(max_ns);
+    let pick = |path: &str, scale: f64| rs.iter().map(|x| (num(x, "ccu"), num(x, path) * scale)).collect::<Vec<_>>();
+    let mut delay = Chart::new("Relay delay by CCU", "CCU", unit).with(Series::new("p50", pick("relay_delay/p50_ns", 1.0 / div))).with(Series::new("p99", pick("relay_delay/p99_ns", 1.0 / div)));
+    delay.dots = true;
+    h.chart(&delay);
+    let mut cpu = Chart::new("CPU by CCU", "CCU", "% of a core").with(Series::new("server", pick("server_cpu_pct", 1.0))).with(Series::new("swarm", pick("swarm_cpu_pct", 1.0)));
+    cpu.dots = true;
+    h.chart(&cpu);
+    let table: Vec<Vec<String>> = rs
+        .iter()
+        .map(|x| vec![format!("{:.0}", num(x, "ccu")), x["verdict"]["limit"].as_str().unwrap_or("?").to_string(), x["verdict"]["evidence"].as_str().unwrap_or("").to_string()])
+        .collect();
+    h.table("verdicts", &["CCU", "limit", "evidence"], &table);
+}
