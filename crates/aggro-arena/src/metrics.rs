@@ -3,13 +3,10 @@
 //! watch a long test. The server runs on its own thread and serves the text
 //! the run last published (every interval); it never touches the run's loop.
 
+use aggro_core::http::{Handler, PageServer, Response};
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::Duration;
 
 /// A page of metrics being written.
 #[derive(Debug, Default)]
@@ -78,28 +75,25 @@ impl<'a, C: Copy + Default + std::ops::AddAssign> LivePage<'a, C> {
 /// An HTTP endpoint serving the latest published page at `GET /metrics`.
 #[derive(Debug)]
 pub struct MetricsServer {
-    addr: SocketAddr,
     page: Arc<Mutex<String>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    server: PageServer,
 }
 
 impl MetricsServer {
     /// Listens on `addr` (port 0: any free port) and serves from a thread until dropped.
     pub fn start(addr: SocketAddr) -> std::io::Result<Self> {
-        let listener = TcpListener::bind(addr)?;
-        listener.set_nonblocking(true)?;
-        let addr = listener.local_addr()?;
         let page = Arc::new(Mutex::new(String::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (p, s) = (page.clone(), stop.clone());
-        let thread = std::thread::Builder::new().name("metrics".into()).spawn(move || serve(listener, &p, &s))?;
-        Ok(Self { addr, page, stop, thread: Some(thread) })
+        let p = page.clone();
+        let handler: Handler = Arc::new(move |path: &str| match path.split('?').next() {
+            Some("/metrics") => Response::ok("text/plain; version=0.0.4; charset=utf-8", p.lock().unwrap_or_else(|e| e.into_inner()).clone()),
+            _ => Response::not_found("/metrics"),
+        });
+        Ok(Self { page, server: PageServer::start(addr, "metrics", handler)? })
     }
 
     /// Where it listens.
     pub fn local_addr(&self) -> SocketAddr {
-        self.addr
+        self.server.local_addr()
     }
 
     /// Replaces the page scrapes see.
@@ -108,67 +102,16 @@ impl MetricsServer {
     }
 }
 
-impl Drop for MetricsServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-fn serve(listener: TcpListener, page: &Mutex<String>, stop: &AtomicBool) {
-    while !stop.load(Ordering::Relaxed) {
-        match listener.accept() {
-            Ok((conn, _)) => {
-                let _ = answer(conn, page);
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(20)),
-        }
-    }
-}
-
-fn answer(mut conn: TcpStream, page: &Mutex<String>) -> std::io::Result<()> {
-    conn.set_nonblocking(false)?;
-    conn.set_read_timeout(Some(Duration::from_secs(2)))?;
-    let mut req = Vec::new();
-    let mut chunk = [0u8; 1024];
-    while !req.windows(4).any(|w| w == b"\r\n\r\n") && req.len() < 8192 {
-        let n = conn.read(&mut chunk)?;
-        if n == 0 {
-            break;
-        }
-        req.extend_from_slice(&chunk[..n]);
-    }
-    let line = String::from_utf8_lossy(&req);
-    let target = line.split_whitespace().take(2).collect::<Vec<_>>();
-    let (status, kind, body) = match target.as_slice() {
-        ["GET", path] if *path == "/metrics" || path.starts_with("/metrics?") => {
-            ("200 OK", "text/plain; version=0.0.4; charset=utf-8", page.lock().unwrap_or_else(|e| e.into_inner()).clone())
-        }
-        ["GET", _] => ("404 Not Found", "text/plain", "only /metrics is served here\n".to_string()),
-        _ => ("400 Bad Request", "text/plain", "expected GET /metrics\n".to_string()),
-    };
-    write!(conn, "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
-}
-
 /// Fetches `http://addr/metrics` (for tests and for a bench that watches its server).
 pub fn scrape(addr: SocketAddr) -> std::io::Result<String> {
-    let mut conn = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
-    conn.set_read_timeout(Some(Duration::from_secs(2)))?;
-    write!(conn, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n")?;
-    let mut resp = String::new();
-    conn.read_to_string(&mut resp)?;
-    let (head, body) = resp.split_once("\r\n\r\n").ok_or_else(|| std::io::Error::other("no HTTP header"))?;
-    if !head.starts_with("HTTP/1.1 200") {
-        return Err(std::io::Error::other(head.lines().next().unwrap_or("").to_string()));
-    }
-    Ok(body.to_string())
+    aggro_core::http::get(addr, "/metrics")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
 
     #[test]
     fn a_published_page_is_scraped_and_parsed() {

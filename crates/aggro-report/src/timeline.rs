@@ -35,7 +35,13 @@ impl<'a> Timeline<'a> {
     pub fn of(intervals: &'a [IntervalRecord], max_points: usize) -> Self {
         let n = intervals.len();
         let per = n.div_ceil(max_points.max(1)).max(1);
-        let groups = (0..n).step_by(per).map(|s| s..(s + per).min(n)).collect();
+        let mut groups: Vec<Range<usize>> = (0..n).step_by(per).map(|s| s..(s + per).min(n)).collect();
+        // A run's last interval is often a sliver (the run ended just after a
+        // boundary): its rates would be noise, so it joins the group before it.
+        if groups.len() > 1 && is_sliver(intervals) {
+            let last = groups.pop().expect("more than one group");
+            groups.last_mut().expect("more than one group").end = last.end;
+        }
         Self { intervals, groups }
     }
 
@@ -89,6 +95,15 @@ impl<'a> Timeline<'a> {
                 self.intervals[g.clone()].iter().map(|i| value(i) * (i.end_s - i.start_s)).sum::<f64>() / span
             })
             .collect()
+    }
+}
+
+/// Whether the last interval is shorter than a quarter of the first.
+pub fn is_sliver(intervals: &[IntervalRecord]) -> bool {
+    let span = |i: &IntervalRecord| i.end_s - i.start_s;
+    match (intervals.first(), intervals.last()) {
+        (Some(first), Some(last)) if intervals.len() > 1 => span(last) < 0.25 * span(first),
+        _ => false,
     }
 }
 
@@ -162,11 +177,16 @@ mod tests {
 
     #[test]
     fn one_interval_per_point_uses_the_recorded_summaries() {
-        let intervals = vec![interval(0, &[5_000]), interval(1, &[7_000])];
+        let mut intervals = vec![interval(0, &[5_000]), interval(1, &[7_000])];
         let t = Timeline::of(&intervals, MAX_POINTS);
         assert_eq!(t.group_size(), 1);
         let l = t.latency(0, false).unwrap();
         assert_eq!(l.summaries[1].max_ns, intervals[1].ops[0].latency.max_ns);
         assert!(Timeline::of(&[], 10).latency(0, false).unwrap().summaries.is_empty());
+        // A sliver at the end joins the point before it.
+        intervals.push(IntervalRecord { start_s: 2.0, end_s: 2.01, ..interval(2, &[9_000]) });
+        let t = Timeline::of(&intervals, MAX_POINTS);
+        assert_eq!(t.at_s(), vec![1.0, 2.01]);
+        assert_eq!(t.latency(0, false).unwrap().summaries[1].count, 2);
     }
 }

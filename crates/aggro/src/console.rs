@@ -28,6 +28,8 @@ pub struct Console {
     pub intervals: Vec<IntervalRecord>,
     /// Largest generator CPU seen in an interval, in cores.
     pub peak_generator_cores: f64,
+    /// The live view, if the run serves one.
+    pub live: Option<crate::live::Live>,
 }
 
 impl Console {
@@ -52,7 +54,7 @@ impl Console {
         if bar.is_none() && !verbosity.quiet {
             println!("{}", text::header());
         }
-        Self { names, verbosity, sampler: CpuSampler::new(), bar, intervals: Vec::new(), peak_generator_cores: 0.0 }
+        Self { names, verbosity, sampler: CpuSampler::new(), bar, intervals: Vec::new(), peak_generator_cores: 0.0, live: None }
     }
 
     fn print(&self, line: String) {
@@ -87,6 +89,9 @@ impl Observer for Console {
             lag_hdr: aggro_stats::encode::to_base64(&r.merged.lag),
             cpu,
         };
+        if let Some(live) = &self.live {
+            live.interval(&record, r.merged);
+        }
         for line in text::interval_lines(&record) {
             self.print(line);
         }

@@ -2,7 +2,7 @@
 //!
 //! The binary is thin: it parses arguments and runs a command from the
 //! library modules below, mapping errors to exit codes (2 for bad input,
-//! 1 for everything else).
+//! 3 for a report whose thresholds failed, 1 for everything else).
 //!
 //! # Layout
 //! - [`cli`]: the command line (clap derive), validated but not yet resolved.
@@ -12,13 +12,17 @@
 //! - [`session`]: runtime, result records and files, shared by every run.
 //! - [`console`]: interval lines and the progress bar.
 //! - [`tour`]: `aggro run`, the main job.
+//! - [`results`]: `aggro report|compare|merge`, reading result files.
+//! - [`live`]: `--live`, the report served while a run goes.
 
 mod arena;
 mod cli;
 mod console;
+mod live;
 mod mmo;
 mod mobile;
 mod plan;
+mod results;
 mod session;
 mod tour;
 
@@ -44,9 +48,16 @@ fn main() {
         cli::Command::Run(t) => tour::main(t),
         cli::Command::Arena(a) => arena::main(*a),
         cli::Command::Plan(p) => plan::main(p),
+        cli::Command::Report(r) => results::report(r),
+        cli::Command::Compare(c) => results::compare(c),
+        cli::Command::Merge(m) => results::merge(m),
     };
     if let Err(e) = result {
-        let code = if e.downcast_ref::<BadInput>().is_some() { 2 } else { 1 };
+        let code = match () {
+            _ if e.downcast_ref::<BadInput>().is_some() => 2,
+            _ if e.downcast_ref::<results::ThresholdsFailed>().is_some() => 3,
+            _ => 1,
+        };
         if is_broken_pipe(&e) {
             std::process::exit(0);
         }

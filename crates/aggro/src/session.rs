@@ -8,7 +8,9 @@ use aggro_report::record::{ErrorSample, FORMAT, RunRecord, now_rfc3339, op_recor
 use aggro_runner::RunOutcome;
 use aggro_stats::Summary;
 use anyhow::Context;
+use aggro_core::Share;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 /// A tokio runtime with `threads` workers (0 = one per CPU). One thread
 /// means a current-thread runtime: every loader, connection task and the
@@ -47,6 +49,34 @@ pub fn seed_or_clock(seed: Option<u64>) -> u64 {
     seed.unwrap_or_else(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
     })
+}
+
+/// The record of a run that has not started: what the live view shows before the first interval.
+pub fn skeleton(command: &str, spec: serde_json::Value, started_at: String, names: &[&str]) -> RunRecord {
+    let empty = aggro_stats::Recorder::new(names.len());
+    RunRecord {
+        format: FORMAT.into(),
+        aggro_version: env!("CARGO_PKG_VERSION").into(),
+        command: command.into(),
+        spec,
+        host: HostInfo::current(),
+        started_at,
+        operations: names.iter().map(|s| s.to_string()).collect(),
+        intervals: Vec::new(),
+        totals: op_records(names, &empty),
+        lag: Summary::default(),
+        lag_hdr: String::new(),
+        stop_reason: serde_json::json!({ "kind": "running" }),
+        stop_message: "running".into(),
+        due: 0,
+        started: 0,
+        completed: 0,
+        backlog_at_end: 0,
+        elapsed_s: 0.0,
+        error_samples: Vec::new(),
+        generator_bound: false,
+        extra: serde_json::Value::Null,
+    }
 }
 
 /// Builds the record of a finished run.
@@ -101,10 +131,64 @@ pub fn default_out(name: &str) -> PathBuf {
     PathBuf::from("aggro-results").join(format!("{stamp}-{name}.json"))
 }
 
-/// Writes `record` as JSON to `path` (creating its directory), and the
-/// interval table as CSV to `csv` if asked. Writes to a temporary file and
-/// renames, so a crash never leaves half a result.
-pub fn write(record: &RunRecord, path: &Path, csv: Option<&Path>) -> anyhow::Result<()> {
+/// Other forms of a result a run may also write.
+#[derive(Clone, Debug, Default)]
+pub struct Exports {
+    /// The interval table as CSV.
+    pub csv: Option<PathBuf>,
+    /// The HdrHistogram interval log.
+    pub hdr_log: Option<PathBuf>,
+}
+
+impl Exports {
+    /// Writes every asked-for export of `record`.
+    pub fn write(&self, record: &RunRecord) -> anyhow::Result<()> {
+        let outputs = [
+            (self.csv.as_deref(), aggro_report::csv::intervals_csv as fn(&RunRecord) -> String),
+            (self.hdr_log.as_deref(), aggro_report::hdrlog::interval_log),
+        ];
+        for (path, render) in outputs {
+            if let Some(path) = path {
+                std::fs::write(path, render(record)).with_context(|| format!("cannot write {}", path.display()))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `--worker I/N` (1-based shard I of N) as a share of the run's schedule.
+pub fn worker(text: &str) -> anyhow::Result<Share> {
+    let bad = || crate::BadInput(format!("--worker: {text:?} is not I/N with 1 <= I <= N, such as 2/4"));
+    let (i, n) = text.split_once('/').ok_or_else(bad)?;
+    let (i, n): (u64, u64) = (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+    i.checked_sub(1).and_then(|index| Share::new(index, n)).ok_or_else(|| bad().into())
+}
+
+/// `--start-at` (RFC 3339) as a wall-clock time.
+pub fn start_at(text: Option<&str>) -> anyhow::Result<Option<SystemTime>> {
+    text.map(|t| {
+        humantime::parse_rfc3339_weak(t.trim())
+            .map_err(|e| crate::BadInput(format!("--start-at: {t:?} is not an RFC 3339 time such as 2026-11-22T10:00:00Z: {e}")).into())
+    })
+    .transpose()
+}
+
+/// Sleeps until `at`, so the shards of a run on several machines start their schedules together.
+pub async fn wait_until(at: Option<SystemTime>) {
+    let Some(at) = at else { return };
+    match at.duration_since(SystemTime::now()) {
+        Ok(wait) => {
+            eprintln!("waiting {:.1}s for --start-at {}", wait.as_secs_f64(), humantime::format_rfc3339_millis(at));
+            tokio::time::sleep(wait).await;
+        }
+        Err(late) => eprintln!("warning: --start-at was {:.1}s ago; starting now", late.duration().as_secs_f64()),
+    }
+}
+
+/// Writes `record` as JSON to `path` (creating its directory), and any
+/// `exports`. Writes to a temporary file and renames, so a crash never
+/// leaves half a result.
+pub fn write(record: &RunRecord, path: &Path, exports: &Exports) -> anyhow::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
@@ -112,11 +196,7 @@ pub fn write(record: &RunRecord, path: &Path, csv: Option<&Path>) -> anyhow::Res
     let json = serde_json::to_vec_pretty(record).context("cannot encode the result")?;
     std::fs::write(&tmp, json).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
-    if let Some(csv) = csv {
-        std::fs::write(csv, aggro_report::csv::intervals_csv(record))
-            .with_context(|| format!("cannot write {}", csv.display()))?;
-    }
-    Ok(())
+    exports.write(record)
 }
 
 /// Reads a result file.

@@ -248,7 +248,7 @@ impl Chart {
     fn legend(&self, out: &mut String) {
         let mut x = WIDTH - RIGHT;
         for (k, s) in self.series.iter().enumerate().rev() {
-            x -= 14.0 + 6.5 * s.name.chars().count() as f64;
+            x -= 22.0 + 6.2 * s.name.chars().count() as f64;
             let _ = write!(
                 out,
                 r#"<rect x="{x:.0}" y="8" width="10" height="10" fill="{}"/><text class="l" x="{:.0}" y="17">{}</text>"#,

@@ -29,9 +29,13 @@ fn thin(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     points.chunks(per).map(|c| (c[c.len() - 1].0, c.iter().map(|p| p.1).sum::<f64>() / c.len() as f64)).collect()
 }
 
-/// A series over a profile's intervals: x is `end_s`, y the value at `path`.
+/// A series over a profile's intervals: x is `end_s`, y the value at `path`
+/// (a last interval shorter than a quarter of the first is left out: its rates are noise).
 fn over(intervals: &[Value], name: &str, path: &str, scale: f64) -> Series {
-    Series::new(name, thin(intervals.iter().map(|i| (num(i, "end_s"), num(i, path) * scale)).collect()))
+    let span = |i: &Value| num(i, "end_s") - num(i, "start_s");
+    let sliver = intervals.len() > 1 && span(&intervals[intervals.len() - 1]) < 0.25 * span(&intervals[0]);
+    let kept = &intervals[..intervals.len() - usize::from(sliver)];
+    Series::new(name, thin(kept.iter().map(|i| (num(i, "end_s"), num(i, path) * scale)).collect()))
 }
 
 /// Every section the record's command has.

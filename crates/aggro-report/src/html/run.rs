@@ -152,7 +152,7 @@ pub fn distribution_chart(title: &str, lines: &[(String, Histogram)]) -> Chart {
     let mut nines: f64 = 1.0;
     for (name, hist) in lines.iter().take(MAX_LINES) {
         let top = (hist.len().max(2) as f64).log10();
-        nines = nines.max(top.ceil());
+        nines = nines.max(top.floor());
         let pts = hist
             .iter_quantiles(4)
             .map(|v| ((1.0 / (1.0 - v.quantile_iterated_to()).max(1e-12)).log10().min(top), v.value_iterated_to() as f64 / div))

@@ -109,7 +109,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     };
     let record = run_record(w, Vec::new());
     let out = a.common.out.clone().unwrap_or_else(|| session::default_out("arena-bench"));
-    session::write(&record, &out, None)?;
+    session::write(&record, &out, &session::Exports::default())?;
     println!("result: {}", out.display());
     Ok(())
 }

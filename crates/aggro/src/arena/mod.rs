@@ -56,13 +56,8 @@ pub fn metrics_server(addr: Option<&str>) -> anyhow::Result<Option<MetricsServer
 
 /// `I/N` (1-based shard I of N) as a 0-based index and the count, or bad input.
 pub fn worker(text: &str) -> anyhow::Result<(usize, usize)> {
-    let bad = || BadInput(format!("--worker: {text:?} is not I/N with 1 <= I <= N, such as 2/4"));
-    let (i, n) = text.split_once('/').ok_or_else(bad)?;
-    let (i, n): (usize, usize) = (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
-    if i == 0 || i > n {
-        return Err(bad().into());
-    }
-    Ok((i - 1, n))
+    let share = crate::session::worker(text)?;
+    Ok((share.index as usize, share.of as usize))
 }
 
 /// Shard `i` of `n` of `count` things, as a half-open range: the first `count % n` shards take one more.

@@ -39,7 +39,7 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<()> {
     })?;
     let record = relay_record(&spec, started_at, &intervals, &totals, stop.load(Ordering::Relaxed));
     let out = a.common.out.unwrap_or_else(|| session::default_out("arena-relay"));
-    session::write(&record, &out, None)?;
+    session::write(&record, &out, &session::Exports::default())?;
     println!("whole run: {}", line(&totals));
     println!("result: {}", out.display());
     Ok(())

@@ -76,7 +76,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
         extra: serde_json::json!({ "relay_bench": { "rows": rows } }),
     };
     let out = a.common.out.clone().unwrap_or_else(|| session::default_out("relay-bench"));
-    session::write(&run_record(w, Vec::new()), &out, None)?;
+    session::write(&run_record(w, Vec::new()), &out, &session::Exports::default())?;
     println!("result: {}", out.display());
     Ok(())
 }

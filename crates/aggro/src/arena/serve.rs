@@ -38,7 +38,7 @@ pub fn main(a: ServeArgs) -> anyhow::Result<()> {
     let interrupted = stop.load(Ordering::Relaxed);
     let record = server_record(&spec, started_at, &intervals, &totals, interrupted);
     let out = a.common.out.unwrap_or_else(|| session::default_out("arena-serve"));
-    session::write(&record, &out, None)?;
+    session::write(&record, &out, &session::Exports::default())?;
     println!("whole run: {}", line(&totals));
     println!("result: {}", out.display());
     Ok(())

@@ -115,7 +115,7 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
     let verdict = judge(&evidence);
     let record = swarm_record::<B>(&spec, started_at, &intervals, &totals, &verdict, stop.load(Ordering::Relaxed));
     let out = a.common.out.clone().unwrap_or_else(|| session::default_out("arena-swarm"));
-    session::write(&record, &out, None)?;
+    session::write(&record, &out, &session::Exports::default())?;
     println!("whole run: {}", line(&totals));
     println!("verdict: {:?} — {}", verdict.limit, verdict.evidence);
     if totals.counters.connects == 0 {

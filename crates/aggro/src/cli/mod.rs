@@ -31,6 +31,12 @@ pub enum Command {
     Arena(Box<ArenaCommand>),
     /// The capacity planner (seed 003): the Photon arithmetic for a room profile, or CCU per server from measured sweeps.
     Plan(PlanArgs),
+    /// A result file as one self-contained HTML page (charts, thresholds), and its data as an HdrHistogram log or CSV.
+    Report(ReportArgs),
+    /// Two or more result files side by side in one HTML page, with the ratios of their figures.
+    Compare(CompareArgs),
+    /// The result files of a run's shards (--worker I/N) combined into one, histograms merged.
+    Merge(MergeArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -226,6 +232,66 @@ pub struct RunArgs {
     /// Also write the interval table as CSV.
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    /// Also write the HdrHistogram interval log (one tagged histogram per interval and operation).
+    #[arg(long, value_name = "PATH")]
+    pub hdr_log: Option<PathBuf>,
+    /// Serve the report on this loopback address while the run goes (open http://ADDR/).
+    #[arg(long, value_name = "ADDR")]
+    pub live: Option<String>,
+    #[command(flatten)]
+    pub shard: ShardArgs,
+}
+
+/// One shard of a run split across generators.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ShardArgs {
+    /// Run as shard I of N (1 <= I <= N): take every N-th request of the whole run's schedule; combine the shards' files with `aggro merge`.
+    #[arg(long, value_name = "I/N")]
+    pub worker: Option<String>,
+    /// Start the schedule at this wall-clock time (RFC 3339, such as 2026-11-22T10:00:00Z), so shards on several machines start together.
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<String>,
+}
+
+/// `aggro report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The result file.
+    pub file: PathBuf,
+    /// The HTML file (default: the result file's name with .html).
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+    /// Pass/fail thresholds on the whole run, such as p99<50ms,errors<0.1% (exit code 3 when one fails).
+    #[arg(long)]
+    pub slo: Option<String>,
+    /// Also write the HdrHistogram interval log.
+    #[arg(long, value_name = "PATH")]
+    pub hdr_log: Option<PathBuf>,
+    /// Also write the interval table as CSV.
+    #[arg(long, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+}
+
+/// `aggro compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Two or more result files; the first is the baseline of the ratios.
+    #[arg(num_args = 2.., required = true)]
+    pub files: Vec<PathBuf>,
+    /// The HTML file.
+    #[arg(long, short, default_value = "compare.html")]
+    pub out: PathBuf,
+}
+
+/// `aggro merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' result files.
+    #[arg(num_args = 1.., required = true)]
+    pub files: Vec<PathBuf>,
+    /// The merged result file.
+    #[arg(long, short)]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]

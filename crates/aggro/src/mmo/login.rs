@@ -109,7 +109,7 @@ impl MmoVisitor for Login {
             println!("throughput stopped rising: best {:.0} logins/s with {} clients", best.logins_per_s, best.clients);
         }
         record.extra = serde_json::json!({ "mmo_login": { "logins_per_s": best.logins_per_s, "clients": best.clients, "trials": trials } });
-        session::write(&record, &self.out, None)?;
+        session::write(&record, &self.out, &session::Exports::default())?;
         session::print_summary(&record);
         println!("{:.0} logins/s with {} clients", best.logins_per_s, best.clients);
         println!("result: {}", self.out.display());

@@ -124,7 +124,7 @@ impl MmoVisitor for Play {
             "ledger_complete": ledger_complete,
             "shutdown_errors": shutdown_errors,
         }});
-        session::write(&record, &self.out, None)?;
+        session::write(&record, &self.out, &session::Exports::default())?;
         println!();
         for line in summary_lines(&summary) {
             println!("{line}");

@@ -114,7 +114,7 @@ impl MobileVisitor for FindMax {
         record.started_at = started_at;
         record.spec = serde_json::json!({ "drive": d, "search": self.search, "p99_bound_ns": self.p99_bound_ns, "step_ns": self.step_ns, "target": target.describe() });
         record.extra = serde_json::to_value(&result)?;
-        session::write(&record, &self.out, None)?;
+        session::write(&record, &self.out, &session::Exports::default())?;
         println!("result: {}", self.out.display());
         Ok(record)
     }

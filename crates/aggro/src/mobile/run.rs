@@ -5,6 +5,7 @@ use super::{connect_loaders, on_target};
 use crate::BadInput;
 use crate::cli::RunArgs;
 use crate::console::{Console, Verbosity};
+use crate::live::Live;
 use crate::session;
 use aggro_core::mobile::MobileTarget;
 use aggro_core::units::{parse_duration, parse_rate};
@@ -21,7 +22,10 @@ struct Run {
     plan: RunPlan,
     verbosity: Verbosity,
     out: PathBuf,
-    csv: Option<PathBuf>,
+    exports: session::Exports,
+    /// When the schedule starts (`--start-at`), for shards on several machines.
+    start_at: Option<std::time::SystemTime>,
+    live: Option<std::net::SocketAddr>,
 }
 
 /// The executor plan for a drive at `rate` (already resolved).
@@ -55,22 +59,35 @@ impl MobileVisitor for Run {
         let names = d.workload.operations();
         let stop = StopHandle::new();
         stop.stop_on_signals();
+        let share = match self.plan.share {
+            s if s.of > 1 => format!(", worker {} of {} (every {}th request)", s.index + 1, s.of, s.of),
+            _ => String::new(),
+        };
         eprintln!(
-            "aggro mobile run: {} on {}, {} loaders, {}, seed {}",
+            "aggro mobile run: {} on {}, {} loaders, {}, seed {}{share}",
             d.workload.name(),
             target.describe(),
             d.loaders,
             describe_rate(&self.plan),
             d.seed
         );
+        let spec = serde_json::json!({ "drive": d, "plan": self.plan, "target": target.describe() });
         let mut console = Console::new(names, self.plan.rate.duration_ns(), self.verbosity);
+        session::wait_until(self.start_at).await;
         let started_at = aggro_report::record::now_rfc3339();
+        if let Some(addr) = self.live {
+            let skeleton = session::skeleton("mobile run", spec.clone(), started_at.clone(), names);
+            console.live = Some(Live::start(addr, skeleton, names, d.interval_ns / 1_000_000)?);
+        }
         let outcome =
             aggro_runner::run(&self.plan, names.len(), loaders, MonotonicClock::start(), &stop, &mut console).await;
         console.finish();
-        let spec = serde_json::json!({ "drive": d, "plan": self.plan, "target": target.describe() });
+        let live = console.live.take();
         let record = session::record("mobile run", spec, started_at, names, &outcome, console, &samples, d.threads);
-        session::write(&record, &self.out, self.csv.as_deref())?;
+        if let Some(live) = live {
+            live.finish(&record);
+        }
+        session::write(&record, &self.out, &self.exports)?;
         session::print_summary(&record);
         println!("result: {}", self.out.display());
         Ok(record)
@@ -95,11 +112,15 @@ pub fn main(a: RunArgs) -> anyhow::Result<()> {
         (None, "max") => RatePlan::Max { duration_ns: Some(parse_duration(&a.duration).map_err(bad)?.as_nanos() as Nanos) },
         (None, r) => RatePlan::fixed(parse_rate(r).map_err(bad)?, parse_duration(&a.duration).map_err(bad)?.as_nanos() as Nanos),
     };
+    let mut plan = plan(&drive, rate, a.requests);
+    plan.share = a.shard.worker.as_deref().map(session::worker).transpose()?.unwrap_or_default();
     let run = Run {
-        plan: plan(&drive, rate, a.requests),
+        plan,
         verbosity: Verbosity { quiet: a.drive.quiet, per_loader: a.drive.per_loader },
         out: a.out.unwrap_or_else(|| session::default_out(drive.workload.name())),
-        csv: a.csv,
+        exports: session::Exports { csv: a.csv, hdr_log: a.hdr_log },
+        start_at: session::start_at(a.shard.start_at.as_deref())?,
+        live: a.live.as_deref().map(crate::live::address).transpose()?,
         drive,
     };
     let record = session::runtime(run.drive.threads)?.block_on(on_target(&a.drive.data.target, run))?;

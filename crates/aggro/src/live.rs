@@ -1,0 +1,83 @@
+//! `--live ADDR`: the run's report served on loopback while the run goes.
+//!
+//! Each interval the console hands over its record (a copy and a merge of
+//! the interval's histograms into running totals: microseconds); the page is
+//! rendered on the server's own thread only when a browser asks, so an open
+//! page costs the run nothing between requests and a closed one nothing at all.
+//! `/` is the page (it fetches `/main` again every interval and swaps it in),
+//! `/main` the report's body, `/record.json` the record so far.
+
+use aggro_core::http::{Handler, PageServer, Response};
+use aggro_report::html;
+use aggro_report::record::{IntervalRecord, RunRecord, op_records};
+use aggro_stats::Recorder;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+struct State {
+    record: RunRecord,
+    totals: Recorder,
+    names: Vec<&'static str>,
+    ended: bool,
+}
+
+/// The live view of one run.
+pub struct Live {
+    state: Arc<Mutex<State>>,
+    /// Serves until the view is dropped.
+    _server: PageServer,
+}
+
+fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Live {
+    /// Serves the view of a run described by `skeleton` (no intervals yet) on `addr`.
+    pub fn start(addr: SocketAddr, skeleton: RunRecord, names: &[&'static str], interval_ms: u64) -> anyhow::Result<Self> {
+        let state = Arc::new(Mutex::new(State { record: skeleton, totals: Recorder::new(names.len()), names: names.to_vec(), ended: false }));
+        let s = state.clone();
+        let poll_ms = interval_ms.clamp(500, 5_000);
+        let handler: Handler = Arc::new(move |path: &str| {
+            let state = lock(&s);
+            let body = || html::body(&state.record, &[]).unwrap_or_else(|e| format!("<p class=\"warn\">{e}</p>"));
+            match path.split('?').next().unwrap_or("") {
+                "/" => Response::ok("text/html; charset=utf-8", html::page(&html::title(&state.record), &body(), Some(poll_ms))),
+                "/main" if state.ended => Response { status: "410 Gone", content_type: "text/html; charset=utf-8", body: body() },
+                "/main" => Response::ok("text/html; charset=utf-8", body()),
+                "/record.json" => Response::ok("application/json", serde_json::to_string(&state.record).unwrap_or_default()),
+                _ => Response::not_found("/, /main, /record.json"),
+            }
+        });
+        let server = PageServer::start(addr, "live", handler).map_err(|e| anyhow::anyhow!("--live: cannot listen on {addr}: {e}"))?;
+        eprintln!("live view: http://{}/", server.local_addr());
+        Ok(Self { state, _server: server })
+    }
+
+    /// Adds an interval: its record, and its histograms to the running totals.
+    pub fn interval(&self, record: &IntervalRecord, merged: &Recorder) {
+        let mut state = lock(&self.state);
+        state.totals.merge(merged);
+        let State { record: run, totals, names, .. } = &mut *state;
+        run.totals = op_records(names, totals);
+        run.elapsed_s = record.end_s;
+        run.stop_message = format!("running: {:.0} s so far", record.end_s);
+        run.intervals.push(record.clone());
+    }
+
+    /// Shows the finished run's record (the page stops polling).
+    pub fn finish(&self, record: &RunRecord) {
+        let mut state = lock(&self.state);
+        state.record = record.clone();
+        state.ended = true;
+    }
+}
+
+/// The address `--live` asks for: loopback only, since the page shows the run's spec.
+pub fn address(text: &str) -> anyhow::Result<SocketAddr> {
+    let addr: SocketAddr = text.parse().map_err(|_| crate::BadInput(format!("--live: {text:?} is not HOST:PORT, such as 127.0.0.1:8089")))?;
+    if !addr.ip().is_loopback() {
+        return Err(crate::BadInput(format!("--live: {addr} is not a loopback address; the live view only serves 127.0.0.1 or ::1")).into());
+    }
+    Ok(addr)
+}

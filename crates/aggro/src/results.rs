@@ -1,0 +1,68 @@
+//! `aggro report`, `aggro compare`, `aggro merge`: what is done with result files.
+
+use crate::BadInput;
+use crate::cli::{CompareArgs, MergeArgs, ReportArgs};
+use crate::session::{self, Exports};
+use aggro_report::html::{self, compare::Labelled};
+use aggro_report::{merge, slo};
+use anyhow::Context;
+use std::path::Path;
+use std::time::Instant;
+
+/// A report whose thresholds did not all pass (exit code 3; the report was written).
+#[derive(Debug)]
+pub struct ThresholdsFailed(pub String);
+
+impl std::fmt::Display for ThresholdsFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ThresholdsFailed {}
+
+fn label(path: &Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().trim_end_matches(".json").to_string())
+}
+
+fn write_html(path: &Path, page: &str) -> anyhow::Result<()> {
+    std::fs::write(path, page).with_context(|| format!("cannot write {}", path.display()))
+}
+
+pub fn report(a: ReportArgs) -> anyhow::Result<()> {
+    let began = Instant::now();
+    let thresholds = a.slo.as_deref().map(slo::parse).transpose().map_err(BadInput)?.unwrap_or_default();
+    let record = session::read(&a.file)?;
+    let checks = slo::check_all(&thresholds, &record).map_err(BadInput)?;
+    let page = html::report(&record, &checks).map_err(|e| BadInput(format!("{}: {e}", a.file.display())))?;
+    let out = a.out.unwrap_or_else(|| a.file.with_extension("html"));
+    write_html(&out, &page)?;
+    Exports { csv: a.csv, hdr_log: a.hdr_log }.write(&record)?;
+    println!("report: {} ({:.0} kB, {} intervals, {:.2}s)", out.display(), page.len() as f64 / 1e3, record.intervals.len(), began.elapsed().as_secs_f64());
+    for c in &checks {
+        println!("{} {}: {}", if c.passed { "pass" } else { "FAIL" }, c.threshold, c.measured);
+    }
+    match checks.iter().filter(|c| !c.passed).count() {
+        0 => Ok(()),
+        n => Err(ThresholdsFailed(format!("{n} of {} thresholds failed (the report was written)", checks.len())).into()),
+    }
+}
+
+pub fn compare(a: CompareArgs) -> anyhow::Result<()> {
+    let records = a.files.iter().map(|f| session::read(f)).collect::<anyhow::Result<Vec<_>>>()?;
+    let runs: Vec<Labelled<'_>> = a.files.iter().zip(&records).map(|(f, r)| Labelled { label: label(f), record: r }).collect();
+    let page = html::compare::compare(&runs).map_err(|e| BadInput(e.to_string()))?;
+    write_html(&a.out, &page)?;
+    println!("comparison: {} ({} runs)", a.out.display(), runs.len());
+    Ok(())
+}
+
+pub fn merge(a: MergeArgs) -> anyhow::Result<()> {
+    let shards = a.files.iter().map(|f| session::read(f)).collect::<anyhow::Result<Vec<_>>>()?;
+    let labels: Vec<String> = a.files.iter().map(|f| f.display().to_string()).collect();
+    let merged = merge::merge(&shards, &labels).map_err(|e| BadInput(e.to_string()))?;
+    session::write(&merged, &a.out, &Exports::default())?;
+    session::print_summary(&merged);
+    println!("merged {} shards: {}", shards.len(), a.out.display());
+    Ok(())
+}
