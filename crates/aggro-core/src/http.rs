@@ -1,7 +1,9 @@
 //! A tiny HTTP/1.1 server for what a run shows while it goes (Prometheus
 //! `/metrics`, the live report): one thread, one request per connection,
-//! `GET` only, every answer computed by a handler from the path. It never
-//! touches the run's own threads, so a slow or closed browser cannot delay it.
+//! `GET` only, every answer computed by a handler from the path, on a thread
+//! per connection (a handler may wait, as the live view's long poll does). It
+//! never touches the run's own threads, so a slow or closed browser cannot
+//! delay the run.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -57,7 +59,7 @@ impl PageServer {
         let addr = listener.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
-        let thread = std::thread::Builder::new().name(name.into()).spawn(move || serve(listener, &*handler, &s))?;
+        let thread = std::thread::Builder::new().name(name.into()).spawn(move || serve(listener, handler, &s))?;
         Ok(Self { addr, stop, thread: Some(thread) })
     }
 
@@ -76,11 +78,27 @@ impl Drop for PageServer {
     }
 }
 
-fn serve(listener: TcpListener, handler: &(dyn Fn(&str) -> Response + Send + Sync), stop: &AtomicBool) {
+/// Connections answered at once; more wait in the listen queue.
+const MAX_OPEN: usize = 16;
+
+fn serve(listener: TcpListener, handler: Handler, stop: &AtomicBool) {
+    let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     while !stop.load(Ordering::Relaxed) {
+        if open.load(Ordering::Relaxed) >= MAX_OPEN {
+            std::thread::sleep(Duration::from_millis(5));
+            continue;
+        }
         match listener.accept() {
             Ok((conn, _)) => {
-                let _ = answer(conn, handler);
+                let (h, o) = (handler.clone(), open.clone());
+                o.fetch_add(1, Ordering::Relaxed);
+                let spawned = std::thread::Builder::new().name("page".into()).spawn(move || {
+                    let _ = answer(conn, &*h);
+                    o.fetch_sub(1, Ordering::Relaxed);
+                });
+                if spawned.is_err() {
+                    open.fetch_sub(1, Ordering::Relaxed);
+                }
             }
             Err(_) => std::thread::sleep(Duration::from_millis(20)),
         }

@@ -4,8 +4,9 @@
 //! the interval's histograms into running totals: microseconds); the page is
 //! rendered on the server's own thread only when a browser asks, so an open
 //! page costs the run nothing between requests and a closed one nothing at all.
-//! `/` is the page (it fetches `/main` again every interval and swaps it in),
-//! `/main` the report's body, `/record.json` the record so far.
+//! `/` is the page, `/main?after=N` the report's body once the run has more
+//! than N intervals (a long poll: the page swaps it in as soon as an interval
+//! ends), `/record.json` the record so far.
 
 use aggro_core::http::{Handler, PageServer, Response};
 use aggro_report::html;
@@ -34,15 +35,18 @@ fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
 
 impl Live {
     /// Serves the view of a run described by `skeleton` (no intervals yet) on `addr`.
-    pub fn start(addr: SocketAddr, skeleton: RunRecord, names: &[&'static str], interval_ms: u64) -> anyhow::Result<Self> {
+    pub fn start(addr: SocketAddr, skeleton: RunRecord, names: &[&'static str]) -> anyhow::Result<Self> {
         let state = Arc::new(Mutex::new(State { record: skeleton, totals: Recorder::new(names.len()), names: names.to_vec(), ended: false }));
         let s = state.clone();
-        let poll_ms = interval_ms.clamp(500, 5_000);
         let handler: Handler = Arc::new(move |path: &str| {
+            let (route, query) = path.split_once('?').unwrap_or((path, ""));
+            if let Some(after) = query.strip_prefix("after=").and_then(|n| n.parse().ok()) {
+                wait_for_interval(&s, after);
+            }
             let state = lock(&s);
             let body = || html::body(&state.record, &[]).unwrap_or_else(|e| format!("<p class=\"warn\">{e}</p>"));
-            match path.split('?').next().unwrap_or("") {
-                "/" => Response::ok("text/html; charset=utf-8", html::page(&html::title(&state.record), &body(), Some(poll_ms))),
+            match route {
+                "/" => Response::ok("text/html; charset=utf-8", html::page(&html::title(&state.record), &body(), Some(GAP_MS))),
                 "/main" if state.ended => Response { status: "410 Gone", content_type: "text/html; charset=utf-8", body: body() },
                 "/main" => Response::ok("text/html; charset=utf-8", body()),
                 "/record.json" => Response::ok("application/json", serde_json::to_string(&state.record).unwrap_or_default()),
@@ -70,6 +74,22 @@ impl Live {
         let mut state = lock(&self.state);
         state.record = record.clone();
         state.ended = true;
+    }
+}
+
+/// The page's pause between requests (the server holds each until there is news).
+const GAP_MS: u64 = 250;
+
+/// Waits (at most 10 s) until the run has more than `after` intervals or has ended.
+fn wait_for_interval(state: &Mutex<State>, after: usize) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < until {
+        let s = lock(state);
+        if s.ended || s.record.intervals.len() > after {
+            return;
+        }
+        drop(s);
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 

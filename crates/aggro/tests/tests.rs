@@ -2,6 +2,7 @@
 
 mod arena;
 mod mmo;
+mod results;
 mod util;
 
 use std::time::Duration;

@@ -89,27 +89,33 @@ td:first-child,th:first-child{text-align:left}td.fail{color:#b00;font-weight:600
 pre{background:#f7f7f7;padding:8px;overflow:auto;max-height:480px}.meta{color:#555}#live{color:#070}";
 
 /// Counts the charts when the page loads and reports any without data (the
-/// report test reads `data-charts` and `data-empty` off the body).
-const CHECK: &str = "function aggroCheck(){var c=document.querySelectorAll('svg.chart'),e=[];\
+/// report test reads `data-charts`, `data-empty` and `data-intervals` off the body).
+const CHECK: &str = "function aggroCheck(){var b=document.body,c=document.querySelectorAll('svg.chart'),e=[];\
 c.forEach(function(s){if(!(+s.getAttribute('data-points')>0))e.push(s.querySelector('title').textContent)});\
-document.body.setAttribute('data-charts',c.length);document.body.setAttribute('data-empty',e.length);\
-if(e.length)console.error('charts without data: '+e.join(', '))}aggroCheck();";
+b.setAttribute('data-charts',c.length);b.setAttribute('data-empty',e.length);\
+var m=document.querySelector('main [data-intervals]');if(m)b.setAttribute('data-intervals',m.getAttribute('data-intervals'));\
+if(e.length)console.error('charts without data: '+e.join(', '))}aggroCheck();\
+document.body.setAttribute('data-first-intervals',document.body.getAttribute('data-intervals'));";
 
-/// While a run goes, the page fetches its body again every `poll_ms` and
-/// swaps it in; when the run has ended (or the process is gone) it stops.
-fn live_script(poll_ms: u64) -> String {
+/// While a run goes, the page asks for its body again (`/main?after=N`,
+/// which the server answers once it has more than N intervals) and swaps it
+/// in, counting swaps in `data-swaps`; it waits `gap_ms` between requests and
+/// stops when the run has ended (`410`) or the process is gone.
+fn live_script(gap_ms: u64) -> String {
     format!(
-        "var aggroLive=setInterval(function(){{fetch('/main',{{cache:'no-store'}}).then(function(r){{\
-if(r.status===410){{clearInterval(aggroLive);return r.text().then(function(t){{swap(t,'run ended')}})}}return r.text().then(function(t){{swap(t,'live')}})}})\
-.catch(function(){{clearInterval(aggroLive);document.getElementById('live').textContent='run process gone'}})}},{poll_ms});\
-function swap(t,state){{document.querySelector('main').innerHTML=t;document.getElementById('live').textContent=state;aggroCheck()}}"
+        "var aggroSwaps=0;function aggroPoll(){{var n=document.body.getAttribute('data-intervals')||0;\
+fetch('/main?after='+n,{{cache:'no-store'}}).then(function(r){{var ended=r.status===410;return r.text().then(function(t){{\
+swap(t,ended?'run ended':'live');if(!ended)setTimeout(aggroPoll,{gap_ms})}})}})\
+.catch(function(){{document.getElementById('live').textContent='run process gone'}})}}\
+function swap(t,state){{document.querySelector('main').innerHTML=t;document.getElementById('live').textContent=state;\
+document.body.setAttribute('data-swaps',++aggroSwaps);aggroCheck()}}setTimeout(aggroPoll,{gap_ms});"
     )
 }
 
-/// A whole page: `main` inside, titled, styled; with `live_poll_ms` it updates itself.
-pub fn page(title: &str, main: &str, live_poll_ms: Option<u64>) -> String {
-    let live = live_poll_ms.map_or(String::new(), |_| r#"<p id="live">live</p>"#.to_string());
-    let script = match live_poll_ms {
+/// A whole page: `main` inside, titled, styled; with `live_gap_ms` it updates itself.
+pub fn page(title: &str, main: &str, live_gap_ms: Option<u64>) -> String {
+    let live = live_gap_ms.map_or(String::new(), |_| r#"<p id="live">live</p>"#.to_string());
+    let script = match live_gap_ms {
         Some(ms) => format!("{CHECK}{}", live_script(ms)),
         None => CHECK.to_string(),
     };
@@ -142,6 +148,6 @@ mod tests {
         assert_eq!(body.matches("<svg").count(), 1);
         let p = page("t", &body, None);
         assert!(p.starts_with("<!doctype html>") && p.contains("aggroCheck") && !p.contains("fetch("));
-        assert!(page("t", &body, Some(1000)).contains("fetch('/main'"));
+        assert!(page("t", &body, Some(250)).contains("fetch('/main?after='"));
     }
 }

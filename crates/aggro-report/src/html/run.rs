@@ -29,7 +29,8 @@ pub(super) fn headline(h: &mut Html, r: &RunRecord, checks: &[Check]) {
     h.raw(&format!("<h1>{}</h1>", super::chart::escape(&title)));
     let host = &r.host;
     h.raw(&format!(
-        r#"<p class="meta">{:.1} s; {} · {} due, {} started, {} completed, backlog at end {} · host {} ({} CPUs, {:.1} GiB, Linux {}) · aggro {}</p>"#,
+        r#"<p class="meta" data-intervals="{}">{:.1} s; {} · {} due, {} started, {} completed, backlog at end {} · host {} ({} CPUs, {:.1} GiB, Linux {}) · aggro {}</p>"#,
+        r.intervals.len(),
         r.elapsed_s,
         super::chart::escape(&r.stop_message),
         r.due,

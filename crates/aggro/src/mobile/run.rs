@@ -77,7 +77,7 @@ impl MobileVisitor for Run {
         let started_at = aggro_report::record::now_rfc3339();
         if let Some(addr) = self.live {
             let skeleton = session::skeleton("mobile run", spec.clone(), started_at.clone(), names);
-            console.live = Some(Live::start(addr, skeleton, names, d.interval_ns / 1_000_000)?);
+            console.live = Some(Live::start(addr, skeleton, names)?);
         }
         let outcome =
             aggro_runner::run(&self.plan, names.len(), loaders, MonotonicClock::start(), &stop, &mut console).await;
