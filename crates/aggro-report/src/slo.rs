@@ -95,7 +95,8 @@ impl Threshold {
                 if !(0.0..=100.0).contains(&pct) {
                     return Err(bad("a percentile lies between p0 and p100"));
                 }
-                Metric::Quantile(pct / 100.0)
+                // 99.9 / 100 is 0.9990000000000001 in floating point: round to the quantile meant.
+                Metric::Quantile((pct * 1e6).round() / 1e8)
             }
         };
         let value = value.trim();
@@ -175,7 +176,7 @@ mod tests {
         assert_eq!(t[1].bound, Bound::Percent(0.1));
         assert_eq!(t[2].op.as_deref(), Some("add-gold"));
         assert_eq!(t[2].comparison, Comparison::AtMost);
-        assert!((match t[2].metric { Metric::Quantile(q) => q, _ => 0.0 } - 0.999).abs() < 1e-12);
+        assert_eq!(t[2].metric, Metric::Quantile(0.999));
         assert_eq!(t[3].bound, Bound::Count(900.0));
         assert_eq!(t[4].comparison, Comparison::Above);
         assert_eq!(t[5].op.as_deref(), Some("frame/100/base"));

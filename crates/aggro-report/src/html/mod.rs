@@ -53,3 +53,67 @@ pub fn body(record: &RunRecord, checks: &[Check]) -> Result<String, ReportError>
 pub fn report(record: &RunRecord, checks: &[Check]) -> Result<String, ReportError> {
     Ok(page(&title(record), &body(record, checks)?, None))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timeline::merged;
+    use aggro_core::units::format_nanos;
+
+    fn golden() -> RunRecord {
+        let json = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/mobile-run.json")).unwrap();
+        serde_json::from_str(&json).unwrap()
+    }
+
+    /// The cells of the table row that starts with `first`.
+    fn row(page: &str, first: &str) -> Vec<String> {
+        let start = page.find(&format!("<tr><td>{first}</td>")).unwrap_or_else(|| panic!("no row {first}"));
+        let end = start + page[start..].find("</tr>").unwrap();
+        page[start..end].split("<td").skip(1).map(|c| c.split_once('>').unwrap().1.trim_end_matches("</td>").to_string()).collect()
+    }
+
+    #[test]
+    fn the_report_shows_the_result_files_numbers() {
+        let r = golden();
+        let checks = crate::slo::check_all(&crate::slo::parse("p99<1s,read:p99.9<1s").unwrap(), &r).unwrap();
+        let page = report(&r, &checks).unwrap();
+        for op in &r.totals {
+            let l = &op.latency;
+            let expected: Vec<String> = vec![
+                op.name.clone(),
+                op.ok.to_string(),
+                op.errors.to_string(),
+                op.conflicts.to_string(),
+                format!("{:.1}", op.ok as f64 / r.elapsed_s),
+                format_nanos(l.mean_ns as u64),
+                format_nanos(l.p50_ns),
+                format_nanos(l.p95_ns),
+                format_nanos(l.p99_ns),
+                format_nanos(l.p999_ns),
+                format_nanos(l.max_ns),
+            ];
+            assert_eq!(row(&page, &op.name), expected);
+        }
+        // A threshold's figure is read from the merged whole-run histogram.
+        let read = merged([r.total("read").unwrap().latency_hdr.as_str()]).unwrap();
+        assert_eq!(row(&page, "read:p99.9&lt;1s")[1], format_nanos(read.value_at_quantile(0.999)));
+        assert_eq!(row(&page, "p99&lt;1s")[1], format_nanos(r.totals[0].latency.p99_ns));
+        // One latency chart per operation, one point per interval and series (p50, p95, p99, max).
+        for op in &r.operations {
+            let title = format!("<title>{op} latency</title>");
+            let svg_start = page[..page.find(&title).expect("a chart per operation")].rfind("<svg").unwrap();
+            let points: usize = page[svg_start..].split("data-points=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+            assert_eq!(points, 4 * r.intervals.len(), "{op}");
+        }
+        assert!(page.contains(&format!("data-intervals=\"{}\"", r.intervals.len())));
+        assert!(page.contains("Thresholds: all passed"));
+    }
+
+    #[test]
+    fn a_corrupted_histogram_is_a_clear_error() {
+        let mut r = golden();
+        r.totals[0].latency_hdr = "HISTFAAAAbroken".into();
+        let err = body(&r, &[]).unwrap_err();
+        assert!(err.0.contains(&r.operations[0]) && err.0.contains("bad histogram"), "{err}");
+    }
+}

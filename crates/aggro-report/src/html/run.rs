@@ -95,8 +95,8 @@ pub(super) fn over_time(h: &mut Html, r: &RunRecord) -> Result<(), String> {
     h.section("over-time", &format!("Over time{per}"));
     let x = t.at_s();
     let counted: Vec<usize> = (0..r.operations.len()).filter(|&k| r.totals.get(k).is_some_and(|o| o.latency.count > 0)).collect();
-    for &k in &counted {
-        let l = t.latency(k, false).map_err(|e| format!("operation {}: {e}", r.operations[k]))?;
+    for (&k, l) in counted.iter().zip(t.latency_of_each(&counted)) {
+        let l = l.map_err(|e| format!("operation {}: {e}", r.operations[k]))?;
         let (div, unit) = latency_unit(r.totals[k].latency.max_ns);
         let series = |name: &str, pick: fn(&aggro_stats::Summary) -> f64| {
             Series::new(name, points(&x, l.summaries.iter().map(|s| if s.count == 0 { f64::NAN } else { pick(s) / div })))
