@@ -187,6 +187,8 @@ fn three_shards_merge_into_the_whole_run() {
     assert!((summary.mean_ns - expected.mean_ns).abs() < 1e-6 * expected.mean_ns, "mean {} vs {}", summary.mean_ns, expected.mean_ns);
     assert_eq!(aggro_stats::Summary { mean_ns: 0.0, ..summary }, aggro_stats::Summary { mean_ns: 0.0, ..expected });
     assert_eq!(m["extra"]["merge"]["shards"].as_array().unwrap().len(), 3);
-    let bad = run(&["mobile", "run", "--target", "null:", "--worker", "4/3"], Duration::from_secs(30));
-    assert_eq!(bad.status.code(), Some(2), "worker 4 of 3 is bad input");
+    for bad in [&["--worker", "4/3", "--seed", "1"][..], &["--worker", "0/3", "--seed", "1"], &["--worker", "1/3"], &["--start-at", "noon", "--seed", "1"]] {
+        let out = run(&[&["mobile", "run", "--target", "null:"][..], bad].concat(), Duration::from_secs(30));
+        assert_eq!(out.status.code(), Some(2), "{bad:?} is bad input: {}", String::from_utf8_lossy(&out.stderr));
+    }
 }

@@ -112,6 +112,9 @@ pub fn main(a: RunArgs) -> anyhow::Result<()> {
         (None, "max") => RatePlan::Max { duration_ns: Some(parse_duration(&a.duration).map_err(bad)?.as_nanos() as Nanos) },
         (None, r) => RatePlan::fixed(parse_rate(r).map_err(bad)?, parse_duration(&a.duration).map_err(bad)?.as_nanos() as Nanos),
     };
+    if a.shard.worker.is_some() && a.drive.seed.is_none() {
+        return Err(bad("--worker needs --seed: every shard of a run must draw the same schedule and requests".into()));
+    }
     let mut plan = plan(&drive, rate, a.requests);
     plan.share = a.shard.worker.as_deref().map(session::worker).transpose()?.unwrap_or_default();
     let run = Run {
