@@ -43,6 +43,8 @@ pub fn main(a: TourArgs) -> anyhow::Result<()> {
         game_minute: "60s".into(),
         lease: "5m".into(),
         table_every: (periods * clients as u64 / 2).max(1),
+        live: None,
+        shard: Default::default(),
     };
     println!("\n== the game operations test: one zone of 250 players, {} periods (the paper's profile)", a.periods);
     let one = mmo::play::main(play("play-1-zone", 1, a.periods))?;

@@ -119,3 +119,31 @@ fn realtime_play_paces_one_period_per_game_minute_per_zone() {
     let rate = r["intervals"][0]["planned_rate"].as_f64().unwrap();
     assert!((rate - 10.0).abs() < 1e-9, "{rate}");
 }
+
+#[test]
+fn play_shards_split_the_zones_and_merge_into_the_whole_run() {
+    let dir = tempdir();
+    let target = format!("stackdb:{}", path(dir.path(), "w"));
+    ok(&["mmo", "populate", "--target", &target, "--accounts", "100"]);
+    // stackdb admits one process at a time, so the two shards run one after the other.
+    let shards: Vec<String> = (1..=2).map(|i| path(dir.path(), &format!("shard-{i}.json"))).collect();
+    for (k, out) in shards.iter().enumerate() {
+        let worker = format!("{}/2", k + 1);
+        let text = ok(&[
+            "mmo", "play", "--target", &target, "--accounts", "100", "--players", "20", "--clients", "3", "--periods", "10",
+            "--seed", "5", "--worker", &worker, "-q", "--out", out,
+        ]);
+        let zones = if k == 0 { "2 zone(s)" } else { "1 zone(s)" };
+        assert!(text.contains(zones), "worker {worker} runs zones {{0, 2}} or {{1}}: {text}");
+    }
+    let merged = path(dir.path(), "merged.json");
+    ok(&["merge", &shards[0], &shards[1], "-o", &merged]);
+    let m = result(std::path::Path::new(&merged));
+    assert_books_balance(&m);
+    assert_eq!(totals(&m).0, 30, "3 zones × 10 periods in all");
+    assert_eq!(m["extra"]["shard_extras"].as_array().unwrap().len(), 2);
+    let text = ok(&["mmo", "verify", "--target", &target, "--accounts", "100", "--result", &shards[0], "--result", &shards[1]]);
+    assert!(text.contains("ok    every player holds population + committed items"), "{text}");
+    let no_seed = run(&["mmo", "play", "--target", &target, "--accounts", "100", "--clients", "2", "--worker", "1/2"], std::time::Duration::from_secs(30));
+    assert_eq!(no_seed.status.code(), Some(2));
+}

@@ -130,6 +130,12 @@ pub struct PlayArgs {
     /// Print the per-action table every this many periods (0: only at the end).
     #[arg(long, default_value_t = 100)]
     pub table_every: u64,
+    /// Serve the report on this loopback address while the run goes (open http://ADDR/).
+    #[arg(long, value_name = "ADDR")]
+    pub live: Option<String>,
+    /// With --worker I/N this process runs zones I-1, I-1+N, … and takes every N-th period of the whole run.
+    #[command(flatten)]
+    pub shard: ShardArgs,
 }
 
 #[derive(Debug, Args, Clone)]

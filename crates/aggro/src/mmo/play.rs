@@ -10,6 +10,7 @@ use super::{nanos, on_target, owner_id, preflight};
 use crate::BadInput;
 use crate::cli::PlayArgs;
 use crate::console::{Console, Verbosity};
+use crate::live::Live;
 use crate::session;
 use aggro_core::mmo::{MmoTarget, WorldSpec};
 use aggro_core::{ErrorSamples, MonotonicClock, Pacing, RatePlan};
@@ -29,6 +30,8 @@ struct PlaySpec {
     profile: Profile,
     players: u32,
     clients: u32,
+    /// The zones this process runs: all of them, or a worker's share (`--worker`).
+    zones: Vec<u32>,
     periods_per_client: u64,
     realtime: bool,
     game_minute_ns: u64,
@@ -43,6 +46,8 @@ struct Play {
     quiet: bool,
     table_every: u64,
     out: PathBuf,
+    start_at: Option<std::time::SystemTime>,
+    live: Option<std::net::SocketAddr>,
 }
 
 impl MmoVisitor for Play {
@@ -57,7 +62,7 @@ impl MmoVisitor for Play {
         let profile = s.profile.scaled_to(s.players);
         println!(
             "aggro mmo play: {} zone(s) of {} players on {}, {}, seed {}",
-            s.clients,
+            s.zones.len(),
             s.players,
             target.describe(),
             if s.realtime {
@@ -69,7 +74,7 @@ impl MmoVisitor for Play {
         );
         let started = std::time::Instant::now();
         let mut loaders = Vec::new();
-        for i in 0..s.clients {
+        for &i in &s.zones {
             let mut conn = target.connect().await.map_err(|e| anyhow::anyhow!("zone {i}: {}", e.message))?;
             if i == 0 {
                 preflight(&mut conn, &target, &s.world).await?;
@@ -79,15 +84,21 @@ impl MmoVisitor for Play {
             loaders.push(PeriodLoader::new(i as usize, zone, profile.clone(), Arc::clone(&book), Arc::clone(&samples)));
         }
         let fill_s = started.elapsed().as_secs_f64();
-        println!("{} players logged in, loaded and leased in {fill_s:.2}s", s.players * s.clients);
+        println!("{} players logged in, loaded and leased in {fill_s:.2}s", s.players as usize * s.zones.len());
         let stop = StopHandle::new();
         stop.stop_on_signals();
         let verbosity = Verbosity { quiet: self.quiet || !s.realtime, per_loader: false };
         let mut console = Console::new(&OPERATIONS, self.plan.rate.duration_ns(), verbosity);
+        session::wait_until(self.start_at).await;
         let started_at = aggro_report::record::now_rfc3339();
+        let spec = serde_json::json!({ "play": s, "plan": self.plan, "target": target.describe() });
+        if let Some(addr) = self.live {
+            console.live = Some(Live::start(addr, session::skeleton("mmo play", spec.clone(), started_at.clone(), &OPERATIONS), &OPERATIONS)?);
+        }
         let mut outcome =
             aggro_runner::run(&self.plan, OPERATIONS.len(), loaders, MonotonicClock::start(), &stop, &mut console).await;
         console.finish();
+        let live = console.live.take();
         // A clean shutdown: every zone writes what is dirty and releases its leases.
         let mut committed: HashMap<u32, i64> = HashMap::new();
         let mut shutdown_errors = Vec::new();
@@ -100,11 +111,11 @@ impl MmoVisitor for Play {
             }
         }
         let summary = book.summary(&outcome.totals);
-        let ledger_complete = outcome.loaders.len() == s.clients as usize && shutdown_errors.is_empty();
+        let ledger_complete = outcome.loaders.len() == s.zones.len() && shutdown_errors.is_empty();
         let extrapolated = s.players as f64 * summary.player_minute_ratio;
         let mut record = session::record(
             "mmo play",
-            serde_json::json!({ "play": s, "plan": self.plan, "target": target.describe() }),
+            spec,
             started_at,
             &OPERATIONS,
             &outcome,
@@ -124,6 +135,9 @@ impl MmoVisitor for Play {
             "ledger_complete": ledger_complete,
             "shutdown_errors": shutdown_errors,
         }});
+        if let Some(live) = live {
+            live.finish(&record);
+        }
         session::write(&record, &self.out, &session::Exports::default())?;
         println!();
         for line in summary_lines(&summary) {
@@ -144,7 +158,7 @@ impl MmoVisitor for Play {
         } else {
             println!(
                 "mean period {:.2}ms over {} periods: the store ran {:.0} player-minutes per minute ({} zone(s) of {} players, 60 s ÷ each zone's mean period, summed)",
-                summary.mean_period_ms, summary.periods, summary.player_minute_ratio, s.clients, s.players
+                summary.mean_period_ms, summary.periods, summary.player_minute_ratio, s.zones.len(), s.players
             );
             println!(
                 "extrapolated: {:.0} players per server ({} players × {:.0}) — an extrapolation from a {}-player zone, not a measurement of that many players",
@@ -188,6 +202,14 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
     if game_minute_ns == 0 || lease_ms == 0 {
         return Err(BadInput("--game-minute and --lease must be more than 0".into()).into());
     }
+    let share = a.shard.worker.as_deref().map(session::worker).transpose()?.unwrap_or_default();
+    if share.of > 1 && a.run.seed.is_none() {
+        return Err(BadInput("--worker needs --seed: every shard of a run must play the same zones the same way".into()).into());
+    }
+    let zones: Vec<u32> = (0..a.clients).filter(|&z| u64::from(z) % share.of == share.index).collect();
+    if zones.is_empty() {
+        return Err(BadInput(format!("--worker {}: this shard's share of {} zones is empty", share.index + 1, a.clients)).into());
+    }
     let seed = session::seed_or_clock(a.run.seed);
     let rate = if a.realtime {
         RatePlan::fixed(a.clients as f64 * 1e9 / game_minute_ns as f64, nanos("--duration", &a.duration)?)
@@ -203,7 +225,7 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
         drain_ns: game_minute_ns.max(10_000_000_000),
         seed,
         placement: Placement::Tasks,
-        share: aggro_core::Share::WHOLE,
+        share,
     };
     let play = Play {
         spec: PlaySpec {
@@ -211,6 +233,7 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
             profile,
             players: a.players,
             clients: a.clients,
+            zones,
             periods_per_client: a.periods,
             realtime: a.realtime,
             game_minute_ns,
@@ -222,6 +245,8 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
         quiet: a.run.quiet,
         table_every: a.table_every,
         out: a.run.out.clone().unwrap_or_else(|| session::default_out("mmo-play")),
+        start_at: session::start_at(a.shard.start_at.as_deref())?,
+        live: a.live.as_deref().map(crate::live::address).transpose()?,
     };
     let record = session::runtime(a.run.threads)?.block_on(on_target(&a.run.world.target, play))?;
     let errors = record.totals.first().map_or(0, |t| t.errors);
