@@ -10,16 +10,9 @@ use serde_json::json;
 use std::collections::BTreeMap;
 
 /// Why shards cannot be merged.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
 pub struct MergeError(pub String);
-
-impl std::fmt::Display for MergeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for MergeError {}
 
 fn decode(text: &str, what: &str) -> Result<Histogram, MergeError> {
     merged([text]).map_err(|e| MergeError(format!("{what}: {e}")))

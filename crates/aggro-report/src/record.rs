@@ -149,6 +149,34 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// The record of a run that has begun and recorded nothing yet (stop
+    /// reason `running`), on this machine; runs fill in the rest as they end.
+    pub fn begun(command: &str, spec: serde_json::Value, started_at: String, operations: &[&str]) -> Self {
+        Self {
+            format: FORMAT.into(),
+            aggro_version: env!("CARGO_PKG_VERSION").into(),
+            command: command.into(),
+            spec,
+            host: crate::host::HostInfo::current(),
+            started_at,
+            operations: operations.iter().map(|s| s.to_string()).collect(),
+            intervals: Vec::new(),
+            totals: op_records(operations, &Recorder::new(operations.len())),
+            lag: Summary::default(),
+            lag_hdr: String::new(),
+            stop_reason: serde_json::json!({ "kind": "running" }),
+            stop_message: "running".into(),
+            due: 0,
+            started: 0,
+            completed: 0,
+            backlog_at_end: 0,
+            elapsed_s: 0.0,
+            error_samples: Vec::new(),
+            generator_bound: false,
+            extra: serde_json::Value::Null,
+        }
+    }
+
     /// The whole-run figures of operation `name`.
     pub fn total(&self, name: &str) -> Option<&OpRecord> {
         self.totals.iter().find(|o| o.name == name)

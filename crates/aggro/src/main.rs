@@ -29,16 +29,9 @@ mod tour;
 use clap::Parser;
 
 /// An error caused by what the user typed or gave (exit code 2).
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct BadInput(pub String);
-
-impl std::fmt::Display for BadInput {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BadInput {}
 
 fn main() {
     let args = cli::Cli::parse();

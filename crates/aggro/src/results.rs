@@ -10,16 +10,9 @@ use std::path::Path;
 use std::time::Instant;
 
 /// A report whose thresholds did not all pass (exit code 3; the report was written).
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct ThresholdsFailed(pub String);
-
-impl std::fmt::Display for ThresholdsFailed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ThresholdsFailed {}
 
 fn label(path: &Path) -> String {
     path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().trim_end_matches(".json").to_string())

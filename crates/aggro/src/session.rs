@@ -51,34 +51,6 @@ pub fn seed_or_clock(seed: Option<u64>) -> u64 {
     })
 }
 
-/// The record of a run that has not started: what the live view shows before the first interval.
-pub fn skeleton(command: &str, spec: serde_json::Value, started_at: String, names: &[&str]) -> RunRecord {
-    let empty = aggro_stats::Recorder::new(names.len());
-    RunRecord {
-        format: FORMAT.into(),
-        aggro_version: env!("CARGO_PKG_VERSION").into(),
-        command: command.into(),
-        spec,
-        host: HostInfo::current(),
-        started_at,
-        operations: names.iter().map(|s| s.to_string()).collect(),
-        intervals: Vec::new(),
-        totals: op_records(names, &empty),
-        lag: Summary::default(),
-        lag_hdr: String::new(),
-        stop_reason: serde_json::json!({ "kind": "running" }),
-        stop_message: "running".into(),
-        due: 0,
-        started: 0,
-        completed: 0,
-        backlog_at_end: 0,
-        elapsed_s: 0.0,
-        error_samples: Vec::new(),
-        generator_bound: false,
-        extra: serde_json::Value::Null,
-    }
-}
-
 /// Builds the record of a finished run.
 #[allow(clippy::too_many_arguments)]
 pub fn record<L>(
@@ -97,13 +69,6 @@ pub fn record<L>(
     // backend, may have set the pace (Photon's warning).
     let generator_bound = console.peak_generator_cores > 0.9 * cores || lag.p99_ns > 1_000_000;
     RunRecord {
-        format: FORMAT.into(),
-        aggro_version: env!("CARGO_PKG_VERSION").into(),
-        command: command.into(),
-        spec,
-        host: HostInfo::current(),
-        started_at,
-        operations: names.iter().map(|s| s.to_string()).collect(),
         intervals: console.intervals,
         totals: op_records(names, &outcome.totals),
         lag,
@@ -121,7 +86,7 @@ pub fn record<L>(
             .map(|(c, m)| ErrorSample { class: c.name().into(), message: m })
             .collect(),
         generator_bound,
-        extra: serde_json::Value::Null,
+        ..RunRecord::begun(command, spec, started_at, names)
     }
 }
 

@@ -20,16 +20,9 @@ use crate::slo::Check;
 pub use page::page;
 
 /// A result file the report cannot draw (a histogram that does not decode).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
 pub struct ReportError(pub String);
-
-impl std::fmt::Display for ReportError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ReportError {}
 
 /// The page title of a run.
 pub fn title(record: &RunRecord) -> String {

@@ -1,8 +1,8 @@
 //! Arena runs in aggro's result format: each timed thing (a frame phase, the
 //! gunfire delay) is an operation whose histogram is its duration.
 
-use aggro_report::host::{CpuUse, HostInfo};
-use aggro_report::record::{FORMAT, IntervalRecord, OpRecord, RunRecord};
+use aggro_report::host::CpuUse;
+use aggro_report::record::{IntervalRecord, OpRecord, RunRecord};
 use aggro_stats::{Histogram, OpStats, Summary};
 
 /// An operation whose every sample is a duration in ns.
@@ -46,27 +46,19 @@ pub struct Whole {
 
 /// The record of an arena run.
 pub fn run_record(w: Whole, intervals: Vec<IntervalRecord>) -> RunRecord {
+    let operations: Vec<&str> = w.operations.iter().map(String::as_str).collect();
     RunRecord {
-        format: FORMAT.into(),
-        aggro_version: env!("CARGO_PKG_VERSION").into(),
-        command: w.command.into(),
-        spec: w.spec,
-        host: HostInfo::current(),
-        started_at: w.started_at,
-        operations: w.operations,
         intervals,
         totals: w.totals,
         lag: w.lag,
-        lag_hdr: String::new(),
         stop_reason: serde_json::json!({ "kind": w.stop_kind }),
         stop_message: w.stop_message,
         due: w.count,
         started: w.count,
         completed: w.count,
-        backlog_at_end: 0,
         elapsed_s: w.elapsed_s,
-        error_samples: Vec::new(),
         generator_bound: w.generator_bound,
         extra: w.extra,
+        ..RunRecord::begun(w.command, w.spec, w.started_at, &operations)
     }
 }

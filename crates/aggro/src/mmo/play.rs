@@ -93,7 +93,7 @@ impl MmoVisitor for Play {
         let started_at = aggro_report::record::now_rfc3339();
         let spec = serde_json::json!({ "play": s, "plan": self.plan, "target": target.describe() });
         if let Some(addr) = self.live {
-            console.live = Some(Live::start(addr, session::skeleton("mmo play", spec.clone(), started_at.clone(), &OPERATIONS), &OPERATIONS)?);
+            console.live = Some(Live::start(addr, RunRecord::begun("mmo play", spec.clone(), started_at.clone(), &OPERATIONS), &OPERATIONS)?);
         }
         let mut outcome =
             aggro_runner::run(&self.plan, OPERATIONS.len(), loaders, MonotonicClock::start(), &stop, &mut console).await;

@@ -76,7 +76,7 @@ impl MobileVisitor for Run {
         session::wait_until(self.start_at).await;
         let started_at = aggro_report::record::now_rfc3339();
         if let Some(addr) = self.live {
-            let skeleton = session::skeleton("mobile run", spec.clone(), started_at.clone(), names);
+            let skeleton = RunRecord::begun("mobile run", spec.clone(), started_at.clone(), names);
             console.live = Some(Live::start(addr, skeleton, names)?);
         }
         let outcome =
