@@ -62,6 +62,8 @@ pub struct Chart {
 
 const WIDTH: f64 = 760.0;
 const HEIGHT: f64 = 260.0;
+/// Height of a row of the legend, drawn under the plot.
+const LEGEND_ROW: f64 = 16.0;
 const LEFT: f64 = 64.0;
 const RIGHT: f64 = 16.0;
 const TOP: f64 = 28.0;
@@ -173,8 +175,9 @@ impl Chart {
         let mut out = String::with_capacity(1024 + 16 * self.point_count());
         let _ = write!(
             out,
-            r#"<svg class="chart" data-points="{}" viewBox="0 0 {WIDTH} {HEIGHT}" xmlns="http://www.w3.org/2000/svg" role="img"><title>{}</title>"#,
+            r#"<svg class="chart" data-points="{}" viewBox="0 0 {WIDTH} {}" xmlns="http://www.w3.org/2000/svg" role="img"><title>{}</title>"#,
             self.point_count(),
+            HEIGHT + 4.0 + LEGEND_ROW * self.legend_rows().len() as f64,
             escape(&self.title)
         );
         let _ = write!(out, r#"<text class="t" x="{LEFT}" y="16">{}</text>"#, escape(&self.title));
@@ -191,8 +194,9 @@ impl Chart {
                 let _ = write!(out, r#"<path d="{}{}" fill="{colour}" fill-opacity="0.55" stroke="none"/>"#, tops[k], base);
             }
             let _ = write!(out, r#"<path d="{}" fill="none" stroke="{colour}" stroke-width="1.4"/>"#, tops[k]);
-            if self.dots {
-                for &(x, y) in s.points.iter().filter(|p| p.1.is_finite()) {
+            // A lone point draws no line: show it as a dot.
+            if self.dots || s.points.iter().filter(|p| p.1.is_finite()).count() == 1 {
+                for &(x, y) in s.points.iter().filter(|p| p.1.is_finite() && (!f.log || p.1 > 0.0)) {
                     let _ = write!(out, r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{colour}"/>"#, f.x(x), f.y(y));
                 }
             }
@@ -245,17 +249,35 @@ impl Chart {
         );
     }
 
+    /// The legend's entries as rows under the plot: (series index, x) per entry.
+    fn legend_rows(&self) -> Vec<Vec<(usize, f64)>> {
+        let mut rows: Vec<Vec<(usize, f64)>> = Vec::new();
+        let mut x = WIDTH; // past the end: the first entry opens a row
+        for (k, s) in self.series.iter().enumerate() {
+            let width = 22.0 + 6.4 * s.name.chars().count() as f64;
+            if x + width > WIDTH - RIGHT {
+                rows.push(Vec::new());
+                x = LEFT;
+            }
+            rows.last_mut().expect("a row is open").push((k, x));
+            x += width;
+        }
+        rows
+    }
+
     fn legend(&self, out: &mut String) {
-        let mut x = WIDTH - RIGHT;
-        for (k, s) in self.series.iter().enumerate().rev() {
-            x -= 22.0 + 6.2 * s.name.chars().count() as f64;
-            let _ = write!(
-                out,
-                r#"<rect x="{x:.0}" y="8" width="10" height="10" fill="{}"/><text class="l" x="{:.0}" y="17">{}</text>"#,
-                PALETTE[k % PALETTE.len()],
-                x + 13.0,
-                escape(&s.name)
-            );
+        for (r, row) in self.legend_rows().iter().enumerate() {
+            let y = HEIGHT + 10.0 + LEGEND_ROW * r as f64;
+            for &(k, x) in row {
+                let _ = write!(
+                    out,
+                    r#"<rect x="{x:.0}" y="{:.0}" width="10" height="10" fill="{}"/><text class="l" x="{:.0}" y="{y:.0}">{}</text>"#,
+                    y - 9.0,
+                    PALETTE[k % PALETTE.len()],
+                    x + 13.0,
+                    escape(&self.series[k].name)
+                );
+            }
         }
     }
 }
@@ -379,6 +401,15 @@ mod tests {
         // The NaN splits the first line into two segments.
         assert!(svg.matches('M').count() >= 3);
         assert!(svg.contains(">slo</text>"));
+        // Two short names share one legend row under the plot; many long ones wrap.
+        assert_eq!(c.legend_rows().len(), 1);
+        assert!(svg.contains(r#"viewBox="0 0 760 280""#));
+        assert!(Chart::new("one", "x", "y").with(Series::new("s", vec![(1.0, 2.0)])).svg().contains("<circle"));
+        let mut wide = Chart::new("many", "x", "y");
+        for k in 0..8 {
+            wide.series.push(Series::new(format!("gunfire_delay/40/send-flush-{k}"), vec![(0.0, 1.0)]));
+        }
+        assert!(wide.legend_rows().len() >= 3);
     }
 
     #[test]

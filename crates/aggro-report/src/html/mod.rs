@@ -34,10 +34,16 @@ pub fn body(record: &RunRecord, checks: &[Check]) -> Result<String, ReportError>
     let mut h = page::Html::default();
     run::headline(&mut h, record, checks);
     run::totals(&mut h, record);
-    run::over_time(&mut h, record).map_err(ReportError)?;
+    // A bench's record holds only its sweep (rows in `extra`), no intervals.
+    let timed = !record.intervals.is_empty();
+    if timed {
+        run::over_time(&mut h, record).map_err(ReportError)?;
+    }
     extra::sections(&mut h, record);
     run::distribution(&mut h, record).map_err(ReportError)?;
-    run::generator(&mut h, record);
+    if timed {
+        run::generator(&mut h, record);
+    }
     run::spec(&mut h, record);
     Ok(h.finish())
 }
