@@ -80,10 +80,12 @@ start_dynamodb() {
   local port
   port=$(free_port)
   # DynamoDB Local binds every interface; tests only ever use it through 127.0.0.1.
-  (cd "$dir" && nohup java -Xmx512m -Djava.library.path="$jars" -cp "$jars/*" \
+  # `exec` makes the background job the JVM itself, so the recorded pid is the one `stop` must kill
+  # (without it bash may keep a subshell as the JVM's parent, and `stop` killed only that).
+  (cd "$dir" && exec nohup java -Xmx512m -Djava.library.path="$jars" -cp "$jars/*" \
     com.amazonaws.services.dynamodbv2.local.main.ServerRunner \
-    $dynamodb_storage -sharedDb -disableTelemetry -port "$port" >"$dir/dynamodb.log" 2>&1 &
-    echo $! >"$dir/dynamodb.pid")
+    $dynamodb_storage -sharedDb -disableTelemetry -port "$port") >"$dir/dynamodb.log" 2>&1 &
+  echo $! >"$dir/dynamodb.pid"
   wait_for dynamodb 300 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
   echo "AGGRO_TEST_DYNAMODB=dynamodb://127.0.0.1:$port" >>"$dir/env"
 }

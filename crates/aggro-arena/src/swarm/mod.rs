@@ -166,6 +166,9 @@ pub struct Swarm<B: Behaviour> {
 
 const NO_BOT: u32 = u32::MAX;
 
+/// Datagrams decoded between two looks at the tick timers.
+const TICKS_EVERY: usize = 8;
+
 impl<B: Behaviour> Swarm<B> {
     /// Binds the sockets (on the server's loopback family); nothing is sent yet.
     pub fn new(cfg: SwarmConfig, behaviour: B) -> std::io::Result<Self> {
@@ -227,28 +230,11 @@ impl<B: Behaviour> Swarm<B> {
             if now >= end || stop.load(Ordering::Relaxed) {
                 break;
             }
-            let more = self.receive(now);
-            while let Some(&Reverse((due, i))) = self.timers.peek() {
-                let now = now_us();
-                if due > now {
-                    break;
-                }
-                self.timers.pop();
-                let i = i as usize;
-                if self.bots[i].gone() {
-                    continue;
-                }
-                if self.bots[i].active() {
-                    self.profile.lateness(now - due);
-                }
-                if self.bots[i].tick(now, &mut self.buf, &mut self.heard) {
-                    self.send(i);
-                }
-                self.take_heard(i);
-                // The next tick keeps the bot's phase; a bot more than a period behind skips ahead.
-                let next = if now - due > period { now + period } else { due + period };
-                self.timers.push(Reverse((next, i as u32)));
+            let mut more = false;
+            for s in 0..self.sockets.len() {
+                more |= self.receive(s, period);
             }
+            self.tick_due(period);
             for s in &mut self.sockets {
                 s.flush();
             }
@@ -281,6 +267,31 @@ impl<B: Behaviour> Swarm<B> {
         on_interval(&iv);
         intervals.push(iv);
         Ok((intervals, self.profile.totals().expect("an interval was closed")))
+    }
+
+    /// Runs every bot tick that is due, each rescheduled one period on.
+    fn tick_due(&mut self, period: u64) {
+        while let Some(&Reverse((due, i))) = self.timers.peek() {
+            let now = now_us();
+            if due > now {
+                break;
+            }
+            self.timers.pop();
+            let i = i as usize;
+            if self.bots[i].gone() {
+                continue;
+            }
+            if self.bots[i].active() {
+                self.profile.lateness(now - due);
+            }
+            if self.bots[i].tick(now, &mut self.buf, &mut self.heard) {
+                self.send(i);
+            }
+            self.take_heard(i);
+            // The next tick keeps the bot's phase; a bot more than a period behind skips ahead.
+            let next = if now - due > period { now + period } else { due + period };
+            self.timers.push(Reverse((next, i as u32)));
+        }
     }
 
     /// Moves what bot `i` just reported into the profile.
@@ -316,41 +327,41 @@ impl<B: Behaviour> Swarm<B> {
         self.sockets[s].send(self.cfg.server, &self.buf);
     }
 
-    /// Takes one batch (up to 64 datagrams) from each socket, so a burst never holds up due ticks for
-    /// long; returns whether datagrams may still be waiting.
-    fn receive(&mut self, now: u64) -> bool {
-        let mut more = false;
-        for s in 0..self.sockets.len() {
-            let n = match self.sockets[s].recv_batch() {
-                Ok(n) => n,
-                Err(_) => {
-                    self.heard.counters.socket_errors += 1;
-                    0
-                }
-            };
-            for k in 0..n {
-                if self.cfg.receive_loss > 0.0 && self.rng.unit() < self.cfg.receive_loss {
-                    self.heard.counters.injected_losses += 1;
-                    continue;
-                }
-                let (_, bytes) = self.sockets[s].received(k);
-                let Some(h) = arena_proto::wire::read_header(bytes) else { continue };
-                if let Some((slot, client_id)) = arena_proto::client::peek_accept(bytes) {
-                    let index = (client_id.wrapping_sub(self.cfg.first_client_id) & 0xffff_ffff) as usize;
-                    if index < self.bots.len() {
-                        if self.slot_to_bot.len() <= slot as usize {
-                            self.slot_to_bot.resize(slot as usize + 1, NO_BOT);
-                        }
-                        self.slot_to_bot[slot as usize] = index as u32;
-                    }
-                }
-                let Some(&i) = self.slot_to_bot.get(h.slot as usize).filter(|i| **i != NO_BOT) else { continue };
-                self.bots[i as usize].receive(now, h.seq, bytes, &mut self.heard);
-                self.take_heard(i as usize);
+    /// Takes one batch (up to 64 datagrams) from socket `s`; returns whether more may be waiting.
+    /// Due ticks run every [`TICKS_EVERY`] datagrams, so a burst of snapshots never holds a tick up
+    /// for longer than decoding a few of them.
+    fn receive(&mut self, s: usize, period: u64) -> bool {
+        let n = match self.sockets[s].recv_batch() {
+            Ok(n) => n,
+            Err(_) => {
+                self.heard.counters.socket_errors += 1;
+                0
             }
-            more |= n == BATCH;
+        };
+        for k in 0..n {
+            if k % TICKS_EVERY == TICKS_EVERY - 1 {
+                self.tick_due(period);
+            }
+            if self.cfg.receive_loss > 0.0 && self.rng.unit() < self.cfg.receive_loss {
+                self.heard.counters.injected_losses += 1;
+                continue;
+            }
+            let (_, bytes) = self.sockets[s].received(k);
+            let Some(h) = arena_proto::wire::read_header(bytes) else { continue };
+            if let Some((slot, client_id)) = arena_proto::client::peek_accept(bytes) {
+                let index = (client_id.wrapping_sub(self.cfg.first_client_id) & 0xffff_ffff) as usize;
+                if index < self.bots.len() {
+                    if self.slot_to_bot.len() <= slot as usize {
+                        self.slot_to_bot.resize(slot as usize + 1, NO_BOT);
+                    }
+                    self.slot_to_bot[slot as usize] = index as u32;
+                }
+            }
+            let Some(&i) = self.slot_to_bot.get(h.slot as usize).filter(|i| **i != NO_BOT) else { continue };
+            self.bots[i as usize].receive(now_us(), h.seq, bytes, &mut self.heard);
+            self.take_heard(i as usize);
         }
-        more
+        n == BATCH
     }
 
     /// The bots that left play since the last call say goodbye; each is replaced after `respawn_after`.
