@@ -34,9 +34,10 @@ fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
 }
 
 impl Live {
-    /// Serves the view of a run described by `skeleton` (no intervals yet) on `addr`.
-    pub fn start(addr: SocketAddr, skeleton: RunRecord, names: &[&'static str]) -> anyhow::Result<Self> {
-        let state = Arc::new(Mutex::new(State { record: skeleton, totals: Recorder::new(names.len()), names: names.to_vec(), ended: false }));
+    /// Serves the view of the `command` run described by `spec`, started at `started_at`, on `addr`.
+    pub fn start(addr: SocketAddr, command: &str, spec: &serde_json::Value, started_at: &str, names: &[&'static str]) -> anyhow::Result<Self> {
+        let record = RunRecord::begun(command, spec.clone(), started_at.to_string(), names);
+        let state = Arc::new(Mutex::new(State { record, totals: Recorder::new(names.len()), names: names.to_vec(), ended: false }));
         let s = state.clone();
         let handler: Handler = Arc::new(move |path: &str| {
             let (route, query) = path.split_once('?').unwrap_or((path, ""));

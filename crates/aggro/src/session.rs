@@ -51,7 +51,7 @@ pub fn seed_or_clock(seed: Option<u64>) -> u64 {
     })
 }
 
-/// Builds the record of a finished run.
+/// Builds the record of a finished run (and shows it in the run's live view).
 #[allow(clippy::too_many_arguments)]
 pub fn record<L>(
     command: &str,
@@ -68,7 +68,7 @@ pub fn record<L>(
     // Saturated CPU or a millisecond of timer lateness means aggro, not the
     // backend, may have set the pace (Photon's warning).
     let generator_bound = console.peak_generator_cores > 0.9 * cores || lag.p99_ns > 1_000_000;
-    RunRecord {
+    let record = RunRecord {
         intervals: console.intervals,
         totals: op_records(names, &outcome.totals),
         lag,
@@ -87,7 +87,12 @@ pub fn record<L>(
             .collect(),
         generator_bound,
         ..RunRecord::begun(command, spec, started_at, names)
+    };
+    // The live view, if any, shows the finished record (its page stops polling).
+    if let Some(live) = &console.live {
+        live.finish(&record);
     }
+    record
 }
 
 /// The default result path: `./aggro-results/<UTC time>-<name>.json`.

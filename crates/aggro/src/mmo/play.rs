@@ -92,13 +92,10 @@ impl MmoVisitor for Play {
         session::wait_until(self.start_at).await;
         let started_at = aggro_report::record::now_rfc3339();
         let spec = serde_json::json!({ "play": s, "plan": self.plan, "target": target.describe() });
-        if let Some(addr) = self.live {
-            console.live = Some(Live::start(addr, RunRecord::begun("mmo play", spec.clone(), started_at.clone(), &OPERATIONS), &OPERATIONS)?);
-        }
+        console.live = self.live.map(|addr| Live::start(addr, "mmo play", &spec, &started_at, &OPERATIONS)).transpose()?;
         let mut outcome =
             aggro_runner::run(&self.plan, OPERATIONS.len(), loaders, MonotonicClock::start(), &stop, &mut console).await;
         console.finish();
-        let live = console.live.take();
         // A clean shutdown: every zone writes what is dirty and releases its leases.
         let mut committed: HashMap<u32, i64> = HashMap::new();
         let mut shutdown_errors = Vec::new();
@@ -135,9 +132,6 @@ impl MmoVisitor for Play {
             "ledger_complete": ledger_complete,
             "shutdown_errors": shutdown_errors,
         }});
-        if let Some(live) = live {
-            live.finish(&record);
-        }
         session::write(&record, &self.out, &session::Exports::default())?;
         println!();
         for line in summary_lines(&summary) {

@@ -60,7 +60,7 @@ impl MobileVisitor for Run {
         let stop = StopHandle::new();
         stop.stop_on_signals();
         let share = match self.plan.share {
-            s if s.of > 1 => format!(", worker {} of {} (every {}th request)", s.index + 1, s.of, s.of),
+            s if s.of > 1 => format!(", worker {} of {} (one request in {})", s.index + 1, s.of, s.of),
             _ => String::new(),
         };
         eprintln!(
@@ -75,18 +75,11 @@ impl MobileVisitor for Run {
         let mut console = Console::new(names, self.plan.rate.duration_ns(), self.verbosity);
         session::wait_until(self.start_at).await;
         let started_at = aggro_report::record::now_rfc3339();
-        if let Some(addr) = self.live {
-            let skeleton = RunRecord::begun("mobile run", spec.clone(), started_at.clone(), names);
-            console.live = Some(Live::start(addr, skeleton, names)?);
-        }
+        console.live = self.live.map(|addr| Live::start(addr, "mobile run", &spec, &started_at, names)).transpose()?;
         let outcome =
             aggro_runner::run(&self.plan, names.len(), loaders, MonotonicClock::start(), &stop, &mut console).await;
         console.finish();
-        let live = console.live.take();
         let record = session::record("mobile run", spec, started_at, names, &outcome, console, &samples, d.threads);
-        if let Some(live) = live {
-            live.finish(&record);
-        }
         session::write(&record, &self.out, &self.exports)?;
         session::print_summary(&record);
         println!("result: {}", self.out.display());
