@@ -32,7 +32,7 @@ struct Replica {
 
 const PENDING: usize = 128;
 /// One skipped actor in this many has its position error measured (a sample, so that skipping stays cheap).
-pub const ERROR_SAMPLE: u64 = 4;
+pub const ERROR_SAMPLE: u64 = 64;
 
 /// Per-frame figures of one client's snapshot.
 #[derive(Clone, Copy, Debug, Default)]
