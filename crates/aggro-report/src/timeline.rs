@@ -154,10 +154,7 @@ mod tests {
         for &v in values {
             h.record(v).unwrap();
         }
-        let mut s = aggro_stats::OpStats::default();
-        s.latency = h.clone();
-        s.service = h;
-        s.ok = values.len() as u64;
+        let s = aggro_stats::OpStats { latency: h.clone(), service: h, ok: values.len() as u64, ..Default::default() };
         OpRecord::from_stats("op", &s)
     }
 
