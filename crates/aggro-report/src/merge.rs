@@ -5,7 +5,7 @@
 
 use crate::record::{ErrorSample, IntervalRecord, OpRecord, RunRecord};
 use crate::timeline::merged;
-use aggro_stats::{Histogram, Summary, encode};
+use aggro_stats::{Summary, encode};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -14,22 +14,14 @@ use std::collections::BTreeMap;
 #[error("{0}")]
 pub struct MergeError(pub String);
 
-fn decode(text: &str, what: &str) -> Result<Histogram, MergeError> {
-    merged([text]).map_err(|e| MergeError(format!("{what}: {e}")))
-}
-
 /// Operation records of the same operation, added together.
 fn merge_ops(parts: &[&OpRecord]) -> Result<OpRecord, MergeError> {
     let name = &parts[0].name;
-    let mut latency = aggro_stats::new_histogram();
-    let mut service = aggro_stats::new_histogram();
+    let union = |hdr: fn(&OpRecord) -> &str| merged(parts.iter().map(|p| hdr(p))).map_err(|e| MergeError(format!("{name}: {e}")));
+    let (latency, service) = (union(|p| &p.latency_hdr)?, union(|p| &p.service_hdr)?);
     let mut failures = BTreeMap::new();
-    for p in parts {
-        latency.add(decode(&p.latency_hdr, name)?).expect("auto-resizing");
-        service.add(decode(&p.service_hdr, name)?).expect("auto-resizing");
-        for (class, n) in &p.failures {
-            *failures.entry(class.clone()).or_insert(0) += n;
-        }
+    for (class, n) in parts.iter().flat_map(|p| &p.failures) {
+        *failures.entry(class.clone()).or_insert(0) += n;
     }
     Ok(OpRecord {
         name: name.clone(),

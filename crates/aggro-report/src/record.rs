@@ -53,6 +53,16 @@ impl OpRecord {
         }
     }
 
+    /// Successful requests per second over `elapsed_s`.
+    pub fn per_second(&self, elapsed_s: f64) -> f64 {
+        self.ok as f64 / elapsed_s.max(1e-9)
+    }
+
+    /// `n` as a percentage of this operation's requests (ok + errors; conflicts are retried within them).
+    pub fn percent_of_requests(&self, n: u64) -> f64 {
+        100.0 * n as f64 / (self.ok + self.errors).max(1) as f64
+    }
+
     /// Failures of one class.
     pub fn failures_of(&self, class: ErrorClass) -> u64 {
         self.failures.get(class.name()).copied().unwrap_or(0)

@@ -134,9 +134,11 @@ impl Threshold {
     }
 
     fn measure(&self, op: &OpRecord, elapsed_s: f64) -> Result<(f64, String), String> {
-        let requests = (op.ok + op.errors).max(1) as f64;
         let failures = |n: u64| match self.bound {
-            Bound::Percent(_) => (100.0 * n as f64 / requests, format!("{:.3}% ({n} of {})", 100.0 * n as f64 / requests, op.ok + op.errors)),
+            Bound::Percent(_) => {
+                let pct = op.percent_of_requests(n);
+                (pct, format!("{pct:.3}% ({n} of {})", op.ok + op.errors))
+            }
             _ => (n as f64, n.to_string()),
         };
         let nanos = |ns: u64| Ok((ns as f64, format_nanos(ns)));
@@ -144,7 +146,7 @@ impl Threshold {
             Metric::Errors => Ok(failures(op.errors)),
             Metric::Conflicts => Ok(failures(op.conflicts)),
             Metric::Rate => {
-                let rate = op.ok as f64 / elapsed_s.max(1e-9);
+                let rate = op.per_second(elapsed_s);
                 Ok((rate, format!("{rate:.1}/s")))
             }
             Metric::Mean => Ok((op.latency.mean_ns, format_nanos(op.latency.mean_ns as u64))),

@@ -16,15 +16,6 @@ pub struct Timeline<'a> {
     groups: Vec<Range<usize>>,
 }
 
-/// Latency percentiles of one operation over time, milliseconds.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct LatencyOverTime {
-    /// The end of each group, seconds since the start.
-    pub at_s: Vec<f64>,
-    /// The groups' summaries (count 0: no successful request in the group).
-    pub summaries: Vec<Summary>,
-}
-
 impl<'a> Timeline<'a> {
     /// The intervals of `record` in groups of at most `max_points`.
     pub fn new(record: &'a RunRecord, max_points: usize) -> Self {
@@ -38,7 +29,7 @@ impl<'a> Timeline<'a> {
         let mut groups: Vec<Range<usize>> = (0..n).step_by(per).map(|s| s..(s + per).min(n)).collect();
         // A run's last interval is often a sliver (the run ended just after a
         // boundary): its rates would be noise, so it joins the group before it.
-        if groups.len() > 1 && is_sliver(intervals) {
+        if groups.len() > 1 && ends_in_sliver(intervals, |i| i.end_s - i.start_s) {
             let last = groups.pop().expect("more than one group");
             groups.last_mut().expect("more than one group").end = last.end;
         }
@@ -59,8 +50,8 @@ impl<'a> Timeline<'a> {
         (self.intervals[g.end - 1].end_s - self.intervals[g.start].start_s).max(1e-9)
     }
 
-    /// Operation `op`'s latency (or service time) percentiles per group.
-    pub fn latency(&self, op: usize, service: bool) -> Result<LatencyOverTime, encode::DecodeError> {
+    /// Operation `op`'s latency (or service time) summary per group (count 0: no successful request in it).
+    pub fn latency(&self, op: usize, service: bool) -> Result<Vec<Summary>, encode::DecodeError> {
         fn pick(o: &OpRecord, service: bool) -> (&Summary, &String) {
             if service { (&o.service, &o.service_hdr) } else { (&o.latency, &o.latency_hdr) }
         }
@@ -73,17 +64,17 @@ impl<'a> Timeline<'a> {
                 Summary::of(&merged(ops.map(|o| pick(o, service).1.as_str()))?)
             });
         }
-        Ok(LatencyOverTime { at_s: self.at_s(), summaries })
+        Ok(summaries)
     }
 
     /// [`Timeline::latency`] of each of `ops`, spread over the machine's cores
     /// (decoding an hour of histograms is the report's main cost).
-    pub fn latency_of_each(&self, ops: &[usize]) -> Vec<Result<LatencyOverTime, encode::DecodeError>> {
+    pub fn latency_of_each(&self, ops: &[usize]) -> Vec<Result<Vec<Summary>, encode::DecodeError>> {
         if ops.is_empty() {
             return Vec::new();
         }
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(ops.len());
-        let mut out: Vec<Option<Result<LatencyOverTime, encode::DecodeError>>> = (0..ops.len()).map(|_| None).collect();
+        let mut out: Vec<Option<Result<Vec<Summary>, encode::DecodeError>>> = (0..ops.len()).map(|_| None).collect();
         std::thread::scope(|scope| {
             for (slots, chunk) in out.chunks_mut(ops.len().div_ceil(threads)).zip(ops.chunks(ops.len().div_ceil(threads))) {
                 scope.spawn(move || {
@@ -118,9 +109,8 @@ impl<'a> Timeline<'a> {
     }
 }
 
-/// Whether the last interval is shorter than a quarter of the first.
-pub fn is_sliver(intervals: &[IntervalRecord]) -> bool {
-    let span = |i: &IntervalRecord| i.end_s - i.start_s;
+/// Whether the last of several intervals (of any form, measured by `span`) is shorter than a quarter of the first.
+pub fn ends_in_sliver<T>(intervals: &[T], span: impl Fn(&T) -> f64) -> bool {
     match (intervals.first(), intervals.last()) {
         (Some(first), Some(last)) if intervals.len() > 1 => span(last) < 0.25 * span(first),
         _ => false,
@@ -183,11 +173,11 @@ mod tests {
         assert_eq!(t.group_size(), 2);
         assert_eq!(t.at_s(), vec![2.0, 3.0]);
         let l = t.latency(0, false).unwrap();
-        let first = l.summaries[0];
+        let first = l[0];
         assert_eq!(first.count, 200);
         assert_eq!(first.max_ns, 1_000_447); // the slow request, at the histogram's resolution
         assert!(first.p99_ns < 1_100, "p99 of the union is fast: {}", first.p99_ns);
-        assert_eq!(l.summaries[1], intervals[2].ops[0].latency);
+        assert_eq!(l[1], intervals[2].ops[0].latency);
         assert_eq!(t.rate(|i| i.ops[0].ok), vec![100.0, 10.0]);
         assert_eq!(t.max(|i| i.backlog as f64), vec![1.0, 2.0]);
         assert_eq!(t.mean(|i| i.backlog as f64), vec![0.5, 2.0]);
@@ -199,14 +189,14 @@ mod tests {
         let t = Timeline::of(&intervals, MAX_POINTS);
         assert_eq!(t.group_size(), 1);
         let l = t.latency(0, false).unwrap();
-        assert_eq!(l.summaries[1].max_ns, intervals[1].ops[0].latency.max_ns);
-        assert!(Timeline::of(&[], 10).latency(0, false).unwrap().summaries.is_empty());
+        assert_eq!(l[1].max_ns, intervals[1].ops[0].latency.max_ns);
+        assert!(Timeline::of(&[], 10).latency(0, false).unwrap().is_empty());
         assert!(t.latency_of_each(&[]).is_empty());
         assert_eq!(t.latency_of_each(&[0, 0, 0])[2].as_ref().unwrap(), &l);
         // A sliver at the end joins the point before it.
         intervals.push(IntervalRecord { start_s: 2.0, end_s: 2.01, ..interval(2, &[9_000]) });
         let t = Timeline::of(&intervals, MAX_POINTS);
         assert_eq!(t.at_s(), vec![1.0, 2.01]);
-        assert_eq!(t.latency(0, false).unwrap().summaries[1].count, 2);
+        assert_eq!(t.latency(0, false).unwrap()[1].count, 2);
     }
 }

@@ -6,7 +6,7 @@ use super::ReportError;
 use super::chart::{Chart, Scale, Series};
 use super::page::Html;
 use super::run::{distribution_chart, latency_unit};
-use crate::record::RunRecord;
+use crate::record::{OpRecord, RunRecord};
 use crate::timeline::{MAX_POINTS, Timeline, merged, points};
 use aggro_core::units::format_nanos;
 use serde_json::Value;
@@ -28,21 +28,23 @@ struct Figure {
 }
 
 fn figures(runs: &[Labelled<'_>]) -> Vec<Figure> {
-    let first = |r: &RunRecord| r.totals.first().cloned();
+    fn first(r: &RunRecord) -> Option<&OpRecord> {
+        r.totals.first()
+    }
     let pick = |name: &'static str, nanos: bool, f: &dyn Fn(&RunRecord) -> Option<f64>| Figure { name, values: runs.iter().map(|l| f(l.record)).collect(), nanos };
     let lat = |r: &RunRecord, f: fn(&aggro_stats::Summary) -> f64| first(r).filter(|o| o.latency.count > 0).map(|o| f(&o.latency));
     let mean_over = |r: &RunRecord, f: fn(&crate::record::IntervalRecord) -> f64| {
         (!r.intervals.is_empty()).then(|| r.intervals.iter().map(f).sum::<f64>() / r.intervals.len() as f64)
     };
     vec![
-        pick("ok per second", false, &|r| first(r).map(|o| o.ok as f64 / r.elapsed_s.max(1e-9))),
+        pick("ok per second", false, &|r| first(r).map(|o| o.per_second(r.elapsed_s))),
         pick("p50", true, &|r| lat(r, |s| s.p50_ns as f64)),
         pick("p95", true, &|r| lat(r, |s| s.p95_ns as f64)),
         pick("p99", true, &|r| lat(r, |s| s.p99_ns as f64)),
         pick("p99.9", true, &|r| lat(r, |s| s.p999_ns as f64)),
         pick("max", true, &|r| lat(r, |s| s.max_ns as f64)),
-        pick("errors %", false, &|r| first(r).map(|o| 100.0 * o.errors as f64 / (o.ok + o.errors).max(1) as f64)),
-        pick("conflicts %", false, &|r| first(r).map(|o| 100.0 * o.conflicts as f64 / (o.ok + o.errors).max(1) as f64)),
+        pick("errors %", false, &|r| first(r).map(|o| o.percent_of_requests(o.errors))),
+        pick("conflicts %", false, &|r| first(r).map(|o| o.percent_of_requests(o.conflicts))),
         pick("backlog at end", false, &|r| Some(r.backlog_at_end as f64)),
         pick("aggro CPU (cores, mean)", false, &|r| mean_over(r, |i| i.cpu.generator_cores)),
         pick("timer lateness p99", true, &|r| (r.lag.count > 0).then_some(r.lag.p99_ns as f64)),
@@ -140,7 +142,7 @@ pub fn compare(runs: &[Labelled<'_>]) -> Result<String, ReportError> {
         let t = Timeline::new(l.record, MAX_POINTS);
         let x = t.at_s();
         let lat = t.latency(0, false).map_err(|e| ReportError(format!("{}: {e}", l.label)))?;
-        p99.series.push(Series::new(l.label.clone(), points(&x, lat.summaries.iter().map(|s| if s.count == 0 { f64::NAN } else { s.p99_ns as f64 / div }))));
+        p99.series.push(Series::new(l.label.clone(), points(&x, lat.iter().map(|s| if s.count == 0 { f64::NAN } else { s.p99_ns as f64 / div }))));
         rate.series.push(Series::new(l.label.clone(), points(&x, t.rate(|i| i.ops.first().map_or(0, |o| o.ok)))));
         if let Some(o) = l.record.totals.first().filter(|o| o.latency.count > 0) {
             dist.push((l.label.clone(), merged([o.latency_hdr.as_str()]).map_err(|e| ReportError(format!("{}: {e}", l.label)))?));

@@ -7,17 +7,23 @@ use super::chart::{Chart, Mark, Series};
 use super::page::Html;
 use super::run::latency_unit;
 use crate::record::RunRecord;
-use crate::timeline::{MAX_POINTS, Timeline, points};
+use crate::timeline::{MAX_POINTS, Timeline, ends_in_sliver, points};
 use aggro_core::units::format_nanos;
 use serde_json::Value;
 
-/// A number at a `/`-separated path (NaN when absent).
-fn num(v: &Value, path: &str) -> f64 {
-    path.split('/').try_fold(v, |v, k| v.get(k)).and_then(Value::as_f64).unwrap_or(f64::NAN)
+/// The value at a `/`-separated path (a JSON pointer without its leading `/`).
+fn at<'v>(v: &'v Value, path: &str) -> Option<&'v Value> {
+    v.pointer(&format!("/{path}"))
 }
 
+/// A number at `path` (NaN when absent).
+fn num(v: &Value, path: &str) -> f64 {
+    at(v, path).and_then(Value::as_f64).unwrap_or(f64::NAN)
+}
+
+/// The array at `path` (empty when absent).
 fn rows<'v>(v: &'v Value, path: &str) -> &'v [Value] {
-    path.split('/').try_fold(v, |v, k| v.get(k)).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    at(v, path).and_then(Value::as_array).map_or(&[], Vec::as_slice)
 }
 
 /// At most [`MAX_POINTS`] points: consecutive points averaged (for rates and means only).
@@ -32,8 +38,7 @@ fn thin(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
 /// A series over a profile's intervals: x is `end_s`, y the value at `path`
 /// (a last interval shorter than a quarter of the first is left out: its rates are noise).
 fn over(intervals: &[Value], name: &str, path: &str, scale: f64) -> Series {
-    let span = |i: &Value| num(i, "end_s") - num(i, "start_s");
-    let sliver = intervals.len() > 1 && span(&intervals[intervals.len() - 1]) < 0.25 * span(&intervals[0]);
+    let sliver = ends_in_sliver(intervals, |i| num(i, "end_s") - num(i, "start_s"));
     let kept = &intervals[..intervals.len() - usize::from(sliver)];
     Series::new(name, thin(kept.iter().map(|i| (num(i, "end_s"), num(i, path) * scale)).collect()))
 }
@@ -80,8 +85,8 @@ fn mmo_play(h: &mut Html, r: &RunRecord) {
     let t = Timeline::new(r, MAX_POINTS);
     let x = t.at_s();
     if let Ok(periods) = t.latency(0, true) {
-        let mean = periods.summaries.iter().map(|s| if s.count == 0 { f64::NAN } else { s.mean_ns / 1e6 });
-        let max = periods.summaries.iter().map(|s| if s.count == 0 { f64::NAN } else { s.max_ns as f64 / 1e6 });
+        let mean = periods.iter().map(|s| if s.count == 0 { f64::NAN } else { s.mean_ns / 1e6 });
+        let max = periods.iter().map(|s| if s.count == 0 { f64::NAN } else { s.max_ns as f64 / 1e6 });
         h.chart(&Chart::new("Period time T (per period of a zone)", "elapsed (s)", "ms").with(Series::new("mean", points(&x, mean))).with(Series::new("longest", points(&x, max))));
     }
     let table: Vec<Vec<String>> = rows(m, "table")

@@ -25,8 +25,7 @@ pub fn latency_unit(max_ns: u64) -> (f64, &'static str) {
 }
 
 pub(super) fn headline(h: &mut Html, r: &RunRecord, checks: &[Check]) {
-    let title = format!("aggro {} — {}", r.command, r.started_at);
-    h.raw(&format!("<h1>{}</h1>", super::chart::escape(&title)));
+    h.raw(&format!("<h1>{}</h1>", super::chart::escape(&super::title(r))));
     let host = &r.host;
     h.raw(&format!(
         r#"<p class="meta" data-intervals="{}">{:.1} s; {} · {} due, {} started, {} completed, backlog at end {} · host {} ({} CPUs, {:.1} GiB, Linux {}) · aggro {}</p>"#,
@@ -70,7 +69,7 @@ pub(super) fn totals(h: &mut Html, r: &RunRecord) {
                 o.ok.to_string(),
                 o.errors.to_string(),
                 o.conflicts.to_string(),
-                format!("{:.1}", o.ok as f64 / r.elapsed_s.max(1e-9)),
+                format!("{:.1}", o.per_second(r.elapsed_s)),
                 t(l.mean_ns as u64),
                 t(l.p50_ns),
                 t(l.p95_ns),
@@ -99,7 +98,7 @@ pub(super) fn over_time(h: &mut Html, r: &RunRecord) -> Result<(), String> {
         let l = l.map_err(|e| format!("operation {}: {e}", r.operations[k]))?;
         let (div, unit) = latency_unit(r.totals[k].latency.max_ns);
         let series = |name: &str, pick: fn(&aggro_stats::Summary) -> f64| {
-            Series::new(name, points(&x, l.summaries.iter().map(|s| if s.count == 0 { f64::NAN } else { pick(s) / div })))
+            Series::new(name, points(&x, l.iter().map(|s| if s.count == 0 { f64::NAN } else { pick(s) / div })))
         };
         let mut c = Chart::new(format!("{} latency", r.operations[k]), "elapsed (s)", unit)
             .with(series("p50", |s| s.p50_ns as f64))
@@ -191,9 +190,8 @@ pub(super) fn generator(h: &mut Html, r: &RunRecord) {
     let t = Timeline::new(r, MAX_POINTS);
     let x = t.at_s();
     h.section("generator", "The generator's own health");
-    let lag = Chart::new("Timer lateness p99 (highest interval in each point)", "elapsed (s)", "µs")
+    let mut lag = Chart::new("Timer lateness p99 (highest interval in each point)", "elapsed (s)", "µs")
         .with(Series::new("p99", points(&x, t.max(|i| if i.lag.count == 0 { f64::NAN } else { i.lag.p99_ns as f64 / 1e3 }))));
-    let mut lag = lag;
     lag.marks.push(Mark::Y(1000.0, "1 ms: generator-bound".into()));
     h.chart(&lag);
     h.chart(
