@@ -101,12 +101,14 @@ pub fn default_out(name: &str) -> PathBuf {
     PathBuf::from("aggro-results").join(format!("{stamp}-{name}.json"))
 }
 
-/// Other forms of a result a run may also write.
-#[derive(Clone, Debug, Default)]
+/// Other forms of a result a run (or `aggro report`) may also write; a group of command-line options.
+#[derive(Clone, Debug, Default, clap::Args)]
 pub struct Exports {
-    /// The interval table as CSV.
+    /// Also write the interval table as CSV.
+    #[arg(long, value_name = "PATH")]
     pub csv: Option<PathBuf>,
-    /// The HdrHistogram interval log.
+    /// Also write the HdrHistogram interval log (one tagged histogram per interval and operation).
+    #[arg(long, value_name = "PATH")]
     pub hdr_log: Option<PathBuf>,
 }
 

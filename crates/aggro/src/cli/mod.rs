@@ -235,12 +235,8 @@ pub struct RunArgs {
     /// Result file (default ./aggro-results/<time>-<workload>.json).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Also write the interval table as CSV.
-    #[arg(long)]
-    pub csv: Option<PathBuf>,
-    /// Also write the HdrHistogram interval log (one tagged histogram per interval and operation).
-    #[arg(long, value_name = "PATH")]
-    pub hdr_log: Option<PathBuf>,
+    #[command(flatten)]
+    pub exports: crate::session::Exports,
     /// Serve the report on this loopback address while the run goes (open http://ADDR/).
     #[arg(long, value_name = "ADDR")]
     pub live: Option<String>,
@@ -270,12 +266,8 @@ pub struct ReportArgs {
     /// Pass/fail thresholds on the whole run, such as p99<50ms,errors<0.1% (exit code 3 when one fails).
     #[arg(long)]
     pub slo: Option<String>,
-    /// Also write the HdrHistogram interval log.
-    #[arg(long, value_name = "PATH")]
-    pub hdr_log: Option<PathBuf>,
-    /// Also write the interval table as CSV.
-    #[arg(long, value_name = "PATH")]
-    pub csv: Option<PathBuf>,
+    #[command(flatten)]
+    pub exports: crate::session::Exports,
 }
 
 /// `aggro compare`.

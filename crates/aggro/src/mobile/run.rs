@@ -114,7 +114,7 @@ pub fn main(a: RunArgs) -> anyhow::Result<()> {
         plan,
         verbosity: Verbosity { quiet: a.drive.quiet, per_loader: a.drive.per_loader },
         out: a.out.unwrap_or_else(|| session::default_out(drive.workload.name())),
-        exports: session::Exports { csv: a.csv, hdr_log: a.hdr_log },
+        exports: a.exports,
         start_at: session::start_at(a.shard.start_at.as_deref())?,
         live: a.live.as_deref().map(crate::live::address).transpose()?,
         drive,
