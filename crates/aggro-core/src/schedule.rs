@@ -149,9 +149,12 @@ impl Share {
         global.saturating_sub(self.index).div_ceil(self.of)
     }
 
-    /// An even share of `total` things (players, rooms, users): the first `total % of` workers take one more.
-    pub fn part(&self, total: u64) -> u64 {
-        total / self.of + u64::from(self.index < total % self.of)
+    /// This worker's block of `total` things (bots, rooms) numbered from 0, as a half-open range: blocks
+    /// in worker order, the first `total % of` workers taking one more.
+    pub fn range(&self, total: u64) -> std::ops::Range<u64> {
+        let (each, extra) = (total / self.of, total % self.of);
+        let start = self.index * each + self.index.min(extra);
+        start..start + each + u64::from(self.index < extra)
     }
 }
 
@@ -494,8 +497,8 @@ mod tests {
             assert_eq!(union, all, "{pacing:?}");
         }
         assert_eq!(Share::new(3, 3), None);
-        let parts: Vec<u64> = (0..4).map(|i| Share::new(i, 4).unwrap().part(10)).collect();
-        assert_eq!(parts, vec![3, 3, 2, 2]);
+        let parts: Vec<std::ops::Range<u64>> = (0..4).map(|i| Share::new(i, 4).unwrap().range(10)).collect();
+        assert_eq!(parts, vec![0..3, 3..6, 6..8, 8..10]);
         assert_eq!(Share::new(2, 3).unwrap().of_first(9), 3);
         assert_eq!(Share::new(2, 3).unwrap().of_first(2), 0);
     }

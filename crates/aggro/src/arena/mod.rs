@@ -54,19 +54,6 @@ pub fn metrics_server(addr: Option<&str>) -> anyhow::Result<Option<MetricsServer
     Ok(Some(MetricsServer::start(addr).map_err(|e| anyhow::anyhow!("--metrics: cannot listen on {addr}: {e}"))?))
 }
 
-/// `I/N` (1-based shard I of N) as a 0-based index and the count, or bad input.
-pub fn worker(text: &str) -> anyhow::Result<(usize, usize)> {
-    let share = crate::session::worker(text)?;
-    Ok((share.index as usize, share.of as usize))
-}
-
-/// Shard `i` of `n` of `count` things, as a half-open range: the first `count % n` shards take one more.
-pub fn share(count: usize, i: usize, n: usize) -> std::ops::Range<usize> {
-    let (each, extra) = (count / n, count % n);
-    let start = i * each + i.min(extra);
-    start..start + each + usize::from(i < extra)
-}
-
 /// The server's game settings from the arguments.
 pub fn server_config(g: &ServerGameArgs, secret: &str, seed: u64, interval: &str) -> anyhow::Result<ServeConfig> {
     let mut cfg = ServeConfig::new(Secret::from_passphrase(secret));

@@ -1,7 +1,7 @@
 //! `aggro arena swarm`: bots against an arena server (`br`) or a relay server (`relay`).
 
 use super::record::{Whole, interval, op, run_record};
-use super::{address, duration, metrics_server, ms, share, stop_on_signal, worker};
+use super::{address, duration, metrics_server, ms, stop_on_signal};
 use crate::BadInput;
 use crate::cli::{Behaviour as Kind, Receivers, SwarmArgs};
 use crate::plan::parse_bandwidth;
@@ -31,19 +31,20 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
         return Err(BadInput(format!("--receive-loss: {} is not a fraction in [0, 1)", a.receive_loss)).into());
     }
     cfg.receive_loss = a.receive_loss;
-    let (shard, shards) = a.worker.as_deref().map(worker).transpose()?.unwrap_or((0, 1));
+    let share = a.worker.as_deref().map(crate::session::worker).transpose()?.unwrap_or_default();
+    let worker = [share.index + 1, share.of];
     match a.behaviour {
         Kind::Br => {
             if !(a.fire_rate.is_finite() && a.fire_rate >= 0.0) {
                 return Err(BadInput(format!("--fire-rate: {} is not a rate of shots per second", a.fire_rate)).into());
             }
-            let mine = share(a.bots as usize, shard, shards);
-            cfg.bots = mine.len();
-            cfg.first_client_id += mine.start as u64;
+            let mine = share.range(a.bots as u64);
+            cfg.bots = (mine.end - mine.start) as usize;
+            cfg.first_client_id += mine.start;
             cfg.tick_every = std::time::Duration::from_secs_f64(1.0 / a.input_hz as f64);
             let br = BrConfig { fire_hz: a.fire_rate, cluster: a.cluster.max(1) };
-            let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "br", "br": &br, "worker": [shard + 1, shards] });
-            let bots = Br::new(br, cfg.bots, cfg.seed ^ mine.start as u64);
+            let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "br", "br": &br, "worker": worker });
+            let bots = Br::new(br, cfg.bots, cfg.seed ^ mine.start);
             run(&a, cfg, bots, spec)
         }
         Kind::Relay => {
@@ -52,22 +53,22 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
                 return Err(BadInput(format!("--churn: {} is not a rate of players per second", r.churn)).into());
             }
             // Whole rooms per shard, so no room is split between processes.
-            let k = r.room_size as usize;
-            let rooms = share((a.bots as usize).div_ceil(k), shard, shards);
-            cfg.bots = (rooms.len() * k).min((a.bots as usize).saturating_sub(rooms.start * k));
-            cfg.first_client_id += (rooms.start * k) as u64;
+            let k = r.room_size as u64;
+            let rooms = share.range((a.bots as u64).div_ceil(k));
+            cfg.bots = ((rooms.end - rooms.start) * k).min((a.bots as u64).saturating_sub(rooms.start * k)) as usize;
+            cfg.first_client_id += rooms.start * k;
             cfg.tick_every = duration(&r.send_every, "send-every")?;
             let bots = RelayBots {
                 room_size: r.room_size,
                 msg_bytes: r.msg_bytes as usize,
                 reliable: r.reliable,
                 to_all: r.receivers == Receivers::All,
-                churn_per_s: r.churn / shards as f64,
+                churn_per_s: r.churn / share.of as f64,
                 matchmaking: r.matchmaking,
                 first_room: rooms.start as u32,
                 bots: cfg.bots,
             };
-            let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "relay", "relay": &bots, "worker": [shard + 1, shards] });
+            let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "relay", "relay": &bots, "worker": worker });
             run(&a, cfg, bots, spec)
         }
     }
