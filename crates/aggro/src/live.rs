@@ -44,7 +44,12 @@ impl Live {
             if let Some(after) = query.strip_prefix("after=").and_then(|n| n.parse().ok()) {
                 wait_for_interval(&s, after);
             }
-            let state = lock(&s);
+            let mut state = lock(&s);
+            if !state.ended {
+                // The totals are encoded when a page asks, not every interval.
+                let State { record, totals, names, .. } = &mut *state;
+                record.totals = op_records(names, totals);
+            }
             let body = || html::body(&state.record, &[]).unwrap_or_else(|e| format!("<p class=\"warn\">{e}</p>"));
             match route {
                 "/" => Response::ok("text/html; charset=utf-8", html::page(&html::title(&state.record), &body(), Some(GAP_MS))),
@@ -63,8 +68,7 @@ impl Live {
     pub fn interval(&self, record: &IntervalRecord, merged: &Recorder) {
         let mut state = lock(&self.state);
         state.totals.merge(merged);
-        let State { record: run, totals, names, .. } = &mut *state;
-        run.totals = op_records(names, totals);
+        let run = &mut state.record;
         run.elapsed_s = record.end_s;
         run.stop_message = format!("running: {:.0} s so far", record.end_s);
         run.intervals.push(record.clone());
