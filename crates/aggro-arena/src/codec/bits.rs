@@ -39,6 +39,38 @@ impl BitWriter {
         self.bytes.len() * 8 + self.used as usize
     }
 
+    /// Writes a piece taken from another writer.
+    pub fn put_bits(&mut self, b: &Bits) {
+        let mut left = b.len;
+        for word in b.words {
+            if left == 0 {
+                break;
+            }
+            let n = left.min(64);
+            self.put(word as u32, n.min(32));
+            if n > 32 {
+                self.put((word >> 32) as u32, n - 32);
+            }
+            left -= n;
+        }
+    }
+
+    /// What was written as a piece to copy into other writers, and empties the writer; `None` beyond
+    /// [`Bits::MAX`] bits.
+    pub fn take_bits(&mut self) -> Option<Bits> {
+        let len = self.bit_len() as u32;
+        let mut words = [0u64; 3];
+        if len > Bits::MAX {
+            self.clear();
+            return None;
+        }
+        for (i, b) in self.finish().iter().enumerate() {
+            words[i / 8] |= (*b as u64) << (i % 8 * 8);
+        }
+        self.clear();
+        Some(Bits { words, len })
+    }
+
     /// The bytes, the last one padded with zeros.
     pub fn finish(&mut self) -> &[u8] {
         while self.used > 0 {
@@ -47,6 +79,27 @@ impl BitWriter {
             self.used = self.used.saturating_sub(8);
         }
         &self.bytes
+    }
+}
+
+/// Up to [`Bits::MAX`] bits taken from a [`BitWriter`], to be copied into others.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Bits {
+    /// Least significant bit first; the bits past `len` are zero.
+    words: [u64; 3],
+    len: u32,
+}
+
+impl Bits {
+    pub const MAX: u32 = 192;
+
+    /// How many bits.
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 }
 
@@ -102,8 +155,7 @@ const CLASSES: [u32; 4] = [0, 5, 12, 24];
 pub fn put_small(w: &mut BitWriter, v: i32) {
     let z = zigzag(v.clamp(-(1 << 23), (1 << 23) - 1));
     let class = CLASSES.iter().position(|bits| *bits == 24 || z < (1 << bits)).expect("the last class holds everything");
-    w.put(class as u32, 2);
-    w.put(z, CLASSES[class]);
+    w.put(class as u32 | z << 2, 2 + CLASSES[class]);
 }
 
 /// Reads a value written by [`put_small`].
@@ -117,10 +169,8 @@ pub fn put_golomb(w: &mut BitWriter, v: u32) {
     let v1 = v + 1;
     let n = 31 - v1.leading_zeros();
     w.put(0, n);
-    // The value's n+1 bits, most significant (the marker 1) first.
-    for i in (0..=n).rev() {
-        w.bit(v1 >> i & 1 == 1);
-    }
+    // The value's n+1 bits, most significant (the marker 1) first: reversed, as the writer starts at the low end.
+    w.put(v1.reverse_bits() >> (31 - n), n + 1);
 }
 
 /// Reads a value written by [`put_golomb`].
@@ -160,6 +210,35 @@ mod tests {
             assert_eq!(r.get(21), Some(v as u32 & 0x1f_ffff));
         }
         assert!(r.get(9).is_none(), "past the end");
+    }
+
+    #[test]
+    fn a_piece_copies_bit_for_bit_at_any_offset() {
+        let mut piece = BitWriter::default();
+        for v in [5, -300, 70_000, 0, 9] {
+            put_small(&mut piece, v);
+            put_golomb(&mut piece, v.unsigned_abs());
+        }
+        let bits = piece.take_bits().expect("fits");
+        assert!(bits.len() > 64 && bits.len() <= Bits::MAX);
+        for offset in 0..=32 {
+            let mut w = BitWriter::default();
+            w.put(0b101, 3);
+            w.put(0, offset);
+            w.put_bits(&bits);
+            w.put(1, 1);
+            let bytes = w.finish().to_vec();
+            let mut r = BitReader::new(&bytes);
+            assert_eq!((r.get(3), r.get(offset)), (Some(0b101), Some(0)));
+            for v in [5, -300, 70_000, 0, 9] {
+                assert_eq!(get_small(&mut r), Some(v));
+                assert_eq!(get_golomb(&mut r), Some(v.unsigned_abs()));
+            }
+            assert_eq!(r.bit(), Some(true), "offset {offset}");
+        }
+        let mut long = BitWriter::default();
+        (0..7).for_each(|_| long.put(u32::MAX, 28));
+        assert_eq!(long.take_bits(), None, "196 bits do not fit");
     }
 
     #[test]

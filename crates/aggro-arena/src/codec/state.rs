@@ -94,21 +94,33 @@ impl Slots {
 /// Writes one actor's entry. `prev_id` is the previous entry's id (entries go in increasing id order), or -1.
 #[allow(clippy::too_many_arguments)]
 pub fn put_entry(w: &mut BitWriter, prev_id: i64, id: u32, slot: u8, base: Option<Baseline>, frame: u32, hz: u32, s: &ActorState) {
-    put_golomb(w, (id as i64 - prev_id - 1) as u32);
-    w.put(slot as u32, 2);
-    w.bit(base.is_some());
+    put_head(w, prev_id, EntryHead { id, slot, base_slot: base.map(|b| b.slot) });
+    put_body(w, base, frame, hz, s);
+}
+
+/// Writes an entry's header.
+pub fn put_head(w: &mut BitWriter, prev_id: i64, head: EntryHead) {
+    put_golomb(w, (head.id as i64 - prev_id - 1) as u32);
+    w.put(head.slot as u32, 2);
+    w.bit(head.base_slot.is_some());
+    if let Some(b) = head.base_slot {
+        w.put(b as u32, 2);
+    }
+}
+
+/// Writes an entry's body: the state in full, or its changes from `base` (the baseline the header named).
+/// The bits depend only on the state, the baseline's state and frame, and `frame`: every client holding
+/// the same baseline gets the same body.
+pub fn put_body(w: &mut BitWriter, base: Option<Baseline>, frame: u32, hz: u32, s: &ActorState) {
     let Some(base) = base else {
         s.put_full(w);
         return;
     };
-    w.put(base.slot as u32, 2);
     let (px, py, pz) = base.state.predicted(frame.wrapping_sub(base.frame), hz);
     let pos = (s.x - px, s.y - py, s.z - pz);
     let vel = (s.vx - base.state.vx, s.vy - base.state.vy, s.vz - base.state.vz);
     let mask = [pos != (0, 0, 0), s.yaw != base.state.yaw, vel != (0, 0, 0), s.health != base.state.health];
-    for m in mask {
-        w.bit(m);
-    }
+    w.put(mask.iter().enumerate().map(|(i, m)| (*m as u32) << i).sum(), 4);
     if mask[0] {
         for d in [pos.0, pos.1, pos.2] {
             put_small(w, d);

@@ -1,6 +1,7 @@
 //! One server process's state and its frame: dispatch, send flush, simulate, flush.
 
 use super::profile::{Profile, ServerInterval};
+use super::bodies::SharedBodies;
 use super::replication::{Candidate, ClientReplication};
 use super::ServeConfig;
 use crate::clock::{now_us, sleep_until, unix_ms};
@@ -38,6 +39,7 @@ pub struct GameServer {
     observers: Vec<u32>,
     candidates: Vec<Candidate>,
     relevance: Relevance,
+    bodies: SharedBodies,
     errors: Vec<u64>,
     buf: Vec<u8>,
     rpc: Vec<u8>,
@@ -66,6 +68,7 @@ impl GameServer {
             observers: Vec::new(),
             candidates: Vec::new(),
             relevance: Relevance::default(),
+            bodies: SharedBodies::default(),
             errors: Vec::new(),
             buf: Vec::with_capacity(arena_proto::MTU),
             rpc: Vec::with_capacity(64),
@@ -292,7 +295,7 @@ impl GameServer {
     fn flush(&mut self, now: u64) {
         let hz = self.cfg.tick_hz;
         let zone_cm = (self.world.zone_radius_m() * 100.0) as u32;
-        let Self { sessions, proto, world, sock, buf, candidates, relevance, errors, profile, cfg, frame, .. } = self;
+        let Self { sessions, proto, world, sock, buf, candidates, relevance, bodies, errors, profile, cfg, frame, .. } = self;
         relevance.clear();
         for slot in 0..sessions.len() as u32 {
             let Some(s) = sessions[slot as usize].as_mut() else { continue };
@@ -307,7 +310,7 @@ impl GameServer {
                 Some(me) => {
                     candidates_for(world, relevance, me.x, me.y, cfg.interest_m, candidates);
                     errors.clear();
-                    let fig = s.repl.write_snapshot(*frame, hz, zone_cm, &cfg.tiers, candidates, |e| errors.push(e), |p| send_data(now, addr, conn, p, sock, buf));
+                    let fig = s.repl.write_snapshot(bodies, *frame, hz, zone_cm, &cfg.tiers, candidates, |e| errors.push(e), |p| send_data(now, addr, conn, p, sock, buf));
                     for &e in errors.iter() {
                         profile.position_error(e);
                     }
@@ -412,7 +415,8 @@ fn candidates_for(world: &World, relevance: &mut Relevance, x: f32, y: f32, inte
     let (xc, yc) = (x * 100.0, y * 100.0);
     let mut push = |id: u32| {
         let Some((state, moving)) = world.state(id) else { return };
-        let distance_m = (state.x as f32 - xc).hypot(state.y as f32 - yc) / 100.0;
+        let (dx, dy) = (state.x as f32 - xc, state.y as f32 - yc);
+        let distance_m = (dx * dx + dy * dy).sqrt() / 100.0;
         if interest_m.is_none_or(|r| distance_m <= r) {
             out.push(Candidate { id, state, moving, distance_m });
         }

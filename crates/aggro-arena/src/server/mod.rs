@@ -12,6 +12,7 @@
 //! tick rate falls as a real server's does.
 
 pub mod profile;
+pub mod bodies;
 pub mod replication;
 
 mod frame;

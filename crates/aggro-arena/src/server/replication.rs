@@ -5,7 +5,8 @@
 use crate::codec::bits::BitWriter;
 use crate::codec::msg::{SNAPSHOT_HEAD_BYTES, SnapshotHead};
 use crate::codec::ids::IdIndex;
-use crate::codec::state::{ActorState, SLOTS, Slots, put_entry};
+use crate::codec::state::{ActorState, EntryHead, SLOTS, Slots, put_head};
+use super::bodies::SharedBodies;
 use arena_proto::connection::MAX_UNRELIABLE;
 
 /// Interleaving tiers: beyond `beyond_m` metres, replicate an actor only every `skip + 1` frames.
@@ -24,13 +25,14 @@ pub fn skip_for(tiers: &[Tier], dist_m: f32) -> u32 {
 struct Replica {
     /// What was sent in each slot (seq 0 until the packet carrying it is known).
     slots: Slots,
-    /// Bit per slot: the client acknowledged the packet that carried it.
-    acked: u8,
     /// Updates sent; the next goes in slot `counter % SLOTS`.
     counter: u32,
 }
 
-const PENDING: usize = 128;
+/// The packets acknowledged, by seq % ACKS: a slot's state is a usable baseline when the packet that carried
+/// it is here. A packet older than the last ACKS sent no longer counts (its slots then fall back to newer
+/// baselines or the full state).
+const ACKS: usize = 256;
 /// One skipped actor in this many has its position error measured (a sample, so that skipping stays cheap).
 pub const ERROR_SAMPLE: u64 = 64;
 
@@ -57,10 +59,11 @@ pub struct ClientReplication {
     last_sent: Vec<u32>,
     /// Skipped actors so far; every [`ERROR_SAMPLE`]th has its position error measured.
     skips: u64,
+    /// Seq of each acknowledged packet, at seq % ACKS (empty until the first snapshot).
+    acks: Vec<u32>,
+    /// The (replica index, slot) entries of the packet being written.
     packet: Vec<(u32, u8)>,
     payload: Vec<u8>,
-    /// Per sent packet (by seq % PENDING): the seq and the (replica index, slot) entries it carried.
-    pending: Vec<(u32, Vec<(u32, u8)>)>,
     writer: BitWriter,
 }
 
@@ -86,27 +89,25 @@ impl ClientReplication {
 
     /// The client acknowledged packet `seq`: the entries it carried become usable baselines.
     pub fn acked(&mut self, seq: u32) {
-        if self.pending.is_empty() {
-            return;
-        }
-        let cell = seq as usize % PENDING;
-        if self.pending[cell].0 != seq {
-            return;
-        }
-        for &(i, slot) in &self.pending[cell].1 {
-            let r = &mut self.replicas[i as usize];
-            if r.slots.seq[slot as usize] == seq {
-                r.acked |= 1 << slot;
-            }
+        if let Some(cell) = self.acks.get_mut(seq as usize % ACKS) {
+            *cell = seq;
         }
     }
 
+    /// The newest slot of `r` other than `slot` whose packet was acknowledged.
+    fn baseline_slot(acks: &[u32], r: &Replica, slot: u8) -> Option<u8> {
+        let usable = |b: u8| b != slot && r.slots.seq[b as usize] != 0 && acks[r.slots.seq[b as usize] as usize % ACKS] == r.slots.seq[b as usize];
+        (0..SLOTS as u8).filter(|b| usable(*b)).max_by_key(|b| r.slots.seq[*b as usize])
+    }
+
     /// Writes this frame's snapshot packets for `candidates` (sorted by id) and hands each payload to
-    /// `send`, which returns the packet's sequence number. `error_cm` gets the position error of a sample
-    /// of the actors skipped by interleaving (what the client, extrapolating, shows versus the truth).
+    /// `send`, which returns the packet's sequence number. Entry bodies come from `bodies`, shared by all
+    /// clients in the frame. `error_cm` gets the position error of a sample of the actors skipped by
+    /// interleaving (what the client, extrapolating, shows versus the truth).
     #[allow(clippy::too_many_arguments)]
     pub fn write_snapshot(
         &mut self,
+        bodies: &mut SharedBodies,
         frame: u32,
         hz: u32,
         zone_radius: u32,
@@ -115,8 +116,8 @@ impl ClientReplication {
         mut error_cm: impl FnMut(u64),
         mut send: impl FnMut(&[u8]) -> u32,
     ) -> SnapshotFigures {
-        if self.pending.is_empty() {
-            self.pending = (0..PENDING).map(|_| (0, Vec::new())).collect();
+        if self.acks.is_empty() {
+            self.acks = vec![0; ACKS];
         }
         let budget_bits = (MAX_UNRELIABLE - SNAPSHOT_HEAD_BYTES) * 8 - 256;
         let mut fig = SnapshotFigures::default();
@@ -144,12 +145,10 @@ impl ClientReplication {
             self.last_sent[i] = frame.wrapping_add(1);
             let r = &mut self.replicas[i];
             let slot = (r.counter % SLOTS as u32) as u8;
-            let base = (0..SLOTS as u8)
-                .filter(|b| *b != slot && r.acked & (1 << b) != 0)
-                .max_by_key(|b| r.slots.seq[*b as usize])
-                .map(|b| r.slots.baseline(b));
+            let base = Self::baseline_slot(&self.acks, r, slot).map(|b| r.slots.baseline(b));
             let before = self.writer.bit_len();
-            put_entry(&mut self.writer, prev, c.id, slot, base, frame, hz, &c.state);
+            put_head(&mut self.writer, prev, EntryHead { id: c.id, slot, base_slot: base.map(|b| b.slot) });
+            bodies.put(&mut self.writer, c.id, base, frame, hz, &c.state);
             let bits = (self.writer.bit_len() - before) as u64;
             fig.entries += 1;
             fig.entry_bits += bits;
@@ -158,7 +157,6 @@ impl ClientReplication {
                 fig.moving_delta_bits += bits;
             }
             r.slots.put(slot, 0, frame, c.state);
-            r.acked &= !(1 << slot);
             r.counter = r.counter.wrapping_add(1);
             packet.push((i as u32, slot));
             prev = c.id as i64;
@@ -184,10 +182,7 @@ impl ClientReplication {
         for &(i, slot) in packet.iter() {
             self.replicas[i as usize].slots.seq[slot as usize] = seq;
         }
-        let cell = &mut self.pending[seq as usize % PENDING];
-        cell.0 = seq;
-        cell.1.clear();
-        cell.1.append(packet);
+        packet.clear();
     }
 }
 
@@ -202,37 +197,38 @@ mod tests {
     }
 
     #[test]
-    fn the_client_decodes_what_the_server_encodes_through_loss_and_acks() {
-        let (mut server, mut client) = (ClientReplication::default(), View::default());
+    fn every_client_decodes_what_the_server_encodes_through_its_own_loss_and_acks() {
+        // Three clients share the frame's bodies; each loses a different share of packets and acks late.
         let hz = 30;
+        let lose_every = [3u32, 4, 7];
+        let mut clients: Vec<_> = lose_every.iter().map(|_| (ClientReplication::default(), View::default(), Vec::new())).collect();
+        let mut bodies = SharedBodies::default();
         let mut seq = 0;
-        let mut in_flight = Vec::new();
         for frame in 1..200u32 {
             let cands: Vec<_> = (0..50).map(|id| moving(id, frame)).collect();
-            let mut sent = Vec::new();
-            server.write_snapshot(frame, hz, 0, &[], &cands, |_| {}, |p| {
-                seq += 1;
-                sent.push((seq, p.to_vec()));
-                seq
-            });
-            // Every third packet is lost; the rest arrive one frame late; acks come back a frame after that.
-            for (s, p) in sent {
-                if s % 3 != 0 {
-                    in_flight.push((frame + 1, s, p));
+            for ((server, client, in_flight), lose) in clients.iter_mut().zip(lose_every) {
+                let mut sent = Vec::new();
+                server.write_snapshot(&mut bodies, frame, hz, 0, &[], &cands, |_| {}, |p| {
+                    seq += 1;
+                    sent.push((seq, p.to_vec()));
+                    seq
+                });
+                // Lost packets vanish; the rest arrive one frame late; acks come back a frame after that.
+                in_flight.extend(sent.into_iter().filter(|(s, _)| s % lose != 0).map(|(s, p)| (frame + 1, s, p)));
+                let (arrived, later): (Vec<_>, Vec<_>) = in_flight.drain(..).partition(|(at, _, _)| *at <= frame);
+                *in_flight = later;
+                for (_, s, p) in arrived {
+                    let mut n = 0;
+                    client.apply(s, &p, hz, |id, st| {
+                        assert_eq!(*st, moving(id, frame - 1).state, "actor {id} decoded exactly");
+                        n += 1;
+                    }).unwrap();
+                    assert!(n > 0);
+                    server.acked(s);
                 }
             }
-            let (arrived, later): (Vec<_>, Vec<_>) = in_flight.drain(..).partition(|(at, _, _)| *at <= frame);
-            in_flight = later;
-            for (_, s, p) in arrived {
-                let mut n = 0;
-                client.apply(s, &p, hz, |id, st| {
-                    assert_eq!(*st, moving(id, frame - 1).state, "actor {id} decoded exactly");
-                    n += 1;
-                }).unwrap();
-                assert!(n > 0);
-                server.acked(s);
-            }
         }
+        assert!(bodies.copied > bodies.encoded, "bodies are shared: {} encoded, {} copied", bodies.encoded, bodies.copied);
     }
 
     #[test]
@@ -242,7 +238,7 @@ mod tests {
         let (mut errors, mut entries) = (Vec::new(), 0);
         for frame in 1..=30u32 {
             let cands: Vec<_> = (0..6).map(|id| moving(id, frame)).collect();
-            let fig = server.write_snapshot(frame, 30, 0, &tiers, &cands, |e| errors.push(e), |_| frame);
+            let fig = server.write_snapshot(&mut SharedBodies::default(), frame, 30, 0, &tiers, &cands, |e| errors.push(e), |_| frame);
             entries += fig.entries;
         }
         // Actor 0 at 0 m every frame; 1–4 (100–400 m) every 2nd; 5 (500 m) every 3rd.
