@@ -69,7 +69,7 @@ pub struct Baseline<'a> {
     pub frame: u32,
 }
 
-/// One actor's states in its four slots, as server and client each hold them: the packet each came in
+/// One actor's states in its four slots, as a client holds them: the packet each came in
 /// (0: none yet), the frame it describes, the state.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Slots {

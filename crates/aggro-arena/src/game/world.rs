@@ -106,6 +106,11 @@ impl World {
         *self.states.get(id as usize)?
     }
 
+    /// Every actor's replicated state and whether it moves, by id.
+    pub fn states(&self) -> &[Option<(ActorState, bool)>] {
+        &self.states
+    }
+
     /// Every player in the match, by id.
     pub fn players(&self) -> impl Iterator<Item = (u32, &Player)> + Clone {
         self.players.iter().enumerate().filter_map(|(i, p)| Some((i as u32, p.as_ref()?)))

@@ -2,7 +2,8 @@
 
 use super::profile::{Profile, ServerInterval};
 use super::bodies::SharedBodies;
-use super::replication::{Candidate, ClientReplication};
+use super::history::StateHistory;
+use super::replication::{Candidate, ClientReplication, SnapshotFrame};
 use super::ServeConfig;
 use crate::clock::{now_us, sleep_until, unix_ms};
 use crate::codec::msg::{ClientRpc, Input, ServerRpc};
@@ -40,6 +41,7 @@ pub struct GameServer {
     candidates: Vec<Candidate>,
     relevance: Relevance,
     bodies: SharedBodies,
+    history: StateHistory,
     errors: Vec<u64>,
     buf: Vec<u8>,
     rpc: Vec<u8>,
@@ -69,6 +71,7 @@ impl GameServer {
             candidates: Vec::new(),
             relevance: Relevance::default(),
             bodies: SharedBodies::default(),
+            history: StateHistory::default(),
             errors: Vec::new(),
             buf: Vec::with_capacity(arena_proto::MTU),
             rpc: Vec::with_capacity(64),
@@ -295,8 +298,10 @@ impl GameServer {
     fn flush(&mut self, now: u64) {
         let hz = self.cfg.tick_hz;
         let zone_cm = (self.world.zone_radius_m() * 100.0) as u32;
-        let Self { sessions, proto, world, sock, buf, candidates, relevance, bodies, errors, profile, cfg, frame, .. } = self;
+        let Self { sessions, proto, world, sock, buf, candidates, relevance, bodies, history, errors, profile, cfg, frame, .. } = self;
         relevance.clear();
+        history.record(*frame, world.states());
+        let at = SnapshotFrame { frame: *frame, hz, zone_radius_cm: zone_cm, tiers: &cfg.tiers, history };
         for slot in 0..sessions.len() as u32 {
             let Some(s) = sessions[slot as usize].as_mut() else { continue };
             let Some((addr, conn)) = proto.session(slot) else { continue };
@@ -310,7 +315,7 @@ impl GameServer {
                 Some(me) => {
                     candidates_for(world, relevance, me.x, me.y, cfg.interest_m, candidates);
                     errors.clear();
-                    let fig = s.repl.write_snapshot(bodies, *frame, hz, zone_cm, &cfg.tiers, candidates, |e| errors.push(e), |p| send_data(now, addr, conn, p, sock, buf));
+                    let fig = s.repl.write_snapshot(&at, bodies, candidates, |e| errors.push(e), |p| send_data(now, addr, conn, p, sock, buf));
                     for &e in errors.iter() {
                         profile.position_error(e);
                     }

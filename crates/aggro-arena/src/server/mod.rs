@@ -13,6 +13,7 @@
 
 pub mod profile;
 pub mod bodies;
+pub mod history;
 pub mod replication;
 
 mod frame;

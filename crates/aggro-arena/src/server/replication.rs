@@ -2,11 +2,12 @@
 //! which baselines it has acknowledged, interleaving by distance, and writing
 //! snapshot packets.
 
-use crate::codec::bits::BitWriter;
-use crate::codec::msg::{SNAPSHOT_HEAD_BYTES, SnapshotHead};
-use crate::codec::ids::IdIndex;
-use crate::codec::state::{ActorState, EntryHead, SLOTS, Slots, put_head};
 use super::bodies::SharedBodies;
+use super::history::StateHistory;
+use crate::codec::bits::BitWriter;
+use crate::codec::ids::IdIndex;
+use crate::codec::msg::{SNAPSHOT_HEAD_BYTES, SnapshotHead};
+use crate::codec::state::{ActorState, Baseline, EntryHead, SLOTS, put_head};
 use arena_proto::connection::MAX_UNRELIABLE;
 
 /// Interleaving tiers: beyond `beyond_m` metres, replicate an actor only every `skip + 1` frames.
@@ -21,18 +22,26 @@ pub fn skip_for(tiers: &[Tier], dist_m: f32) -> u32 {
     tiers.iter().filter(|t| dist_m > t.beyond_m).map(|t| t.skip).max().unwrap_or(0)
 }
 
+/// What the client was sent of one actor: the packet that carried each slot (0: none) — the frame and the
+/// state follow from the packet — and the slot the next update goes in. Kept small: a client's replicas
+/// are read once per frame each, in no particular order.
 #[derive(Clone, Copy, Debug, Default)]
 struct Replica {
-    /// What was sent in each slot (seq 0 until the packet carrying it is known).
-    slots: Slots,
-    /// Updates sent; the next goes in slot `counter % SLOTS`.
-    counter: u32,
+    seq: [u32; SLOTS],
+    next: u8,
 }
 
-/// The packets acknowledged, by seq % ACKS: a slot's state is a usable baseline when the packet that carried
-/// it is here. A packet older than the last ACKS sent no longer counts (its slots then fall back to newer
-/// baselines or the full state).
-const ACKS: usize = 256;
+/// A sent snapshot packet, at seq % SENT: its frame and whether the client acknowledged it. A slot's state
+/// is a usable baseline while its packet is here and acknowledged; older packets fall back to newer
+/// baselines or the full state.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sent {
+    seq: u32,
+    frame: u32,
+    acked: bool,
+}
+
+const SENT: usize = 256;
 /// One skipped actor in this many has its position error measured (a sample, so that skipping stays cheap).
 pub const ERROR_SAMPLE: u64 = 64;
 
@@ -49,6 +58,17 @@ pub struct SnapshotFigures {
     pub skipped: u64,
 }
 
+/// What every client's snapshot in one frame shares.
+#[derive(Clone, Copy, Debug)]
+pub struct SnapshotFrame<'a> {
+    pub frame: u32,
+    pub hz: u32,
+    pub zone_radius_cm: u32,
+    pub tiers: &'a [Tier],
+    /// The actors' states in recent frames, this one's recorded.
+    pub history: &'a StateHistory,
+}
+
 /// One client's replication state.
 #[derive(Debug, Default)]
 pub struct ClientReplication {
@@ -59,8 +79,8 @@ pub struct ClientReplication {
     last_sent: Vec<u32>,
     /// Skipped actors so far; every [`ERROR_SAMPLE`]th has its position error measured.
     skips: u64,
-    /// Seq of each acknowledged packet, at seq % ACKS (empty until the first snapshot).
-    acks: Vec<u32>,
+    /// The snapshot packets sent, at seq % SENT (empty until the first snapshot).
+    sent: Vec<Sent>,
     /// The (replica index, slot) entries of the packet being written.
     packet: Vec<(u32, u8)>,
     payload: Vec<u8>,
@@ -89,36 +109,42 @@ impl ClientReplication {
 
     /// The client acknowledged packet `seq`: the entries it carried become usable baselines.
     pub fn acked(&mut self, seq: u32) {
-        if let Some(cell) = self.acks.get_mut(seq as usize % ACKS) {
-            *cell = seq;
+        if let Some(sent) = self.sent.get_mut(seq as usize % SENT)
+            && sent.seq == seq
+        {
+            sent.acked = true;
         }
     }
 
-    /// The newest slot of `r` other than `slot` whose packet was acknowledged.
-    fn baseline_slot(acks: &[u32], r: &Replica, slot: u8) -> Option<u8> {
-        let usable = |b: u8| b != slot && r.slots.seq[b as usize] != 0 && acks[r.slots.seq[b as usize] as usize % ACKS] == r.slots.seq[b as usize];
-        (0..SLOTS as u8).filter(|b| usable(*b)).max_by_key(|b| r.slots.seq[*b as usize])
+    /// The newest acknowledged slot of `r` other than `slot`, and the frame it holds.
+    fn baseline_of(sent: &[Sent], r: &Replica, slot: u8) -> Option<(u8, u32)> {
+        let mut best: Option<(u8, u32, u32)> = None;
+        for b in 0..SLOTS as u8 {
+            let seq = r.seq[b as usize];
+            let p = sent[seq as usize % SENT];
+            if b != slot && seq != 0 && p.seq == seq && p.acked && best.is_none_or(|(_, s, _)| seq > s) {
+                best = Some((b, seq, p.frame));
+            }
+        }
+        best.map(|(b, _, frame)| (b, frame))
     }
 
     /// Writes this frame's snapshot packets for `candidates` (sorted by id) and hands each payload to
     /// `send`, which returns the packet's sequence number. Entry bodies come from `bodies`, shared by all
     /// clients in the frame. `error_cm` gets the position error of a sample of the actors skipped by
     /// interleaving (what the client, extrapolating, shows versus the truth).
-    #[allow(clippy::too_many_arguments)]
     pub fn write_snapshot(
         &mut self,
+        at: &SnapshotFrame,
         bodies: &mut SharedBodies,
-        frame: u32,
-        hz: u32,
-        zone_radius: u32,
-        tiers: &[Tier],
         candidates: &[Candidate],
         mut error_cm: impl FnMut(u64),
         mut send: impl FnMut(&[u8]) -> u32,
     ) -> SnapshotFigures {
-        if self.acks.is_empty() {
-            self.acks = vec![0; ACKS];
+        if self.sent.is_empty() {
+            self.sent = vec![Sent::default(); SENT];
         }
+        let frame = at.frame;
         let budget_bits = (MAX_UNRELIABLE - SNAPSHOT_HEAD_BYTES) * 8 - 256;
         let mut fig = SnapshotFigures::default();
         let mut packet = std::mem::take(&mut self.packet);
@@ -127,16 +153,16 @@ impl ClientReplication {
         let mut prev: i64 = -1;
         self.writer.clear();
         for c in candidates {
-            let skip = skip_for(tiers, c.distance_m);
+            let skip = skip_for(at.tiers, c.distance_m);
             let i = self.replica_index(c.id);
             let last_sent = self.last_sent[i];
             if skip > 0 && last_sent > 0 && frame.wrapping_sub(last_sent - 1) <= skip {
                 fig.skipped += 1;
                 self.skips += 1;
-                if self.skips.is_multiple_of(ERROR_SAMPLE) {
-                    let r = &self.replicas[i];
-                    let last = &r.slots.state[(r.counter.wrapping_sub(1) % SLOTS as u32) as usize];
-                    let (px, py, pz) = last.predicted(frame.wrapping_sub(last_sent - 1), hz);
+                if self.skips.is_multiple_of(ERROR_SAMPLE)
+                    && let Some(last) = at.history.at(c.id, last_sent - 1)
+                {
+                    let (px, py, pz) = last.predicted(frame.wrapping_sub(last_sent - 1), at.hz);
                     let d = ((c.state.x - px) as f64).hypot((c.state.y - py) as f64).hypot((c.state.z - pz) as f64);
                     error_cm(d.round() as u64);
                 }
@@ -144,11 +170,12 @@ impl ClientReplication {
             }
             self.last_sent[i] = frame.wrapping_add(1);
             let r = &mut self.replicas[i];
-            let slot = (r.counter % SLOTS as u32) as u8;
-            let base = Self::baseline_slot(&self.acks, r, slot).map(|b| r.slots.baseline(b));
+            let slot = r.next;
+            let base = Self::baseline_of(&self.sent, r, slot)
+                .and_then(|(b, base_frame)| Some(Baseline { slot: b, state: at.history.at(c.id, base_frame)?, frame: base_frame }));
             let before = self.writer.bit_len();
             put_head(&mut self.writer, prev, EntryHead { id: c.id, slot, base_slot: base.map(|b| b.slot) });
-            bodies.put(&mut self.writer, c.id, base, frame, hz, &c.state);
+            bodies.put(&mut self.writer, c.id, base, frame, at.hz, &c.state);
             let bits = (self.writer.bit_len() - before) as u64;
             fig.entries += 1;
             fig.entry_bits += bits;
@@ -156,31 +183,32 @@ impl ClientReplication {
                 fig.moving_deltas += 1;
                 fig.moving_delta_bits += bits;
             }
-            r.slots.put(slot, 0, frame, c.state);
-            r.counter = r.counter.wrapping_add(1);
+            r.seq[slot as usize] = 0;
+            r.next = (slot + 1) % SLOTS as u8;
             packet.push((i as u32, slot));
             prev = c.id as i64;
             if self.writer.bit_len() >= budget_bits {
-                self.send_packet(frame, zone_radius, &mut packet, &mut payload, &mut send);
+                self.send_packet(at, &mut packet, &mut payload, &mut send);
                 prev = -1;
             }
         }
         if !packet.is_empty() || candidates.is_empty() {
-            self.send_packet(frame, zone_radius, &mut packet, &mut payload, &mut send);
+            self.send_packet(at, &mut packet, &mut payload, &mut send);
         }
         self.packet = packet;
         self.payload = payload;
         fig
     }
 
-    fn send_packet(&mut self, frame: u32, zone_radius: u32, packet: &mut Vec<(u32, u8)>, payload: &mut Vec<u8>, send: &mut impl FnMut(&[u8]) -> u32) {
+    fn send_packet(&mut self, at: &SnapshotFrame, packet: &mut Vec<(u32, u8)>, payload: &mut Vec<u8>, send: &mut impl FnMut(&[u8]) -> u32) {
         payload.clear();
-        SnapshotHead { frame, zone_radius, count: packet.len() as u16 }.write(payload);
+        SnapshotHead { frame: at.frame, zone_radius: at.zone_radius_cm, count: packet.len() as u16 }.write(payload);
         payload.extend_from_slice(self.writer.finish());
         self.writer.clear();
         let seq = send(payload);
+        self.sent[seq as usize % SENT] = Sent { seq, frame: at.frame, acked: false };
         for &(i, slot) in packet.iter() {
-            self.replicas[i as usize].slots.seq[slot as usize] = seq;
+            self.replicas[i as usize].seq[slot as usize] = seq;
         }
         packet.clear();
     }
@@ -196,19 +224,27 @@ mod tests {
         Candidate { id, state, moving: true, distance_m: id as f32 * 100.0 }
     }
 
+    /// The candidates of `frame`, recorded in `history` as the world's states.
+    fn frame_of(history: &mut StateHistory, actors: u32, frame: u32) -> Vec<Candidate> {
+        let cands: Vec<_> = (0..actors).map(|id| moving(id, frame)).collect();
+        history.record(frame, &cands.iter().map(|c| Some((c.state, c.moving))).collect::<Vec<_>>());
+        cands
+    }
+
     #[test]
     fn every_client_decodes_what_the_server_encodes_through_its_own_loss_and_acks() {
         // Three clients share the frame's bodies; each loses a different share of packets and acks late.
         let hz = 30;
         let lose_every = [3u32, 4, 7];
         let mut clients: Vec<_> = lose_every.iter().map(|_| (ClientReplication::default(), View::default(), Vec::new())).collect();
-        let mut bodies = SharedBodies::default();
+        let (mut bodies, mut history) = (SharedBodies::default(), StateHistory::default());
         let mut seq = 0;
         for frame in 1..200u32 {
-            let cands: Vec<_> = (0..50).map(|id| moving(id, frame)).collect();
+            let cands = frame_of(&mut history, 50, frame);
+            let at = SnapshotFrame { frame, hz, zone_radius_cm: 0, tiers: &[], history: &history };
             for ((server, client, in_flight), lose) in clients.iter_mut().zip(lose_every) {
                 let mut sent = Vec::new();
-                server.write_snapshot(&mut bodies, frame, hz, 0, &[], &cands, |_| {}, |p| {
+                server.write_snapshot(&at, &mut bodies, &cands, |_| {}, |p| {
                     seq += 1;
                     sent.push((seq, p.to_vec()));
                     seq
@@ -235,10 +271,11 @@ mod tests {
     fn interleaving_skips_far_actors_and_reports_their_error() {
         let mut server = ClientReplication::default();
         let tiers = [Tier { beyond_m: 70.0, skip: 1 }, Tier { beyond_m: 400.0, skip: 2 }];
-        let (mut errors, mut entries) = (Vec::new(), 0);
+        let (mut errors, mut entries, mut history) = (Vec::new(), 0, StateHistory::default());
         for frame in 1..=30u32 {
-            let cands: Vec<_> = (0..6).map(|id| moving(id, frame)).collect();
-            let fig = server.write_snapshot(&mut SharedBodies::default(), frame, 30, 0, &tiers, &cands, |e| errors.push(e), |_| frame);
+            let cands = frame_of(&mut history, 6, frame);
+            let at = SnapshotFrame { frame, hz: 30, zone_radius_cm: 0, tiers: &tiers, history: &history };
+            let fig = server.write_snapshot(&at, &mut SharedBodies::default(), &cands, |e| errors.push(e), |_| frame);
             entries += fig.entries;
         }
         // Actor 0 at 0 m every frame; 1–4 (100–400 m) every 2nd; 5 (500 m) every 3rd.
