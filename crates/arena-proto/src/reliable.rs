@@ -7,6 +7,7 @@
 //! buffer more than that many out of order.
 
 use crate::wire::Reader;
+use smallvec::SmallVec;
 use std::collections::VecDeque;
 
 /// Largest slice payload: a message longer than this is fragmented.
@@ -18,9 +19,13 @@ pub const MAX_MESSAGE: usize = 64 * 1024;
 /// Bytes a slice costs in a packet besides its payload (id, length with last-flag).
 pub const SLICE_OVERHEAD: usize = 4;
 
+/// Slice bytes held in the slice itself: game events (a shot, a hit) are a dozen bytes and are queued
+/// for every observer, so they are not each a heap allocation.
+const INLINE: usize = 24;
+
 #[derive(Debug)]
 struct Slice {
-    data: Vec<u8>,
+    data: SmallVec<[u8; INLINE]>,
     last: bool,
     acked: bool,
     sent_at_us: Option<u64>,
@@ -56,7 +61,7 @@ impl ReliableSender {
             return false;
         }
         for k in 0..slices {
-            let data = msg[k * SLICE_BYTES..msg.len().min((k + 1) * SLICE_BYTES)].to_vec();
+            let data = SmallVec::from_slice(&msg[k * SLICE_BYTES..msg.len().min((k + 1) * SLICE_BYTES)]);
             self.queue.push_back(Slice { data, last: k + 1 == slices, acked: false, sent_at_us: None });
         }
         true

@@ -384,6 +384,8 @@ struct Relevance {
     by_cell: std::collections::HashMap<usize, usize>,
     lists: Vec<Vec<u32>>,
     used: usize,
+    /// A bit per actor id, to put a list in id order (all clear between uses).
+    marks: Vec<u64>,
 }
 
 impl Relevance {
@@ -403,8 +405,20 @@ impl Relevance {
                 let list = &mut self.lists[self.used];
                 list.clear();
                 let (cx, cy) = cell_centre(cell);
-                world.grid.near(cx, cy, r + GRID_M, |id| list.push(id));
-                list.sort_unstable();
+                let marks = &mut self.marks;
+                world.grid.near(cx, cy, r + GRID_M, |id| {
+                    let word = id as usize / 64;
+                    if marks.len() <= word {
+                        marks.resize(word + 1, 0);
+                    }
+                    marks[word] |= 1 << (id % 64);
+                });
+                for (w, bits) in marks.iter_mut().enumerate() {
+                    while *bits != 0 {
+                        list.push(w as u32 * 64 + bits.trailing_zeros());
+                        *bits &= *bits - 1;
+                    }
+                }
                 self.by_cell.insert(cell, self.used);
                 self.used += 1;
                 self.used - 1

@@ -5,7 +5,6 @@
 use super::bodies::SharedBodies;
 use super::history::StateHistory;
 use crate::codec::bits::BitWriter;
-use crate::codec::ids::IdIndex;
 use crate::codec::msg::{SNAPSHOT_HEAD_BYTES, SnapshotHead};
 use crate::codec::state::{ActorState, Baseline, EntryHead, SLOTS, put_head};
 use arena_proto::connection::MAX_UNRELIABLE;
@@ -23,11 +22,14 @@ pub fn skip_for(tiers: &[Tier], dist_m: f32) -> u32 {
 }
 
 /// What the client was sent of one actor: the packet that carried each slot (0: none) — the frame and the
-/// state follow from the packet — and the slot the next update goes in. Kept small: a client's replicas
-/// are read once per frame each, in no particular order.
+/// state follow from the packet —, the frame it was last sent in plus one (0: never), and the slot the next
+/// update goes in. Kept small, and in id order like the candidates, so that a frame reads a client's
+/// replicas front to back.
 #[derive(Clone, Copy, Debug, Default)]
 struct Replica {
+    id: u32,
     seq: [u32; SLOTS],
+    last_sent: u32,
     next: u8,
 }
 
@@ -72,11 +74,11 @@ pub struct SnapshotFrame<'a> {
 /// One client's replication state.
 #[derive(Debug, Default)]
 pub struct ClientReplication {
-    ids: IdIndex,
+    /// The actors relevant in the last frame, by id; an actor that stops being relevant is forgotten
+    /// (and sent in full when it is again).
     replicas: Vec<Replica>,
-    /// Per replica, the frame it was last sent in, plus one (0: never) — apart from the replicas,
-    /// so deciding to skip an actor touches four bytes, not a whole replica.
-    last_sent: Vec<u32>,
+    /// The next frame's replicas, being merged from the last frame's and the candidates.
+    next_replicas: Vec<Replica>,
     /// Skipped actors so far; every [`ERROR_SAMPLE`]th has its position error measured.
     skips: u64,
     /// The snapshot packets sent, at seq % SENT (empty until the first snapshot).
@@ -97,16 +99,6 @@ pub struct Candidate {
 }
 
 impl ClientReplication {
-    /// The replica index of actor `id`, made on first sight.
-    fn replica_index(&mut self, id: u32) -> usize {
-        let (i, new) = self.ids.position(id);
-        if new {
-            self.replicas.push(Replica::default());
-            self.last_sent.push(0);
-        }
-        i
-    }
-
     /// The client acknowledged packet `seq`: the entries it carried become usable baselines.
     pub fn acked(&mut self, seq: u32) {
         if let Some(sent) = self.sent.get_mut(seq as usize % SENT)
@@ -129,7 +121,7 @@ impl ClientReplication {
         best.map(|(b, _, frame)| (b, frame))
     }
 
-    /// Writes this frame's snapshot packets for `candidates` (sorted by id) and hands each payload to
+    /// Writes this frame's snapshot packets for `candidates` (sorted by id, no id twice) and hands each payload to
     /// `send`, which returns the packet's sequence number. Entry bodies come from `bodies`, shared by all
     /// clients in the frame. `error_cm` gets the position error of a sample of the actors skipped by
     /// interleaving (what the client, extrapolating, shows versus the truth).
@@ -152,26 +144,31 @@ impl ClientReplication {
         packet.clear();
         let mut prev: i64 = -1;
         self.writer.clear();
+        let last = std::mem::take(&mut self.replicas);
+        let mut replicas = std::mem::take(&mut self.next_replicas);
+        replicas.clear();
+        let mut from_last = last.iter().peekable();
         for c in candidates {
+            debug_assert!(replicas.last().is_none_or(|r| r.id < c.id), "candidates sorted by id");
+            while from_last.next_if(|r| r.id < c.id).is_some() {}
+            let mut r = from_last.next_if(|r| r.id == c.id).copied().unwrap_or(Replica { id: c.id, ..Replica::default() });
             let skip = skip_for(at.tiers, c.distance_m);
-            let i = self.replica_index(c.id);
-            let last_sent = self.last_sent[i];
-            if skip > 0 && last_sent > 0 && frame.wrapping_sub(last_sent - 1) <= skip {
+            if skip > 0 && r.last_sent > 0 && frame.wrapping_sub(r.last_sent - 1) <= skip {
                 fig.skipped += 1;
                 self.skips += 1;
                 if self.skips.is_multiple_of(ERROR_SAMPLE)
-                    && let Some(last) = at.history.at(c.id, last_sent - 1)
+                    && let Some(sent) = at.history.at(c.id, r.last_sent - 1)
                 {
-                    let (px, py, pz) = last.predicted(frame.wrapping_sub(last_sent - 1), at.hz);
+                    let (px, py, pz) = sent.predicted(frame.wrapping_sub(r.last_sent - 1), at.hz);
                     let d = ((c.state.x - px) as f64).hypot((c.state.y - py) as f64).hypot((c.state.z - pz) as f64);
                     error_cm(d.round() as u64);
                 }
+                replicas.push(r);
                 continue;
             }
-            self.last_sent[i] = frame.wrapping_add(1);
-            let r = &mut self.replicas[i];
+            r.last_sent = frame.wrapping_add(1);
             let slot = r.next;
-            let base = Self::baseline_of(&self.sent, r, slot)
+            let base = Self::baseline_of(&self.sent, &r, slot)
                 .and_then(|(b, base_frame)| Some(Baseline { slot: b, state: at.history.at(c.id, base_frame)?, frame: base_frame }));
             let before = self.writer.bit_len();
             put_head(&mut self.writer, prev, EntryHead { id: c.id, slot, base_slot: base.map(|b| b.slot) });
@@ -185,22 +182,26 @@ impl ClientReplication {
             }
             r.seq[slot as usize] = 0;
             r.next = (slot + 1) % SLOTS as u8;
-            packet.push((i as u32, slot));
+            packet.push((replicas.len() as u32, slot));
+            replicas.push(r);
             prev = c.id as i64;
             if self.writer.bit_len() >= budget_bits {
-                self.send_packet(at, &mut packet, &mut payload, &mut send);
+                self.send_packet(at, &mut replicas, &mut packet, &mut payload, &mut send);
                 prev = -1;
             }
         }
         if !packet.is_empty() || candidates.is_empty() {
-            self.send_packet(at, &mut packet, &mut payload, &mut send);
+            self.send_packet(at, &mut replicas, &mut packet, &mut payload, &mut send);
         }
+        self.replicas = replicas;
+        self.next_replicas = last;
         self.packet = packet;
         self.payload = payload;
         fig
     }
 
-    fn send_packet(&mut self, at: &SnapshotFrame, packet: &mut Vec<(u32, u8)>, payload: &mut Vec<u8>, send: &mut impl FnMut(&[u8]) -> u32) {
+    /// Sends the entries written so far (`packet`: their replica indexes and slots in `replicas`).
+    fn send_packet(&mut self, at: &SnapshotFrame, replicas: &mut [Replica], packet: &mut Vec<(u32, u8)>, payload: &mut Vec<u8>, send: &mut impl FnMut(&[u8]) -> u32) {
         payload.clear();
         SnapshotHead { frame: at.frame, zone_radius: at.zone_radius_cm, count: packet.len() as u16 }.write(payload);
         payload.extend_from_slice(self.writer.finish());
@@ -208,7 +209,7 @@ impl ClientReplication {
         let seq = send(payload);
         self.sent[seq as usize % SENT] = Sent { seq, frame: at.frame, acked: false };
         for &(i, slot) in packet.iter() {
-            self.replicas[i as usize].seq[slot as usize] = seq;
+            replicas[i as usize].seq[slot as usize] = seq;
         }
         packet.clear();
     }
@@ -231,16 +232,24 @@ mod tests {
         cands
     }
 
+    /// The candidates of `frame` with a different fifth of the actors out of interest every ten frames.
+    fn coming_and_going(history: &mut StateHistory, actors: u32, frame: u32) -> Vec<Candidate> {
+        let mut cands = frame_of(history, actors, frame);
+        cands.retain(|c| c.id % 5 != frame / 10 % 5);
+        cands
+    }
+
     #[test]
-    fn every_client_decodes_what_the_server_encodes_through_its_own_loss_and_acks() {
-        // Three clients share the frame's bodies; each loses a different share of packets and acks late.
+    fn every_client_decodes_what_the_server_encodes_through_its_own_loss_acks_and_actors_coming_and_going() {
+        // Three clients share the frame's bodies; each loses a different share of packets and acks late;
+        // actors leave interest and come back (and are then sent in full).
         let hz = 30;
         let lose_every = [3u32, 4, 7];
         let mut clients: Vec<_> = lose_every.iter().map(|_| (ClientReplication::default(), View::default(), Vec::new())).collect();
         let (mut bodies, mut history) = (SharedBodies::default(), StateHistory::default());
         let mut seq = 0;
         for frame in 1..200u32 {
-            let cands = frame_of(&mut history, 50, frame);
+            let cands = coming_and_going(&mut history, 50, frame);
             let at = SnapshotFrame { frame, hz, zone_radius_cm: 0, tiers: &[], history: &history };
             for ((server, client, in_flight), lose) in clients.iter_mut().zip(lose_every) {
                 let mut sent = Vec::new();
