@@ -253,6 +253,21 @@ impl Database {
         self.checkpoint_locked()
     }
 
+    /// Checkpoints before a commit that touches `buckets` buckets if their pages might not fit in the
+    /// cache beside the dirty ones (dirty pages stay cached until a checkpoint, so without this a commit
+    /// grows the cache past the RAM budget). Called before the commit is logged: the checkpoint then
+    /// covers exactly the commits before it (writer held).
+    pub(crate) fn make_room(&self, buckets: usize) -> Result<()> {
+        let full = {
+            let heads = lock(&self.heads);
+            heads.dirty_pages() + buckets > heads.capacity()
+        };
+        if full {
+            self.checkpoint_locked()?;
+        }
+        Ok(())
+    }
+
     /// Checkpoints when dirty pages fill 90 % of the cache (reads of clean
     /// pages go through the map, so the cache is mostly a buffer of dirty
     /// pages) or the log has grown `checkpoint_every` since the last one

@@ -286,7 +286,15 @@ impl Heads {
 
     fn load(&mut self, page_no: u64) -> Result<&mut Cached> {
         if !self.cache.contains_key(&page_no) {
-            let mut page = Box::new([0u8; PAGE]);
+            // The buffer of the page it replaces, if the cache is full: freeing and allocating 4 KiB
+            // buffers left the allocator holding more RAM than the cache.
+            let mut page = match self.evict_if_full() {
+                Some(mut page) => {
+                    page.fill(0);
+                    page
+                }
+                None => Box::new([0u8; PAGE]),
+            };
             let offset = page_no * PAGE as u64;
             // Pages the last checkpoint covered must be on disk and intact;
             // pages past them are new since then and start empty.
@@ -300,7 +308,6 @@ impl Heads {
                     return Err(Error::Corrupt { what: "head table page", offset });
                 }
             }
-            self.evict_if_full();
             self.cache.insert(page_no, Cached { page, dirty: false, referenced: true });
             self.clock.push(page_no);
         }
@@ -310,24 +317,26 @@ impl Heads {
     }
 
     /// CLOCK: skip dirty pages (pinned until the next checkpoint) and
-    /// recently referenced ones.
-    fn evict_if_full(&mut self) {
+    /// recently referenced ones. Returns the evicted page's buffer.
+    fn evict_if_full(&mut self) -> Option<Box<[u8; PAGE]>> {
         if self.cache.len() < self.capacity {
-            return;
+            return None;
         }
         for _ in 0..2 * self.clock.len() {
             self.hand %= self.clock.len();
             let page_no = self.clock[self.hand];
             let c = self.cache.get_mut(&page_no).expect("clock and cache agree");
             if !c.dirty && !c.referenced {
-                self.cache.remove(&page_no);
+                let evicted = self.cache.remove(&page_no).expect("looked up above");
                 self.clock.swap_remove(self.hand);
-                return;
+                return Some(evicted.page);
             }
             c.referenced = false;
             self.hand += 1;
         }
-        // Every page is dirty: the cache grows until the writer checkpoints.
+        // Every page is dirty: the cache grows until the writer checkpoints (which a commit does
+        // first when its pages would not fit, see `Database::make_room`).
+        None
     }
 
     /// Page `page_no` as the last checkpoint wrote it, through the map,

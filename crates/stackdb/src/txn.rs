@@ -144,6 +144,7 @@ impl<'db> WriteTxn<'db> {
         }
         let sequence = lock(&db.heads).state.commit_seq + 1;
         let commit = Commit::user(sequence, self.records_delta, self.bytes_delta);
+        db.make_room(self.touched.len())?;
         db.log.commit(self.batch, commit, db.options.durability)?;
         {
             let mut heads = lock(&db.heads);

@@ -347,3 +347,22 @@ fn readers_are_unaffected_by_compaction() {
     let stats = db.stats().unwrap();
     assert!(stats.space_amplification < 3.0, "{stats:?}");
 }
+
+#[test]
+fn the_head_cache_stays_within_its_budget_however_many_pages_commits_dirty() {
+    // A 16-page cache; every commit dirties up to 8 pages; thousands of buckets, so nearly every
+    // page a commit touches is one it has not touched before.
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), Options { ram_budget: 16 * 4096, initial_level: 12, ..small(Durability::Eventual) }).unwrap();
+    let mut most = 0;
+    for batch in 0..400u64 {
+        let mut w = db.begin_write();
+        for k in 0..8 {
+            w.put(format!("key-{}", batch * 8 + k).as_bytes(), b"value").unwrap();
+        }
+        w.commit().unwrap();
+        most = most.max(db.stats().unwrap().cache_bytes);
+    }
+    assert!(most <= 16 * 4096, "the cache held {most} bytes");
+    assert_eq!(db.stats().unwrap().records, 3200);
+}
