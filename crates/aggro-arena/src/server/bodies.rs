@@ -18,10 +18,10 @@ struct Body {
     bits: Bits,
 }
 
-/// This frame's encoded bodies, by actor.
+/// This frame's encoded bodies, by place and actor (so that a lookup reads one body, not an actor's row).
 #[derive(Debug, Default)]
 pub struct SharedBodies {
-    bodies: Vec<[Body; WAYS + 1]>,
+    bodies: [Vec<Body>; WAYS + 1],
     scratch: BitWriter,
     /// Bodies encoded, and bodies copied from an earlier client's.
     pub encoded: u64,
@@ -33,10 +33,11 @@ impl SharedBodies {
     /// only if no client before needed the same one this frame.
     pub fn put(&mut self, w: &mut BitWriter, id: u32, base: Option<Baseline>, frame: u32, hz: u32, s: &ActorState) {
         let base_frame = base.map_or(0, |b| b.frame);
-        if self.bodies.len() <= id as usize {
-            self.bodies.resize(id as usize + 1, Default::default());
+        let place = &mut self.bodies[base.map_or(WAYS, |b| b.frame as usize % WAYS)];
+        if place.len() <= id as usize {
+            place.resize(id as usize + 1, Body::default());
         }
-        let body = &mut self.bodies[id as usize][base.map_or(WAYS, |b| b.frame as usize % WAYS)];
+        let body = &mut place[id as usize];
         if frame != 0 && body.frame == frame && body.base_frame == base_frame {
             self.copied += 1;
             w.put_bits(&body.bits);
