@@ -237,7 +237,7 @@ mod tests {
             assert_eq!(r.bit(), Some(true), "offset {offset}");
         }
         let mut long = BitWriter::default();
-        (0..7).for_each(|_| long.put(u32::MAX, 28));
+        (0..7).for_each(|_| long.put((1 << 28) - 1, 28));
         assert_eq!(long.take_bits(), None, "196 bits do not fit");
     }
 
