@@ -4,6 +4,7 @@
 
 use super::bodies::SharedBodies;
 use super::history::StateHistory;
+use super::replicas::{Replica, Replicas};
 use crate::codec::bits::BitWriter;
 use crate::codec::msg::{SNAPSHOT_HEAD_BYTES, SnapshotHead};
 use crate::codec::state::{ActorState, Baseline, EntryHead, SLOTS, put_head};
@@ -19,18 +20,6 @@ pub struct Tier {
 /// The frames to skip for an actor `dist_m` away: the farthest tier it is beyond.
 pub fn skip_for(tiers: &[Tier], dist_m: f32) -> u32 {
     tiers.iter().filter(|t| dist_m > t.beyond_m).map(|t| t.skip).max().unwrap_or(0)
-}
-
-/// What the client was sent of one actor: the packet that carried each slot (0: none) — the frame and the
-/// state follow from the packet —, the frame it was last sent in plus one (0: never), and the slot the next
-/// update goes in. Kept small, and in id order like the candidates, so that a frame reads a client's
-/// replicas front to back.
-#[derive(Clone, Copy, Debug, Default)]
-struct Replica {
-    id: u32,
-    seq: [u32; SLOTS],
-    last_sent: u32,
-    next: u8,
 }
 
 /// A sent snapshot packet, at seq % SENT: its frame and whether the client acknowledged it. A slot's state
@@ -76,9 +65,7 @@ pub struct SnapshotFrame<'a> {
 pub struct ClientReplication {
     /// The actors relevant in the last frame, by id; an actor that stops being relevant is forgotten
     /// (and sent in full when it is again).
-    replicas: Vec<Replica>,
-    /// The next frame's replicas, being merged from the last frame's and the candidates.
-    next_replicas: Vec<Replica>,
+    replicas: Replicas,
     /// Skipped actors so far; every [`ERROR_SAMPLE`]th has its position error measured.
     skips: u64,
     /// The snapshot packets sent, at seq % SENT (empty until the first snapshot).
@@ -144,14 +131,10 @@ impl ClientReplication {
         packet.clear();
         let mut prev: i64 = -1;
         self.writer.clear();
-        let last = std::mem::take(&mut self.replicas);
-        let mut replicas = std::mem::take(&mut self.next_replicas);
-        replicas.clear();
-        let mut from_last = last.iter().peekable();
+        self.replicas.begin();
         for c in candidates {
-            debug_assert!(replicas.last().is_none_or(|r| r.id < c.id), "candidates sorted by id");
-            while from_last.next_if(|r| r.id < c.id).is_some() {}
-            let mut r = from_last.next_if(|r| r.id == c.id).copied().unwrap_or(Replica { id: c.id, ..Replica::default() });
+            let i = self.replicas.place(c.id);
+            let r = &mut self.replicas.placed_mut()[i];
             let skip = skip_for(at.tiers, c.distance_m);
             if skip > 0 && r.last_sent > 0 && frame.wrapping_sub(r.last_sent - 1) <= skip {
                 fig.skipped += 1;
@@ -163,12 +146,11 @@ impl ClientReplication {
                     let d = ((c.state.x - px) as f64).hypot((c.state.y - py) as f64).hypot((c.state.z - pz) as f64);
                     error_cm(d.round() as u64);
                 }
-                replicas.push(r);
                 continue;
             }
             r.last_sent = frame.wrapping_add(1);
             let slot = r.next;
-            let base = Self::baseline_of(&self.sent, &r, slot)
+            let base = Self::baseline_of(&self.sent, r, slot)
                 .and_then(|(b, base_frame)| Some(Baseline { slot: b, state: at.history.at(c.id, base_frame)?, frame: base_frame }));
             let before = self.writer.bit_len();
             put_head(&mut self.writer, prev, EntryHead { id: c.id, slot, base_slot: base.map(|b| b.slot) });
@@ -182,32 +164,31 @@ impl ClientReplication {
             }
             r.seq[slot as usize] = 0;
             r.next = (slot + 1) % SLOTS as u8;
-            packet.push((replicas.len() as u32, slot));
-            replicas.push(r);
+            packet.push((i as u32, slot));
             prev = c.id as i64;
             if self.writer.bit_len() >= budget_bits {
-                self.send_packet(at, &mut replicas, &mut packet, &mut payload, &mut send);
+                self.send_packet(at, &mut packet, &mut payload, &mut send);
                 prev = -1;
             }
         }
         if !packet.is_empty() || candidates.is_empty() {
-            self.send_packet(at, &mut replicas, &mut packet, &mut payload, &mut send);
+            self.send_packet(at, &mut packet, &mut payload, &mut send);
         }
-        self.replicas = replicas;
-        self.next_replicas = last;
+        self.replicas.end();
         self.packet = packet;
         self.payload = payload;
         fig
     }
 
-    /// Sends the entries written so far (`packet`: their replica indexes and slots in `replicas`).
-    fn send_packet(&mut self, at: &SnapshotFrame, replicas: &mut [Replica], packet: &mut Vec<(u32, u8)>, payload: &mut Vec<u8>, send: &mut impl FnMut(&[u8]) -> u32) {
+    /// Sends the entries written so far (`packet`: their replica indexes and slots this frame).
+    fn send_packet(&mut self, at: &SnapshotFrame, packet: &mut Vec<(u32, u8)>, payload: &mut Vec<u8>, send: &mut impl FnMut(&[u8]) -> u32) {
         payload.clear();
         SnapshotHead { frame: at.frame, zone_radius: at.zone_radius_cm, count: packet.len() as u16 }.write(payload);
         payload.extend_from_slice(self.writer.finish());
         self.writer.clear();
         let seq = send(payload);
         self.sent[seq as usize % SENT] = Sent { seq, frame: at.frame, acked: false };
+        let replicas = self.replicas.placed_mut();
         for &(i, slot) in packet.iter() {
             replicas[i as usize].seq[slot as usize] = seq;
         }
