@@ -6,6 +6,7 @@ use crate::reliable::{ReliableReceiver, ReliableSender, SliceFate, read_slice};
 use crate::token::SessionKey;
 use crate::wire::{self, DATA, DISCONNECT, FROM_SERVER, HEADER, Header, Reader, TAG};
 use crate::window::{Arrival, ReceiveWindow};
+use smallvec::SmallVec;
 
 /// Bytes of a data packet that are not payload: header, ack, slice count, tag.
 pub const DATA_OVERHEAD: usize = HEADER + 8 + 1 + TAG;
@@ -56,7 +57,9 @@ struct Sent {
     seq: u32,
     sent_at_us: u64,
     acked: bool,
-    slices: Vec<u16>,
+    /// Ids of the reliable slices it carried, held in the record for the usual few (an ack then reads one
+    /// record, not also a list elsewhere).
+    slices: SmallVec<[u16; 6]>,
 }
 
 /// What an accepted sealed packet carried.

@@ -78,7 +78,7 @@ impl ReliableSender {
 
     /// Writes due slices into `out` while they fit in `budget` bytes (at most 255); returns how many,
     /// and records their ids in `sent` for [`acked`](Self::acked).
-    pub fn write(&mut self, now_us: u64, resend_after_us: u64, mut budget: usize, out: &mut Vec<u8>, sent: &mut Vec<u16>) -> u8 {
+    pub fn write(&mut self, now_us: u64, resend_after_us: u64, mut budget: usize, out: &mut Vec<u8>, sent: &mut impl Extend<u16>) -> u8 {
         let mut count = 0u8;
         for (i, s) in self.queue.iter_mut().take(WINDOW as usize).enumerate() {
             if count == u8::MAX {
@@ -94,7 +94,7 @@ impl ReliableSender {
                 self.resends += 1;
             }
             s.sent_at_us = Some(now_us);
-            sent.push(id);
+            sent.extend([id]);
             count += 1;
         }
         count
