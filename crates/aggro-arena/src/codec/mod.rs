@@ -1,7 +1,6 @@
 //! Everything the game puts in packets: bit codes, actor states, messages.
 
 pub mod bits;
-pub mod ids;
 pub mod msg;
 pub mod state;
 pub mod view;
