@@ -335,7 +335,7 @@ impl Heads {
             self.hand += 1;
         }
         // Every page is dirty: the cache grows until the writer checkpoints (which a commit does
-        // first when its pages would not fit, see `Database::make_room`).
+        // first when its pages would not fit, see `Database::checkpoint_if_due`).
         None
     }
 

@@ -92,7 +92,7 @@ impl Database {
             match self.options.compaction.due(&state, self.log.end()) {
                 Some(due) if state.sweep_cursor < due => {
                     self.rewrite(state, due)?;
-                    self.checkpoint_if_due()?;
+                    self.checkpoint_if_due(0)?;
                 }
                 _ => break,
             }

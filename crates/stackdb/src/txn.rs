@@ -144,7 +144,7 @@ impl<'db> WriteTxn<'db> {
         }
         let sequence = lock(&db.heads).state.commit_seq + 1;
         let commit = Commit::user(sequence, self.records_delta, self.bytes_delta);
-        db.make_room(self.touched.len())?;
+        db.checkpoint_if_due(self.touched.len())?;
         db.log.commit(self.batch, commit, db.options.durability)?;
         {
             let mut heads = lock(&db.heads);
@@ -158,7 +158,7 @@ impl<'db> WriteTxn<'db> {
         }
         db.grow()?;
         db.compact()?;
-        db.checkpoint_if_due()?;
+        db.checkpoint_if_due(0)?;
         drop(self.guard);
         Ok(())
     }
