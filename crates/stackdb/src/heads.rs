@@ -288,13 +288,7 @@ impl Heads {
         if !self.cache.contains_key(&page_no) {
             // The buffer of the page it replaces, if the cache is full: freeing and allocating 4 KiB
             // buffers left the allocator holding more RAM than the cache.
-            let mut page = match self.evict_if_full() {
-                Some(mut page) => {
-                    page.fill(0);
-                    page
-                }
-                None => Box::new([0u8; PAGE]),
-            };
+            let mut page = self.evict_if_full().unwrap_or_else(|| Box::new([0u8; PAGE]));
             let offset = page_no * PAGE as u64;
             // Pages the last checkpoint covered must be on disk and intact;
             // pages past them are new since then and start empty.
@@ -307,6 +301,8 @@ impl Heads {
                 if !page_holds(&page[..], page_no) {
                     return Err(Error::Corrupt { what: "head table page", offset });
                 }
+            } else {
+                page.fill(0);
             }
             self.cache.insert(page_no, Cached { page, dirty: false, referenced: true });
             self.clock.push(page_no);
