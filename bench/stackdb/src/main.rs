@@ -104,10 +104,12 @@ fn main() {
             e.put(&world::key(i), &value);
         }
     });
+    eprintln!("{} {n}: mixed at {mixed:.0}/s", args.engine);
     let recent = timed(engine.as_mut(), ops, 100, |e, r| {
         let i = n - 1 - world::mix(r ^ 0xEC) % (n / 10).max(1);
         assert!(black_box(e.get(&world::key(i))).is_some(), "record {i} is missing");
     });
+    eprintln!("{} {n}: recent reads at {recent:.0}/s", args.engine);
     let missing = timed(engine.as_mut(), ops, 100, |e, r| {
         assert!(black_box(e.get(&world::missing_key(r, n))).is_none(), "a missing key was found");
     });

@@ -26,12 +26,20 @@ impl Disk {
         Database::open_with(backends, options.clone()).expect("open")
     }
 
-    /// The files as a power cut leaves them: synced bytes plus a prefix of
-    /// the unsynced writes of each file, chosen by `rng`.
+    /// The files as a power cut leaves them: synced bytes plus, of each file's unsynced writes, either a
+    /// prefix (a device that writes in order) or any part of each (one that reorders: a later write may
+    /// survive an earlier one lost or torn), chosen by `rng`.
     fn crash(&self, rng: &mut Rng) -> Disk {
         let cut = |m: &MemBackend, rng: &mut Rng| {
             let n = m.unsynced_bytes();
-            Arc::new(m.crash(if n == 0 { 0 } else { rng.below(n + 1) }))
+            Arc::new(match rng.below(2) {
+                0 => m.crash(if n == 0 { 0 } else { rng.below(n + 1) }),
+                _ => m.crash_with(|len| match rng.below(3) {
+                    0 => 0,
+                    1 => len,
+                    _ => rng.below(len + 1),
+                }),
+            })
         };
         Disk { log: cut(&self.log, rng), heads: cut(&self.heads, rng), doublewrite: cut(&self.doublewrite, rng) }
     }
