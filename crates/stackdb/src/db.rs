@@ -304,10 +304,12 @@ impl Database {
         Iter::new(self)
     }
 
-    /// Checkpoints and closes (dropping without closing is safe too: the
-    /// next open replays the log since the last checkpoint).
+    /// Checkpoints, waits for the table to reach the disk and closes (dropping without closing is safe
+    /// too: the next open checks the last checkpoint's pages against the doublewrite file and replays
+    /// the log since that checkpoint).
     pub fn close(self) -> Result<()> {
-        self.checkpoint()
+        self.checkpoint()?;
+        lock(&self.heads).settle()
     }
 }
 

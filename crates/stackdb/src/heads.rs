@@ -16,6 +16,10 @@ const ENTRY: usize = 16;
 const SLOT: usize = 256;
 const STATE_LEN: usize = 96;
 const DW_MAGIC: &[u8; 8] = b"STACKDW1";
+/// Bytes of the doublewrite file before its pages: magic, CRC, 4 zero bytes, page count, state.
+const DW_BODY: u64 = 24 + STATE_LEN as u64;
+/// The doublewrite file is written and read this many bytes (64 pages with their numbers) at a time.
+const DW_CHUNK: usize = 64 * (8 + PAGE);
 
 /// One bucket's entry.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -170,6 +174,19 @@ fn seal(page: &mut [u8; PAGE], page_no: u64) {
     page[PAGE - 16..PAGE - 12].copy_from_slice(&crc.to_le_bytes());
 }
 
+/// Reads `len` bytes of `file` from `from` a [`DW_CHUNK`] at a time and hands each to `f`.
+fn for_each_chunk(file: &dyn StorageBackend, from: u64, len: u64, mut f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    let mut buf = vec![0u8; DW_CHUNK];
+    let mut at = 0;
+    while at < len {
+        let n = (len - at).min(DW_CHUNK as u64) as usize;
+        file.read(from + at, &mut buf[..n])?;
+        f(&buf[..n])?;
+        at += n as u64;
+    }
+    Ok(())
+}
+
 impl Heads {
     /// Opens the table, creating it with `2^initial_level` buckets if empty,
     /// and finishes a checkpoint that a crash interrupted.
@@ -215,7 +232,7 @@ impl Heads {
             return Ok(heads);
         }
         heads.state = heads.read_header()?;
-        heads.finish_interrupted_checkpoint()?;
+        heads.redo_doublewrite()?;
         let len = heads.file.len()?;
         if len < heads.state.pages * PAGE as u64 {
             return Err(Error::Corrupt { what: "head table (shorter than its last checkpoint)", offset: len });
@@ -235,48 +252,73 @@ impl Heads {
         }
     }
 
-    /// If the doublewrite file holds the checkpoint after ours, complete it:
-    /// copy its pages in place and adopt its header (idempotent).
-    fn finish_interrupted_checkpoint(&mut self) -> Result<()> {
-        let len = self.doublewrite.len()?;
-        if len < 24 + STATE_LEN as u64 {
-            return Ok(());
+    /// Makes the pages in place what the doublewrite file says, if it holds this checkpoint (whose pages
+    /// and header were written in place without waiting: they are synced only when the next checkpoint
+    /// begins) or the next one (interrupted before its header was written; adopted). Pages that differ
+    /// are copied in place again (idempotent). The file is read a chunk at a time, twice: its checksum
+    /// first, then the pages.
+    fn redo_doublewrite(&mut self) -> Result<()> {
+        let Some((next, count)) = self.complete_doublewrite()? else { return Ok(()) };
+        let adopt = next.checkpoint == self.state.checkpoint + 1;
+        if !adopt && next != self.state {
+            return Ok(()); // an older checkpoint's: what it holds is in place and synced
         }
-        let mut dw = vec![0u8; len as usize];
-        self.doublewrite.read(0, &mut dw)?;
-        let count = u64::from_le_bytes(dw[16..24].try_into().expect("8 bytes"));
-        // A damaged count can be anything: only a body that fits the file counts.
-        let body_len = usize::try_from(count)
-            .ok()
-            .and_then(|c| c.checked_mul(8 + PAGE))
-            .and_then(|b| b.checked_add(STATE_LEN))
-            .filter(|b| dw.len() - 24 >= *b);
-        let Some(body_len) = body_len else { return Ok(()) };
-        let complete = &dw[..8] == DW_MAGIC
-            && crc32fast::hash(&dw[16..24 + body_len]) == u32::from_le_bytes(dw[8..12].try_into().expect("4 bytes"));
-        if !complete {
-            return Ok(()); // torn before step 3 began: the table in place is the old checkpoint, intact
+        let mut rewrote = false;
+        let mut in_place = vec![0u8; PAGE];
+        for_each_chunk(self.doublewrite.as_ref(), DW_BODY, count * (8 + PAGE) as u64, |chunk| {
+            for entry in chunk.chunks_exact(8 + PAGE) {
+                let page_no = u64::from_le_bytes(entry[..8].try_into().expect("8 bytes"));
+                let page = &entry[8..];
+                let offset = page_no * PAGE as u64;
+                if self.file.read(offset, &mut in_place).is_err() || in_place != page {
+                    self.file.write(offset, page)?;
+                    rewrote = true;
+                }
+            }
+            Ok(())
+        })?;
+        if rewrote || adopt {
+            self.file.sync_data()?;
         }
-        let Some(next) = State::decode(&dw[24..24 + STATE_LEN]) else { return Ok(()) };
-        if next.checkpoint != self.state.checkpoint + 1 {
-            return Ok(());
+        if adopt {
+            self.write_header(&next)?;
+            self.file.sync_data()?;
+            self.state = next;
         }
-        let mut at = 24 + STATE_LEN;
-        for _ in 0..count {
-            let page_no = u64::from_le_bytes(dw[at..at + 8].try_into().expect("8 bytes"));
-            self.file.write(page_no * PAGE as u64, &dw[at + 8..at + 8 + PAGE])?;
-            at += 8 + PAGE;
-        }
-        self.file.sync_data()?;
-        self.write_header(&next)?;
-        self.state = next;
         Ok(())
     }
 
+    /// The state and page count in the doublewrite file, if it is complete (its checksum holds).
+    fn complete_doublewrite(&self) -> Result<Option<(State, u64)>> {
+        let len = self.doublewrite.len()?;
+        if len < DW_BODY {
+            return Ok(None);
+        }
+        let mut head = [0u8; DW_BODY as usize];
+        self.doublewrite.read(0, &mut head)?;
+        let count = u64::from_le_bytes(head[16..24].try_into().expect("8 bytes"));
+        // A damaged count can be anything: only pages that fit the file count.
+        let pages_len = count.checked_mul((8 + PAGE) as u64).filter(|b| *b <= len - DW_BODY);
+        let Some(pages_len) = pages_len else { return Ok(None) };
+        if &head[..8] != DW_MAGIC {
+            return Ok(None);
+        }
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&head[16..]);
+        for_each_chunk(self.doublewrite.as_ref(), DW_BODY, pages_len, |chunk| {
+            crc.update(chunk);
+            Ok(())
+        })?;
+        if crc.finalize() != u32::from_le_bytes(head[8..12].try_into().expect("4 bytes")) {
+            return Ok(None); // torn before its checksum was written: the table in place is intact
+        }
+        Ok(State::decode(&head[24..]).map(|s| (s, count)))
+    }
+
+    /// Writes `state` to its header slot (not synced).
     fn write_header(&self, state: &State) -> Result<()> {
         let slot = (state.checkpoint % 2) as usize * SLOT;
         self.file.write(slot as u64, &state.encode())?;
-        self.file.sync_data()?;
         Ok(())
     }
 
@@ -413,9 +455,8 @@ impl Heads {
     /// `dirty`, a few pages at a time (never a copy of them all), its
     /// checksum last, and syncs it: torn anywhere, it is ignored.
     fn write_doublewrite(&self, next: &State, dirty: &[u64]) -> Result<()> {
-        const CHUNK: usize = 64 * (8 + PAGE);
         let mut crc = crc32fast::Hasher::new();
-        let mut buf = Vec::with_capacity(CHUNK + 8 + PAGE);
+        let mut buf = Vec::with_capacity(DW_CHUNK + 8 + PAGE);
         buf.extend_from_slice(&(dirty.len() as u64).to_le_bytes());
         buf.extend_from_slice(&next.encode());
         self.doublewrite.set_len(0)?;
@@ -423,7 +464,7 @@ impl Heads {
         for (i, &n) in dirty.iter().enumerate() {
             buf.extend_from_slice(&n.to_le_bytes());
             buf.extend_from_slice(&self.cache[&n].page[..]);
-            if buf.len() >= CHUNK || i + 1 == dirty.len() {
+            if buf.len() >= DW_CHUNK || i + 1 == dirty.len() {
                 crc.update(&buf);
                 self.doublewrite.write(at, &buf)?;
                 at += buf.len() as u64;
@@ -442,8 +483,17 @@ impl Heads {
         Ok(())
     }
 
-    /// Writes the state as of `log_end` (which the caller has synced):
-    /// doublewrite, pages in place, then the other header slot.
+    /// Waits for the last checkpoint's pages and header to reach the disk and empties the doublewrite
+    /// file, so the next open has nothing to compare or redo (on close).
+    pub fn settle(&mut self) -> Result<()> {
+        self.file.sync_data()?;
+        self.doublewrite.set_len(0)?;
+        self.doublewrite.sync_data()?;
+        Ok(())
+    }
+
+    /// Writes the state as of `log_end` (which the caller has synced): the last checkpoint's in-place
+    /// writes synced, the doublewrite file, then pages in place and the other header slot, not waited for.
     pub fn checkpoint(&mut self, log_end: u64) -> Result<()> {
         let mut next = self.state;
         next.checkpoint += 1;
@@ -463,12 +513,17 @@ impl Heads {
         for &n in &dirty {
             seal(&mut self.cache.get_mut(&n).expect("listed above").page, n);
         }
+        // The last checkpoint's pages and header, written without waiting, must be on disk before the
+        // doublewrite file stops holding them.
+        self.file.sync_data()?;
         self.write_doublewrite(&next, &dirty)?;
+        // From here a crash redoes this checkpoint from the doublewrite file: its pages and header go in
+        // place without waiting for the disk, which starts on them now and is waited for at the next one.
         for &n in &dirty {
             self.file.write(n * PAGE as u64, &self.cache[&n].page[..])?;
         }
-        self.file.sync_data()?;
         self.write_header(&next)?;
+        self.file.start_writeback()?;
         self.state = next;
         for n in dirty {
             self.cache.get_mut(&n).expect("listed above").dirty = false;

@@ -1,4 +1,4 @@
-//! The storage seam: eight methods, so the engine runs the same on a file,
+//! The storage seam: nine methods, so the engine runs the same on a file,
 //! in memory, or on a backend that fails and tears writes on purpose.
 
 use std::io;
@@ -17,6 +17,11 @@ pub trait StorageBackend: Send + Sync {
     fn set_len(&self, len: u64) -> io::Result<()>;
     /// Makes everything written so far durable.
     fn sync_data(&self) -> io::Result<()>;
+    /// Starts writing what was written so far to the device without waiting (a later `sync_data` then
+    /// has less to wait for); promises nothing. Storage without such a hint does nothing.
+    fn start_writeback(&self) -> io::Result<()> {
+        Ok(())
+    }
     /// Gives back the space of a byte range the engine will never read
     /// again; the length is unchanged and the range reads as zeros (a hole).
     /// Storage that cannot free a range may leave it as it is.
@@ -37,6 +42,7 @@ macro_rules! forward {
             fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> { (**self).write(offset, data) }
             fn set_len(&self, len: u64) -> io::Result<()> { (**self).set_len(len) }
             fn sync_data(&self) -> io::Result<()> { (**self).sync_data() }
+            fn start_writeback(&self) -> io::Result<()> { (**self).start_writeback() }
             fn discard(&self, offset: u64, len: u64) -> io::Result<()> { (**self).discard(offset, len) }
             fn allocated(&self) -> io::Result<u64> { (**self).allocated() }
             fn file(&self) -> Option<&std::fs::File> { (**self).file() }
@@ -52,13 +58,31 @@ forward!(Box<T>, std::sync::Arc<T>);
 #[derive(Debug)]
 pub struct FileBackend {
     file: std::fs::File,
+    /// The sync [`start_writeback`](StorageBackend::start_writeback) started, on a thread of its own.
+    writeback: Mutex<Option<std::thread::JoinHandle<io::Result<()>>>>,
 }
 
 impl FileBackend {
     /// Opens (creating if needed) the file at `path` for reading and writing.
     pub fn open(path: &std::path::Path) -> io::Result<Self> {
         let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
-        Ok(Self { file })
+        Ok(Self { file, writeback: Mutex::new(None) })
+    }
+
+    /// Waits for the sync `start_writeback` started, if any, and returns its outcome.
+    fn finish_writeback(&self) -> io::Result<()> {
+        let started = self.writeback.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match started {
+            Some(sync) => sync.join().unwrap_or_else(|_| Err(io::Error::other("the writeback thread panicked"))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for FileBackend {
+    fn drop(&mut self) {
+        // Nothing waits for it any more; what it did not make durable, the doublewrite file still holds.
+        let _ = self.finish_writeback();
     }
 }
 
@@ -80,7 +104,18 @@ impl StorageBackend for FileBackend {
     }
 
     fn sync_data(&self) -> io::Result<()> {
+        self.finish_writeback()?;
         self.file.sync_data()
+    }
+
+    /// A sync on a thread of its own (`sync_file_range` waits when the device's queue fills, as a
+    /// checkpoint's thousands of scattered pages do); `sync_data` waits for it and reports its error.
+    fn start_writeback(&self) -> io::Result<()> {
+        self.finish_writeback()?;
+        let file = self.file.try_clone()?;
+        let sync = std::thread::Builder::new().name("stackdb-writeback".into()).spawn(move || file.sync_data())?;
+        *self.writeback.lock().unwrap_or_else(|e| e.into_inner()) = Some(sync);
+        Ok(())
     }
 
     fn discard(&self, offset: u64, len: u64) -> io::Result<()> {
@@ -317,6 +352,23 @@ mod tests {
         let mut buf = [0; 4];
         c.read(0, &mut buf).unwrap();
         assert_eq!(&buf, b"aaca", "the first write lost, the second torn after one byte");
+    }
+
+    #[test]
+    fn a_file_synced_in_the_background_is_synced_again_on_request() {
+        let dir = std::env::temp_dir().join(format!("stackdb-writeback-{}", std::process::id()));
+        let f = FileBackend::open(&dir).unwrap();
+        f.write(0, b"one").unwrap();
+        f.start_writeback().unwrap();
+        f.write(3, b"two").unwrap();
+        f.start_writeback().unwrap(); // waits for the first
+        f.sync_data().unwrap();
+        assert!(f.writeback.lock().unwrap().is_none(), "the sync thread was waited for");
+        let mut buf = [0; 6];
+        f.read(0, &mut buf).unwrap();
+        assert_eq!(&buf, b"onetwo");
+        drop(f);
+        std::fs::remove_file(&dir).unwrap();
     }
 
     #[test]
