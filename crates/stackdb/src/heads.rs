@@ -459,7 +459,8 @@ impl Heads {
         let mut buf = Vec::with_capacity(DW_CHUNK + 8 + PAGE);
         buf.extend_from_slice(&(dirty.len() as u64).to_le_bytes());
         buf.extend_from_slice(&next.encode());
-        self.doublewrite.set_len(0)?;
+        // Written over the last checkpoint's copy, not truncated first (that freed and allocated its blocks
+        // every time): until the new checksum is written last, the old one does not match what is there.
         let mut at = 16u64;
         for (i, &n) in dirty.iter().enumerate() {
             buf.extend_from_slice(&n.to_le_bytes());
