@@ -234,7 +234,7 @@ impl Heads {
         heads.state = heads.read_header()?;
         heads.redo_doublewrite()?;
         let len = heads.file.len()?;
-        if len < heads.state.pages * PAGE as u64 {
+        if heads.state.pages.checked_mul(PAGE as u64).is_none_or(|needed| len < needed) {
             return Err(Error::Corrupt { what: "head table (shorter than its last checkpoint)", offset: len });
         }
         Ok(heads)
@@ -269,7 +269,10 @@ impl Heads {
             for entry in chunk.chunks_exact(8 + PAGE) {
                 let page_no = u64::from_le_bytes(entry[..8].try_into().expect("8 bytes"));
                 let page = &entry[8..];
-                let offset = page_no * PAGE as u64;
+                let offset = page_no.checked_mul(PAGE as u64).filter(|_| page_no > 0 && page_no < next.pages);
+                let Some(offset) = offset else {
+                    return Err(Error::Corrupt { what: "doublewrite page number", offset: page_no });
+                };
                 if self.file.read(offset, &mut in_place).is_err() || in_place != page {
                     self.file.write(offset, page)?;
                     rewrote = true;
