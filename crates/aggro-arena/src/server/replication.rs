@@ -95,17 +95,14 @@ impl ClientReplication {
         }
     }
 
-    /// The newest acknowledged slot of `r` other than `slot`, and the frame it holds.
+    /// The newest acknowledged slot of `r` other than `slot`, and the frame it holds. Slots are filled in
+    /// turn, so going back from the one before `slot`, the first acknowledged is the newest.
     fn baseline_of(sent: &[Sent], r: &Replica, slot: u8) -> Option<(u8, u32)> {
-        let mut best: Option<(u8, u32, u32)> = None;
-        for b in 0..SLOTS as u8 {
+        (1..SLOTS as u8).map(|back| (slot + SLOTS as u8 - back) % SLOTS as u8).find_map(|b| {
             let seq = r.seq[b as usize];
             let p = sent[seq as usize % SENT];
-            if b != slot && seq != 0 && p.seq == seq && p.acked && best.is_none_or(|(_, s, _)| seq > s) {
-                best = Some((b, seq, p.frame));
-            }
-        }
-        best.map(|(b, _, frame)| (b, frame))
+            (seq != 0 && p.seq == seq && p.acked).then_some((b, p.frame))
+        })
     }
 
     /// Writes this frame's snapshot packets for `candidates` (sorted by id, no id twice) and hands each payload to
