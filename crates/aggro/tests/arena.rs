@@ -7,7 +7,8 @@ use std::time::Duration;
 fn the_arena_bench_runs_server_and_swarm_processes_and_writes_one_table_and_result() {
     let dir = tempdir();
     let out = path(dir.path(), "bench.json");
-    let text = ok(&["arena", "bench", "--players", "20", "--tick", "30", "--duration", "2s", "--warmup", "2s", "--compare", "send-flush", "--port", "7870", "--out", &out]);
+    // Two rounds: base, send-flush, base, send-flush; each row merges its variant's two runs.
+    let text = ok(&["arena", "bench", "--players", "20", "--tick", "30", "--duration", "3s", "--warmup", "2s", "--compare", "send-flush", "--rounds", "2", "--port", "7870", "--out", &out]);
     assert!(text.contains("| 20 | base |") && text.contains("| 20 | send-flush |"), "{text}");
     let r = result(std::path::Path::new(&out));
     let rows = r["extra"]["arena_bench"]["rows"].as_array().expect("rows");
@@ -16,7 +17,10 @@ fn the_arena_bench_runs_server_and_swarm_processes_and_writes_one_table_and_resu
         assert!(row["tick_hz"].as_f64().unwrap() > 25.0, "{row}");
         assert!(row["frame"]["p99_ns"].as_u64().unwrap() > 0, "{row}");
         assert!(row["gunfire_delay"]["count"].as_u64().unwrap() > 0, "the bots fought: {row}");
+        // One run's 3 s window holds at most 3 whole 1 s intervals (90 frames at 30 Hz), two at least 4.
+        assert!(row["frame"]["count"].as_u64().unwrap() >= 110, "both rounds' frames: {row}");
     }
+    assert_eq!(r["spec"]["rounds"], 2);
     assert_eq!(r["operations"][0], "frame/20/base");
 }
 

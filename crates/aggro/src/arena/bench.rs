@@ -1,7 +1,8 @@
 //! `aggro arena bench`: server and swarm as separate processes on loopback
 //! (optionally pinned to different cores), a sweep of player counts, each
-//! variant on the same seed, one table and one result file. Only intervals
-//! after the warm-up count; their histograms are merged, never averaged.
+//! variant on the same seed (in `--rounds` turns), one table and one result
+//! file. Only intervals after the warm-up count; their histograms are merged,
+//! never averaged.
 
 use super::record::{Whole, op, run_record};
 use super::{duration, ms};
@@ -10,7 +11,7 @@ use crate::cli::ArenaBenchArgs;
 use crate::session;
 use aggro_report::record::now_rfc3339;
 use aggro_stats::{Histogram, Summary};
-use super::pair::{Pair, cpu, merged, scratch, secs, sum};
+use super::pair::{Measured, Pair, cpu, merged, scratch, secs, sum};
 use serde::Serialize;
 
 /// A server variant.
@@ -74,16 +75,25 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     let dir = scratch()?;
     let started_at = now_rfc3339();
     let mut rows = Vec::new();
-    let total = a.players.len() * variants.len();
-    for (k, (players, v)) in a.players.iter().flat_map(|p| variants.iter().map(move |v| (*p, v))).enumerate() {
-        eprintln!("[{}/{}] {} players, {}: {:?} warm-up + {:?} measured", k + 1, total, players, v.name, warmup, measure);
-        let pair = Pair::new(dir.path(), &a.common, a.pin, a.port, k, warmup, measure)?;
-        let row = run_one(&pair, &a, players, v)?;
-        rows.push(row);
+    let total = a.players.len() * variants.len() * a.rounds as usize;
+    let mut k = 0;
+    for &players in &a.players {
+        let mut runs: Vec<Vec<Measured>> = variants.iter().map(|_| Vec::new()).collect();
+        for round in 1..=a.rounds {
+            for (v, runs) in variants.iter().zip(&mut runs) {
+                eprintln!("[{}/{}] {players} players, {}, round {round}/{}: {warmup:?} warm-up + {measure:?} measured", k + 1, total, v.name, a.rounds);
+                let pair = Pair::new(dir.path(), &a.common, a.pin, a.port, k, warmup, measure)?;
+                runs.push(run_pair(&pair, &a, players, v)?);
+                k += 1;
+            }
+        }
+        for (v, runs) in variants.iter().zip(&runs) {
+            rows.push(row_of(players, v, runs)?);
+        }
     }
     print_table(&rows);
     let spec = serde_json::json!({ "players": a.players, "variants": variants, "tick_hz": a.game.tick, "tiers": a.tiers, "interest": a.game.interest,
-        "warmup_s": warmup.as_secs_f64(), "measured_s": measure.as_secs_f64(), "fire_rate": a.fire_rate, "pinned": a.pin, "seed": a.common.seed });
+        "warmup_s": warmup.as_secs_f64(), "measured_s": measure.as_secs_f64(), "rounds": a.rounds, "fire_rate": a.fire_rate, "pinned": a.pin, "seed": a.common.seed });
     let mut operations = Vec::new();
     let mut totals = Vec::new();
     for r in &rows {
@@ -101,7 +111,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
         totals,
         lag: Summary::default(),
         count: rows.len() as u64,
-        elapsed_s: (warmup + measure).as_secs_f64() * rows.len() as f64,
+        elapsed_s: (warmup + measure).as_secs_f64() * k as f64,
         stop_kind: "completed",
         stop_message: "every run finished".into(),
         generator_bound: rows.iter().any(|r| r.swarm_warning.is_some()),
@@ -114,7 +124,8 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run_one(pair: &Pair, a: &ArenaBenchArgs, players: u32, v: &Variant) -> anyhow::Result<Row> {
+/// Runs server variant `v` and a swarm of `players` bots once.
+fn run_pair(pair: &Pair, a: &ArenaBenchArgs, players: u32, v: &Variant) -> anyhow::Result<Measured> {
     let mut server: Vec<String> = ["--tick", &a.game.tick.to_string(), "--zone", &a.game.zone].map(String::from).to_vec();
     if v.send_flush {
         server.push("--send-flush".into());
@@ -126,8 +137,13 @@ fn run_one(pair: &Pair, a: &ArenaBenchArgs, players: u32, v: &Variant) -> anyhow
         server.extend(["--interest".into(), i.clone()]);
     }
     let swarm = ["--bots", &players.to_string(), "--fire-rate", &a.fire_rate.to_string()].map(String::from).to_vec();
-    let m = pair.run(&server, &swarm)?;
-    let (sv, sw) = (m.server_intervals("arena_server"), m.swarm_intervals());
+    pair.run(&server, &swarm)
+}
+
+/// One table row from a variant's runs: their measured intervals taken together.
+fn row_of(players: u32, v: &Variant, runs: &[Measured]) -> anyhow::Result<Row> {
+    let sv: Vec<_> = runs.iter().flat_map(|m| m.server_intervals("arena_server")).collect();
+    let sw: Vec<_> = runs.iter().flat_map(|m| m.swarm_intervals()).collect();
     if sv.is_empty() || sw.is_empty() {
         anyhow::bail!("the run at {players} players left no measured interval; use a longer --duration");
     }

@@ -205,6 +205,10 @@ pub struct ArenaBenchArgs {
     /// Shots per second per bot while it sees an enemy.
     #[arg(long, default_value_t = 1.0)]
     pub fire_rate: f32,
+    /// Runs per variant, the variants taking turns (base, interleave, …, base, interleave, …); each variant's
+    /// runs are merged, so a drift in the machine's speed falls on every variant alike.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub rounds: u32,
     /// Pin the server to CPU 0 and the swarm to CPU 1.
     #[arg(long)]
     pub pin: bool,
