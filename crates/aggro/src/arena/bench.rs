@@ -78,16 +78,16 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     let total = a.players.len() * variants.len() * a.rounds as usize;
     let mut k = 0;
     for &players in &a.players {
-        let mut runs: Vec<Vec<Measured>> = variants.iter().map(|_| Vec::new()).collect();
+        let mut by_variant: Vec<Vec<Measured>> = variants.iter().map(|_| Vec::new()).collect();
         for round in 1..=a.rounds {
-            for (v, runs) in variants.iter().zip(&mut runs) {
+            for (v, runs) in variants.iter().zip(&mut by_variant) {
                 eprintln!("[{}/{}] {players} players, {}, round {round}/{}: {warmup:?} warm-up + {measure:?} measured", k + 1, total, v.name, a.rounds);
                 let pair = Pair::new(dir.path(), &a.common, a.pin, a.port, k, warmup, measure)?;
                 runs.push(run_pair(&pair, &a, players, v)?);
                 k += 1;
             }
         }
-        for (v, runs) in variants.iter().zip(&runs) {
+        for (v, runs) in variants.iter().zip(&by_variant) {
             rows.push(row_of(players, v, runs)?);
         }
     }
