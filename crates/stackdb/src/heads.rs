@@ -189,7 +189,8 @@ fn for_each_chunk(file: &dyn StorageBackend, from: u64, len: u64, mut f: impl Fn
 
 impl Heads {
     /// Opens the table, creating it with `2^initial_level` buckets if empty,
-    /// and finishes a checkpoint that a crash interrupted.
+    /// and redoes from the doublewrite file the last checkpoint's in-place
+    /// writes a crash may have lost or torn (see [`Heads::checkpoint`]).
     pub fn open(
         file: Box<dyn StorageBackend>,
         doublewrite: Box<dyn StorageBackend>,
