@@ -64,6 +64,8 @@ pub struct BatchSocket {
     /// Datagrams the kernel refused to send (buffer full); counted, not retried.
     pub send_failures: u64,
     traffic: Traffic,
+    /// Time spent in sendmmsg, ns.
+    send_call_ns: u64,
 }
 
 impl std::fmt::Debug for BatchSocket {
@@ -105,12 +107,19 @@ impl BatchSocket {
             tx_msgs: Vec::with_capacity(BATCH),
             send_failures: 0,
             traffic: Traffic::default(),
+            send_call_ns: 0,
         })
     }
 
     /// Everything received and sent so far.
     pub fn traffic(&self) -> Traffic {
         self.traffic
+    }
+
+    /// Time spent in the send system calls so far, ns (on loopback this includes the receiving side's
+    /// network stack, which the kernel runs in the sender's call).
+    pub fn send_call_ns(&self) -> u64 {
+        self.send_call_ns
     }
 
     /// The bound address.
@@ -180,7 +189,9 @@ impl BatchSocket {
                 msgs[i].msg_hdr.msg_name = (&raw mut names[i]).cast();
             }
             // SAFETY: every mmsghdr points at an iovec into `self.tx` and a sockaddr in `names`, alive for the call.
+            let t0 = aggro_core::clock::monotonic_ns();
             let r = unsafe { libc::sendmmsg(self.sock.as_raw_fd(), msgs.as_mut_ptr(), n as u32, 0) };
+            self.send_call_ns += aggro_core::clock::monotonic_ns() - t0;
             if r <= 0 {
                 // The kernel's buffer is full or the destination is gone: drop this datagram, as UDP would.
                 self.send_failures += 1;

@@ -101,11 +101,6 @@ impl World {
         self.players.get(id as usize)?.as_ref()
     }
 
-    /// A player's replicated state and whether it moves, as of the end of the last simulation.
-    pub fn state(&self, id: u32) -> Option<(ActorState, bool)> {
-        *self.states.get(id as usize)?
-    }
-
     /// Every actor's replicated state and whether it moves, by id.
     pub fn states(&self) -> &[Option<(ActorState, bool)>] {
         &self.states

@@ -1,11 +1,12 @@
 //! One server process's state and its frame: dispatch, send flush, simulate, flush.
 
-use super::profile::{Profile, ServerInterval};
+use super::profile::{PHASES, Profile, ServerInterval};
 use super::bodies::SharedBodies;
 use super::history::StateHistory;
-use super::replication::{Candidate, ClientReplication, SnapshotFrame};
+use super::replication::{Candidate, ClientReplication, SkipTable, SnapshotFrame};
 use super::ServeConfig;
 use crate::clock::{now_us, sleep_until, unix_ms};
+use crate::codec::state::ActorState;
 use crate::codec::msg::{ClientRpc, Input, ServerRpc};
 use crate::game::grid::{GRID_M, cell_centre, cell_of};
 use crate::game::map::MAP_M;
@@ -39,6 +40,7 @@ pub struct GameServer {
     /// Who is told of the event at hand (reused).
     observers: Vec<u32>,
     candidates: Vec<Candidate>,
+    skips: SkipTable,
     relevance: Relevance,
     bodies: SharedBodies,
     history: StateHistory,
@@ -56,6 +58,7 @@ impl GameServer {
     pub fn new(cfg: ServeConfig, sock: BatchSocket) -> Self {
         let proto = Server::new(ServerConfig { max_clients: cfg.max_clients, ..ServerConfig::new(cfg.secret.clone()) });
         let now = now_us();
+        let skips = SkipTable::new(&cfg.tiers);
         Self {
             world: World::new(cfg.seed, cfg.zone_shrink_s),
             cfg,
@@ -69,6 +72,7 @@ impl GameServer {
             events: Vec::new(),
             observers: Vec::new(),
             candidates: Vec::new(),
+            skips,
             relevance: Relevance::default(),
             bodies: SharedBodies::default(),
             history: StateHistory::default(),
@@ -144,7 +148,7 @@ impl GameServer {
     }
 
     /// One frame; returns its phase times in ns.
-    fn frame(&mut self) -> std::io::Result<[u64; 5]> {
+    fn frame(&mut self) -> std::io::Result<[u64; PHASES.len()]> {
         let t0 = now_us();
         self.frame += 1;
         self.dispatch(t0)?;
@@ -157,9 +161,11 @@ impl GameServer {
         self.last_frame_us = t2;
         self.simulate(dt);
         let t3 = now_us();
+        let sending_before = self.sock.send_call_ns();
         self.flush(t3);
         let t4 = now_us();
-        Ok([t4 - t0, t1 - t0, t2 - t1, t3 - t2, t4 - t3].map(|us| us * 1000))
+        let flush_sendmmsg_ns = self.sock.send_call_ns() - sending_before;
+        Ok([(t4 - t0) * 1000, (t1 - t0) * 1000, (t2 - t1) * 1000, (t3 - t2) * 1000, (t4 - t3) * 1000, flush_sendmmsg_ns])
     }
 
     fn dispatch(&mut self, now: u64) -> std::io::Result<()> {
@@ -298,10 +304,10 @@ impl GameServer {
     fn flush(&mut self, now: u64) {
         let hz = self.cfg.tick_hz;
         let zone_cm = (self.world.zone_radius_m() * 100.0) as u32;
-        let Self { sessions, proto, world, sock, buf, candidates, relevance, bodies, history, errors, profile, cfg, frame, .. } = self;
+        let Self { sessions, proto, world, sock, buf, candidates, skips, relevance, bodies, history, errors, profile, cfg, frame, .. } = self;
         relevance.clear();
         history.record(*frame, world.states());
-        let at = SnapshotFrame { frame: *frame, hz, zone_radius_cm: zone_cm, tiers: &cfg.tiers, history };
+        let at = SnapshotFrame { frame: *frame, hz, zone_radius_cm: zone_cm, states: world.states(), history };
         for slot in 0..sessions.len() as u32 {
             let Some(s) = sessions[slot as usize].as_mut() else { continue };
             let Some((addr, conn)) = proto.session(slot) else { continue };
@@ -313,7 +319,7 @@ impl GameServer {
                     send_data(now, addr, conn, &[], sock, buf);
                 }
                 Some(me) => {
-                    candidates_for(world, relevance, me.x, me.y, cfg.interest_m, candidates);
+                    candidates_for(world, relevance, me.x, me.y, cfg.interest_m, skips, candidates);
                     errors.clear();
                     let fig = s.repl.write_snapshot(&at, bodies, candidates, |e| errors.push(e), |p| send_data(now, addr, conn, p, sock, buf));
                     for &e in errors.iter() {
@@ -428,20 +434,29 @@ impl Relevance {
     }
 }
 
-/// The actors one client at (x, y) considers this frame, sorted by id, with their distances.
-fn candidates_for(world: &World, relevance: &mut Relevance, x: f32, y: f32, interest_m: Option<f32>, out: &mut Vec<Candidate>) {
+/// The actors one client at (x, y) considers this frame, sorted by id, with the frames interleaving skips each for.
+fn candidates_for(world: &World, relevance: &mut Relevance, x: f32, y: f32, interest_m: Option<f32>, skips: &SkipTable, out: &mut Vec<Candidate>) {
     out.clear();
     let (xc, yc) = (x * 100.0, y * 100.0);
-    let mut push = |id: u32| {
-        let Some((state, moving)) = world.state(id) else { return };
+    let reach_cm_sq = interest_m.map_or(f32::INFINITY, |r| (r * 100.0).powi(2));
+    let states = world.states();
+    let mut push = |id: u32, state: &ActorState| {
         let (dx, dy) = (state.x as f32 - xc, state.y as f32 - yc);
-        let distance_m = (dx * dx + dy * dy).sqrt() / 100.0;
-        if interest_m.is_none_or(|r| distance_m <= r) {
-            out.push(Candidate { id, state, moving, distance_m });
+        let dist_cm_sq = dx * dx + dy * dy;
+        if dist_cm_sq <= reach_cm_sq {
+            out.push(Candidate { id, skip: skips.skip(dist_cm_sq) });
         }
     };
     match interest_m {
-        None => world.players().for_each(|(id, _)| push(id)),
-        Some(r) => relevance.near(world, x, y, r.min(MAP_M)).iter().for_each(|id| push(*id)),
+        None => states.iter().enumerate().for_each(|(id, s)| {
+            if let Some((state, _)) = s {
+                push(id as u32, state);
+            }
+        }),
+        Some(r) => relevance.near(world, x, y, r.min(MAP_M)).iter().for_each(|&id| {
+            if let Some(Some((state, _))) = states.get(id as usize) {
+                push(id, state);
+            }
+        }),
     }
 }

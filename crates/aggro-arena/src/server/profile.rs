@@ -7,8 +7,9 @@ use aggro_stats::{Histogram, Summary, encode};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// The timed phases of a frame, in order; `frame` is the whole.
-pub const PHASES: [&str; 5] = ["frame", "dispatch", "send_flush", "simulate", "flush"];
+/// The timed phases of a frame, in order; `frame` is the whole, and `flush_sendmmsg` the part of `flush` spent
+/// in the send system calls (the rest is choosing, encoding and sealing the snapshots).
+pub const PHASES: [&str; 6] = ["frame", "dispatch", "send_flush", "simulate", "flush", "flush_sendmmsg"];
 
 /// Counters the server adds to during an interval.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
@@ -107,7 +108,7 @@ impl Profile {
     }
 
     /// Records one frame's phase times, ns, in [`PHASES`] order.
-    pub fn frame(&mut self, ns: [u64; 5], clients: u64) {
+    pub fn frame(&mut self, ns: [u64; PHASES.len()], clients: u64) {
         self.counters.client_frames += clients;
         for (i, v) in ns.into_iter().enumerate() {
             self.spans.record(i, v.max(1));

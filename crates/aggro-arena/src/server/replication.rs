@@ -17,9 +17,32 @@ pub struct Tier {
     pub skip: u32,
 }
 
-/// The frames to skip for an actor `dist_m` away: the farthest tier it is beyond.
-pub fn skip_for(tiers: &[Tier], dist_m: f32) -> u32 {
-    tiers.iter().filter(|t| dist_m > t.beyond_m).map(|t| t.skip).max().unwrap_or(0)
+/// Interleaving tiers made ready for choosing candidates (once per server, not per actor): distances squared
+/// in cm², so that no square root is taken, nearest first, each with how many frames more than the nearer
+/// ones it skips — so that an actor's skip is a sum over the tiers, with no branch to mispredict.
+#[derive(Clone, Debug, Default)]
+pub struct SkipTable {
+    steps: Vec<(f32, u32)>,
+}
+
+impl SkipTable {
+    pub fn new(tiers: &[Tier]) -> Self {
+        let mut sorted = tiers.to_vec();
+        sorted.sort_by(|a, b| a.beyond_m.total_cmp(&b.beyond_m));
+        let mut most = 0;
+        let steps = sorted.iter().map(|t| {
+            let step = t.skip.saturating_sub(most);
+            most = most.max(t.skip);
+            ((t.beyond_m * 100.0).powi(2), step)
+        });
+        Self { steps: steps.collect() }
+    }
+
+    /// The frames to skip for an actor `dist_cm_sq` (its distance squared, in cm²) away: the most of the tiers
+    /// it is beyond.
+    pub fn skip(&self, dist_cm_sq: f32) -> u32 {
+        self.steps.iter().map(|(beyond, step)| (dist_cm_sq > *beyond) as u32 * step).sum()
+    }
 }
 
 /// A sent snapshot packet, at seq % SENT: its frame and whether the client acknowledged it. A slot's state
@@ -55,7 +78,8 @@ pub struct SnapshotFrame<'a> {
     pub frame: u32,
     pub hz: u32,
     pub zone_radius_cm: u32,
-    pub tiers: &'a [Tier],
+    /// The actors' states and whether they move, by id.
+    pub states: &'a [Option<(ActorState, bool)>],
     /// The actors' states in recent frames, this one's recorded.
     pub history: &'a StateHistory,
 }
@@ -76,13 +100,12 @@ pub struct ClientReplication {
     writer: BitWriter,
 }
 
-/// An actor to consider for one client this frame.
+/// An actor to consider for one client this frame: its id and the frames interleaving skips it for (from
+/// its distance, see [`SkipTable`]). Only the actors sent have their states read.
 #[derive(Clone, Copy, Debug)]
 pub struct Candidate {
     pub id: u32,
-    pub state: ActorState,
-    pub moving: bool,
-    pub distance_m: f32,
+    pub skip: u32,
 }
 
 impl ClientReplication {
@@ -132,30 +155,30 @@ impl ClientReplication {
         for c in candidates {
             let i = self.replicas.place(c.id);
             let r = &mut self.replicas.placed_mut()[i];
-            let skip = skip_for(at.tiers, c.distance_m);
-            if skip > 0 && r.last_sent > 0 && frame.wrapping_sub(r.last_sent - 1) <= skip {
+            if c.skip > 0 && r.last_sent > 0 && frame.wrapping_sub(r.last_sent - 1) <= c.skip {
                 fig.skipped += 1;
                 self.skips += 1;
                 if self.skips.is_multiple_of(ERROR_SAMPLE)
-                    && let Some(sent) = at.history.at(c.id, r.last_sent - 1)
+                    && let (Some(sent), Some(now)) = (at.history.at(c.id, r.last_sent - 1), at.history.at(c.id, frame))
                 {
                     let (px, py, pz) = sent.predicted(frame.wrapping_sub(r.last_sent - 1), at.hz);
-                    let d = ((c.state.x - px) as f64).hypot((c.state.y - py) as f64).hypot((c.state.z - pz) as f64);
+                    let d = ((now.x - px) as f64).hypot((now.y - py) as f64).hypot((now.z - pz) as f64);
                     error_cm(d.round() as u64);
                 }
                 continue;
             }
+            let Some(Some((state, moving))) = at.states.get(c.id as usize) else { continue };
             r.last_sent = frame.wrapping_add(1);
             let slot = r.next;
             let base = Self::baseline_of(&self.sent, r, slot)
                 .and_then(|(b, base_frame)| Some(Baseline { slot: b, state: at.history.at(c.id, base_frame)?, frame: base_frame }));
             let before = self.writer.bit_len();
             put_head(&mut self.writer, prev, EntryHead { id: c.id, slot, base_slot: base.map(|b| b.slot) });
-            bodies.put(&mut self.writer, c.id, base, frame, at.hz, &c.state);
+            bodies.put(&mut self.writer, c.id, base, frame, at.hz, state);
             let bits = (self.writer.bit_len() - before) as u64;
             fig.entries += 1;
             fig.entry_bits += bits;
-            if c.moving && base.is_some() {
+            if *moving && base.is_some() {
                 fig.moving_deltas += 1;
                 fig.moving_delta_bits += bits;
             }
@@ -198,23 +221,30 @@ mod tests {
     use super::*;
     use crate::codec::view::View;
 
-    fn moving(id: u32, frame: u32) -> Candidate {
-        let state = ActorState { x: 100_000 + frame as i32 * 20, y: 200_000, z: 0, yaw: 3, vx: 600, vy: 0, vz: 0, health: 100 };
-        Candidate { id, state, moving: true, distance_m: id as f32 * 100.0 }
+    fn moving(frame: u32) -> ActorState {
+        ActorState { x: 100_000 + frame as i32 * 20, y: 200_000, z: 0, yaw: 3, vx: 600, vy: 0, vz: 0, health: 100 }
     }
 
-    /// The candidates of `frame`, recorded in `history` as the world's states.
-    fn frame_of(history: &mut StateHistory, actors: u32, frame: u32) -> Vec<Candidate> {
-        let cands: Vec<_> = (0..actors).map(|id| moving(id, frame)).collect();
-        history.record(frame, &cands.iter().map(|c| Some((c.state, c.moving))).collect::<Vec<_>>());
-        cands
+    /// The states of `actors` moving actors in `frame`, recorded in `history`.
+    fn frame_of(history: &mut StateHistory, actors: u32, frame: u32) -> Vec<Option<(ActorState, bool)>> {
+        let states: Vec<_> = (0..actors).map(|_| Some((moving(frame), true))).collect();
+        history.record(frame, &states);
+        states
     }
 
-    /// The candidates of `frame` with a different fifth of the actors out of interest every ten frames.
-    fn coming_and_going(history: &mut StateHistory, actors: u32, frame: u32) -> Vec<Candidate> {
-        let mut cands = frame_of(history, actors, frame);
-        cands.retain(|c| c.id % 5 != frame / 10 % 5);
-        cands
+    /// Every actor as a candidate, actor n being n × 100 m away.
+    fn candidates(tiers: &[Tier], actors: u32) -> Vec<Candidate> {
+        let table = SkipTable::new(tiers);
+        (0..actors).map(|id| Candidate { id, skip: table.skip((id as f32 * 10_000.0).powi(2)) }).collect()
+    }
+
+    #[test]
+    fn the_skip_table_takes_the_most_frames_of_the_tiers_an_actor_is_beyond_in_any_order() {
+        let m = |d: f32| (d * 100.0).powi(2);
+        let table = SkipTable::new(&[Tier { beyond_m: 400.0, skip: 2 }, Tier { beyond_m: 70.0, skip: 3 }, Tier { beyond_m: 900.0, skip: 1 }]);
+        let skips: Vec<_> = [0.0, 70.0, 70.5, 400.0, 401.0, 1000.0].iter().map(|d| table.skip(m(*d))).collect();
+        assert_eq!(skips, [0, 0, 3, 3, 3, 3]);
+        assert_eq!(SkipTable::new(&[]).skip(m(5000.0)), 0);
     }
 
     #[test]
@@ -227,8 +257,11 @@ mod tests {
         let (mut bodies, mut history) = (SharedBodies::default(), StateHistory::default());
         let mut seq = 0;
         for frame in 1..200u32 {
-            let cands = coming_and_going(&mut history, 50, frame);
-            let at = SnapshotFrame { frame, hz, zone_radius_cm: 0, tiers: &[], history: &history };
+            let states = frame_of(&mut history, 50, frame);
+            // A different fifth of the actors out of interest every ten frames.
+            let mut cands = candidates(&[], 50);
+            cands.retain(|c| c.id % 5 != frame / 10 % 5);
+            let at = SnapshotFrame { frame, hz, zone_radius_cm: 0, states: &states, history: &history };
             for ((server, client, in_flight), lose) in clients.iter_mut().zip(lose_every) {
                 let mut sent = Vec::new();
                 server.write_snapshot(&at, &mut bodies, &cands, |_| {}, |p| {
@@ -243,7 +276,7 @@ mod tests {
                 for (_, s, p) in arrived {
                     let mut n = 0;
                     client.apply(s, &p, hz, |id, st| {
-                        assert_eq!(*st, moving(id, frame - 1).state, "actor {id} decoded exactly");
+                        assert_eq!(*st, moving(frame - 1), "actor {id} decoded exactly");
                         n += 1;
                     }).unwrap();
                     assert!(n > 0);
@@ -260,9 +293,9 @@ mod tests {
         let tiers = [Tier { beyond_m: 70.0, skip: 1 }, Tier { beyond_m: 400.0, skip: 2 }];
         let (mut errors, mut entries, mut history) = (Vec::new(), 0, StateHistory::default());
         for frame in 1..=30u32 {
-            let cands = frame_of(&mut history, 6, frame);
-            let at = SnapshotFrame { frame, hz: 30, zone_radius_cm: 0, tiers: &tiers, history: &history };
-            let fig = server.write_snapshot(&at, &mut SharedBodies::default(), &cands, |e| errors.push(e), |_| frame);
+            let states = frame_of(&mut history, 6, frame);
+            let at = SnapshotFrame { frame, hz: 30, zone_radius_cm: 0, states: &states, history: &history };
+            let fig = server.write_snapshot(&at, &mut SharedBodies::default(), &candidates(&tiers, 6), |e| errors.push(e), |_| frame);
             entries += fig.entries;
         }
         // Actor 0 at 0 m every frame; 1–4 (100–400 m) every 2nd; 5 (500 m) every 3rd.

@@ -50,6 +50,8 @@ pub struct Row {
     pub send_flush_ms: f64,
     pub simulate_ms: f64,
     pub flush_ms: f64,
+    /// The part of the flush spent in sendmmsg.
+    pub flush_sendmmsg_ms: f64,
     pub gunfire_delay: Summary,
     pub kb_out_per_client_s: f64,
     pub position_error_cm: Summary,
@@ -165,6 +167,7 @@ fn row_of(players: u32, v: &Variant, runs: &[Measured]) -> anyhow::Result<Row> {
         send_flush_ms: mean_ms(&phase("send_flush")),
         simulate_ms: mean_ms(&phase("simulate")),
         flush_ms: mean_ms(&phase("flush")),
+        flush_sendmmsg_ms: mean_ms(&phase("flush_sendmmsg")),
         gunfire_delay: Summary::of(&delay),
         kb_out_per_client_s: if mean_clients > 0.0 { sum("bytes_out") / mean_clients / secs_measured / 1000.0 } else { 0.0 },
         position_error_cm: Summary::of(&error),
@@ -180,16 +183,16 @@ fn row_of(players: u32, v: &Variant, runs: &[Measured]) -> anyhow::Result<Row> {
 
 fn print_table(rows: &[Row]) {
     println!(
-        "| players | variant | tick Hz | frame p50 / p99 / max ms | dispatch / send / sim / flush ms (mean) | delay p50 / p99 ms | kB/s out per client | position error p50 / p99 m | B per moving update | server CPU | swarm CPU | swarm lateness p99 ms |"
+        "| players | variant | tick Hz | frame p50 / p99 / max ms | dispatch / send / sim / flush (of it sendmmsg) ms (mean) | delay p50 / p99 ms | kB/s out per client | position error p50 / p99 m | B per moving update | server CPU | swarm CPU | swarm lateness p99 ms |"
     );
     println!("|---:|---|---:|---|---|---|---:|---|---:|---:|---:|---:|");
     for r in rows {
         let e = r.position_error_cm;
         let err = if e.count == 0 { "—".to_string() } else { format!("{:.2} / {:.2}", e.p50_ns as f64 / 100.0, e.p99_ns as f64 / 100.0) };
         println!(
-            "| {} | {} | {:.1} | {:.2} / {:.2} / {:.2} | {:.2} / {:.2} / {:.2} / {:.2} | {:.1} / {:.1} | {:.1} | {} | {:.2} | {:.0}% | {:.0}% | {:.2} |",
+            "| {} | {} | {:.1} | {:.2} / {:.2} / {:.2} | {:.2} / {:.2} / {:.2} / {:.2} ({:.2}) | {:.1} / {:.1} | {:.1} | {} | {:.2} | {:.0}% | {:.0}% | {:.2} |",
             r.players, r.variant, r.tick_hz, ms(r.frame.p50_ns), ms(r.frame.p99_ns), ms(r.frame.max_ns),
-            r.dispatch_ms, r.send_flush_ms, r.simulate_ms, r.flush_ms, ms(r.gunfire_delay.p50_ns), ms(r.gunfire_delay.p99_ns),
+            r.dispatch_ms, r.send_flush_ms, r.simulate_ms, r.flush_ms, r.flush_sendmmsg_ms, ms(r.gunfire_delay.p50_ns), ms(r.gunfire_delay.p99_ns),
             r.kb_out_per_client_s, err, r.bytes_per_moving_update, r.server_cpu_pct, r.swarm_cpu_pct, ms(r.swarm_lateness.p99_ns),
         );
         if let Some(w) = &r.swarm_warning {

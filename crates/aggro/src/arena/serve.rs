@@ -49,9 +49,9 @@ pub fn line(iv: &ServerInterval) -> String {
     let p = |n: &str| iv.phases.get(n).map(|d| d.summary).unwrap_or_default();
     let f = p("frame");
     format!(
-        "{:7.1}s  clients {:5}  tick {:6.1} Hz  frame p50 {:.2} p99 {:.2} max {:.2} ms | p50 dispatch {:.2} send {:.2} sim {:.2} flush {:.2} ms | per client {:.1} kB/s out {:.1} in | resends {} queued {} | cpu {:.0}%",
+        "{:7.1}s  clients {:5}  tick {:6.1} Hz  frame p50 {:.2} p99 {:.2} max {:.2} ms | p50 dispatch {:.2} send {:.2} sim {:.2} flush {:.2} (sendmmsg {:.2}) ms | per client {:.1} kB/s out {:.1} in | resends {} queued {} | cpu {:.0}%",
         iv.end_s, iv.clients, iv.tick_hz, ms(f.p50_ns), ms(f.p99_ns), ms(f.max_ns),
-        ms(p("dispatch").p50_ns), ms(p("send_flush").p50_ns), ms(p("simulate").p50_ns), ms(p("flush").p50_ns),
+        ms(p("dispatch").p50_ns), ms(p("send_flush").p50_ns), ms(p("simulate").p50_ns), ms(p("flush").p50_ns), ms(p("flush_sendmmsg").p50_ns),
         iv.kb_out_per_client_s, iv.kb_in_per_client_s, iv.counters.resends, iv.queued_reliable, iv.cpu_pct,
     )
 }
