@@ -14,6 +14,7 @@
 pub mod profile;
 pub mod bodies;
 pub mod history;
+pub mod relevance;
 pub mod replicas;
 pub mod replication;
 

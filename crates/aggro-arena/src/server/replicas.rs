@@ -38,15 +38,23 @@ impl Replicas {
 
     /// Places the replica of the frame's next candidate, `id` (greater than the last one's), and returns
     /// its index in [`placed_mut`](Self::placed_mut).
+    #[inline]
     pub fn place(&mut self, id: u32) -> usize {
         let k = self.placed;
         debug_assert!(k == 0 || self.placed_mut()[k - 1].id < id, "candidates in id order");
         self.placed += 1;
+        if !self.merging && self.table.get(k).is_some_and(|r| r.id == id) {
+            self.read = k + 1;
+            return k;
+        }
+        self.merge(k, id);
+        k
+    }
+
+    /// Places `id` as the `k`th replica past the first difference from the last frame's table.
+    #[cold]
+    fn merge(&mut self, k: usize, id: u32) {
         if !self.merging {
-            if self.table.get(k).is_some_and(|r| r.id == id) {
-                self.read = k + 1;
-                return k;
-            }
             // The first difference: the replicas placed so far (updated where they lie) go first.
             self.merging = true;
             self.spare.clear();
@@ -64,7 +72,6 @@ impl Replicas {
             _ => Replica { id, ..Replica::default() },
         };
         self.spare.push(replica);
-        k
     }
 
     /// This frame's replicas placed so far.

@@ -94,6 +94,8 @@ pub struct ClientReplication {
     skips: u64,
     /// The snapshot packets sent, at seq % SENT (empty until the first snapshot).
     sent: Vec<Sent>,
+    /// The (replica index, actor id) of the actors due this frame.
+    due: Vec<(u32, u32)>,
     /// The (replica index, slot) entries of the packet being written.
     packet: Vec<(u32, u8)>,
     payload: Vec<u8>,
@@ -149,32 +151,42 @@ impl ClientReplication {
         let mut packet = std::mem::take(&mut self.packet);
         let mut payload = std::mem::take(&mut self.payload);
         packet.clear();
-        let mut prev: i64 = -1;
-        self.writer.clear();
+        // First the actors due this frame (every candidate's replica placed, the skipped ones counted), then
+        // their entries. The first loop has no branch on whether an actor is skipped — a mispredicted one
+        // would also discard the loads of the replicas ahead — so a skipped actor costs little.
+        let mut due = std::mem::take(&mut self.due);
+        due.resize(candidates.len(), (0, 0));
+        let mut n = 0;
         self.replicas.begin();
         for c in candidates {
             let i = self.replicas.place(c.id);
-            let r = &mut self.replicas.placed_mut()[i];
-            if c.skip > 0 && r.last_sent > 0 && frame.wrapping_sub(r.last_sent - 1) <= c.skip {
-                fig.skipped += 1;
-                self.skips += 1;
-                if self.skips.is_multiple_of(ERROR_SAMPLE)
-                    && let (Some(sent), Some(now)) = (at.history.at(c.id, r.last_sent - 1), at.history.at(c.id, frame))
-                {
-                    let (px, py, pz) = sent.predicted(frame.wrapping_sub(r.last_sent - 1), at.hz);
-                    let d = ((now.x - px) as f64).hypot((now.y - py) as f64).hypot((now.z - pz) as f64);
-                    error_cm(d.round() as u64);
-                }
-                continue;
+            let last_sent = self.replicas.placed_mut()[i].last_sent;
+            let skipped = (c.skip > 0) & (last_sent > 0) & (frame.wrapping_sub(last_sent.wrapping_sub(1)) <= c.skip);
+            due[n] = (i as u32, c.id);
+            n += !skipped as usize;
+            self.skips += skipped as u64;
+            if skipped & self.skips.is_multiple_of(ERROR_SAMPLE)
+                && let (Some(sent), Some(now)) = (at.history.at(c.id, last_sent - 1), at.history.at(c.id, frame))
+            {
+                let (px, py, pz) = sent.predicted(frame.wrapping_sub(last_sent - 1), at.hz);
+                let d = ((now.x - px) as f64).hypot((now.y - py) as f64).hypot((now.z - pz) as f64);
+                error_cm(d.round() as u64);
             }
-            let Some(Some((state, moving))) = at.states.get(c.id as usize) else { continue };
+        }
+        due.truncate(n);
+        fig.skipped = (candidates.len() - n) as u64;
+        let mut prev: i64 = -1;
+        self.writer.clear();
+        for &(i, id) in &due {
+            let r = &mut self.replicas.placed_mut()[i as usize];
+            let Some(Some((state, moving))) = at.states.get(id as usize) else { continue };
             r.last_sent = frame.wrapping_add(1);
             let slot = r.next;
             let base = Self::baseline_of(&self.sent, r, slot)
-                .and_then(|(b, base_frame)| Some(Baseline { slot: b, state: at.history.at(c.id, base_frame)?, frame: base_frame }));
+                .and_then(|(b, base_frame)| Some(Baseline { slot: b, state: at.history.at(id, base_frame)?, frame: base_frame }));
             let before = self.writer.bit_len();
-            put_head(&mut self.writer, prev, EntryHead { id: c.id, slot, base_slot: base.map(|b| b.slot) });
-            bodies.put(&mut self.writer, c.id, base, frame, at.hz, state);
+            put_head(&mut self.writer, prev, EntryHead { id, slot, base_slot: base.map(|b| b.slot) });
+            bodies.put(&mut self.writer, id, base, frame, at.hz, state);
             let bits = (self.writer.bit_len() - before) as u64;
             fig.entries += 1;
             fig.entry_bits += bits;
@@ -184,8 +196,8 @@ impl ClientReplication {
             }
             r.seq[slot as usize] = 0;
             r.next = (slot + 1) % SLOTS as u8;
-            packet.push((i as u32, slot));
-            prev = c.id as i64;
+            packet.push((i, slot));
+            prev = id as i64;
             if self.writer.bit_len() >= budget_bits {
                 self.send_packet(at, &mut packet, &mut payload, &mut send);
                 prev = -1;
@@ -197,6 +209,7 @@ impl ClientReplication {
         self.replicas.end();
         self.packet = packet;
         self.payload = payload;
+        self.due = due;
         fig
     }
 
