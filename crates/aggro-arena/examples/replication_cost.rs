@@ -14,6 +14,7 @@ use aggro_arena::server::history::StateHistory;
 use aggro_arena::server::relevance::{Relevance, candidates_for};
 use aggro_arena::server::replication::{ClientReplication, SkipTable, SnapshotFrame};
 use aggro_arena::server::{Tier, replication::Candidate};
+use aggro_core::rng::Rng;
 use std::time::Instant;
 
 const HZ: u32 = 60;
@@ -70,19 +71,6 @@ impl Variant {
     }
 }
 
-/// A small deterministic generator (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn unit(&mut self) -> f32 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |i: usize, default: &str| args.get(i).cloned().unwrap_or_else(|| default.to_string());
@@ -90,13 +78,14 @@ fn main() {
     let frames: u32 = arg(1, "3000").parse().expect("FRAMES: a whole number");
     let interest_m: Option<f32> = args.get(2).map(|r| r.trim_end_matches('m').parse().expect("INTEREST_M: metres"));
     let tiers = [Tier { beyond_m: 70.0, skip: 1 }, Tier { beyond_m: 400.0, skip: 2 }];
-    let mut rng = Rng(7);
+    let mut rng = Rng::seeded(7);
+    let mut unit = move || rng.unit() as f32;
     let mut world = World::new(7, 600.0);
     // Hot drops: clusters of 25 anywhere but the island's outer 600 m, each player within 100 m of its spot.
-    let spots: Vec<(f32, f32)> = (0..players.div_ceil(25)).map(|_| (4096.0 + (rng.unit() - 0.5) * 7000.0, 4096.0 + (rng.unit() - 0.5) * 7000.0)).collect();
+    let spots: Vec<(f32, f32)> = (0..players.div_ceil(25)).map(|_| (4096.0 + (unit() - 0.5) * 7000.0, 4096.0 + (unit() - 0.5) * 7000.0)).collect();
     for id in 0..players {
         let (x, y) = spots[id / 25];
-        world.spawn(id as u32, x + (rng.unit() - 0.5) * 200.0, y + (rng.unit() - 0.5) * 200.0);
+        world.spawn(id as u32, x + (unit() - 0.5) * 200.0, y + (unit() - 0.5) * 200.0);
     }
     let mut variants = [Variant::new("base", &[], players), Variant::new("interleave", &tiers, players)];
     let (mut history, mut events) = (StateHistory::default(), Vec::new());
@@ -104,8 +93,8 @@ fn main() {
     for frame in 1..=WARMUP + frames {
         for (id, h) in heading.iter_mut().enumerate() {
             // A new waypoint direction every three seconds or so.
-            if *h == (0, 0) || rng.unit() < 1.0 / (3.0 * HZ as f32) {
-                *h = (((rng.unit() - 0.5) * 254.0) as i8, ((rng.unit() - 0.5) * 254.0) as i8);
+            if *h == (0, 0) || unit() < 1.0 / (3.0 * HZ as f32) {
+                *h = (((unit() - 0.5) * 254.0) as i8, ((unit() - 0.5) * 254.0) as i8);
             }
             world.apply_input(id as u32, Input { seq: frame, sent_at_us: 0, move_x: h.0, move_y: h.1, yaw: (frame % 256) as u8 });
         }
