@@ -94,8 +94,8 @@ pub struct ClientReplication {
     skips: u64,
     /// The snapshot packets sent, at seq % SENT (empty until the first snapshot).
     sent: Vec<Sent>,
-    /// The (replica index, actor id) of the actors due this frame.
-    due: Vec<(u32, u32)>,
+    /// The replica indexes of the actors due this frame.
+    due: Vec<u32>,
     /// The (replica index, slot) entries of the packet being written.
     packet: Vec<(u32, u8)>,
     payload: Vec<u8>,
@@ -151,34 +151,13 @@ impl ClientReplication {
         let mut packet = std::mem::take(&mut self.packet);
         let mut payload = std::mem::take(&mut self.payload);
         packet.clear();
-        // First the actors due this frame (every candidate's replica placed, the skipped ones counted), then
-        // their entries. The first loop has no branch on whether an actor is skipped — a mispredicted one
-        // would also discard the loads of the replicas ahead — so a skipped actor costs little.
-        let mut due = std::mem::take(&mut self.due);
-        due.resize(candidates.len(), (0, 0));
-        let mut n = 0;
-        self.replicas.begin();
-        for c in candidates {
-            let i = self.replicas.place(c.id);
-            let last_sent = self.replicas.placed_mut()[i].last_sent;
-            let skipped = (c.skip > 0) & (last_sent > 0) & (frame.wrapping_sub(last_sent.wrapping_sub(1)) <= c.skip);
-            due[n] = (i as u32, c.id);
-            n += !skipped as usize;
-            self.skips += skipped as u64;
-            if skipped & self.skips.is_multiple_of(ERROR_SAMPLE)
-                && let (Some(sent), Some(now)) = (at.history.at(c.id, last_sent - 1), at.history.at(c.id, frame))
-            {
-                let (px, py, pz) = sent.predicted(frame.wrapping_sub(last_sent - 1), at.hz);
-                let d = ((now.x - px) as f64).hypot((now.y - py) as f64).hypot((now.z - pz) as f64);
-                error_cm(d.round() as u64);
-            }
-        }
-        due.truncate(n);
-        fig.skipped = (candidates.len() - n) as u64;
+        let due = self.pick_due(at, candidates, &mut error_cm);
+        fig.skipped = (candidates.len() - due.len()) as u64;
         let mut prev: i64 = -1;
         self.writer.clear();
-        for &(i, id) in &due {
+        for &i in &due {
             let r = &mut self.replicas.placed_mut()[i as usize];
+            let id = r.id;
             let Some(Some((state, moving))) = at.states.get(id as usize) else { continue };
             r.last_sent = frame.wrapping_add(1);
             let slot = r.next;
@@ -211,6 +190,35 @@ impl ClientReplication {
         self.payload = payload;
         self.due = due;
         fig
+    }
+
+    /// Places every candidate's replica and returns the indexes of those due this frame (the others are skipped
+    /// by interleaving; `error_cm` gets a sample of their position errors). The loop has no branch on whether
+    /// an actor is skipped — a mispredicted one would also discard the loads of the replicas ahead — so a
+    /// skipped actor costs little.
+    fn pick_due(&mut self, at: &SnapshotFrame, candidates: &[Candidate], error_cm: &mut impl FnMut(u64)) -> Vec<u32> {
+        let frame = at.frame;
+        let mut due = std::mem::take(&mut self.due);
+        due.resize(candidates.len(), 0);
+        let mut n = 0;
+        self.replicas.begin();
+        for c in candidates {
+            let i = self.replicas.place(c.id);
+            let last_sent = self.replicas.placed_mut()[i].last_sent;
+            let skipped = (c.skip > 0) & (last_sent > 0) & (frame.wrapping_sub(last_sent.wrapping_sub(1)) <= c.skip);
+            due[n] = i as u32;
+            n += !skipped as usize;
+            self.skips += skipped as u64;
+            if skipped & self.skips.is_multiple_of(ERROR_SAMPLE)
+                && let (Some(sent), Some(now)) = (at.history.at(c.id, last_sent - 1), at.history.at(c.id, frame))
+            {
+                let (px, py, pz) = sent.predicted(frame.wrapping_sub(last_sent - 1), at.hz);
+                let d = ((now.x - px) as f64).hypot((now.y - py) as f64).hypot((now.z - pz) as f64);
+                error_cm(d.round() as u64);
+            }
+        }
+        due.truncate(n);
+        due
     }
 
     /// Sends the entries written so far (`packet`: their replica indexes and slots this frame).
