@@ -17,6 +17,8 @@
 //! - [`mobile`]: the store interface of the mobile-game transaction workload.
 //! - [`mmo`]: the store interface of the MMO player-minute workload and its game model.
 //! - [`units`]: parsing durations and rates the way users type them.
+//! - [`world`]: the world record population leaves in the store, and the
+//!   `WorldStore` trait every target implements to keep it.
 #![deny(missing_docs)]
 
 pub mod clock;
@@ -27,6 +29,7 @@ pub mod outcome;
 pub mod rng;
 pub mod schedule;
 pub mod units;
+pub mod world;
 
 pub use clock::{Clock, MonotonicClock, Nanos, TokioClock, Waiter};
 pub use outcome::{ErrorClass, ErrorSamples, StoreError};

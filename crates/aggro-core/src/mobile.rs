@@ -42,8 +42,8 @@ pub fn join_rows(
         .collect()
 }
 
-/// A backend that can hold the mobile workload's data.
-pub trait MobileTarget: Send + Sync + 'static {
+/// A backend that can hold the mobile workload's data (and its world record).
+pub trait MobileTarget: crate::world::WorldStore + 'static {
     /// One loader's connection.
     type Conn: MobileConn;
 
@@ -59,7 +59,7 @@ pub trait MobileTarget: Send + Sync + 'static {
     /// Opens a connection.
     fn connect(&self) -> impl Future<Output = Result<Self::Conn, StoreError>> + Send;
 
-    /// Drops any previous data, creates the schema and inserts every id in
+    /// Drops any previous data (the `mobile` world record first), creates the schema and inserts every id in
     /// `ids` with the initial values. Calls `progress` with the number of
     /// users inserted so far, now and then.
     fn populate(

@@ -86,6 +86,10 @@ pub fn merge(shards: &[RunRecord], labels: &[String]) -> Result<RunRecord, Merge
                 first.operations.join(", ")
             )));
         }
+        if s.world.as_ref().map(|w| &w.id) != first.world.as_ref().map(|w| &w.id) {
+            let name = |r: &RunRecord| r.world.as_ref().map_or("no world record".to_string(), |w| format!("world {}", w.id));
+            return Err(MergeError(format!("{label} ran on {}, the first shard on {}: only shards of one run merge", name(s), name(first))));
+        }
     }
     let longest = shards.iter().map(|s| s.intervals.len()).max().unwrap_or(0);
     let intervals = (0..longest)
@@ -130,6 +134,7 @@ pub fn merge(shards: &[RunRecord], labels: &[String]) -> Result<RunRecord, Merge
         error_samples,
         generator_bound: shards.iter().any(|s| s.generator_bound),
         extra: json!({ "merge": { "shards": listing }, "shard_extras": shards.iter().map(|s| s.extra.clone()).collect::<Vec<_>>() }),
+        world: first.world.clone(),
     })
 }
 
@@ -195,6 +200,7 @@ mod tests {
             error_samples: vec![],
             generator_bound: false,
             extra: json!(null),
+            world: None,
         }
     }
 

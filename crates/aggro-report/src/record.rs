@@ -2,6 +2,7 @@
 
 use crate::host::{CpuUse, HostInfo};
 use aggro_core::ErrorClass;
+use aggro_core::world::WorldRecord;
 use aggro_stats::{OpStats, Recorder, Summary, encode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -156,6 +157,11 @@ pub struct RunRecord {
     pub generator_bound: bool,
     /// Command-specific results (a capacity search's trials, a verification).
     pub extra: serde_json::Value,
+    /// The world the run ran on, as the store's world record named it;
+    /// absent when the store held none (populated by an older aggro, or a
+    /// target such as `null:` that keeps nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub world: Option<WorldRecord>,
 }
 
 impl RunRecord {
@@ -184,6 +190,7 @@ impl RunRecord {
             error_samples: Vec::new(),
             generator_bound: false,
             extra: serde_json::Value::Null,
+            world: None,
         }
     }
 

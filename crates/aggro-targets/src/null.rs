@@ -1,6 +1,7 @@
 //! `null:` — a target that does nothing, so a run measures the harness alone.
 
 use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
+use aggro_core::world::WorldStore;
 use aggro_core::{ErrorClass, StoreError};
 
 /// The target that stores nothing.
@@ -10,6 +11,17 @@ pub struct NullTarget;
 /// A connection to nowhere.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NullConn;
+
+/// The null target keeps no world, so every run takes its shape from the flags.
+impl WorldStore for NullTarget {
+    async fn read_world(&self, _workload: &str) -> Result<Option<String>, StoreError> {
+        Ok(None)
+    }
+
+    async fn write_world(&self, _workload: &str, _record: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
 
 impl MobileTarget for NullTarget {
     type Conn = NullConn;

@@ -1,12 +1,22 @@
-//! The MMO world's SQL schema, shared by SQLite and PostgreSQL: one table
-//! per kind of object, foreign keys from every object to its owner, and the
-//! indexes the game's queries need (players by account and guild, items and
-//! quests by owner, accounts by user name).
+//! SQL shared by SQLite and PostgreSQL: the world records' table, and the
+//! MMO world's schema — one table per kind of object, foreign keys from every
+//! object to its owner, and the indexes the game's queries need (players by
+//! account and guild, items and quests by owner, accounts by user name).
 
-/// The tables, dropped first; `blob` is the binary type's name
+/// The world records' table, one row per workload (`docs/WORLD-RECORD.md`).
+pub const WORLD_TABLE: &str = "CREATE TABLE IF NOT EXISTS aggro_world (workload TEXT PRIMARY KEY, record TEXT NOT NULL)";
+
+/// Statements a population runs first: `workload`'s world record goes
+/// before any of its data does.
+pub fn forget_world(workload: &str) -> String {
+    format!("{WORLD_TABLE}; DELETE FROM aggro_world WHERE workload = '{workload}';")
+}
+
+/// The tables, dropped first (the `mmo` world record before them); `blob` is the binary type's name
 /// (`BLOB` or `BYTEA`).
 pub fn mmo_schema(blob: &str) -> String {
-    format!(
+    forget_world("mmo")
+        + &format!(
         "DROP TABLE IF EXISTS quests; DROP TABLE IF EXISTS items; DROP TABLE IF EXISTS players;
          DROP TABLE IF EXISTS accounts; DROP TABLE IF EXISTS guild_ranks; DROP TABLE IF EXISTS guilds;
          DROP TABLE IF EXISTS quest_templates; DROP TABLE IF EXISTS item_descriptors; DROP TABLE IF EXISTS id_sequence;

@@ -14,6 +14,7 @@
 //! - [`tour`]: `aggro run`, the main job.
 //! - [`results`]: `aggro report|compare|merge`, reading result files.
 //! - [`live`]: `--live`, the report served while a run goes.
+//! - [`world`]: the store's world record: written by populate, read by runs and verifies.
 
 mod arena;
 mod cli;
@@ -25,6 +26,7 @@ mod plan;
 mod results;
 mod session;
 mod tour;
+mod world;
 
 use clap::Parser;
 

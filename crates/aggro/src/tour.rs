@@ -19,7 +19,7 @@ pub fn main(a: TourArgs) -> anyhow::Result<()> {
             temp.0.clone()
         }
     };
-    let world = WorldArgs { target: format!("stackdb:{}", dir.join("world").display()), accounts: a.accounts, world_seed: 1 };
+    let world = WorldArgs { target: format!("stackdb:{}", dir.join("world").display()), accounts: Some(a.accounts), world_seed: Some(1) };
     println!("aggro run: the MMO player-minute benchmark (seed 000) on stackdb, aggro's embedded engine, in {}\n", dir.display());
     let populated = mmo::populate::populate(&world)?;
     let run = |name: &str| MmoRunArgs {

@@ -3,13 +3,15 @@
 
 use super::util::*;
 
-/// A small world, a short play with two game servers, and verify.
+/// A small world, a short play with two game servers, and verify. Only
+/// populate is told the world's size; the rest read the store's record.
 fn mmo_round_trip(target: &str, accounts: u32, players: u32, periods: u32) {
     let dir = tempdir();
     let accounts = accounts.to_string();
-    let world = ["--target", target, "--accounts", accounts.as_str()];
-    let text = ok(&["mmo", "populate"].into_iter().chain(world).collect::<Vec<_>>());
+    let text = ok(&["mmo", "populate", "--target", target, "--accounts", &accounts, "--world-seed", "3"]);
     assert!(text.contains("items/s"), "{text}");
+    assert!(text.contains(&format!("world record: mmo world")) && text.contains(&format!("accounts {accounts}, world seed 3")), "{text}");
+    let world = ["--target", target];
     let login = path(dir.path(), "login.json");
     let text = ok(&["mmo", "login"].into_iter().chain(world).chain(["--clients", "2", "--logins", "50", "-q", "--out", &login]).collect::<Vec<_>>());
     assert!(text.contains("logins/s with 2 clients"), "{text}");
@@ -29,6 +31,7 @@ fn mmo_round_trip(target: &str, accounts: u32, players: u32, periods: u32) {
     assert!(text.contains("player-minutes per minute") && text.contains("extrapolat"), "{text}");
     let r = result(std::path::Path::new(&play));
     assert_books_balance(&r);
+    assert_eq!((&r["world"]["accounts"], &r["world"]["world_seed"]), (&serde_json::json!(accounts.parse::<u32>().unwrap()), &serde_json::json!(3)));
     let n: u64 = periods.parse().unwrap();
     assert_eq!(totals(&r), (2 * n, 0, 0));
     let mmo = &r["extra"]["mmo_play"];
@@ -45,6 +48,11 @@ fn mmo_round_trip(target: &str, accounts: u32, players: u32, periods: u32) {
     for check in ["no item in two inventories", "no lease left held", "every player holds population + committed items"] {
         assert!(text.contains(&format!("ok    {check}")), "{text}");
     }
+    // A shape flag given must match the store's world.
+    let out = run(&["mmo", "verify", "--target", target, "--world-seed", "4"], std::time::Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--world-seed 4") && err.contains("world-seed 3") && err.trim().lines().count() == 1, "{err}");
 }
 
 #[test]

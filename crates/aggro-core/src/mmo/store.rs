@@ -105,8 +105,8 @@ pub struct WorldScan {
     pub items: Vec<(u64, u32)>,
 }
 
-/// A backend that can hold the MMO world.
-pub trait MmoTarget: Send + Sync + 'static {
+/// A backend that can hold the MMO world (and its world record).
+pub trait MmoTarget: crate::world::WorldStore + 'static {
     /// One game server's connection.
     type Conn: MmoConn;
 
@@ -126,7 +126,7 @@ pub trait MmoTarget: Send + Sync + 'static {
     /// Opens a connection.
     fn connect(&self) -> impl Future<Output = Result<Self::Conn, StoreError>> + Send;
 
-    /// Drops any previous world and creates the schema, guilds, ranks, quest
+    /// Drops any previous world (the `mmo` world record first) and creates the schema, guilds, ranks, quest
     /// templates, item descriptors and the id sequence (starting at
     /// [`WorldSpec::first_free_id`]). Accounts are inserted afterwards
     /// through connections.

@@ -84,6 +84,11 @@ impl DynamoTarget {
     fn mmo_table(&self) -> String {
         if self.table == DEFAULT_TABLE { "aggro_mmo".into() } else { self.table.clone() }
     }
+
+    /// The table that holds `workload`'s data (and its world record).
+    pub(super) fn table_of(&self, workload: &str) -> String {
+        if workload == "mmo" { self.mmo_table() } else { self.table.clone() }
+    }
 }
 
 impl DynamoMmoConn {

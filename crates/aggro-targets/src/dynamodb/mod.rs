@@ -22,6 +22,7 @@ mod table;
 pub use mmo::DynamoMmoConn;
 
 use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
+use aggro_core::world::WorldStore;
 use aggro_core::{ErrorClass, StoreError};
 use serde_json::{Value, json};
 use std::fmt::Write;
@@ -196,6 +197,33 @@ impl DynamoConn {
         self.request = body;
         result
     }
+}
+
+/// World records live in the workload's own table (re-created by its
+/// population, which so forgets the record first), as item
+/// `aggro#world`/`<workload>` with the text in `Record`.
+impl WorldStore for DynamoTarget {
+    async fn read_world(&self, workload: &str) -> Result<Option<String>, StoreError> {
+        let request = json!({ "TableName": self.table_of(workload), "Key": world_key(workload), "ConsistentRead": true });
+        let mut c = self.client();
+        match c.call("GetItem", request.to_string().as_bytes()).await {
+            Ok(body) => Ok(table::parse(body)?["Item"]["Record"]["S"].as_str().map(str::to_string)),
+            // No table: never populated.
+            Err(e) if e.class == ErrorClass::Data && e.message.starts_with("ResourceNotFoundException") => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn write_world(&self, workload: &str, record: &str) -> Result<(), StoreError> {
+        let mut item = world_key(workload);
+        item["Record"] = json!({ "S": record });
+        let request = json!({ "TableName": self.table_of(workload), "Item": item });
+        self.client().call("PutItem", request.to_string().as_bytes()).await.map(drop)
+    }
+}
+
+fn world_key(workload: &str) -> Value {
+    json!({ "PK": { "S": "aggro#world" }, "SK": { "S": workload } })
 }
 
 impl MobileTarget for DynamoTarget {

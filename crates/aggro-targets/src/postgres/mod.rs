@@ -12,6 +12,8 @@ mod mmo;
 pub use mmo::PostgresMmoConn;
 
 use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
+use crate::sql_schema::{WORLD_TABLE, forget_world};
+use aggro_core::world::WorldStore;
 use aggro_core::{ErrorClass, StoreError};
 use crate::reconnect::Reconnecting;
 use std::time::Duration;
@@ -137,6 +139,45 @@ impl PostgresConn {
     }
 }
 
+const MOBILE_SCHEMA: &str = "DROP TABLE IF EXISTS users; DROP TABLE IF EXISTS user_items;
+     CREATE TABLE users (id BIGINT PRIMARY KEY, gold BIGINT NOT NULL);
+     CREATE TABLE user_items (id BIGINT PRIMARY KEY, num_tickets BIGINT NOT NULL);";
+
+/// Creates the world records' table if it is missing. Two populations
+/// starting at once (the mobile users and an MMO world in one database)
+/// may both try: PostgreSQL's `IF NOT EXISTS` then fails one of them on the
+/// catalog's unique index, which here means the table is there.
+pub(crate) async fn create_world_table(client: &Client) -> Result<(), StoreError> {
+    match client.batch_execute(WORLD_TABLE).await {
+        Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) || e.code() == Some(&SqlState::DUPLICATE_TABLE) => Ok(()),
+        other => other.map_err(classify),
+    }
+}
+
+impl WorldStore for PostgresTarget {
+    async fn read_world(&self, workload: &str) -> Result<Option<String>, StoreError> {
+        let client = self.client().await?;
+        match client.query_opt("SELECT record FROM aggro_world WHERE workload = $1", &[&workload]).await {
+            Ok(row) => Ok(row.map(|r| r.get(0))),
+            Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(None),
+            Err(e) => Err(classify(e)),
+        }
+    }
+
+    async fn write_world(&self, workload: &str, record: &str) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        create_world_table(&client).await?;
+        client
+            .execute(
+                "INSERT INTO aggro_world VALUES ($1, $2) ON CONFLICT (workload) DO UPDATE SET record = excluded.record",
+                &[&workload, &record],
+            )
+            .await
+            .map_err(classify)
+            .map(drop)
+    }
+}
+
 impl MobileTarget for PostgresTarget {
     type Conn = PostgresConn;
 
@@ -158,14 +199,8 @@ impl MobileTarget for PostgresTarget {
 
     async fn populate(&self, ids: &[u32], progress: &(dyn Fn(u64) + Sync)) -> Result<(), StoreError> {
         let client = self.client().await?;
-        client
-            .batch_execute(
-                "DROP TABLE IF EXISTS users; DROP TABLE IF EXISTS user_items;
-                 CREATE TABLE users (id BIGINT PRIMARY KEY, gold BIGINT NOT NULL);
-                 CREATE TABLE user_items (id BIGINT PRIMARY KEY, num_tickets BIGINT NOT NULL);",
-            )
-            .await
-            .map_err(classify)?;
+        create_world_table(&client).await?;
+        client.batch_execute(&(forget_world("mobile") + MOBILE_SCHEMA)).await.map_err(classify)?;
         let users = client
             .prepare("INSERT INTO users SELECT unnest($1::bigint[]), $2")
             .await

@@ -12,6 +12,7 @@ pub mod resp;
 pub use mmo::RedisMmoConn;
 
 use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
+use aggro_core::world::WorldStore;
 use aggro_core::{ErrorClass, StoreError};
 use resp::{Connection, Reply};
 use std::io::Write;
@@ -118,6 +119,27 @@ impl RedisConn {
     }
 }
 
+/// The key of `workload`'s world record.
+pub(crate) fn world_key(workload: &str) -> Vec<u8> {
+    format!("aggro:world:{workload}").into_bytes()
+}
+
+impl WorldStore for RedisTarget {
+    async fn read_world(&self, workload: &str) -> Result<Option<String>, StoreError> {
+        match self.open().await?.call(&[b"GET", &world_key(workload)]).await? {
+            Reply::Bulk(None) => Ok(None),
+            Reply::Bulk(Some(text)) => String::from_utf8(text)
+                .map(Some)
+                .map_err(|_| StoreError::new(ErrorClass::Data, format!("aggro:world:{workload} is not text"))),
+            _ => Err(StoreError::new(ErrorClass::Protocol, "unexpected GET reply")),
+        }
+    }
+
+    async fn write_world(&self, workload: &str, record: &str) -> Result<(), StoreError> {
+        self.open().await?.call(&[b"SET", &world_key(workload), record.as_bytes()]).await.map(drop)
+    }
+}
+
 impl MobileTarget for RedisTarget {
     type Conn = RedisConn;
 
@@ -135,6 +157,7 @@ impl MobileTarget for RedisTarget {
 
     async fn populate(&self, ids: &[u32], progress: &(dyn Fn(u64) + Sync)) -> Result<(), StoreError> {
         let mut c = self.open().await?;
+        c.call(&[b"UNLINK", &world_key("mobile")]).await?;
         delete_matching(&mut c, "User*").await?;
         let gold = INITIAL_GOLD.to_string();
         let mut buf = Vec::new();

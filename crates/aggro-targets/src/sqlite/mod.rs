@@ -10,6 +10,8 @@ mod mmo;
 pub use mmo::SqliteMmoConn;
 
 use aggro_core::mobile::{GOLD_STEP, INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
+use crate::sql_schema::{WORLD_TABLE, forget_world};
+use aggro_core::world::WorldStore;
 use aggro_core::{ErrorClass, StoreError};
 use rusqlite::{Connection, ErrorCode, params};
 use std::path::PathBuf;
@@ -91,6 +93,33 @@ const TRANSFER: [&str; 2] = [
 const ADD_GOLD: [&str; 1] = ["UPDATE users SET gold = gold + 5 WHERE id = ?1"];
 const _: () = assert!(GOLD_STEP == 5, "the SQL above hard-codes the step");
 
+const MOBILE_SCHEMA: &str = "DROP TABLE IF EXISTS users; DROP TABLE IF EXISTS user_items;
+     CREATE TABLE users (id INTEGER PRIMARY KEY, gold INTEGER NOT NULL);
+     CREATE TABLE user_items (id INTEGER PRIMARY KEY, num_tickets INTEGER NOT NULL);";
+
+impl WorldStore for SqliteTarget {
+    async fn read_world(&self, workload: &str) -> Result<Option<String>, StoreError> {
+        let conn = self.open()?;
+        match conn.query_row("SELECT record FROM aggro_world WHERE workload = ?1", params![workload], |r| r.get(0)) {
+            Ok(record) => Ok(Some(record)),
+            Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
+            Err(e) if e.to_string().contains("no such table") => Ok(None),
+            Err(e) => Err(classify(e)),
+        }
+    }
+
+    async fn write_world(&self, workload: &str, record: &str) -> Result<(), StoreError> {
+        let conn = self.open()?;
+        conn.execute_batch(WORLD_TABLE).map_err(classify)?;
+        conn.execute(
+            "INSERT INTO aggro_world VALUES (?1, ?2) ON CONFLICT (workload) DO UPDATE SET record = excluded.record",
+            params![workload, record],
+        )
+        .map_err(classify)
+        .map(drop)
+    }
+}
+
 impl MobileTarget for SqliteTarget {
     type Conn = SqliteConn;
 
@@ -108,12 +137,7 @@ impl MobileTarget for SqliteTarget {
 
     async fn populate(&self, ids: &[u32], progress: &(dyn Fn(u64) + Sync)) -> Result<(), StoreError> {
         let mut conn = self.open()?;
-        conn.execute_batch(
-            "DROP TABLE IF EXISTS users; DROP TABLE IF EXISTS user_items;
-             CREATE TABLE users (id INTEGER PRIMARY KEY, gold INTEGER NOT NULL);
-             CREATE TABLE user_items (id INTEGER PRIMARY KEY, num_tickets INTEGER NOT NULL);",
-        )
-        .map_err(classify)?;
+        conn.execute_batch(&(forget_world("mobile") + MOBILE_SCHEMA)).map_err(classify)?;
         for (done, chunk) in ids.chunks(50_000).enumerate() {
             let tx = conn.transaction().map_err(classify)?;
             {

@@ -11,6 +11,7 @@ mod mmo;
 pub use mmo::StackDbMmoConn;
 
 use aggro_core::mobile::{GOLD_STEP, INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
+use aggro_core::world::WorldStore;
 use aggro_core::{ErrorClass, StoreError};
 use stackdb::{Database, Durability, Options};
 use std::path::PathBuf;
@@ -125,6 +126,32 @@ impl StackDbConn {
         }
         txn.commit().map_err(err)
     }
+}
+
+/// World records are keys `aggro:world:<workload>`; a population resets
+/// the whole database, which so forgets them first.
+impl WorldStore for StackDbTarget {
+    async fn read_world(&self, workload: &str) -> Result<Option<String>, StoreError> {
+        if self.db.get().is_none() && !self.path.join("log").exists() {
+            return Ok(None);
+        }
+        let text = self.open()?.get(&world_key(workload)).map_err(|e| classify(&e, &self.path))?;
+        text.map(|t| String::from_utf8(t).map_err(|_| StoreError::new(ErrorClass::Data, format!("the {workload} world record is not text"))))
+            .transpose()
+    }
+
+    async fn write_world(&self, workload: &str, record: &str) -> Result<(), StoreError> {
+        let db = self.open()?;
+        let err = |e: stackdb::Error| classify(&e, &self.path);
+        let mut txn = db.begin_write();
+        txn.put(&world_key(workload), record.as_bytes()).map_err(err)?;
+        txn.commit().map_err(err)?;
+        db.checkpoint().map_err(err)
+    }
+}
+
+fn world_key(workload: &str) -> Vec<u8> {
+    format!("aggro:world:{workload}").into_bytes()
 }
 
 impl MobileTarget for StackDbTarget {

@@ -25,6 +25,14 @@ impl Spread {
         }
     }
 
+    /// Its name as `parse` reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Spread::None => "none",
+            Spread::BitReverse => "bit-reverse",
+        }
+    }
+
     /// The stored id of user `n`; the mapping is its own inverse.
     #[inline]
     pub fn apply(self, n: u32) -> u32 {
@@ -32,6 +40,12 @@ impl Spread {
             Spread::None => n,
             Spread::BitReverse => n.reverse_bits(),
         }
+    }
+}
+
+impl std::fmt::Display for Spread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

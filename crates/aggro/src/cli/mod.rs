@@ -57,12 +57,12 @@ pub struct WorldArgs {
     /// Target URL: stackdb:DIR, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB], dynamodb://HOST:PORT[/TABLE].
     #[arg(long, env = "AGGRO_TARGET")]
     pub target: String,
-    /// Accounts in the world (5 players each, 100 items per player; the paper used 50,000).
-    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u32).range(1..=100_000_000))]
-    pub accounts: u32,
-    /// Seed of the world's generated content (population only).
-    #[arg(long, default_value_t = 1)]
-    pub world_seed: u64,
+    /// Accounts in the world (5 players each, 100 items per player; the paper used 50,000). Populate's default: 5000; other commands take the store's world record and need it only for a store populated by an aggro without one.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000_000))]
+    pub accounts: Option<u32>,
+    /// Seed of the world's generated content. Populate's default: 1; other commands take the store's.
+    #[arg(long)]
+    pub world_seed: Option<u64>,
 }
 
 /// What every MMO run shares.
@@ -165,12 +165,12 @@ pub struct DataArgs {
     /// Target URL: null:, stackdb:DIR, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB], dynamodb://HOST:PORT[/TABLE].
     #[arg(long, env = "AGGRO_TARGET")]
     pub target: String,
-    /// Number of users (User1..UserN).
-    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000_000))]
-    pub users: u32,
-    /// How ids are stored: none, or bit-reverse (32-bit reversal spreads keys across nodes).
-    #[arg(long, default_value = "none")]
-    pub spread: String,
+    /// Number of users (User1..UserN). Populate's default: 100000; other commands take the store's world record and need it only for a store populated by an aggro without one.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000_000))]
+    pub users: Option<u32>,
+    /// How ids are stored: none, or bit-reverse (32-bit reversal spreads keys across nodes). Populate's default: none; other commands take the store's.
+    #[arg(long)]
+    pub spread: Option<String>,
 }
 
 #[derive(Debug, Args)]

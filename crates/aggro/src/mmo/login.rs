@@ -7,6 +7,7 @@ use crate::BadInput;
 use crate::cli::LoginArgs;
 use crate::console::{Console, Verbosity};
 use crate::session;
+use aggro_core::world::WorldRecord;
 use aggro_core::mmo::{MmoTarget, WorldSpec};
 use aggro_core::{ErrorSamples, MonotonicClock, Pacing, RatePlan};
 use aggro_report::RunRecord;
@@ -22,6 +23,8 @@ const AUTO_LIMIT: u32 = 256;
 
 struct Login {
     world: WorldSpec,
+    /// The store's record of that world, if it has one.
+    world_record: Option<WorldRecord>,
     clients: Option<u32>,
     logins: u64,
     seed: u64,
@@ -68,7 +71,8 @@ impl Login {
         let outcome = aggro_runner::run(&plan, 1, loaders, MonotonicClock::start(), &stop, &mut console).await;
         console.finish();
         let spec = serde_json::json!({ "world": self.world, "clients": clients, "logins_per_client": self.logins, "plan": plan, "target": target.describe() });
-        let record = session::record("mmo login", spec, started_at, &OPS, &outcome, console, &samples, self.threads);
+        let mut record = session::record("mmo login", spec, started_at, &OPS, &outcome, console, &samples, self.threads);
+        record.world = self.world_record.clone();
         let ok = record.totals[0].ok;
         let trial = Trial {
             clients,
@@ -119,7 +123,7 @@ impl MmoVisitor for Login {
 
 /// Runs `aggro mmo login`; returns the result record (the best trial).
 pub fn main(a: LoginArgs) -> anyhow::Result<RunRecord> {
-    let world = super::world(&a.run.world)?;
+    super::world(&a.run.world)?;
     let clients = match a.clients.as_str() {
         "auto" => None,
         n => match n.parse::<u32>() {
@@ -127,17 +131,21 @@ pub fn main(a: LoginArgs) -> anyhow::Result<RunRecord> {
             _ => return Err(BadInput(format!("bad --clients {n:?}: expected a number from 1 to 100000, or auto")).into()),
         },
     };
+    let interval_ns = nanos("--interval", &a.run.interval)?;
+    let rt = session::runtime(a.run.threads)?;
+    let (world, world_record) = super::settle_world(&rt, &a.run.world)?;
     let login = Login {
         world,
+        world_record,
         clients,
         logins: a.logins,
         seed: session::seed_or_clock(a.run.seed),
-        interval_ns: nanos("--interval", &a.run.interval)?,
+        interval_ns,
         threads: a.run.threads,
         quiet: a.run.quiet,
         out: a.run.out.clone().unwrap_or_else(|| session::default_out("mmo-login")),
     };
-    let record = session::runtime(a.run.threads)?.block_on(on_target(&a.run.world.target, login))?;
+    let record = rt.block_on(on_target(&a.run.world.target, login))?;
     let errors = record.totals.first().map_or(0, |t| t.errors);
     if errors > 0 {
         anyhow::bail!("{errors} logins failed (the result file was written)");

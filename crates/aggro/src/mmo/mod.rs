@@ -8,7 +8,9 @@ pub mod verify;
 use crate::BadInput;
 use crate::cli::{MmoCommand, WorldArgs};
 use aggro_core::ErrorClass;
+use crate::world::ReadWorld;
 use aggro_core::mmo::{MmoConn, MmoTarget, WorldSpec};
+use aggro_core::world::{WorldRecord, WorldShape, settle};
 use aggro_core::units::parse_duration;
 
 /// Runs one `aggro mmo` command.
@@ -21,11 +23,36 @@ pub fn main(command: MmoCommand) -> anyhow::Result<()> {
     }
 }
 
-/// The world the arguments name (the paper's ratios).
+/// Accounts a population makes unless told.
+pub const DEFAULT_ACCOUNTS: u32 = 5_000;
+/// The world seed a population uses unless told.
+pub const DEFAULT_WORLD_SEED: u64 = 1;
+
+/// The world the arguments name (the paper's ratios), with the defaults for
+/// flags left out: what a population makes.
 pub fn world(a: &WorldArgs) -> anyhow::Result<WorldSpec> {
-    let w = WorldSpec::paper(a.accounts, a.world_seed);
+    let w = WorldSpec::paper(a.accounts.unwrap_or(DEFAULT_ACCOUNTS), a.world_seed.unwrap_or(DEFAULT_WORLD_SEED));
     w.validate().map_err(BadInput)?;
     Ok(w)
+}
+
+/// The world the store's record names, with every shape flag given checked
+/// against it; the flags' (or their defaults) when the store holds no MMO
+/// world record. Reads the record on `rt`.
+pub fn settle_world(rt: &tokio::runtime::Runtime, a: &WorldArgs) -> anyhow::Result<(WorldSpec, Option<WorldRecord>)> {
+    let flags = world(a)?;
+    let record = rt.block_on(on_target(&a.target, ReadWorld("mmo")))?;
+    let Some(WorldShape::Mmo { accounts, world_seed }) = record.as_ref().map(|r| &r.shape) else {
+        return Ok((flags, record));
+    };
+    let bad = |e: String| anyhow::Error::from(BadInput(e));
+    let w = WorldSpec::paper(
+        settle("accounts", a.accounts, *accounts).map_err(bad)?,
+        settle("world-seed", a.world_seed, *world_seed).map_err(bad)?,
+    );
+    w.validate().map_err(|e| bad(format!("the store's world record: {e}")))?;
+    crate::world::announce(record.as_ref());
+    Ok((w, record))
 }
 
 /// Opens the target `url` and runs `visitor` on it; URL errors are bad input.

@@ -13,6 +13,7 @@ use crate::console::{Console, Verbosity};
 use crate::live::Live;
 use crate::session;
 use aggro_core::mmo::{MmoTarget, WorldSpec};
+use aggro_core::world::WorldRecord;
 use aggro_core::{ErrorSamples, MonotonicClock, Pacing, RatePlan};
 use aggro_report::RunRecord;
 use aggro_runner::{BacklogRule, Placement, RunPlan, StopHandle};
@@ -41,6 +42,8 @@ struct PlaySpec {
 
 struct Play {
     spec: PlaySpec,
+    /// The store's record of the world, if it has one.
+    world_record: Option<WorldRecord>,
     plan: RunPlan,
     threads: usize,
     quiet: bool,
@@ -120,6 +123,7 @@ impl MmoVisitor for Play {
             &samples,
             self.threads,
         );
+        record.world = self.world_record;
         record.extra = serde_json::json!({ "mmo_play": {
             "player_minute_ratio": summary.player_minute_ratio,
             "extrapolated_players_per_server": extrapolated,
@@ -173,7 +177,7 @@ impl MmoVisitor for Play {
 
 /// Runs `aggro mmo play`; returns the result record.
 pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
-    let world = super::world(&a.run.world)?;
+    super::world(&a.run.world)?;
     let profile = match &a.profile {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())))?;
@@ -181,6 +185,25 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
         }
         None => Profile::paper(),
     };
+    let interval_ns = nanos("--interval", &a.run.interval)?;
+    let duration_ns = nanos("--duration", &a.duration)?;
+    let game_minute_ns = nanos("--game-minute", &a.game_minute)?;
+    let lease_ms = nanos("--lease", &a.lease)? / 1_000_000;
+    if game_minute_ns == 0 || lease_ms == 0 {
+        return Err(BadInput("--game-minute and --lease must be more than 0".into()).into());
+    }
+    let share = a.shard.worker.as_deref().map(session::worker).transpose()?.unwrap_or_default();
+    let start_at = session::start_at(a.shard.start_at.as_deref())?;
+    let live = a.live.as_deref().map(crate::live::address).transpose()?;
+    if share.of > 1 && a.run.seed.is_none() {
+        return Err(BadInput("--worker needs --seed: every shard of a run must play the same zones the same way".into()).into());
+    }
+    let zones: Vec<u32> = (0..a.clients).filter(|&z| u64::from(z) % share.of == share.index).collect();
+    if zones.is_empty() {
+        return Err(BadInput(format!("--worker {}: this shard's share of {} zones is empty", share.index + 1, a.clients)).into());
+    }
+    let rt = session::runtime(a.run.threads)?;
+    let (world, world_record) = super::settle_world(&rt, &a.run.world)?;
     if a.players as u64 * a.clients as u64 > world.players() as u64 / 2 {
         return Err(BadInput(format!(
             "{} zones of {} players need a world of more than {} players; this one has {} (populate more --accounts)",
@@ -191,22 +214,9 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
         ))
         .into());
     }
-    let game_minute_ns = nanos("--game-minute", &a.game_minute)?;
-    let lease_ms = nanos("--lease", &a.lease)? / 1_000_000;
-    if game_minute_ns == 0 || lease_ms == 0 {
-        return Err(BadInput("--game-minute and --lease must be more than 0".into()).into());
-    }
-    let share = a.shard.worker.as_deref().map(session::worker).transpose()?.unwrap_or_default();
-    if share.of > 1 && a.run.seed.is_none() {
-        return Err(BadInput("--worker needs --seed: every shard of a run must play the same zones the same way".into()).into());
-    }
-    let zones: Vec<u32> = (0..a.clients).filter(|&z| u64::from(z) % share.of == share.index).collect();
-    if zones.is_empty() {
-        return Err(BadInput(format!("--worker {}: this shard's share of {} zones is empty", share.index + 1, a.clients)).into());
-    }
     let seed = session::seed_or_clock(a.run.seed);
     let rate = if a.realtime {
-        RatePlan::fixed(a.clients as f64 * 1e9 / game_minute_ns as f64, nanos("--duration", &a.duration)?)
+        RatePlan::fixed(a.clients as f64 * 1e9 / game_minute_ns as f64, duration_ns)
     } else {
         RatePlan::Max { duration_ns: None }
     };
@@ -214,7 +224,7 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
         rate,
         pacing: Pacing::Even,
         limit: (!a.realtime).then_some(a.periods * a.clients as u64),
-        interval_ns: nanos("--interval", &a.run.interval)?,
+        interval_ns,
         backlog_rule: BacklogRule::Off,
         drain_ns: game_minute_ns.max(10_000_000_000),
         seed,
@@ -239,10 +249,11 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
         quiet: a.run.quiet,
         table_every: a.table_every,
         out: a.run.out.clone().unwrap_or_else(|| session::default_out("mmo-play")),
-        start_at: session::start_at(a.shard.start_at.as_deref())?,
-        live: a.live.as_deref().map(crate::live::address).transpose()?,
+        start_at,
+        live,
+        world_record,
     };
-    let record = session::runtime(a.run.threads)?.block_on(on_target(&a.run.world.target, play))?;
+    let record = rt.block_on(on_target(&a.run.world.target, play))?;
     let errors = record.totals.first().map_or(0, |t| t.errors);
     if errors > 0 {
         anyhow::bail!("{errors} periods had failed actions (the result file was written)");

@@ -3,6 +3,7 @@
 use super::on_target;
 use crate::cli::WorldArgs;
 use aggro_core::mmo::{MmoTarget, WorldSpec};
+use aggro_core::world::WorldShape;
 use aggro_targets::MmoVisitor;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -49,10 +50,13 @@ impl MmoVisitor for Populate {
         aggro_workloads::mmo::populate::populate(&target, w, &progress)
             .await
             .map_err(|e| anyhow::anyhow!("{}: {}", target.describe(), e.message))?;
+        let shape = WorldShape::Mmo { accounts: w.accounts, world_seed: w.seed };
+        let record = crate::world::write(&target, &target.describe(), shape).await?;
         bar.finish_and_clear();
         let seconds = started.elapsed().as_secs_f64();
         let items_per_s = w.items() as f64 / seconds.max(1e-9);
         println!("populated in {seconds:.1}s: {items_per_s:.0} items/s, {:.0} players/s", w.players() as f64 / seconds.max(1e-9));
+        println!("world record: {}", record.describe());
         Ok(Populated { seconds, items_per_s })
     }
 }

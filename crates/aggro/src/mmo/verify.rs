@@ -6,7 +6,9 @@ use crate::cli::MmoVerifyArgs;
 use aggro_core::mmo::{MmoTarget, WorldSpec};
 use aggro_targets::MmoVisitor;
 use aggro_workloads::mmo::verify::{MmoVerdict, verify};
+use aggro_report::RunRecord;
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 struct Verify {
     world: WorldSpec,
@@ -23,13 +25,12 @@ impl MmoVisitor for Verify {
 }
 
 /// The items every player's clients committed, from play results.
-fn ledger(paths: &[std::path::PathBuf]) -> anyhow::Result<Option<HashMap<u32, i64>>> {
-    if paths.is_empty() {
+fn ledger(results: &[(PathBuf, RunRecord)]) -> anyhow::Result<Option<HashMap<u32, i64>>> {
+    if results.is_empty() {
         return Ok(None);
     }
     let mut total: HashMap<u32, i64> = HashMap::new();
-    for path in paths {
-        let record = crate::session::read(path)?;
+    for (path, record) in results {
         let play = record
             .extra
             .get("mmo_play")
@@ -47,9 +48,12 @@ fn ledger(paths: &[std::path::PathBuf]) -> anyhow::Result<Option<HashMap<u32, i6
 }
 
 pub fn main(a: MmoVerifyArgs) -> anyhow::Result<()> {
-    let world = super::world(&a.world)?;
-    let committed = ledger(&a.results)?;
-    let verdict = crate::session::runtime(0)?.block_on(on_target(&a.world.target, Verify { world, committed }))?;
+    let results = a.results.iter().map(|p| Ok((p.clone(), crate::session::read(p)?))).collect::<anyhow::Result<Vec<_>>>()?;
+    let committed = ledger(&results)?;
+    let rt = crate::session::runtime(0)?;
+    let (world, record) = super::settle_world(&rt, &a.world)?;
+    crate::world::check_results(record.as_ref(), &results)?;
+    let verdict = rt.block_on(on_target(&a.world.target, Verify { world, committed }))?;
     for line in verdict.lines() {
         println!("{line}");
     }

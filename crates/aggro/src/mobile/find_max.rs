@@ -8,6 +8,7 @@ use crate::cli::FindMaxArgs;
 use crate::console::{Console, Verbosity};
 use crate::session;
 use aggro_core::mobile::MobileTarget;
+use aggro_core::world::WorldRecord;
 use aggro_core::units::{format_nanos, parse_duration, parse_rate};
 use aggro_core::{ErrorSamples, MonotonicClock, Nanos, RatePlan};
 use aggro_report::RunRecord;
@@ -22,6 +23,8 @@ const MAX_ERROR_RATIO: f64 = 0.001;
 
 struct FindMax {
     drive: DriveSpec,
+    /// The world the store's record names, if it has one.
+    world: Option<WorldRecord>,
     search: SearchPlan,
     p99_bound_ns: Nanos,
     step_ns: Nanos,
@@ -114,6 +117,7 @@ impl MobileVisitor for FindMax {
         record.started_at = started_at;
         record.spec = serde_json::json!({ "drive": d, "search": self.search, "p99_bound_ns": self.p99_bound_ns, "step_ns": self.step_ns, "target": target.describe() });
         record.extra = serde_json::to_value(&result)?;
+        record.world = self.world;
         session::write(&record, &self.out, &session::Exports::default())?;
         println!("result: {}", self.out.display());
         Ok(record)
@@ -121,7 +125,7 @@ impl MobileVisitor for FindMax {
 }
 
 pub fn main(a: FindMaxArgs) -> anyhow::Result<()> {
-    let drive = spec::resolve_drive(&a.drive)?;
+    let mut drive = spec::resolve_drive(&a.drive)?;
     let bad = |e: String| anyhow::Error::from(BadInput(e));
     let search = SearchPlan {
         start_rate: parse_rate(&a.start_rate).map_err(bad)?,
@@ -132,12 +136,18 @@ pub fn main(a: FindMaxArgs) -> anyhow::Result<()> {
     if !(a.precision > 0.0 && a.precision < 1.0) {
         return Err(bad("--precision must be between 0 and 1".into()));
     }
+    let p99_bound_ns = parse_duration(&a.p99).map_err(bad)?.as_nanos() as Nanos;
+    let step_ns = parse_duration(&a.step).map_err(bad)?.as_nanos() as Nanos;
+    let rt = session::runtime(drive.threads)?;
+    let (keys, world) = super::settle(&rt, &spec::resolve_data(&a.drive.data)?)?;
+    drive.keys = keys;
     let cmd = FindMax {
         search,
-        p99_bound_ns: parse_duration(&a.p99).map_err(bad)?.as_nanos() as Nanos,
-        step_ns: parse_duration(&a.step).map_err(bad)?.as_nanos() as Nanos,
+        p99_bound_ns,
+        step_ns,
         out: a.out.unwrap_or_else(|| session::default_out(&format!("find-max-{}", drive.workload.name()))),
         drive,
+        world,
     };
-    session::runtime(cmd.drive.threads)?.block_on(on_target(&a.drive.data.target, cmd)).map(drop)
+    rt.block_on(on_target(&a.drive.data.target, cmd)).map(drop)
 }

@@ -9,6 +9,8 @@ mod verify;
 use crate::BadInput;
 use crate::cli::MobileCommand;
 use aggro_core::mobile::{MobileConn, MobileTarget};
+use crate::world::ReadWorld;
+use aggro_core::world::WorldRecord;
 use aggro_core::{ErrorClass, ErrorSamples};
 use aggro_workloads::mobile::{KeySpace, MobileLoader, Workload};
 use std::sync::Arc;
@@ -26,6 +28,15 @@ pub fn main(command: MobileCommand) -> anyhow::Result<()> {
 /// Opens the target `url` and runs `visitor` on it; URL errors are bad input.
 async fn on_target<V: aggro_targets::MobileVisitor<Output = anyhow::Result<R>>, R>(url: &str, visitor: V) -> anyhow::Result<R> {
     aggro_targets::open_mobile(url, visitor).await.map_err(|e| BadInput(e.to_string()))?
+}
+
+/// Reads the store's mobile world record and settles the key space with
+/// the shape flags (`spec::settle_keys`).
+fn settle(rt: &tokio::runtime::Runtime, flags: &spec::DataFlags) -> anyhow::Result<(KeySpace, Option<WorldRecord>)> {
+    let world = rt.block_on(on_target(&flags.target, ReadWorld("mobile")))?;
+    let keys = spec::settle_keys(flags, world.as_ref())?;
+    crate::world::announce(world.as_ref());
+    Ok((keys, world))
 }
 
 /// Opens `count` connections and checks, with one read, that the data is
@@ -56,7 +67,7 @@ async fn preflight<T: MobileTarget>(conn: &mut T::Conn, target: &T, keys: &KeySp
     match conn.read_gold(keys.spread.apply(keys.users)).await {
         Ok(_) => Ok(()),
         Err(e) if e.class == ErrorClass::Data => Err(BadInput(format!(
-            "{} does not hold the mobile workload's {} users: {} (run `aggro mobile populate --target … --users {}` with the same --spread)",
+            "{} does not hold the mobile workload's {} users: {} (run `aggro mobile populate --target … --users {}`)",
             target.describe(),
             keys.users,
             e.message,

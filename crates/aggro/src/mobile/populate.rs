@@ -3,6 +3,7 @@
 use super::{on_target, spec};
 use crate::cli::PopulateArgs;
 use aggro_core::mobile::MobileTarget;
+use aggro_core::world::WorldShape;
 use aggro_targets::MobileVisitor;
 use aggro_workloads::mobile::KeySpace;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -21,6 +22,8 @@ impl MobileVisitor for Populate {
         let started = std::time::Instant::now();
         let progress = |n: u64| bar.set_position(n);
         target.populate(&ids, &progress).await.map_err(|e| anyhow::anyhow!("{}: {}", target.describe(), e.message))?;
+        let shape = WorldShape::Mobile { users: self.keys.users, spread: self.keys.spread.name().into() };
+        let world = crate::world::write(&target, &target.describe(), shape).await?;
         bar.finish_and_clear();
         let secs = started.elapsed().as_secs_f64();
         println!(
@@ -31,11 +34,12 @@ impl MobileVisitor for Populate {
             ids.len() as f64 / secs.max(1e-9),
             self.keys.spread
         );
+        println!("world record: {}", world.describe());
         Ok(())
     }
 }
 
 pub fn main(a: PopulateArgs) -> anyhow::Result<()> {
-    let keys = spec::resolve_data(&a.data)?;
+    let keys = spec::resolve_data(&a.data)?.keys();
     crate::session::runtime(0)?.block_on(on_target(&a.data.target, Populate { keys }))
 }

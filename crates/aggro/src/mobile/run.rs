@@ -8,6 +8,7 @@ use crate::console::{Console, Verbosity};
 use crate::live::Live;
 use crate::session;
 use aggro_core::mobile::MobileTarget;
+use aggro_core::world::WorldRecord;
 use aggro_core::units::{parse_duration, parse_rate};
 use aggro_core::{ErrorSamples, MonotonicClock, Nanos, RatePlan};
 use aggro_report::RunRecord;
@@ -18,6 +19,8 @@ use std::sync::Arc;
 
 struct Run {
     drive: DriveSpec,
+    /// The world the store's record names, if it has one.
+    world: Option<WorldRecord>,
     /// The executor plan; its placement is set once the target is known.
     plan: RunPlan,
     verbosity: Verbosity,
@@ -79,7 +82,8 @@ impl MobileVisitor for Run {
         let outcome =
             aggro_runner::run(&self.plan, names.len(), loaders, MonotonicClock::start(), &stop, &mut console).await;
         console.finish();
-        let record = session::record("mobile run", spec, started_at, names, &outcome, console, &samples, d.threads);
+        let mut record = session::record("mobile run", spec, started_at, names, &outcome, console, &samples, d.threads);
+        record.world = self.world;
         session::write(&record, &self.out, &self.exports)?;
         session::print_summary(&record);
         println!("result: {}", self.out.display());
@@ -98,7 +102,7 @@ fn describe_rate(plan: &RunPlan) -> String {
 }
 
 pub fn main(a: RunArgs) -> anyhow::Result<()> {
-    let drive = spec::resolve_drive(&a.drive)?;
+    let mut drive = spec::resolve_drive(&a.drive)?;
     let bad = |e: String| anyhow::Error::from(BadInput(e));
     let rate = match (&a.stages, a.rate.as_str()) {
         (Some(stages), _) => RatePlan::parse_stages(stages, 0.0).map_err(bad)?,
@@ -110,16 +114,22 @@ pub fn main(a: RunArgs) -> anyhow::Result<()> {
     }
     let mut plan = plan(&drive, rate, a.requests);
     plan.share = a.shard.worker.as_deref().map(session::worker).transpose()?.unwrap_or_default();
+    let start_at = session::start_at(a.shard.start_at.as_deref())?;
+    let live = a.live.as_deref().map(crate::live::address).transpose()?;
+    let rt = session::runtime(drive.threads)?;
+    let (keys, world) = super::settle(&rt, &spec::resolve_data(&a.drive.data)?)?;
+    drive.keys = keys;
     let run = Run {
+        world,
         plan,
         verbosity: Verbosity { quiet: a.drive.quiet, per_loader: a.drive.per_loader },
         out: a.out.unwrap_or_else(|| session::default_out(drive.workload.name())),
         exports: a.exports,
-        start_at: session::start_at(a.shard.start_at.as_deref())?,
-        live: a.live.as_deref().map(crate::live::address).transpose()?,
+        start_at,
+        live,
         drive,
     };
-    let record = session::runtime(run.drive.threads)?.block_on(on_target(&a.drive.data.target, run))?;
+    let record = rt.block_on(on_target(&a.drive.data.target, run))?;
     let errors: u64 = record.totals.first().map_or(0, |t| t.errors);
     match serde_json::from_value::<StopReason>(record.stop_reason.clone()) {
         Ok(StopReason::Completed | StopReason::Interrupted) if errors == 0 => Ok(()),

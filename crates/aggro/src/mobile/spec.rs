@@ -3,6 +3,7 @@
 use crate::BadInput;
 use crate::cli::{DataArgs, DriveArgs};
 use aggro_core::units::parse_duration;
+use aggro_core::world::{WorldRecord, WorldShape, settle};
 use aggro_core::{Nanos, Pacing};
 use aggro_runner::BacklogRule;
 use aggro_targets::TargetUrl;
@@ -15,6 +16,8 @@ pub struct DriveSpec {
     /// The target URL as given (PostgreSQL passwords masked).
     pub target: String,
     pub workload: Workload,
+    /// From the flags (or their defaults), then settled with the store's
+    /// world record before anything runs ([`settle_keys`]).
     pub keys: KeySpace,
     pub loaders: u32,
     pub pacing: Pacing,
@@ -29,15 +32,45 @@ fn bad(e: String) -> anyhow::Error {
     BadInput(e).into()
 }
 
-/// Checks the target URL and resolves the key space.
-pub fn resolve_data(a: &DataArgs) -> anyhow::Result<KeySpace> {
-    TargetUrl::parse(&a.target).map_err(|e| bad(e.to_string()))?;
-    Ok(KeySpace { users: a.users, spread: Spread::parse(&a.spread).map_err(bad)? })
+/// Users a population makes unless told.
+pub const DEFAULT_USERS: u32 = 100_000;
+
+/// The data flags, checked: the target URL and whichever shape flags were given.
+#[derive(Clone, Debug)]
+pub struct DataFlags {
+    pub target: String,
+    pub users: Option<u32>,
+    pub spread: Option<Spread>,
 }
 
-/// Resolves the drive arguments.
+impl DataFlags {
+    /// The key space the flags name, with the defaults for those left out
+    /// (what a population makes, and what a store without a world record holds).
+    pub fn keys(&self) -> KeySpace {
+        KeySpace { users: self.users.unwrap_or(DEFAULT_USERS), spread: self.spread.unwrap_or_default() }
+    }
+}
+
+/// Checks the target URL and the shape flags.
+pub fn resolve_data(a: &DataArgs) -> anyhow::Result<DataFlags> {
+    TargetUrl::parse(&a.target).map_err(|e| bad(e.to_string()))?;
+    let spread = a.spread.as_deref().map(Spread::parse).transpose().map_err(bad)?;
+    Ok(DataFlags { target: a.target.clone(), users: a.users, spread })
+}
+
+/// The key space of the store's world, with every shape flag given checked
+/// against it; the flags' when the store holds no mobile world record.
+pub fn settle_keys(flags: &DataFlags, world: Option<&WorldRecord>) -> anyhow::Result<KeySpace> {
+    let Some(WorldShape::Mobile { users, spread }) = world.map(|w| &w.shape) else {
+        return Ok(flags.keys());
+    };
+    let stored = Spread::parse(spread).map_err(|e| bad(format!("the store's world record: {e}")))?;
+    Ok(KeySpace { users: settle("users", flags.users, *users).map_err(bad)?, spread: settle("spread", flags.spread, stored).map_err(bad)? })
+}
+
+/// Resolves the drive arguments (the key space from the flags alone; see [`settle_keys`]).
 pub fn resolve_drive(a: &DriveArgs) -> anyhow::Result<DriveSpec> {
-    let keys = resolve_data(&a.data)?;
+    let keys = resolve_data(&a.data)?.keys();
     let pacing = match a.pacing.as_str() {
         "even" => Pacing::Even,
         "second" => Pacing::Second,

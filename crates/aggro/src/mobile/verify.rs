@@ -56,17 +56,19 @@ impl MobileVisitor for Verify {
 }
 
 pub fn main(a: VerifyArgs) -> anyhow::Result<()> {
-    let keys = spec::resolve_data(&a.data)?;
-    let ledger = if a.results.is_empty() {
-        None
-    } else {
+    let flags = spec::resolve_data(&a.data)?;
+    let results = a.results.iter().map(|p| Ok((p.clone(), session::read(p)?))).collect::<anyhow::Result<Vec<_>>>()?;
+    let rt = session::runtime(1)?;
+    let (keys, world) = super::settle(&rt, &flags)?;
+    crate::world::check_results(world.as_ref(), &results)?;
+    let ledger = (!results.is_empty()).then(|| {
         let mut total = Ledger::default();
-        for path in &a.results {
-            total.add(&ledger_of(&session::read(path)?));
+        for (_, record) in &results {
+            total.add(&ledger_of(record));
         }
-        Some(total)
-    };
-    let ok = session::runtime(1)?.block_on(on_target(&a.data.target, Verify { keys, ledger }))?;
+        total
+    });
+    let ok = rt.block_on(on_target(&a.data.target, Verify { keys, ledger }))?;
     if !ok {
         anyhow::bail!("the store breaks the workload's invariants (lost or phantom updates; ids above)");
     }

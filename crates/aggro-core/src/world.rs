@@ -1,0 +1,187 @@
+//! The world record: what `populate` leaves in the store about the world it
+//! made.
+//!
+//! Runs, plays and verifies read it, so the shape a user gave once at
+//! population (users and spread, accounts and world seed) need not be
+//! repeated, and every result file names the world it ran on, so a ledger
+//! built from another world's files is refused instead of failing an
+//! invariant. The record is JSON text kept by the target under the
+//! workload's name ([`WorldShape::workload`]); its layout is in
+//! `docs/WORLD-RECORD.md`.
+
+use crate::outcome::StoreError;
+use serde::{Deserialize, Serialize};
+use std::future::Future;
+
+/// The record format this aggro writes and the newest it reads.
+pub const WORLD_FORMAT: u32 = 1;
+
+/// The size and shape of a populated world: what its commands would
+/// otherwise need as flags.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "workload", rename_all = "snake_case")]
+pub enum WorldShape {
+    /// The mobile transaction workload (seed 001).
+    Mobile {
+        /// Users `1..=users`.
+        users: u32,
+        /// How ids are stored: `none` or `bit-reverse`.
+        spread: String,
+    },
+    /// The MMO world (seed 000).
+    Mmo {
+        /// Accounts (5 players each).
+        accounts: u32,
+        /// Seed of the world's generated content.
+        world_seed: u64,
+    },
+}
+
+impl WorldShape {
+    /// The name the record is stored under; one record per workload, so
+    /// the mobile users and an MMO world can share a database.
+    pub fn workload(&self) -> &'static str {
+        match self {
+            WorldShape::Mobile { .. } => "mobile",
+            WorldShape::Mmo { .. } => "mmo",
+        }
+    }
+}
+
+/// One world as its population recorded it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorldRecord {
+    /// [`WORLD_FORMAT`] when written.
+    pub format: u32,
+    /// The workload and its shape (flattened: `workload`, then its fields).
+    #[serde(flatten)]
+    pub shape: WorldShape,
+    /// Unique per population: two worlds of one shape are still two worlds.
+    pub id: String,
+    /// When the population finished, RFC 3339.
+    pub created_at: String,
+    /// The aggro that populated it.
+    pub aggro_version: String,
+}
+
+impl WorldRecord {
+    /// The record of a world populated just now.
+    pub fn new(shape: WorldShape, aggro_version: &str) -> Self {
+        let now = std::time::SystemTime::now();
+        let nanos = now.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        let id = crate::rng::Rng::stream(nanos, u64::from(std::process::id())).next_u64();
+        Self {
+            format: WORLD_FORMAT,
+            shape,
+            id: format!("{id:016x}"),
+            created_at: humantime::format_rfc3339_seconds(now).to_string(),
+            aggro_version: aggro_version.to_string(),
+        }
+    }
+
+    /// The stored text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a world record always serializes")
+    }
+
+    /// Reads stored text; a record of a newer format, or one that is not a
+    /// record at all, is an error naming what is wrong.
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let format = serde_json::from_str::<serde_json::Value>(text)
+            .map_err(|e| format!("the world record is not JSON ({e})"))?
+            .get("format")
+            .and_then(serde_json::Value::as_u64);
+        match format {
+            None => return Err("the world record has no format number".into()),
+            Some(f) if f > u64::from(WORLD_FORMAT) => {
+                return Err(format!("the world record has format {f}, newer than this aggro reads ({WORLD_FORMAT}): upgrade aggro"));
+            }
+            Some(_) => {}
+        }
+        serde_json::from_str(text).map_err(|e| format!("the world record is malformed: {e}"))
+    }
+
+    /// One line for people: `mobile world 5f3a… (users 20000, spread none), populated 2026-… by aggro 0.1.0`.
+    pub fn describe(&self) -> String {
+        let shape = match &self.shape {
+            WorldShape::Mobile { users, spread } => format!("users {users}, spread {spread}"),
+            WorldShape::Mmo { accounts, world_seed } => format!("accounts {accounts}, world seed {world_seed}"),
+        };
+        format!(
+            "{} world {} ({shape}), populated {} by aggro {}",
+            self.shape.workload(),
+            self.id,
+            self.created_at,
+            self.aggro_version
+        )
+    }
+}
+
+/// A store that keeps world records beside the data.
+///
+/// Population removes the workload's record together with the rest of its
+/// data *before* it writes anything (a population cut short leaves no
+/// record claiming a whole world), and the caller writes the new record once
+/// every row is in.
+pub trait WorldStore: Send + Sync {
+    /// The text stored for `workload`; `None` when there is none (never
+    /// populated, populated by an aggro older than world records, or the
+    /// population did not finish).
+    fn read_world(&self, workload: &str) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+
+    /// Stores `record` for `workload`, replacing any earlier one.
+    fn write_world(&self, workload: &str, record: &str) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// Settles one shape flag against the store's value: a flag left out takes
+/// the store's; a flag given must equal it.
+pub fn settle<V: PartialEq + std::fmt::Display>(flag: &str, given: Option<V>, stored: V) -> Result<V, String> {
+    match given {
+        Some(v) if v != stored => {
+            Err(format!("--{flag} {v} does not match the store's world ({flag} {stored}): leave --{flag} out, or populate again"))
+        }
+        _ => Ok(stored),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mobile() -> WorldRecord {
+        WorldRecord::new(WorldShape::Mobile { users: 20_000, spread: "bit-reverse".into() }, "0.1.0")
+    }
+
+    #[test]
+    fn a_record_reads_back_as_written_and_names_its_workload() {
+        let r = mobile();
+        let text = r.to_json();
+        assert!(text.contains("\"workload\":\"mobile\"") && text.contains("\"users\":20000"), "{text}");
+        assert_eq!(WorldRecord::from_json(&text).unwrap(), r);
+        let mmo = WorldRecord::new(WorldShape::Mmo { accounts: 1_000, world_seed: 3 }, "0.1.0");
+        assert_eq!(WorldRecord::from_json(&mmo.to_json()).unwrap().shape.workload(), "mmo");
+    }
+
+    #[test]
+    fn two_populations_of_one_shape_are_two_worlds() {
+        assert_ne!(mobile().id, mobile().id);
+    }
+
+    #[test]
+    fn bad_records_are_named() {
+        assert!(WorldRecord::from_json("not json").unwrap_err().contains("not JSON"));
+        assert!(WorldRecord::from_json("{}").unwrap_err().contains("no format"));
+        let newer = mobile().to_json().replace("\"format\":1", "\"format\":9");
+        assert!(WorldRecord::from_json(&newer).unwrap_err().contains("upgrade aggro"));
+        let wrong = r#"{"format":1,"workload":"chess","id":"x","created_at":"","aggro_version":""}"#;
+        assert!(WorldRecord::from_json(wrong).unwrap_err().contains("malformed"));
+    }
+
+    #[test]
+    fn a_flag_left_out_takes_the_stores_value_and_a_different_one_is_refused() {
+        assert_eq!(settle("users", None, 20_000), Ok(20_000));
+        assert_eq!(settle("users", Some(20_000), 20_000), Ok(20_000));
+        let e = settle("users", Some(100_000), 20_000).unwrap_err();
+        assert!(e.contains("--users 100000") && e.contains("users 20000"), "{e}");
+    }
+}

@@ -1,0 +1,112 @@
+//! World records on every target: written and read back, replaced by a
+//! later write, and forgotten by a population *before* it writes any data,
+//! so a population cut short never leaves a record claiming a whole world.
+//! Servers come from scripts/services.sh (AGGRO_TEST_* variables).
+
+use aggro_core::mmo::{MmoTarget, WorldSpec};
+use aggro_core::mobile::MobileTarget;
+use aggro_core::world::WorldStore;
+use aggro_targets::{MmoVisitor, MobileVisitor, open_mmo, open_mobile};
+
+/// One step of the test, each on a freshly opened target (as each aggro
+/// command opens its own).
+enum Step {
+    /// Populate, then write two records and read the second back.
+    PopulateAndWrite,
+    /// Populate again: the record must be gone.
+    PopulateAndRead,
+}
+
+impl MobileVisitor for Step {
+    type Output = ();
+
+    async fn visit<T: MobileTarget>(self, target: T) {
+        target.populate(&[1, 2, 3], &|_| {}).await.expect("populate");
+        assert_eq!(target.read_world("mobile").await.expect("read"), None, "{}", target.describe());
+        if let Step::PopulateAndWrite = self {
+            target.write_world("mobile", r#"{"first":1}"#).await.expect("write");
+            target.write_world("mobile", r#"{"second":2}"#).await.expect("write again");
+            let read = target.read_world("mobile").await.expect("read");
+            assert_eq!(read.as_deref(), Some(r#"{"second":2}"#), "{}", target.describe());
+        }
+    }
+}
+
+/// An MMO world created over a stored record forgets it.
+struct Create;
+
+impl MmoVisitor for Create {
+    type Output = ();
+
+    async fn visit<T: MmoTarget>(self, target: T) {
+        target.write_world("mmo", r#"{"old":1}"#).await.expect("write");
+        assert!(target.read_world("mmo").await.expect("read").is_some());
+        target.create(&WorldSpec::paper(10, 1)).await.expect("create");
+        assert_eq!(target.read_world("mmo").await.expect("read"), None, "{}", MmoTarget::describe(&target));
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+}
+
+fn check_mobile(url: &str) {
+    let rt = runtime();
+    for step in [Step::PopulateAndWrite, Step::PopulateAndRead] {
+        rt.block_on(open_mobile(url, step)).unwrap();
+    }
+}
+
+fn check_mmo(url: &str) {
+    runtime().block_on(open_mmo(url, Create)).unwrap();
+}
+
+fn service(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var("AGGRO_REQUIRE_SERVICES").is_ok_and(|v| v == "1") || std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("{var} is not set: the server it names did not start (see scripts/services.sh)")
+        }
+        _ => {
+            eprintln!("skipping: {var} is not set (run the tests through scripts/test.sh)");
+            None
+        }
+    }
+}
+
+#[test]
+fn stackdb_keeps_and_forgets_world_records() {
+    let dir = tempfile::tempdir().unwrap();
+    check_mobile(&format!("stackdb:{}", dir.path().join("w").display()));
+}
+
+#[test]
+fn sqlite_keeps_and_forgets_world_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("w.db").display());
+    check_mobile(&url);
+    check_mmo(&url);
+}
+
+#[test]
+fn postgres_keeps_and_forgets_world_records() {
+    if let Some(url) = service("AGGRO_TEST_POSTGRES") {
+        check_mobile(&url);
+    }
+}
+
+#[test]
+fn redis_keeps_and_forgets_world_records() {
+    if let Some(url) = service("AGGRO_TEST_REDIS") {
+        // Database 5: apart from the other tests' data.
+        check_mobile(&format!("{url}/5"));
+        check_mmo(&format!("{url}/5"));
+    }
+}
+
+#[test]
+fn dynamodb_keeps_and_forgets_world_records() {
+    if let Some(url) = service("AGGRO_TEST_DYNAMODB") {
+        check_mobile(&format!("{url}/aggro_world_records"));
+    }
+}

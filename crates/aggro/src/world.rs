@@ -1,0 +1,125 @@
+//! The store's world record on the command line: written after a
+//! population, read before a run or a verify so the shape flags can be left
+//! out, and matched against the result files a verify is given.
+
+use crate::BadInput;
+use aggro_core::mmo::MmoTarget;
+use aggro_core::mobile::MobileTarget;
+use aggro_core::world::{WorldRecord, WorldShape, WorldStore};
+use aggro_report::RunRecord;
+use aggro_targets::{MmoVisitor, MobileVisitor};
+use std::path::PathBuf;
+
+/// Reads `workload`'s record from `target` (`describe` names it in errors).
+pub async fn read<T: WorldStore>(target: &T, describe: &str, workload: &str) -> anyhow::Result<Option<WorldRecord>> {
+    let text = target
+        .read_world(workload)
+        .await
+        .map_err(|e| anyhow::anyhow!("{describe}: cannot read the {workload} world record: {}", e.message))?;
+    let Some(text) = text else { return Ok(None) };
+    let record = WorldRecord::from_json(&text).map_err(|e| BadInput(format!("{describe}: {e}")))?;
+    if record.shape.workload() != workload {
+        return Err(BadInput(format!("{describe}: the {workload} world record describes a {} world", record.shape.workload())).into());
+    }
+    Ok(Some(record))
+}
+
+/// Writes the record of the world just populated into `target`.
+pub async fn write<T: WorldStore>(target: &T, describe: &str, shape: WorldShape) -> anyhow::Result<WorldRecord> {
+    let record = WorldRecord::new(shape, env!("CARGO_PKG_VERSION"));
+    target
+        .write_world(record.shape.workload(), &record.to_json())
+        .await
+        .map_err(|e| anyhow::anyhow!("{describe}: the world is populated but its record could not be written: {}", e.message))?;
+    Ok(record)
+}
+
+/// Opens a target only to read one workload's world record.
+pub struct ReadWorld(pub &'static str);
+
+impl MobileVisitor for ReadWorld {
+    type Output = anyhow::Result<Option<WorldRecord>>;
+
+    async fn visit<T: MobileTarget>(self, target: T) -> Self::Output {
+        read(&target, &target.describe(), self.0).await
+    }
+}
+
+impl MmoVisitor for ReadWorld {
+    type Output = anyhow::Result<Option<WorldRecord>>;
+
+    async fn visit<T: MmoTarget>(self, target: T) -> Self::Output {
+        read(&target, &MmoTarget::describe(&target), self.0).await
+    }
+}
+
+/// Prints which world a command found, so a run's shape is never a
+/// surprise (on stderr: stdout may be a result being piped).
+pub fn announce(world: Option<&WorldRecord>) {
+    if let Some(w) = world {
+        eprintln!("store: {}", w.describe());
+    }
+}
+
+/// Checks that every result file ran on the world the store holds now: a
+/// ledger from another world (or from before the store was populated
+/// again) would fail the invariants for no fault of the store. Files from
+/// an aggro without world records, or stores without one, are taken as
+/// they are.
+pub fn check_results(store: Option<&WorldRecord>, results: &[(PathBuf, RunRecord)]) -> anyhow::Result<()> {
+    for (path, result) in results {
+        let Some(ran_on) = &result.world else { continue };
+        match store {
+            Some(now) if now.id == ran_on.id => {}
+            Some(now) => {
+                return Err(BadInput(format!(
+                    "{} ran on another world: {}; the store holds {} (leave out result files of earlier worlds)",
+                    path.display(),
+                    ran_on.describe(),
+                    now.describe()
+                ))
+                .into());
+            }
+            None => {
+                return Err(BadInput(format!(
+                    "{} ran on {}, but the store holds no world record now (populated again by an older aggro, or a population that did not finish)",
+                    path.display(),
+                    ran_on.describe()
+                ))
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn world(users: u32) -> WorldRecord {
+        WorldRecord::new(WorldShape::Mobile { users, spread: "none".into() }, "test")
+    }
+
+    fn ran_on(world: Option<WorldRecord>) -> (PathBuf, RunRecord) {
+        let mut r = RunRecord::begun("mobile run", serde_json::json!({}), String::new(), &["write"]);
+        r.world = world;
+        (PathBuf::from("run.json"), r)
+    }
+
+    #[test]
+    fn results_of_the_stores_world_and_of_no_world_pass() {
+        let now = world(2_000);
+        assert!(check_results(Some(&now), &[ran_on(Some(now.clone())), ran_on(None)]).is_ok());
+        assert!(check_results(None, &[ran_on(None)]).is_ok());
+    }
+
+    #[test]
+    fn a_result_of_another_world_is_named() {
+        let (now, before) = (world(2_000), world(2_000));
+        let e = check_results(Some(&now), &[ran_on(Some(before.clone()))]).unwrap_err().to_string();
+        assert!(e.contains("run.json ran on another world") && e.contains(&before.id) && e.contains(&now.id), "{e}");
+        let e = check_results(None, &[ran_on(Some(before))]).unwrap_err().to_string();
+        assert!(e.contains("holds no world record"), "{e}");
+    }
+}
