@@ -5,7 +5,6 @@
 
 use aggro_core::mmo::{MmoTarget, WorldSpec};
 use aggro_core::mobile::MobileTarget;
-use aggro_core::world::WorldStore;
 use aggro_targets::{MmoVisitor, MobileVisitor, open_mmo, open_mobile};
 
 /// One step of the test, each on a freshly opened target (as each aggro

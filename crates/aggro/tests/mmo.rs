@@ -10,7 +10,7 @@ fn mmo_round_trip(target: &str, accounts: u32, players: u32, periods: u32) {
     let accounts = accounts.to_string();
     let text = ok(&["mmo", "populate", "--target", target, "--accounts", &accounts, "--world-seed", "3"]);
     assert!(text.contains("items/s"), "{text}");
-    assert!(text.contains(&format!("world record: mmo world")) && text.contains(&format!("accounts {accounts}, world seed 3")), "{text}");
+    assert!(text.contains("world record: mmo world") && text.contains(&format!("accounts {accounts}, world seed 3")), "{text}");
     let world = ["--target", target];
     let login = path(dir.path(), "login.json");
     let text = ok(&["mmo", "login"].into_iter().chain(world).chain(["--clients", "2", "--logins", "50", "-q", "--out", &login]).collect::<Vec<_>>());
