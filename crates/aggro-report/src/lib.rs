@@ -12,6 +12,7 @@
 //! - [`csv`]: the interval table as CSV.
 //! - [`hdrlog`]: the run as a standard HdrHistogram interval log.
 //! - [`host`]: host facts and /proc sampling of the generator's own CPU.
+//! - [`generator`]: the evidence that a run's figures describe the generator, signal by signal.
 //! - [`timeline`]: intervals grouped into chart points, histograms merged.
 //! - [`html`]: the self-contained HTML report and the comparison of runs.
 //! - [`merge`]: the shards of a run (`--worker I/N`) combined exactly.
@@ -19,6 +20,7 @@
 #![deny(missing_docs)]
 
 pub mod csv;
+pub mod generator;
 pub mod hdrlog;
 pub mod host;
 pub mod html;

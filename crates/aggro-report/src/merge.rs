@@ -70,6 +70,7 @@ fn merge_intervals(parts: &[&IntervalRecord]) -> Result<IntervalRecord, MergeErr
             machine_steal: parts.iter().map(|p| p.cpu.machine_steal).sum::<f64>() / n,
             generator_rss_bytes: parts.iter().map(|p| p.cpu.generator_rss_bytes).sum(),
         },
+        behind: parts.iter().map(|p| p.behind).sum(),
     })
 }
 
@@ -133,6 +134,7 @@ pub fn merge(shards: &[RunRecord], labels: &[String]) -> Result<RunRecord, Merge
         elapsed_s: shards.iter().map(|s| s.elapsed_s).fold(0.0, f64::max),
         error_samples,
         generator_bound: shards.iter().any(|s| s.generator_bound),
+        generator_signals: shards.iter().flat_map(|s| s.generator_signals.iter().cloned()).collect(),
         extra: json!({ "merge": { "shards": listing }, "shard_extras": shards.iter().map(|s| s.extra.clone()).collect::<Vec<_>>() }),
         world: first.world.clone(),
     })
@@ -175,6 +177,7 @@ mod tests {
                 lag: Summary::default(),
                 lag_hdr: String::new(),
                 cpu: CpuUse { generator_cores: 0.5, ..CpuUse::default() },
+                behind: 0,
             })
             .collect();
         let all: Vec<u64> = values.concat();
@@ -199,6 +202,7 @@ mod tests {
             elapsed_s: values.len() as f64,
             error_samples: vec![],
             generator_bound: false,
+            generator_signals: vec![],
             extra: json!(null),
             world: None,
         }

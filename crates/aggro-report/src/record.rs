@@ -1,5 +1,6 @@
 //! The run record: what every aggro run writes, and what reports read.
 
+use crate::generator::GeneratorSignal;
 use crate::host::{CpuUse, HostInfo};
 use aggro_core::ErrorClass;
 use aggro_core::world::WorldRecord;
@@ -99,6 +100,14 @@ pub struct IntervalRecord {
     pub lag_hdr: String,
     /// CPU and memory of the generator and the machine.
     pub cpu: CpuUse,
+    /// The largest backlog seen beside an idle loader (the generator fell
+    /// behind its schedule); 0, and absent from the file, when never.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub behind: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The first message seen for an error class.
@@ -152,9 +161,14 @@ pub struct RunRecord {
     pub elapsed_s: f64,
     /// The first message of each error class seen.
     pub error_samples: Vec<ErrorSample>,
-    /// Whether the generator itself ran short of CPU in some interval, so the
-    /// figures may describe aggro rather than the backend.
+    /// Whether the figures may describe aggro rather than the backend: some
+    /// signal in `generator_signals` fired (arena runs decide it by their own
+    /// verdict).
     pub generator_bound: bool,
+    /// Each piece of evidence that the generator set the pace, with its
+    /// figure and limit ([`crate::generator`]); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub generator_signals: Vec<GeneratorSignal>,
     /// Command-specific results (a capacity search's trials, a verification).
     pub extra: serde_json::Value,
     /// The world the run ran on, as the store's world record named it;
@@ -189,6 +203,7 @@ impl RunRecord {
             elapsed_s: 0.0,
             error_samples: Vec::new(),
             generator_bound: false,
+            generator_signals: Vec::new(),
             extra: serde_json::Value::Null,
             world: None,
         }

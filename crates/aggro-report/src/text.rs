@@ -104,6 +104,7 @@ mod tests {
             lag: Summary::default(),
             lag_hdr: String::new(),
             cpu: Default::default(),
+            behind: 0,
         };
         let lines = interval_lines(&i);
         assert_eq!(lines.len(), 1);

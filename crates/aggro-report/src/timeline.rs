@@ -160,6 +160,7 @@ mod tests {
             lag: Summary::default(),
             lag_hdr: String::new(),
             cpu: CpuUse::default(),
+            behind: 0,
         }
     }
 

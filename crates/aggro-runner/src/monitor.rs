@@ -37,6 +37,19 @@ pub struct IntervalReport<'a> {
     pub started: u64,
     /// The planned rate at the end of the interval (None in a closed loop).
     pub planned_rate: Option<f64>,
+    /// The largest backlog seen at a once-a-second check while a loader
+    /// sat idle ([`behind_limit`]), 0 if none: due requests nobody took
+    /// though a loader was free means the generator, not the backend, fell
+    /// behind its schedule.
+    pub behind: u64,
+}
+
+/// The backlog a check must see beside an idle loader to count as the
+/// generator falling behind: more than one request per loader and more than
+/// a millisecond of the schedule, so a loader caught between finishing one
+/// request and taking the next is not mistaken for it.
+pub fn behind_limit(loaders: usize, rate: Option<f64>) -> u64 {
+    (loaders as u64).max((rate.unwrap_or(0.0) / 1_000.0) as u64)
 }
 
 /// Receives the run's progress.
@@ -60,6 +73,8 @@ pub(crate) struct Monitor<'p, C: Clock> {
     totals: Recorder,
     interval_index: usize,
     interval_start: Nanos,
+    /// The interval's `behind` so far.
+    behind: u64,
 }
 
 impl<'p, C: Clock> Monitor<'p, C> {
@@ -73,6 +88,7 @@ impl<'p, C: Clock> Monitor<'p, C> {
             totals: Recorder::new(op_count),
             interval_index: 0,
             interval_start: 0,
+            behind: 0,
         }
     }
 
@@ -118,6 +134,10 @@ impl<'p, C: Clock> Monitor<'p, C> {
             if now >= next_check {
                 observer.on_tick(now, backlog);
                 let (rule, rate) = (self.plan.backlog_rule, self.plan.rate.rate_at(now));
+                let in_flight = shared.started() - shared.completed();
+                if in_flight < shared.loaders.len() as u64 && backlog > behind_limit(shared.loaders.len(), rate) {
+                    self.behind = self.behind.max(backlog);
+                }
                 if reason.is_none() && rule.is_broken(backlog, rate) {
                     let limit = rule.limit(rate).expect("a broken rule has a limit");
                     reason = Some(StopReason::Backlog { backlog, limit });
@@ -198,6 +218,7 @@ impl<'p, C: Clock> Monitor<'p, C> {
             due,
             started: self.shared.started(),
             planned_rate: self.plan.rate.rate_at(now),
+            behind: std::mem::take(&mut self.behind),
         });
         self.totals.merge(&self.merged);
         self.spare.iter_mut().for_each(Recorder::reset);

@@ -26,8 +26,6 @@ pub struct Console {
     bar: Option<ProgressBar>,
     /// Interval records so far.
     pub intervals: Vec<IntervalRecord>,
-    /// Largest generator CPU seen in an interval, in cores.
-    pub peak_generator_cores: f64,
     /// The live view, if the run serves one.
     pub live: Option<crate::live::Live>,
 }
@@ -54,7 +52,7 @@ impl Console {
         if bar.is_none() && !verbosity.quiet {
             println!("{}", text::header());
         }
-        Self { names, verbosity, sampler: CpuSampler::new(), bar, intervals: Vec::new(), peak_generator_cores: 0.0, live: None }
+        Self { names, verbosity, sampler: CpuSampler::new(), bar, intervals: Vec::new(), live: None }
     }
 
     fn print(&self, line: String) {
@@ -76,7 +74,6 @@ impl Console {
 impl Observer for Console {
     fn on_interval(&mut self, r: &IntervalReport<'_>) {
         let cpu = self.sampler.sample();
-        self.peak_generator_cores = self.peak_generator_cores.max(cpu.generator_cores);
         let record = IntervalRecord {
             start_s: r.start_ns as f64 / 1e9,
             end_s: r.end_ns as f64 / 1e9,
@@ -88,6 +85,7 @@ impl Observer for Console {
             lag: Summary::of(&r.merged.lag),
             lag_hdr: aggro_stats::encode::to_base64(&r.merged.lag),
             cpu,
+            behind: r.behind,
         };
         if let Some(live) = &self.live {
             live.interval(&record, r.merged);

@@ -65,9 +65,7 @@ pub fn record<L>(
 ) -> RunRecord {
     let cores = if threads > 0 { threads } else { HostInfo::current().cpus } as f64;
     let lag = Summary::of(&outcome.totals.lag);
-    // Saturated CPU or a millisecond of timer lateness means aggro, not the
-    // backend, may have set the pace (Photon's warning).
-    let generator_bound = console.peak_generator_cores > 0.9 * cores || lag.p99_ns > 1_000_000;
+    let generator_signals = aggro_report::generator::signals(&console.intervals, cores);
     let record = RunRecord {
         intervals: console.intervals,
         totals: op_records(names, &outcome.totals),
@@ -85,7 +83,8 @@ pub fn record<L>(
             .into_iter()
             .map(|(c, m)| ErrorSample { class: c.name().into(), message: m })
             .collect(),
-        generator_bound,
+        generator_bound: !generator_signals.is_empty(),
+        generator_signals,
         ..RunRecord::begun(command, spec, started_at, names)
     };
     // The live view, if any, shows the finished record (its page stops polling).
@@ -201,6 +200,9 @@ pub fn print_summary(record: &RunRecord) {
         println!("first {} error: {}", s.class, s.message);
     }
     if record.generator_bound {
-        println!("warning: aggro itself was short of CPU or fell behind its schedule; these figures may describe the generator, not the backend (use fewer loaders, more --threads, or another machine)");
+        println!("warning: these figures may describe aggro, not the backend (use fewer loaders, more --threads, or another machine):");
+        for s in &record.generator_signals {
+            println!("  {}: {}", s.signal.name(), s.message);
+        }
     }
 }

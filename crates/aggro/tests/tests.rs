@@ -160,6 +160,23 @@ fn ramps_and_closed_loops_run_through_the_same_executor() {
 }
 
 #[test]
+fn a_generator_short_of_cpu_is_named_with_its_figure() {
+    // A closed loop on null: with one thread keeps that thread busy: the
+    // generator, not the backend, sets the pace.
+    let dir = tempdir();
+    let out = path(dir.path(), "spin.json");
+    let text = ok(&[
+        "mobile", "run", "--target", "null:", "--rate", "max", "--duration", "3s", "--interval", "500ms", "--threads", "1",
+        "--loaders", "2", "-q", "--out", &out,
+    ]);
+    let r = result(std::path::Path::new(&out));
+    assert_eq!(r["generator_bound"], true, "{text}");
+    let cpu = r["generator_signals"].as_array().unwrap().iter().find(|s| s["signal"] == "cpu").expect("the cpu signal");
+    assert!(cpu["figure"].as_f64().unwrap() > 0.9 && cpu["limit"].as_f64().unwrap() == 0.9, "{cpu}");
+    assert!(text.contains("warning: these figures may describe aggro") && text.contains("cpu: aggro's own CPU reached"), "{text}");
+}
+
+#[test]
 fn find_max_brackets_a_capacity() {
     let dir = tempdir();
     let out = path(dir.path(), "fm.json");
@@ -295,6 +312,9 @@ fn a_server_killed_mid_run_is_counted_and_the_result_still_written() {
     let intervals = r["intervals"].as_array().unwrap();
     assert_eq!(intervals[0]["ops"][0]["errors"], 0);
     assert!(intervals.last().unwrap()["ops"][0]["ok"] == 0 || intervals[intervals.len() - 2]["ops"][0]["ok"] == 0);
+    // The generator sat idle through the outage: no false alarm.
+    assert_eq!(r["generator_bound"], false, "{}", r["generator_signals"]);
+    assert!(!text.contains("may describe aggro"), "{text}");
 }
 
 #[test]

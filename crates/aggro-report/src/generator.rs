@@ -1,0 +1,229 @@
+//! Whether a run's figures may describe the generator rather than the
+//! backend (Photon's warning), decided from evidence in the interval
+//! records, one named signal at a time, each with its figure and limit:
+//!
+//! - `cpu`: aggro's own CPU reached 90 % of the cores it may use in some
+//!   interval;
+//! - `lateness`: timer lateness p99 above 1 ms over the intervals in which
+//!   no request failed. An interval with failures is left out: a backend
+//!   going down or restarting shows in its errors, and the wake-ups it
+//!   disturbs (reconnects, a restart's CPU on a shared machine) are not the
+//!   generator running short;
+//! - `backlog`: due requests went untaken while a loader sat idle
+//!   (`IntervalRecord::behind`): the loaders were free but not scheduled;
+//! - `steal`: the hypervisor took more than 10 % of the machine's time on
+//!   average, so every figure, the generator's included, ran on less CPU
+//!   than the machine reports.
+//!
+//! Backlog with every loader busy is *not* a signal: that is the backend
+//! being slow, which is what a run measures.
+
+use crate::record::IntervalRecord;
+use crate::timeline::merged;
+use aggro_core::units::format_nanos;
+use aggro_stats::Summary;
+use serde::{Deserialize, Serialize};
+
+/// Share of its cores aggro's CPU must reach for `cpu`.
+pub const CPU_SHARE: f64 = 0.9;
+/// Timer lateness p99 above which `lateness` fires.
+pub const LATENESS_P99_NS: u64 = 1_000_000;
+/// Mean steal share above which `steal` fires.
+pub const STEAL_SHARE: f64 = 0.10;
+
+/// Which evidence fired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Signal {
+    /// aggro's own CPU.
+    Cpu,
+    /// Loaders' timer lateness in clean intervals.
+    Lateness,
+    /// Backlog beside an idle loader.
+    Backlog,
+    /// The hypervisor's steal time.
+    Steal,
+}
+
+impl Signal {
+    /// Its name in result files and warnings.
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Cpu => "cpu",
+            Signal::Lateness => "lateness",
+            Signal::Backlog => "backlog",
+            Signal::Steal => "steal",
+        }
+    }
+}
+
+/// One piece of evidence that the generator set the pace.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GeneratorSignal {
+    /// Which.
+    pub signal: Signal,
+    /// The measured figure (cores, nanoseconds, requests, or a share).
+    pub figure: f64,
+    /// The limit it crossed, in the same unit.
+    pub limit: f64,
+    /// The figure and the limit, for a person.
+    pub message: String,
+}
+
+/// Every signal that fires for `intervals` of a run whose generator may use
+/// `cores` cores.
+pub fn signals(intervals: &[IntervalRecord], cores: f64) -> Vec<GeneratorSignal> {
+    [cpu(intervals, cores), lateness(intervals), backlog(intervals), steal(intervals)].into_iter().flatten().collect()
+}
+
+fn cpu(intervals: &[IntervalRecord], cores: f64) -> Option<GeneratorSignal> {
+    let peak = intervals.iter().map(|i| i.cpu.generator_cores).fold(0.0, f64::max);
+    let limit = CPU_SHARE * cores;
+    (peak > limit).then(|| GeneratorSignal {
+        signal: Signal::Cpu,
+        figure: peak,
+        limit,
+        message: format!("aggro's own CPU reached {peak:.2} of its {cores:.0} core(s) (limit {limit:.2})"),
+    })
+}
+
+fn lateness(intervals: &[IntervalRecord]) -> Option<GeneratorSignal> {
+    let clean: Vec<&IntervalRecord> = intervals.iter().filter(|i| i.ops.first().is_none_or(|o| o.errors == 0)).collect();
+    let p99 = if clean.iter().all(|i| !i.lag_hdr.is_empty()) {
+        Summary::of(&merged(clean.iter().map(|i| i.lag_hdr.as_str())).ok()?).p99_ns
+    } else {
+        // Histograms not kept: the worst interval's p99 (an upper bound).
+        clean.iter().map(|i| i.lag.p99_ns).max()?
+    };
+    (p99 > LATENESS_P99_NS).then(|| GeneratorSignal {
+        signal: Signal::Lateness,
+        figure: p99 as f64,
+        limit: LATENESS_P99_NS as f64,
+        message: format!(
+            "loaders started requests late: timer lateness p99 {} over the {} of {} intervals without failures (limit {})",
+            format_nanos(p99),
+            clean.len(),
+            intervals.len(),
+            format_nanos(LATENESS_P99_NS)
+        ),
+    })
+}
+
+fn backlog(intervals: &[IntervalRecord]) -> Option<GeneratorSignal> {
+    let worst = intervals.iter().map(|i| i.behind).max().filter(|&b| b > 0)?;
+    let times = intervals.iter().filter(|i| i.behind > 0).count();
+    Some(GeneratorSignal {
+        signal: Signal::Backlog,
+        figure: worst as f64,
+        limit: 0.0,
+        message: format!("{worst} due requests waited while a loader sat idle ({times} interval(s)): the loaders were free but not run"),
+    })
+}
+
+fn steal(intervals: &[IntervalRecord]) -> Option<GeneratorSignal> {
+    if intervals.is_empty() {
+        return None;
+    }
+    let mean = intervals.iter().map(|i| i.cpu.machine_steal).sum::<f64>() / intervals.len() as f64;
+    (mean > STEAL_SHARE).then(|| GeneratorSignal {
+        signal: Signal::Steal,
+        figure: mean,
+        limit: STEAL_SHARE,
+        message: format!(
+            "the hypervisor stole {:.0} % of the machine's time on average (limit {:.0} %): every figure ran on less CPU than it seems",
+            mean * 100.0,
+            STEAL_SHARE * 100.0
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::CpuUse;
+    use crate::record::OpRecord;
+    use aggro_stats::{Histogram, encode};
+
+    /// An interval whose loaders were `late_ns` late on every waited slot.
+    fn interval(late_ns: u64, errors: u64) -> IntervalRecord {
+        let mut lag = Histogram::new(3).unwrap();
+        lag.auto(true);
+        for _ in 0..1_000 {
+            lag.record(late_ns).unwrap();
+        }
+        let mut op = OpRecord::from_stats("write", &aggro_stats::OpStats::default());
+        op.ok = 1_000;
+        op.errors = errors;
+        IntervalRecord {
+            start_s: 0.0,
+            end_s: 1.0,
+            backlog: 0,
+            due: 1_000,
+            started: 1_000,
+            planned_rate: Some(1_000.0),
+            ops: vec![op],
+            lag: Summary::of(&lag),
+            lag_hdr: encode::to_base64(&lag),
+            cpu: CpuUse { generator_cores: 0.1, ..CpuUse::default() },
+            behind: 0,
+        }
+    }
+
+    fn fired(intervals: &[IntervalRecord]) -> Vec<Signal> {
+        signals(intervals, 2.0).into_iter().map(|s| s.signal).collect()
+    }
+
+    #[test]
+    fn a_healthy_run_fires_nothing() {
+        assert!(fired(&[interval(50_000, 0), interval(80_000, 0)]).is_empty());
+    }
+
+    #[test]
+    fn saturated_cpu_fires_cpu() {
+        let mut busy = interval(50_000, 0);
+        busy.cpu.generator_cores = 1.95;
+        let s = signals(&[interval(50_000, 0), busy], 2.0);
+        assert_eq!(s.iter().map(|s| s.signal).collect::<Vec<_>>(), [Signal::Cpu]);
+        assert!(s[0].message.contains("1.95 of its 2 core(s)"), "{}", s[0].message);
+    }
+
+    #[test]
+    fn sustained_lateness_fires_lateness_with_its_figure() {
+        let s = signals(&[interval(2_500_000, 0), interval(2_500_000, 0)], 2.0);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].signal, Signal::Lateness);
+        assert!(s[0].figure >= 2_400_000.0 && s[0].message.contains("2 of 2 intervals"), "{s:?}");
+    }
+
+    #[test]
+    fn lateness_during_an_outage_is_the_outages_not_the_generators() {
+        // The seen false alarm: a backend restarted in one interval (errors,
+        // late wake-ups), the generator idle and on time otherwise.
+        let run = [interval(60_000, 0), interval(30_000_000, 533), interval(60_000, 0)];
+        assert!(fired(&run).is_empty(), "{:?}", signals(&run, 2.0));
+    }
+
+    #[test]
+    fn backlog_beside_an_idle_loader_fires_backlog() {
+        let mut behind = interval(50_000, 0);
+        behind.behind = 240;
+        let s = signals(&[behind], 2.0);
+        assert_eq!(s.iter().map(|s| s.signal).collect::<Vec<_>>(), [Signal::Backlog]);
+        assert!(s[0].message.contains("240 due requests"), "{}", s[0].message);
+    }
+
+    #[test]
+    fn backlog_with_every_loader_busy_is_the_backends() {
+        let mut slow = interval(50_000, 0);
+        slow.backlog = 5_000;
+        assert!(fired(&[slow]).is_empty());
+    }
+
+    #[test]
+    fn steal_fires_on_its_mean_not_one_burst() {
+        let mut stolen = interval(50_000, 0);
+        stolen.cpu.machine_steal = 0.3;
+        assert!(fired(&[stolen.clone(), interval(50_000, 0), interval(50_000, 0), interval(50_000, 0)]).is_empty());
+        assert_eq!(fired(&[stolen.clone(), stolen]), [Signal::Steal]);
+    }
+}
