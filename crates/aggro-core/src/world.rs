@@ -117,12 +117,57 @@ impl WorldRecord {
     }
 }
 
-/// A store that keeps world records beside the data.
+/// One run as it logs itself in the store when it starts, so a verify can
+/// tell a run whose result file is missing from data the store lost.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunEntry {
+    /// Unique per run (per shard of a split run); the result file names it.
+    pub id: String,
+    /// The command, such as `mobile run`.
+    pub command: String,
+    /// What it runs, such as `write`.
+    pub workload: String,
+    /// Whether it commits changes a verify accounts for (a `read` run does not).
+    pub commits: bool,
+    /// When it started, RFC 3339 UTC.
+    pub started_at: String,
+    /// The machine it ran on.
+    pub host: String,
+}
+
+impl RunEntry {
+    /// The entry of a run starting now.
+    pub fn new(command: &str, workload: &str, commits: bool, host: &str) -> Self {
+        let now = std::time::SystemTime::now();
+        let nanos = now.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        let id = crate::rng::Rng::stream(nanos, u64::from(std::process::id()) << 1 | 1).next_u64();
+        Self {
+            id: format!("{id:016x}"),
+            command: command.into(),
+            workload: workload.into(),
+            commits,
+            started_at: humantime::format_rfc3339_seconds(now).to_string(),
+            host: host.into(),
+        }
+    }
+
+    /// The stored text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a run entry always serializes")
+    }
+
+    /// One line for people: `mobile run (write) 1a2b… started 2026-… on host`.
+    pub fn describe(&self) -> String {
+        format!("{} ({}) {} started {} on {}", self.command, self.workload, self.id, self.started_at, self.host)
+    }
+}
+
+/// A store that keeps world records, and the log of runs since, beside the data.
 ///
-/// Population removes the workload's record together with the rest of its
-/// data *before* it writes anything (a population cut short leaves no
-/// record claiming a whole world), and the caller writes the new record once
-/// every row is in.
+/// Population removes the workload's record and run log together with the
+/// rest of its data *before* it writes anything (a population cut short
+/// leaves no record claiming a whole world), and the caller writes the new
+/// record once every row is in.
 pub trait WorldStore: Send + Sync {
     /// The text stored for `workload`; `None` when there is none (never
     /// populated, populated by an aggro older than world records, or the
@@ -131,6 +176,13 @@ pub trait WorldStore: Send + Sync {
 
     /// Stores `record` for `workload`, replacing any earlier one.
     fn write_world(&self, workload: &str, record: &str) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Adds `entry` (a [`RunEntry`]'s text, under its `id`) to `workload`'s
+    /// run log; runs logging at once each keep theirs.
+    fn log_run(&self, workload: &str, id: &str, entry: &str) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Every entry of `workload`'s run log since its population, in any order.
+    fn run_log(&self, workload: &str) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
 }
 
 /// Settles one shape flag against the store's value: a flag left out takes

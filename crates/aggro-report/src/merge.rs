@@ -137,6 +137,7 @@ pub fn merge(shards: &[RunRecord], labels: &[String]) -> Result<RunRecord, Merge
         generator_signals: shards.iter().flat_map(|s| s.generator_signals.iter().cloned()).collect(),
         extra: json!({ "merge": { "shards": listing }, "shard_extras": shards.iter().map(|s| s.extra.clone()).collect::<Vec<_>>() }),
         world: first.world.clone(),
+        run_ids: shards.iter().flat_map(|s| s.run_ids.iter().cloned()).collect(),
     })
 }
 
@@ -205,6 +206,7 @@ mod tests {
             generator_signals: vec![],
             extra: json!(null),
             world: None,
+            run_ids: vec![],
         }
     }
 

@@ -176,6 +176,11 @@ pub struct RunRecord {
     /// target such as `null:` that keeps nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub world: Option<WorldRecord>,
+    /// The ids under which the run (each shard, for a merged file) logged
+    /// itself in the store's run log, so a verify can tell which logged
+    /// runs the given files cover.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub run_ids: Vec<String>,
 }
 
 impl RunRecord {
@@ -206,6 +211,7 @@ impl RunRecord {
             generator_signals: Vec::new(),
             extra: serde_json::Value::Null,
             world: None,
+            run_ids: Vec::new(),
         }
     }
 

@@ -12,7 +12,7 @@ pub struct NullTarget;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NullConn;
 
-/// The null target keeps no world, so every run takes its shape from the flags.
+/// The null target keeps no world and no run log, so every run takes its shape from the flags.
 impl WorldStore for NullTarget {
     async fn read_world(&self, _workload: &str) -> Result<Option<String>, StoreError> {
         Ok(None)
@@ -20,6 +20,14 @@ impl WorldStore for NullTarget {
 
     async fn write_world(&self, _workload: &str, _record: &str) -> Result<(), StoreError> {
         Ok(())
+    }
+
+    async fn log_run(&self, _workload: &str, _id: &str, _entry: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    async fn run_log(&self, _workload: &str) -> Result<Vec<String>, StoreError> {
+        Ok(Vec::new())
     }
 }
 

@@ -3,13 +3,20 @@
 //! object to its owner, and the indexes the game's queries need (players by
 //! account and guild, items and quests by owner, accounts by user name).
 
-/// The world records' table, one row per workload (`docs/WORLD-RECORD.md`).
-pub const WORLD_TABLE: &str = "CREATE TABLE IF NOT EXISTS aggro_world (workload TEXT PRIMARY KEY, record TEXT NOT NULL)";
+/// The world records' table, one row per workload, and the run log, one
+/// row per run (`docs/WORLD-RECORD.md`).
+pub const WORLD_TABLES: [&str; 2] = [
+    "CREATE TABLE IF NOT EXISTS aggro_world (workload TEXT PRIMARY KEY, record TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS aggro_runs (workload TEXT NOT NULL, id TEXT NOT NULL, entry TEXT NOT NULL, PRIMARY KEY (workload, id))",
+];
 
-/// Statements a population runs first: `workload`'s world record goes
-/// before any of its data does.
+/// Statements a population runs first: `workload`'s world record and run
+/// log go before any of its data does.
 pub fn forget_world(workload: &str) -> String {
-    format!("{WORLD_TABLE}; DELETE FROM aggro_world WHERE workload = '{workload}';")
+    format!(
+        "{}; {}; DELETE FROM aggro_world WHERE workload = '{workload}'; DELETE FROM aggro_runs WHERE workload = '{workload}';",
+        WORLD_TABLES[0], WORLD_TABLES[1]
+    )
 }
 
 /// The tables, dropped first (the `mmo` world record before them); `blob` is the binary type's name

@@ -1,6 +1,7 @@
-//! World records on every target: written and read back, replaced by a
-//! later write, and forgotten by a population *before* it writes any data,
-//! so a population cut short never leaves a record claiming a whole world.
+//! World records and run logs on every target: written and read back (a
+//! record replaced by a later write, every logged run kept), and forgotten
+//! by a population *before* it writes any data, so a population cut short
+//! never leaves a record claiming a whole world.
 //! Servers come from scripts/services.sh (AGGRO_TEST_* variables).
 
 use aggro_core::mmo::{MmoTarget, WorldSpec};
@@ -10,9 +11,9 @@ use aggro_targets::{MmoVisitor, MobileVisitor, open_mmo, open_mobile};
 /// One step of the test, each on a freshly opened target (as each aggro
 /// command opens its own).
 enum Step {
-    /// Populate, then write two records and read the second back.
+    /// Populate, then write two records and read the second back, and log two runs.
     PopulateAndWrite,
-    /// Populate again: the record must be gone.
+    /// Populate again: the record and the run log must be gone.
     PopulateAndRead,
 }
 
@@ -22,7 +23,13 @@ impl MobileVisitor for Step {
     async fn visit<T: MobileTarget>(self, target: T) {
         target.populate(&[1, 2, 3], &|_| {}).await.expect("populate");
         assert_eq!(target.read_world("mobile").await.expect("read"), None, "{}", target.describe());
+        assert_eq!(target.run_log("mobile").await.expect("run log"), Vec::<String>::new(), "{}", target.describe());
         if let Step::PopulateAndWrite = self {
+            target.log_run("mobile", "a1", r#"{"run":"a1"}"#).await.expect("log");
+            target.log_run("mobile", "b2", r#"{"run":"b2"}"#).await.expect("log again");
+            let mut log = target.run_log("mobile").await.expect("run log");
+            log.sort();
+            assert_eq!(log, [r#"{"run":"a1"}"#, r#"{"run":"b2"}"#], "{}", target.describe());
             target.write_world("mobile", r#"{"first":1}"#).await.expect("write");
             target.write_world("mobile", r#"{"second":2}"#).await.expect("write again");
             let read = target.read_world("mobile").await.expect("read");

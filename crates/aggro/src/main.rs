@@ -2,7 +2,9 @@
 //!
 //! The binary is thin: it parses arguments and runs a command from the
 //! library modules below, mapping errors to exit codes (2 for bad input,
-//! 3 for a report whose thresholds failed, 1 for everything else).
+//! 3 for a report whose thresholds failed, 4 for a verify whose ledger is
+//! incomplete — runs without result files — while the store holds up, 1 for
+//! everything else, a store that broke its invariants included).
 //!
 //! # Layout
 //! - [`cli`]: the command line (clap derive), validated but not yet resolved.
@@ -51,6 +53,7 @@ fn main() {
         let code = match () {
             _ if e.downcast_ref::<BadInput>().is_some() => 2,
             _ if e.downcast_ref::<results::ThresholdsFailed>().is_some() => 3,
+            _ if e.downcast_ref::<world::LedgerIncomplete>().is_some() => 4,
             _ => 1,
         };
         if is_broken_pipe(&e) {

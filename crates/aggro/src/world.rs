@@ -1,11 +1,13 @@
 //! The store's world record on the command line: written after a
 //! population, read before a run or a verify so the shape flags can be left
-//! out, and matched against the result files a verify is given.
+//! out, and matched against the result files a verify is given; and the
+//! store's run log, which tells a verify which runs' result files are
+//! missing before it blames the store.
 
 use crate::BadInput;
 use aggro_core::mmo::MmoTarget;
 use aggro_core::mobile::MobileTarget;
-use aggro_core::world::{WorldRecord, WorldShape, WorldStore};
+use aggro_core::world::{RunEntry, WorldRecord, WorldShape, WorldStore};
 use aggro_report::RunRecord;
 use aggro_targets::{MmoVisitor, MobileVisitor};
 use std::path::PathBuf;
@@ -32,6 +34,56 @@ pub async fn write<T: WorldStore>(target: &T, describe: &str, shape: WorldShape)
         .await
         .map_err(|e| anyhow::anyhow!("{describe}: the world is populated but its record could not be written: {}", e.message))?;
     Ok(record)
+}
+
+/// Logs a run starting now in `workload`'s run log; returns its id, for
+/// the result file's `run_ids`.
+pub async fn log_run<T: WorldStore>(target: &T, describe: &str, workload: &str, command: &str, runs: &str, commits: bool) -> anyhow::Result<String> {
+    let entry = RunEntry::new(command, runs, commits, &aggro_report::host::HostInfo::current().hostname);
+    target
+        .log_run(workload, &entry.id, &entry.to_json())
+        .await
+        .map_err(|e| anyhow::anyhow!("{describe}: cannot log the run in the store: {}", e.message))?;
+    Ok(entry.id)
+}
+
+/// The runs logged in `workload`'s run log since population that commit
+/// changes and that none of `results` covers: runs whose result files are
+/// missing (killed, or left out), oldest first.
+pub async fn missing_runs<T: WorldStore>(target: &T, describe: &str, workload: &str, results: &[(PathBuf, RunRecord)]) -> anyhow::Result<Vec<RunEntry>> {
+    let log = target
+        .run_log(workload)
+        .await
+        .map_err(|e| anyhow::anyhow!("{describe}: cannot read the run log: {}", e.message))?;
+    let covered: std::collections::HashSet<&str> = results.iter().flat_map(|(_, r)| r.run_ids.iter().map(String::as_str)).collect();
+    let mut missing = Vec::new();
+    for text in log {
+        let entry: RunEntry = serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{describe}: a run log entry is malformed ({e}): {text}"))?;
+        if entry.commits && !covered.contains(entry.id.as_str()) {
+            missing.push(entry);
+        }
+    }
+    missing.sort_by(|a, b| a.started_at.cmp(&b.started_at));
+    Ok(missing)
+}
+
+/// Verify's finding when the store is consistent but runs since population
+/// left no result file: the totals cannot be checked, and the store is not
+/// to blame (exit code 4).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct LedgerIncomplete(pub String);
+
+impl LedgerIncomplete {
+    /// Names the `missing` runs and what the store holds beyond the files' ledger (`gap`).
+    pub fn new(missing: &[RunEntry], gap: &str) -> Self {
+        let runs: Vec<String> = missing.iter().map(RunEntry::describe).collect();
+        Self(format!(
+            "the ledger is incomplete, not the store: {} run(s) since population have no result file that accounts for their commits ({}); {gap}; give their result files to check the totals",
+            missing.len(),
+            runs.join("; ")
+        ))
+    }
 }
 
 /// Opens a target only to read one workload's world record.

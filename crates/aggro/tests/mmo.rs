@@ -155,3 +155,18 @@ fn play_shards_split_the_zones_and_merge_into_the_whole_run() {
     let no_seed = run(&["mmo", "play", "--target", &target, "--accounts", "100", "--clients", "2", "--worker", "1/2"], std::time::Duration::from_secs(30));
     assert_eq!(no_seed.status.code(), Some(2));
 }
+
+#[test]
+fn a_killed_play_run_is_named_not_blamed_on_the_store() {
+    let dir = tempdir();
+    let target = format!("stackdb:{}", path(dir.path(), "w"));
+    ok(&["mmo", "populate", "--target", &target, "--accounts", "100"]);
+    let kept = path(dir.path(), "kept.json");
+    ok(&["mmo", "play", "--target", &target, "--players", "20", "--periods", "5", "-q", "--out", &kept]);
+    super::killed_run(&["mmo", "play", "--target", &target, "--players", "20", "--periods", "100000", "-q"], std::time::Duration::from_secs(3));
+    let out = run(&["mmo", "verify", "--target", &target, "--result", &kept], std::time::Duration::from_secs(60));
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{text}");
+    assert!(text.contains("the ledger is incomplete, not the store") && text.contains("mmo play (play)"), "{text}");
+    assert!(text.contains("ok    no item in two inventories"), "{text}");
+}

@@ -227,6 +227,46 @@ fn a_store_without_a_world_record_works_with_the_flags_as_before() {
     assert!(err.contains("100000 users"), "{err}");
 }
 
+/// Starts `args` and kills it with SIGKILL after `after`: a run that leaves no result file.
+pub fn killed_run(args: &[&str], after: Duration) {
+    let mut child = aggro().args(args).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    std::thread::sleep(after);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn a_killed_runs_missing_file_is_named_apart_from_data_loss() {
+    let dir = tempdir();
+    let db = path(dir.path(), "g.db");
+    let target = format!("sqlite:{db}");
+    ok(&["mobile", "populate", "--target", &target, "--users", "500"]);
+    let kept = path(dir.path(), "kept.json");
+    ok(&["mobile", "run", "--target", &target, "--rate", "200", "--duration", "1s", "-q", "--out", &kept]);
+    let kept_ok = totals(&result(std::path::Path::new(&kept))).0 as i64;
+    killed_run(&["mobile", "run", "--target", &target, "--rate", "200", "--duration", "20s", "-q"], Duration::from_millis(2_500));
+    let tickets = sql_query_via_python(&db, "SELECT sum(num_tickets) FROM user_items");
+    assert!(tickets > kept_ok, "the killed run committed something: {tickets} vs {kept_ok}");
+    let out = run(&["mobile", "verify", "--target", &target, "--result", &kept], Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("the ledger is incomplete, not the store") && err.contains("mobile run (write)"), "{err}");
+    let gap = format!("holds {} committed write transactions and 0 add-gold transactions beyond the files' {kept_ok} and 0", tickets - kept_ok);
+    assert!(err.contains(&gap), "{err}");
+    // A half transaction is data loss whatever the ledger misses.
+    sql_via_python(&db, "UPDATE user_items SET num_tickets = num_tickets - 1 WHERE id = (SELECT min(id) FROM user_items WHERE num_tickets > 0)");
+    let out = run(&["mobile", "verify", "--target", &target, "--result", &kept], Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+/// One number a query on a SQLite file returns, through Python's sqlite3.
+fn sql_query_via_python(db: &str, sql: &str) -> i64 {
+    let script = format!("import sqlite3; print(sqlite3.connect({db:?}).execute({sql:?}).fetchone()[0])");
+    let out = std::process::Command::new("python3").args(["-c", &script]).output().expect("python3");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
 /// Runs one SQL statement on a SQLite file with Python's sqlite3 (the test
 /// binary links no SQLite of its own). Returns the lowest id holding a
 /// ticket before it ran (the id a statement on such a user touched).

@@ -200,8 +200,9 @@ impl DynamoConn {
 }
 
 /// World records live in the workload's own table (re-created by its
-/// population, which so forgets the record first), as item
-/// `aggro#world`/`<workload>` with the text in `Record`.
+/// population, which so forgets them first), as item
+/// `aggro#world`/`<workload>` with the text in `Record`; the run log as
+/// items `aggro#runs#<workload>`/`<run id>`.
 impl WorldStore for DynamoTarget {
     async fn read_world(&self, workload: &str) -> Result<Option<String>, StoreError> {
         let request = json!({ "TableName": self.table_of(workload), "Key": world_key(workload), "ConsistentRead": true });
@@ -220,6 +221,40 @@ impl WorldStore for DynamoTarget {
         let request = json!({ "TableName": self.table_of(workload), "Item": item });
         self.client().call("PutItem", request.to_string().as_bytes()).await.map(drop)
     }
+
+    async fn log_run(&self, workload: &str, id: &str, entry: &str) -> Result<(), StoreError> {
+        let item = json!({ "PK": { "S": runs_pk(workload) }, "SK": { "S": id }, "Record": { "S": entry } });
+        let request = json!({ "TableName": self.table_of(workload), "Item": item });
+        self.client().call("PutItem", request.to_string().as_bytes()).await.map(drop)
+    }
+
+    async fn run_log(&self, workload: &str) -> Result<Vec<String>, StoreError> {
+        let mut c = self.client();
+        let mut request = json!({
+            "TableName": self.table_of(workload),
+            "KeyConditionExpression": "PK = :pk",
+            "ExpressionAttributeValues": { ":pk": { "S": runs_pk(workload) } },
+            "ConsistentRead": true,
+        });
+        let mut entries = Vec::new();
+        loop {
+            let page = match c.call("Query", request.to_string().as_bytes()).await {
+                Ok(body) => table::parse(body)?,
+                Err(e) if e.class == ErrorClass::Data && e.message.starts_with("ResourceNotFoundException") => return Ok(entries),
+                Err(e) => return Err(e),
+            };
+            let items = page["Items"].as_array().into_iter().flatten();
+            entries.extend(items.filter_map(|i| i["Record"]["S"].as_str().map(str::to_string)));
+            match page.get("LastEvaluatedKey") {
+                Some(next) if !next.is_null() => request["ExclusiveStartKey"] = next.clone(),
+                _ => return Ok(entries),
+            }
+        }
+    }
+}
+
+fn runs_pk(workload: &str) -> String {
+    format!("aggro#runs#{workload}")
 }
 
 fn world_key(workload: &str) -> Value {

@@ -121,7 +121,7 @@ impl MmoTarget for PostgresTarget {
 
     async fn create(&self, world: &WorldSpec) -> Result<(), StoreError> {
         let c = self.client().await?;
-        super::create_world_table(&c).await?;
+        super::create_world_tables(&c).await?;
         c.batch_execute(&mmo_schema("BYTEA")).await.map_err(classify)?;
         c.execute("INSERT INTO id_sequence VALUES ($1)", &[&(world.first_free_id() as i64)]).await.map_err(classify)?;
         let ids = |n: u32| (0..n as i32).collect::<Vec<i32>>();

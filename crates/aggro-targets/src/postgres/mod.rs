@@ -12,7 +12,7 @@ mod mmo;
 pub use mmo::PostgresMmoConn;
 
 use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
-use crate::sql_schema::{WORLD_TABLE, forget_world};
+use crate::sql_schema::{WORLD_TABLES, forget_world};
 use aggro_core::world::WorldStore;
 use aggro_core::{ErrorClass, StoreError};
 use crate::reconnect::Reconnecting;
@@ -143,15 +143,18 @@ const MOBILE_SCHEMA: &str = "DROP TABLE IF EXISTS users; DROP TABLE IF EXISTS us
      CREATE TABLE users (id BIGINT PRIMARY KEY, gold BIGINT NOT NULL);
      CREATE TABLE user_items (id BIGINT PRIMARY KEY, num_tickets BIGINT NOT NULL);";
 
-/// Creates the world records' table if it is missing. Two populations
+/// Creates the world records' tables if they are missing. Two populations
 /// starting at once (the mobile users and an MMO world in one database)
 /// may both try: PostgreSQL's `IF NOT EXISTS` then fails one of them on the
 /// catalog's unique index, which here means the table is there.
-pub(crate) async fn create_world_table(client: &Client) -> Result<(), StoreError> {
-    match client.batch_execute(WORLD_TABLE).await {
-        Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) || e.code() == Some(&SqlState::DUPLICATE_TABLE) => Ok(()),
-        other => other.map_err(classify),
+pub(crate) async fn create_world_tables(client: &Client) -> Result<(), StoreError> {
+    for table in WORLD_TABLES {
+        match client.batch_execute(table).await {
+            Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) || e.code() == Some(&SqlState::DUPLICATE_TABLE) => {}
+            other => other.map_err(classify)?,
+        }
     }
+    Ok(())
 }
 
 impl WorldStore for PostgresTarget {
@@ -166,7 +169,7 @@ impl WorldStore for PostgresTarget {
 
     async fn write_world(&self, workload: &str, record: &str) -> Result<(), StoreError> {
         let client = self.client().await?;
-        create_world_table(&client).await?;
+        create_world_tables(&client).await?;
         client
             .execute(
                 "INSERT INTO aggro_world VALUES ($1, $2) ON CONFLICT (workload) DO UPDATE SET record = excluded.record",
@@ -175,6 +178,21 @@ impl WorldStore for PostgresTarget {
             .await
             .map_err(classify)
             .map(drop)
+    }
+
+    async fn log_run(&self, workload: &str, id: &str, entry: &str) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        create_world_tables(&client).await?;
+        client.execute("INSERT INTO aggro_runs VALUES ($1, $2, $3)", &[&workload, &id, &entry]).await.map_err(classify).map(drop)
+    }
+
+    async fn run_log(&self, workload: &str) -> Result<Vec<String>, StoreError> {
+        let client = self.client().await?;
+        match client.query("SELECT entry FROM aggro_runs WHERE workload = $1", &[&workload]).await {
+            Ok(rows) => Ok(rows.iter().map(|r| r.get(0)).collect()),
+            Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Vec::new()),
+            Err(e) => Err(classify(e)),
+        }
     }
 }
 
@@ -199,7 +217,7 @@ impl MobileTarget for PostgresTarget {
 
     async fn populate(&self, ids: &[u32], progress: &(dyn Fn(u64) + Sync)) -> Result<(), StoreError> {
         let client = self.client().await?;
-        create_world_table(&client).await?;
+        create_world_tables(&client).await?;
         client.batch_execute(&(forget_world("mobile") + MOBILE_SCHEMA)).await.map_err(classify)?;
         let users = client
             .prepare("INSERT INTO users SELECT unnest($1::bigint[]), $2")

@@ -158,7 +158,7 @@ impl MmoTarget for RedisTarget {
 
     async fn create(&self, world: &WorldSpec) -> Result<(), StoreError> {
         let mut c = self.open().await?;
-        c.call(&[b"UNLINK", &super::world_key("mmo")]).await?;
+        super::forget_world(&mut c, "mmo").await?;
         delete_matching(&mut c, "mmo:*").await?;
         c.push(&[b"SET", b"mmo:seq", world.first_free_id().to_string().as_bytes()]);
         let mut n = 1;

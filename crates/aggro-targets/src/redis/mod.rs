@@ -120,8 +120,18 @@ impl RedisConn {
 }
 
 /// The key of `workload`'s world record.
-pub(crate) fn world_key(workload: &str) -> Vec<u8> {
+fn world_key(workload: &str) -> Vec<u8> {
     format!("aggro:world:{workload}").into_bytes()
+}
+
+/// The key of `workload`'s run log (a list).
+fn runs_key(workload: &str) -> Vec<u8> {
+    format!("aggro:runs:{workload}").into_bytes()
+}
+
+/// Removes `workload`'s world record and run log (a population's first step).
+pub(crate) async fn forget_world(c: &mut Connection, workload: &str) -> Result<(), StoreError> {
+    c.call(&[b"UNLINK", &world_key(workload), &runs_key(workload)]).await.map(drop)
 }
 
 impl WorldStore for RedisTarget {
@@ -137,6 +147,23 @@ impl WorldStore for RedisTarget {
 
     async fn write_world(&self, workload: &str, record: &str) -> Result<(), StoreError> {
         self.open().await?.call(&[b"SET", &world_key(workload), record.as_bytes()]).await.map(drop)
+    }
+
+    async fn log_run(&self, workload: &str, _id: &str, entry: &str) -> Result<(), StoreError> {
+        self.open().await?.call(&[b"RPUSH", &runs_key(workload), entry.as_bytes()]).await.map(drop)
+    }
+
+    async fn run_log(&self, workload: &str) -> Result<Vec<String>, StoreError> {
+        match self.open().await?.call(&[b"LRANGE", &runs_key(workload), b"0", b"-1"]).await? {
+            Reply::Array(Some(items)) => Ok(items
+                .into_iter()
+                .filter_map(|i| match i {
+                    Reply::Bulk(Some(b)) => String::from_utf8(b).ok(),
+                    _ => None,
+                })
+                .collect()),
+            _ => Err(StoreError::new(ErrorClass::Protocol, "unexpected LRANGE reply")),
+        }
     }
 }
 
@@ -157,7 +184,7 @@ impl MobileTarget for RedisTarget {
 
     async fn populate(&self, ids: &[u32], progress: &(dyn Fn(u64) + Sync)) -> Result<(), StoreError> {
         let mut c = self.open().await?;
-        c.call(&[b"UNLINK", &world_key("mobile")]).await?;
+        forget_world(&mut c, "mobile").await?;
         delete_matching(&mut c, "User*").await?;
         let gold = INITIAL_GOLD.to_string();
         let mut buf = Vec::new();

@@ -10,7 +10,7 @@ mod mmo;
 pub use mmo::SqliteMmoConn;
 
 use aggro_core::mobile::{GOLD_STEP, INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
-use crate::sql_schema::{WORLD_TABLE, forget_world};
+use crate::sql_schema::{WORLD_TABLES, forget_world};
 use aggro_core::world::WorldStore;
 use aggro_core::{ErrorClass, StoreError};
 use rusqlite::{Connection, ErrorCode, params};
@@ -110,13 +110,29 @@ impl WorldStore for SqliteTarget {
 
     async fn write_world(&self, workload: &str, record: &str) -> Result<(), StoreError> {
         let conn = self.open()?;
-        conn.execute_batch(WORLD_TABLE).map_err(classify)?;
+        conn.execute_batch(&WORLD_TABLES.join(";")).map_err(classify)?;
         conn.execute(
             "INSERT INTO aggro_world VALUES (?1, ?2) ON CONFLICT (workload) DO UPDATE SET record = excluded.record",
             params![workload, record],
         )
         .map_err(classify)
         .map(drop)
+    }
+
+    async fn log_run(&self, workload: &str, id: &str, entry: &str) -> Result<(), StoreError> {
+        let conn = self.open()?;
+        conn.execute_batch(&WORLD_TABLES.join(";")).map_err(classify)?;
+        conn.execute("INSERT INTO aggro_runs VALUES (?1, ?2, ?3)", params![workload, id, entry]).map_err(classify).map(drop)
+    }
+
+    async fn run_log(&self, workload: &str) -> Result<Vec<String>, StoreError> {
+        let conn = self.open()?;
+        let mut stmt = match conn.prepare("SELECT entry FROM aggro_runs WHERE workload = ?1") {
+            Err(e) if e.to_string().contains("no such table") => return Ok(Vec::new()),
+            other => other.map_err(classify)?,
+        };
+        let rows = stmt.query_map(params![workload], |r| r.get(0)).map_err(classify)?;
+        rows.collect::<Result<Vec<String>, _>>().map_err(classify)
     }
 }
 

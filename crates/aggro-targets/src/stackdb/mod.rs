@@ -128,8 +128,9 @@ impl StackDbConn {
     }
 }
 
-/// World records are keys `aggro:world:<workload>`; a population resets
-/// the whole database, which so forgets them first.
+/// World records are keys `aggro:world:<workload>`, run logs keys
+/// `aggro:runs:<workload>` (a line per run); a population resets the whole
+/// database, which so forgets them first.
 impl WorldStore for StackDbTarget {
     async fn read_world(&self, workload: &str) -> Result<Option<String>, StoreError> {
         if self.db.get().is_none() && !self.path.join("log").exists() {
@@ -148,10 +149,36 @@ impl WorldStore for StackDbTarget {
         txn.commit().map_err(err)?;
         db.checkpoint().map_err(err)
     }
+
+    async fn log_run(&self, workload: &str, _id: &str, entry: &str) -> Result<(), StoreError> {
+        let db = self.open()?;
+        let err = |e: stackdb::Error| classify(&e, &self.path);
+        // One key per workload, entries a line each: the one writer makes
+        // the read and the write back atomic.
+        let key = runs_key(workload);
+        let mut txn = db.begin_write();
+        let mut log = txn.get(&key).map_err(err)?.unwrap_or_default();
+        log.extend_from_slice(entry.as_bytes());
+        log.push(b'\n');
+        txn.put(&key, &log).map_err(err)?;
+        txn.commit().map_err(err)
+    }
+
+    async fn run_log(&self, workload: &str) -> Result<Vec<String>, StoreError> {
+        if self.db.get().is_none() && !self.path.join("log").exists() {
+            return Ok(Vec::new());
+        }
+        let log = self.open()?.get(&runs_key(workload)).map_err(|e| classify(&e, &self.path))?.unwrap_or_default();
+        Ok(String::from_utf8_lossy(&log).lines().map(str::to_string).collect())
+    }
 }
 
 fn world_key(workload: &str) -> Vec<u8> {
     format!("aggro:world:{workload}").into_bytes()
+}
+
+fn runs_key(workload: &str) -> Vec<u8> {
+    format!("aggro:runs:{workload}").into_bytes()
 }
 
 impl MobileTarget for StackDbTarget {

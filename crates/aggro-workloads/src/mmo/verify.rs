@@ -62,6 +62,14 @@ impl MmoVerdict {
             .all(|v| v.count == 0)
     }
 
+    /// Whether the checks that hold whatever the ledger misses pass: no
+    /// item twice, none orphaned, every count matching its items. (Leases
+    /// and per-player totals can be explained by a run whose file is missing:
+    /// a killed game server holds its leases until they expire.)
+    pub fn consistent(&self) -> bool {
+        [&self.duplicated_items, &self.orphaned_items, &self.item_count_mismatches].iter().all(|v| v.count == 0)
+    }
+
     /// One line per check, for a person.
     pub fn lines(&self) -> Vec<String> {
         let mut lines = vec![format!("{} players, {} items in the store", self.players, self.items)];

@@ -24,6 +24,11 @@ pub enum Workload {
 }
 
 impl Workload {
+    /// Whether it commits changes a verify accounts for.
+    pub fn commits(self) -> bool {
+        self != Workload::Read
+    }
+
     /// Parses `write`, `consistent-read` or `read`.
     pub fn parse(text: &str) -> Result<Self, String> {
         match text {

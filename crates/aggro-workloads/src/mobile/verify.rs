@@ -26,6 +26,15 @@ pub struct Ledger {
 }
 
 impl Ledger {
+    /// The ledger of files that miss some runs: what those runs committed is
+    /// unknown, so only the lower bounds hold (the store may hold more than
+    /// the files say, never less), and no user may be judged by "no run
+    /// added gold".
+    pub fn open_ended(self) -> Self {
+        const UNKNOWN: u64 = u64::MAX / 4;
+        Self { transfers_in_doubt: UNKNOWN, gold_adds_in_doubt: UNKNOWN, ..self }
+    }
+
     /// Adds another run's figures.
     pub fn add(&mut self, other: &Ledger) {
         self.transfers += other.transfers;

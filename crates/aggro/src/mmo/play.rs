@@ -77,10 +77,12 @@ impl MmoVisitor for Play {
         );
         let started = std::time::Instant::now();
         let mut loaders = Vec::new();
+        let mut run_id = String::new();
         for &i in &s.zones {
             let mut conn = target.connect().await.map_err(|e| anyhow::anyhow!("zone {i}: {}", e.message))?;
-            if i == 0 {
+            if loaders.is_empty() {
                 preflight(&mut conn, &target, &s.world).await?;
+                run_id = crate::world::log_run(&target, &target.describe(), "mmo", "mmo play", "play", true).await?;
             }
             let mut zone = Zone::new(conn, s.world, owner_id(i), s.lease_ms, s.seed ^ (i as u64) << 40);
             zone.fill(s.players as usize).await.map_err(|e| anyhow::anyhow!("filling zone {i}: {}", e.message))?;
@@ -124,6 +126,7 @@ impl MmoVisitor for Play {
             self.threads,
         );
         record.world = self.world_record;
+        record.run_ids = vec![run_id];
         record.extra = serde_json::json!({ "mmo_play": {
             "player_minute_ratio": summary.player_minute_ratio,
             "extrapolated_players_per_server": extrapolated,

@@ -38,6 +38,10 @@ impl MobileVisitor for FindMax {
         let d = &self.drive;
         let samples = Arc::new(ErrorSamples::default());
         let mut loaders = connect_loaders(&target, d.loaders, d.workload, d.keys, d.seed, &samples).await?;
+        // Logged, but its result file does not claim the id: the file keeps
+        // only the last trial's counts, so it cannot account for what every
+        // trial committed, and a verify names the search instead of blaming the store.
+        crate::world::log_run(&target, &target.describe(), "mobile", "mobile find-max", d.workload.name(), d.workload.commits()).await?;
         let names = d.workload.operations();
         let stop = StopHandle::new();
         stop.stop_on_signals();

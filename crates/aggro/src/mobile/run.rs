@@ -59,6 +59,7 @@ impl MobileVisitor for Run {
         let d = &self.drive;
         let samples = Arc::new(ErrorSamples::default());
         let loaders = connect_loaders(&target, d.loaders, d.workload, d.keys, d.seed, &samples).await?;
+        let run_id = crate::world::log_run(&target, &target.describe(), "mobile", "mobile run", d.workload.name(), d.workload.commits()).await?;
         let names = d.workload.operations();
         let stop = StopHandle::new();
         stop.stop_on_signals();
@@ -84,6 +85,7 @@ impl MobileVisitor for Run {
         console.finish();
         let mut record = session::record("mobile run", spec, started_at, names, &outcome, console, &samples, d.threads);
         record.world = self.world;
+        record.run_ids = vec![run_id];
         session::write(&record, &self.out, &self.exports)?;
         session::print_summary(&record);
         println!("result: {}", self.out.display());

@@ -3,10 +3,12 @@
 use super::{on_target, spec};
 use crate::cli::VerifyArgs;
 use crate::session;
+use crate::world::{LedgerIncomplete, missing_runs};
 use aggro_core::mobile::MobileTarget;
 use aggro_report::RunRecord;
 use aggro_targets::MobileVisitor;
 use aggro_workloads::mobile::{KeySpace, Ledger, verify};
+use std::path::PathBuf;
 
 /// What a run's result file says it committed.
 pub fn ledger_of(record: &RunRecord) -> Ledger {
@@ -20,23 +22,34 @@ pub fn ledger_of(record: &RunRecord) -> Ledger {
 
 struct Verify {
     keys: KeySpace,
-    ledger: Option<Ledger>,
+    /// The result files given, read.
+    results: Vec<(PathBuf, RunRecord)>,
 }
 
 impl MobileVisitor for Verify {
     type Output = anyhow::Result<bool>;
 
     async fn visit<T: MobileTarget>(self, target: T) -> anyhow::Result<bool> {
-        let rows = target.scan().await.map_err(|e| anyhow::anyhow!("{}: {}", target.describe(), e.message))?;
-        let v = verify(&rows, &self.keys, self.ledger.as_ref());
+        let describe = target.describe();
+        let ledger = (!self.results.is_empty()).then(|| {
+            let mut total = Ledger::default();
+            for (_, record) in &self.results {
+                total.add(&ledger_of(record));
+            }
+            total
+        });
+        let missing = match ledger {
+            Some(_) => missing_runs(&target, &describe, "mobile", &self.results).await?,
+            None => Vec::new(),
+        };
+        let checked = ledger.map(|l| if missing.is_empty() { l } else { l.open_ended() });
+        let rows = target.scan().await.map_err(|e| anyhow::anyhow!("{describe}: {}", e.message))?;
+        let v = verify(&rows, &self.keys, checked.as_ref());
         println!(
-            "{}: {} users, {} committed write transactions, {} committed add-gold transactions in the store",
-            target.describe(),
-            v.users,
-            v.tickets,
-            v.gold_adds
+            "{describe}: {} users, {} committed write transactions, {} committed add-gold transactions in the store",
+            v.users, v.tickets, v.gold_adds
         );
-        match &self.ledger {
+        match &ledger {
             Some(l) => println!(
                 "result files say: {} writes committed (+{} in doubt), {} gold adds committed (+{} in doubt)",
                 l.transfers, l.transfers_in_doubt, l.gold_adds, l.gold_adds_in_doubt
@@ -46,12 +59,24 @@ impl MobileVisitor for Verify {
         for p in &v.problems {
             println!("problem: {}", serde_json::to_string(p)?);
         }
-        if v.is_ok() {
-            println!("verify: ok");
-        } else {
+        if !v.is_ok() {
             println!("verify: {} problems", v.problem_count);
+            return Ok(false);
         }
-        Ok(v.is_ok())
+        if let (Some(l), false) = (ledger, missing.is_empty()) {
+            let gap = format!(
+                "the store holds {} committed write transactions and {} add-gold transactions beyond the files' {} and {} (in doubt in the files: {} and {}), and every user is consistent",
+                v.tickets - l.transfers as i64,
+                v.gold_adds - l.gold_adds as i64,
+                l.transfers,
+                l.gold_adds,
+                l.transfers_in_doubt,
+                l.gold_adds_in_doubt
+            );
+            return Err(LedgerIncomplete::new(&missing, &gap).into());
+        }
+        println!("verify: ok");
+        Ok(true)
     }
 }
 
@@ -61,14 +86,7 @@ pub fn main(a: VerifyArgs) -> anyhow::Result<()> {
     let rt = session::runtime(1)?;
     let (keys, world) = super::settle(&rt, &flags)?;
     crate::world::check_results(world.as_ref(), &results)?;
-    let ledger = (!results.is_empty()).then(|| {
-        let mut total = Ledger::default();
-        for (_, record) in &results {
-            total.add(&ledger_of(record));
-        }
-        total
-    });
-    let ok = rt.block_on(on_target(&a.data.target, Verify { keys, ledger }))?;
+    let ok = rt.block_on(on_target(&a.data.target, Verify { keys, results }))?;
     if !ok {
         anyhow::bail!("the store breaks the workload's invariants (lost or phantom updates; ids above)");
     }
