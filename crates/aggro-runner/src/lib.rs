@@ -31,5 +31,5 @@ pub mod stop;
 pub use executor::{RunOutcome, run};
 pub use loader::{Loader, Steps};
 pub use monitor::{IntervalReport, Observer};
-pub use plan::{BacklogRule, Placement, RunPlan, StopReason};
+pub use plan::{BacklogRule, Placement, RunPlan, StopReason, TimerMode};
 pub use stop::StopHandle;

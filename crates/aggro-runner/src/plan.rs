@@ -59,6 +59,38 @@ pub enum Placement {
     Threads,
 }
 
+/// How a loader waits for a slot further ahead than a yield.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TimerMode {
+    /// Sleep on the timer to the slot's time: no CPU while waiting, but a
+    /// wake-up comes tens of microseconds late on a VM.
+    Cheap,
+    /// Sleep to just before the slot's time and spin the rest: lateness of a
+    /// few microseconds, for the CPU of the spin.
+    Precise,
+    /// Precise for a loader on a thread of its own (an embedded target,
+    /// whose engine runs in that thread) while its requests take less than
+    /// 100 µs, where a late wake-up would be a large part of the latency;
+    /// cheap otherwise, and always for loaders sharing the runtime (network
+    /// targets), whose spin would take CPU from the other loaders and from a
+    /// server on the same machine.
+    #[default]
+    Auto,
+}
+
+impl TimerMode {
+    /// Parses `cheap`, `precise` or `auto`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "cheap" => Ok(TimerMode::Cheap),
+            "precise" => Ok(TimerMode::Precise),
+            "auto" => Ok(TimerMode::Auto),
+            _ => Err(format!("unknown --timer {text:?}: expected cheap, precise or auto")),
+        }
+    }
+}
+
 /// Everything the executor needs to know about a run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunPlan {
@@ -83,6 +115,9 @@ pub struct RunPlan {
     /// This generator's share of a run split across workers (the whole run by default).
     #[serde(default)]
     pub share: Share,
+    /// How loaders wait for their slots.
+    #[serde(default)]
+    pub timer: TimerMode,
 }
 
 /// Why a run ended.

@@ -49,6 +49,8 @@ fn plan(rate: f64, seconds: u64) -> RunPlan {
         seed: 1,
         placement: Placement::Tasks,
         share: aggro_core::Share::WHOLE,
+        // Precise waits spin, and a spin never lets a paused clock advance.
+        timer: aggro_runner::TimerMode::Cheap,
     }
 }
 

@@ -214,6 +214,9 @@ pub struct DriveArgs {
     /// Also print one line per loader per interval (the seed-001 view).
     #[arg(long)]
     pub per_loader: bool,
+    /// How loaders wait for a request's intended time: cheap (sleep on the timer; a VM wakes ~40 µs late), precise (sleep to 150 µs before, spin the rest: a few µs late, for the spin's CPU), or auto (precise for an embedded target's loaders while requests take under 100 µs, cheap for network targets).
+    #[arg(long, default_value = "auto")]
+    pub timer: String,
 }
 
 #[derive(Debug, Args)]

@@ -63,6 +63,7 @@ impl Login {
             seed: self.seed,
             placement: if target.blocking() { Placement::Threads } else { Placement::Tasks },
             share: aggro_core::Share::WHOLE,
+            timer: aggro_runner::TimerMode::default(),
         };
         let stop = StopHandle::new();
         stop.stop_on_signals();

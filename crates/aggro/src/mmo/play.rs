@@ -16,7 +16,7 @@ use aggro_core::mmo::{MmoTarget, WorldSpec};
 use aggro_core::world::WorldRecord;
 use aggro_core::{ErrorSamples, MonotonicClock, Pacing, RatePlan};
 use aggro_report::RunRecord;
-use aggro_runner::{BacklogRule, Placement, RunPlan, StopHandle};
+use aggro_runner::{BacklogRule, Placement, RunPlan, StopHandle, TimerMode};
 use aggro_targets::MmoVisitor;
 use aggro_workloads::mmo::book::{PeriodBook, summary_lines};
 use aggro_workloads::mmo::{OPERATIONS, PeriodLoader, Profile, Zone};
@@ -233,6 +233,7 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
         seed,
         placement: Placement::Tasks,
         share,
+        timer: TimerMode::default(),
     };
     let play = Play {
         spec: PlaySpec {

@@ -43,6 +43,7 @@ pub fn plan(drive: &DriveSpec, rate: RatePlan, limit: Option<u64>) -> RunPlan {
         seed: drive.seed,
         placement: Placement::Tasks,
         share: aggro_core::Share::WHOLE,
+        timer: drive.timer,
     }
 }
 

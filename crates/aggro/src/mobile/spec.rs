@@ -5,7 +5,7 @@ use crate::cli::{DataArgs, DriveArgs};
 use aggro_core::units::parse_duration;
 use aggro_core::world::{WorldRecord, WorldShape, settle};
 use aggro_core::{Nanos, Pacing};
-use aggro_runner::BacklogRule;
+use aggro_runner::{BacklogRule, TimerMode};
 use aggro_targets::TargetUrl;
 use aggro_workloads::mobile::{KeySpace, Spread, Workload};
 use serde::Serialize;
@@ -26,6 +26,7 @@ pub struct DriveSpec {
     pub drain_ns: Nanos,
     pub seed: u64,
     pub threads: usize,
+    pub timer: TimerMode,
 }
 
 fn bad(e: String) -> anyhow::Error {
@@ -93,6 +94,7 @@ pub fn resolve_drive(a: &DriveArgs) -> anyhow::Result<DriveSpec> {
         drain_ns: parse_duration(&a.drain).map_err(bad)?.as_nanos() as Nanos,
         seed,
         threads: a.threads,
+        timer: TimerMode::parse(&a.timer).map_err(bad)?,
     })
 }
 
