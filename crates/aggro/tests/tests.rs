@@ -130,6 +130,7 @@ fn the_null_target_measures_the_harness_and_the_record_matches_the_schema() {
     let r = result(std::path::Path::new(&out));
     assert_books_balance(&r);
     assert_eq!(totals(&r).0, 40_000);
+    assert_eq!(r["spec"]["plan"]["timer"], "auto", "the timer mode is part of the recorded plan");
     // Two whole seconds, plus a final sliver if the last request ended after 2.000 s.
     let intervals = r["intervals"].as_array().unwrap().len();
     assert!((2..=3).contains(&intervals), "{intervals}");
@@ -287,6 +288,7 @@ fn bad_input_is_one_line_and_exit_code_2() {
         &["mobile", "run", "--target", "null:", "--workload", "delete"],
         &["mobile", "run", "--target", "null:", "--duration", "forever"],
         &["mobile", "run", "--target", "null:", "--stages", "30s"],
+        &["mobile", "run", "--target", "null:", "--timer", "exact"],
         &["mobile", "verify", "--target", "null:", "--result", "/nonexistent/x.json"],
     ] {
         let out = run(args, Duration::from_secs(30));
