@@ -354,9 +354,15 @@ fn a_server_killed_mid_run_is_counted_and_the_result_still_written() {
     let intervals = r["intervals"].as_array().unwrap();
     assert_eq!(intervals[0]["ops"][0]["errors"], 0);
     assert!(intervals.last().unwrap()["ops"][0]["ok"] == 0 || intervals[intervals.len() - 2]["ops"][0]["ok"] == 0);
-    // The generator sat idle through the outage: no false alarm.
-    assert_eq!(r["generator_bound"], false, "{}", r["generator_signals"]);
-    assert!(!text.contains("may describe aggro"), "{text}");
+    // The generator sat idle through the outage: the outage raises no signal.
+    // (A machine busy with the other tests may still make the clean
+    // intervals' timers late, and that is rightly named; the outage's
+    // intervals are left out of it.)
+    for s in r["generator_signals"].as_array().into_iter().flatten() {
+        assert_eq!(s["signal"], "lateness", "{s}");
+        let clean = intervals.iter().filter(|i| i["ops"][0]["errors"] == 0).count();
+        assert!(s["message"].as_str().unwrap().contains(&format!("over the {clean} of {} intervals", intervals.len())), "{s}");
+    }
 }
 
 #[test]
