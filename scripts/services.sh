@@ -57,10 +57,16 @@ start_postgres() {
       echo "services: the postgres user cannot reach $dir (is a parent directory private?)" >&2; return 1; }
   fi
   "${run_as[@]}" "$bin/initdb" -D "$data" -U postgres -A trust --no-sync >"$dir/postgres.log" 2>&1
+  # One role that must log in with a password (SCRAM-SHA-256), as real servers ask.
+  "${run_as[@]}" sh -c "{ echo 'host all aggro_scram 127.0.0.1/32 scram-sha-256'; cat '$data/pg_hba.conf'; } >'$data/pg_hba.new' && mv '$data/pg_hba.new' '$data/pg_hba.conf'"
   "${run_as[@]}" "$bin/pg_ctl" -D "$data" -l "$dir/postgres.log" -w -t 60 \
     -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$data $pg_durability -c max_connections=300" start >/dev/null
   wait_for postgres 100 "$bin/pg_isready" -h 127.0.0.1 -p "$port"
+  "${run_as[@]}" "$bin/psql" -q -h 127.0.0.1 -p "$port" -U postgres -d postgres \
+    -c "SET password_encryption = 'scram-sha-256'" -c "CREATE ROLE aggro_scram LOGIN PASSWORD 's3cret'" \
+    -c "CREATE DATABASE aggro_scram OWNER aggro_scram" >>"$dir/postgres.log" 2>&1
   echo "AGGRO_TEST_POSTGRES=postgres://postgres@127.0.0.1:$port/postgres" >>"$dir/env"
+  echo "AGGRO_TEST_POSTGRES_SCRAM=postgres://aggro_scram:s3cret@127.0.0.1:$port/aggro_scram" >>"$dir/env"
   echo "AGGRO_PG_BIN=$bin" >>"$dir/env"
 }
 

@@ -12,7 +12,8 @@
 //! - [`null`]: does nothing, to measure the harness itself.
 //! - `stackdb` (feature `stackdb`): aggro's own embedded engine.
 //! - `sqlite` (feature `sqlite`): rusqlite, WAL, `BEGIN IMMEDIATE` transactions.
-//! - `postgres` (feature `postgres`): tokio-postgres; also the path for
+//! - `postgres` (feature `postgres`): tokio-postgres, and a small client of
+//!   our own (`postgres::wire`) for the mobile loaders' hot path; also the path for
 //!   wire-compatible CockroachDB/YugabyteDB/Spanner-PG (40001 is a conflict).
 //! - `redis` (feature `redis`): a small RESP client of our own, MULTI/EXEC.
 //! - `dynamodb` (feature `dynamodb`): the DynamoDB JSON API with SigV4 over
@@ -21,7 +22,7 @@
 
 #[cfg(feature = "dynamodb")]
 pub mod dynamodb;
-#[cfg(any(feature = "redis", feature = "dynamodb"))]
+#[cfg(any(feature = "postgres", feature = "redis", feature = "dynamodb"))]
 pub mod net;
 pub mod null;
 #[cfg(any(feature = "postgres", feature = "redis", feature = "dynamodb"))]

@@ -109,6 +109,20 @@ fn postgres_round_trip_verifies() {
 }
 
 #[test]
+fn postgres_with_a_scram_password_runs_and_verifies() {
+    // The loaders' own wire client authenticates as servers ask outside tests.
+    if let Some(url) = service("AGGRO_TEST_POSTGRES_SCRAM") {
+        let dir = tempdir();
+        ok(&["mobile", "populate", "--target", &url, "--users", "500"]);
+        let out = path(dir.path(), "w.json");
+        ok(&["mobile", "run", "--target", &url, "--rate", "200", "--duration", "1s", "-q", "--out", &out]);
+        assert_eq!(totals(&result(std::path::Path::new(&out))), (200, 0, 0));
+        let text = ok(&["mobile", "verify", "--target", &url, "--result", &out]);
+        assert!(text.contains("verify: ok") && !text.contains("s3cret"), "{text}");
+    }
+}
+
+#[test]
 fn redis_round_trip_verifies() {
     if let Some(url) = service("AGGRO_TEST_REDIS") {
         mobile_round_trip(&format!("{url}/1"), BRISK);

@@ -8,6 +8,7 @@
 //! A connection that breaks is re-opened at most once a second.
 
 mod mmo;
+pub mod wire;
 
 pub use mmo::PostgresMmoConn;
 
@@ -18,7 +19,8 @@ use aggro_core::{ErrorClass, StoreError};
 use crate::reconnect::Reconnecting;
 use std::time::Duration;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{Client, NoTls, Statement};
+use tokio_postgres::{Client, NoTls};
+use wire::Wire;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -77,19 +79,23 @@ fn classify(e: tokio_postgres::Error) -> StoreError {
     StoreError::new(class, cause(&e))
 }
 
-/// Prepared statements of one connection.
-struct Prepared {
-    client: Client,
-    transfer_gold: Statement,
-    transfer_ticket: Statement,
-    add_gold: Statement,
-    read_gold: Statement,
-}
+/// The mobile workload's statements, prepared on every loader's connection.
+const TRANSFER_GOLD: &str = "transfer_gold";
+const TRANSFER_TICKET: &str = "transfer_ticket";
+const ADD_GOLD: &str = "add_gold";
+const READ_GOLD: &str = "read_gold";
+const STATEMENTS: [(&str, &str); 4] = [
+    (TRANSFER_GOLD, "UPDATE users SET gold = gold - 5 WHERE id = $1"),
+    (TRANSFER_TICKET, "UPDATE user_items SET num_tickets = num_tickets + 1 WHERE id = $1"),
+    (ADD_GOLD, "UPDATE users SET gold = gold + 5 WHERE id = $1"),
+    (READ_GOLD, "SELECT gold FROM users WHERE id = $1"),
+];
 
-/// One loader's connection, re-opened if it breaks.
+/// One loader's connection ([`wire::Wire`], the socket in the loader's own
+/// future), re-opened if it breaks.
 pub struct PostgresConn {
     target: PostgresTarget,
-    live: Reconnecting<Prepared>,
+    live: Reconnecting<Wire>,
 }
 
 impl std::fmt::Debug for PostgresConn {
@@ -99,41 +105,43 @@ impl std::fmt::Debug for PostgresConn {
 }
 
 impl PostgresConn {
-    async fn prepare(target: &PostgresTarget) -> Result<Prepared, StoreError> {
-        let client = target.client().await?;
-        Ok(Prepared {
-            transfer_gold: client.prepare("UPDATE users SET gold = gold - 5 WHERE id = $1").await.map_err(classify)?,
-            transfer_ticket: client
-                .prepare("UPDATE user_items SET num_tickets = num_tickets + 1 WHERE id = $1")
-                .await
-                .map_err(classify)?,
-            add_gold: client.prepare("UPDATE users SET gold = gold + 5 WHERE id = $1").await.map_err(classify)?,
-            read_gold: client.prepare("SELECT gold FROM users WHERE id = $1").await.map_err(classify)?,
-            client,
-        })
+    async fn open(target: &PostgresTarget) -> Result<Wire, StoreError> {
+        let config: tokio_postgres::Config = target
+            .url
+            .parse()
+            .map_err(|e| StoreError::new(ErrorClass::Connect, format!("{}: {e}", target.describe())))?;
+        let describe = target.describe();
+        let mut wire = tokio::time::timeout(CONNECT_TIMEOUT, Wire::connect(&config, &describe))
+            .await
+            .map_err(|_| StoreError::new(ErrorClass::Connect, format!("no answer from {describe} within 5 s")))??;
+        for (name, sql) in STATEMENTS {
+            wire.prepare(name, sql, 1).await?;
+        }
+        Ok(wire)
     }
 
-    async fn live(&mut self) -> Result<&Prepared, StoreError> {
-        self.live.drop_if(|p| p.client.is_closed());
+    async fn live(&mut self) -> Result<&mut Wire, StoreError> {
+        self.live.drop_if(Wire::is_broken);
         let target = &self.target;
-        Ok(&*self.live.get(|| Self::prepare(target)).await?)
+        self.live.get(|| Self::open(target)).await
     }
 
-    async fn transact(&mut self, which: fn(&Prepared) -> [Option<&Statement>; 2], id: u32) -> Result<(), StoreError> {
-        let p = self.live().await?;
+    /// Runs `statements` (each updating exactly one row of user `id`) as one transaction.
+    async fn transact(&mut self, statements: &[&str], id: u32) -> Result<(), StoreError> {
+        let wire = self.live().await?;
         let id = i64::from(id);
-        p.client.batch_execute("BEGIN").await.map_err(classify)?;
+        wire.simple("BEGIN").await?;
         let result = async {
-            for stmt in which(p).into_iter().flatten() {
-                if p.client.execute(stmt, &[&id]).await.map_err(classify)? != 1 {
+            for name in statements {
+                if wire.execute(name, &[id]).await?.rows != 1 {
                     return Err(StoreError::new(ErrorClass::Data, format!("user {id} is not in the database")));
                 }
             }
-            p.client.batch_execute("COMMIT").await.map_err(classify)
+            wire.simple("COMMIT").await
         }
         .await;
-        if result.is_err() && !p.client.is_closed() {
-            let _ = p.client.batch_execute("ROLLBACK").await;
+        if result.is_err() && !wire.is_broken() {
+            let _ = wire.simple("ROLLBACK").await;
         }
         result
     }
@@ -211,7 +219,7 @@ impl MobileTarget for PostgresTarget {
     }
 
     async fn connect(&self) -> Result<PostgresConn, StoreError> {
-        let live = PostgresConn::prepare(self).await?;
+        let live = PostgresConn::open(self).await?;
         Ok(PostgresConn { target: self.clone(), live: Reconnecting::new(live) })
     }
 
@@ -254,17 +262,18 @@ impl MobileTarget for PostgresTarget {
 
 impl MobileConn for PostgresConn {
     async fn transfer(&mut self, id: u32) -> Result<(), StoreError> {
-        self.transact(|p| [Some(&p.transfer_gold), Some(&p.transfer_ticket)], id).await
+        self.transact(&[TRANSFER_GOLD, TRANSFER_TICKET], id).await
     }
 
     async fn add_gold(&mut self, id: u32) -> Result<(), StoreError> {
-        self.transact(|p| [Some(&p.add_gold), None], id).await
+        self.transact(&[ADD_GOLD], id).await
     }
 
     async fn read_gold(&mut self, id: u32) -> Result<i64, StoreError> {
-        let p = self.live().await?;
-        let row = p.client.query_opt(&p.read_gold, &[&i64::from(id)]).await.map_err(classify)?;
-        row.map(|r| r.get(0))
+        let wire = self.live().await?;
+        wire.execute(READ_GOLD, &[i64::from(id)])
+            .await?
+            .first
             .ok_or_else(|| StoreError::new(ErrorClass::Data, format!("user {id} is not in the database")))
     }
 }

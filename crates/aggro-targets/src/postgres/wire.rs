@@ -1,0 +1,280 @@
+//! A small PostgreSQL client for the mobile workload's hot path: prepared
+//! statements, each executed in one round trip straight on the loader's
+//! socket, as pgbench does.
+//!
+//! tokio-postgres hands every statement to a connection task through a
+//! channel and the reply back through another: two task wake-ups and a
+//! channel per round trip, about 3.5 µs of CPU per write transaction more
+//! than pgbench here (docs/BENCHMARKS.md). This client keeps the socket in
+//! the loader's own future. Messages are encoded and parsed by
+//! `postgres-protocol` (the crate under tokio-postgres), so no framing is
+//! written by hand; authentication covers trust, cleartext, MD5 and
+//! SCRAM-SHA-256. TLS is not supported (tokio-postgres, used for
+//! everything else, has none configured either).
+
+use aggro_core::{ErrorClass, StoreError};
+use bytes::{BufMut, BytesMut};
+use postgres_protocol::IsNull;
+use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
+use postgres_protocol::message::backend::Message;
+use postgres_protocol::message::frontend;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::fallible_iterator::FallibleIterator;
+
+/// The `int8` type's OID: every parameter of the hot path is one.
+const INT8: u32 = 20;
+/// Binary format code.
+const BINARY: i16 = 1;
+
+/// What one executed statement returned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Executed {
+    /// Rows the command touched (`UPDATE 1` → 1), or returned.
+    pub rows: u64,
+    /// The first column of the first row, when it is an `int8`.
+    pub first: Option<i64>,
+}
+
+/// One connection.
+pub struct Wire {
+    reader: OwnedReadHalf,
+    writer: OwnedWriteHalf,
+    out: BytesMut,
+    input: BytesMut,
+    /// Whether the connection is unusable (an I/O or protocol failure).
+    broken: bool,
+}
+
+fn io_error(e: std::io::Error) -> StoreError {
+    StoreError::new(ErrorClass::Disconnected, format!("postgres connection: {e}"))
+}
+
+fn protocol(why: impl Into<String>) -> StoreError {
+    StoreError::new(ErrorClass::Protocol, why.into())
+}
+
+/// An `ErrorResponse` as a classified error (the same classes as the
+/// tokio-postgres path).
+fn server_error(body: &postgres_protocol::message::backend::ErrorResponseBody) -> StoreError {
+    let (mut code, mut message) = (String::new(), String::new());
+    let mut fields = body.fields();
+    while let Ok(Some(f)) = fields.next() {
+        let value = String::from_utf8_lossy(f.value_bytes()).into_owned();
+        match f.type_() {
+            b'C' => code = value,
+            b'M' => message = value,
+            _ => {}
+        }
+    }
+    let state = SqlState::from_code(&code);
+    let class = match state {
+        SqlState::T_R_SERIALIZATION_FAILURE => ErrorClass::Conflict,
+        SqlState::T_R_DEADLOCK_DETECTED => ErrorClass::Deadlock,
+        SqlState::LOCK_NOT_AVAILABLE => ErrorClass::Locked,
+        SqlState::UNDEFINED_TABLE => return StoreError::new(ErrorClass::Data, format!("db error: {message} (populate the workload first)")),
+        _ => ErrorClass::Server,
+    };
+    StoreError::new(class, format!("db error: {message}"))
+}
+
+impl Wire {
+    /// Connects and authenticates as `config` says (its first host and port).
+    pub async fn connect(config: &tokio_postgres::Config, what: &str) -> Result<Self, StoreError> {
+        let host = match config.get_hosts().first() {
+            Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+            _ => return Err(StoreError::new(ErrorClass::Connect, format!("{what}: only TCP hosts are supported"))),
+        };
+        let port = config.get_ports().first().copied().unwrap_or(5432);
+        let (reader, writer) = crate::net::connect("postgres", &format!("{host}:{port}")).await?;
+        let mut wire = Self { reader, writer, out: BytesMut::with_capacity(512), input: BytesMut::with_capacity(8192), broken: false };
+        let user = config.get_user().unwrap_or("postgres");
+        let mut params = vec![("user", user), ("client_encoding", "UTF8")];
+        if let Some(db) = config.get_dbname() {
+            params.push(("database", db));
+        }
+        frontend::startup_message(params, &mut wire.out).map_err(io_error)?;
+        wire.flush().await?;
+        wire.authenticate(user, config.get_password().unwrap_or_default()).await?;
+        wire.until_ready().await?;
+        Ok(wire)
+    }
+
+    async fn authenticate(&mut self, user: &str, password: &[u8]) -> Result<(), StoreError> {
+        let mut scram: Option<ScramSha256> = None;
+        loop {
+            match self.message().await? {
+                Message::AuthenticationOk => return Ok(()),
+                Message::AuthenticationCleartextPassword => frontend::password_message(password, &mut self.out).map_err(io_error)?,
+                Message::AuthenticationMd5Password(body) => {
+                    let hash = postgres_protocol::authentication::md5_hash(user.as_bytes(), password, body.salt());
+                    frontend::password_message(hash.as_bytes(), &mut self.out).map_err(io_error)?;
+                }
+                Message::AuthenticationSasl(body) => {
+                    let mut mechanisms = body.mechanisms();
+                    let mut offered = false;
+                    while let Ok(Some(m)) = mechanisms.next() {
+                        offered |= m == SCRAM_SHA_256;
+                    }
+                    if !offered {
+                        return Err(StoreError::new(ErrorClass::Connect, "the server offers no SASL mechanism this client speaks"));
+                    }
+                    let s = ScramSha256::new(password, ChannelBinding::unsupported());
+                    frontend::sasl_initial_response(SCRAM_SHA_256, s.message(), &mut self.out).map_err(io_error)?;
+                    scram = Some(s);
+                }
+                Message::AuthenticationSaslContinue(body) => {
+                    let s = scram.as_mut().ok_or_else(|| protocol("SASL continue before SASL start"))?;
+                    s.update(body.data()).map_err(|e| StoreError::new(ErrorClass::Connect, format!("SCRAM: {e}")))?;
+                    frontend::sasl_response(s.message(), &mut self.out).map_err(io_error)?;
+                }
+                Message::AuthenticationSaslFinal(body) => {
+                    let s = scram.as_mut().ok_or_else(|| protocol("SASL final before SASL start"))?;
+                    s.finish(body.data()).map_err(|e| StoreError::new(ErrorClass::Connect, format!("SCRAM: {e}")))?;
+                    continue;
+                }
+                Message::ErrorResponse(body) => {
+                    let e = server_error(&body);
+                    return Err(StoreError::new(ErrorClass::Connect, e.message));
+                }
+                _ => return Err(protocol("unexpected message during authentication")),
+            }
+            self.flush().await?;
+        }
+    }
+
+    /// Prepares `sql` as statement `name`, every parameter an `int8`.
+    pub async fn prepare(&mut self, name: &str, sql: &str, params: usize) -> Result<(), StoreError> {
+        frontend::parse(name, sql, std::iter::repeat_n(INT8, params), &mut self.out).map_err(io_error)?;
+        frontend::sync(&mut self.out);
+        self.flush().await?;
+        self.until_ready().await.map(drop)
+    }
+
+    /// Runs prepared statement `name` with `params`, results in binary.
+    pub async fn execute(&mut self, name: &str, params: &[i64]) -> Result<Executed, StoreError> {
+        let bound = frontend::bind(
+            "",
+            name,
+            [BINARY],
+            params,
+            |v, buf: &mut BytesMut| {
+                buf.put_i64(*v);
+                Ok(IsNull::No)
+            },
+            [BINARY],
+            &mut self.out,
+        );
+        bound.map_err(|_| protocol("cannot encode the parameters"))?;
+        frontend::execute("", 0, &mut self.out).map_err(io_error)?;
+        frontend::sync(&mut self.out);
+        self.flush().await?;
+        self.until_ready().await
+    }
+
+    /// Runs `sql` through the simple query protocol (`BEGIN`, `COMMIT`).
+    pub async fn simple(&mut self, sql: &str) -> Result<(), StoreError> {
+        frontend::query(sql, &mut self.out).map_err(io_error)?;
+        self.flush().await?;
+        self.until_ready().await.map(drop)
+    }
+
+    /// Whether the connection failed and must be replaced.
+    pub fn is_broken(&self) -> bool {
+        self.broken
+    }
+
+    async fn flush(&mut self) -> Result<(), StoreError> {
+        let result = self.writer.write_all(&self.out).await.map_err(io_error);
+        self.out.clear();
+        self.broken |= result.is_err();
+        result
+    }
+
+    /// Reads up to `ReadyForQuery`: what the statement did, or its error
+    /// (reported once the server is ready again, so the connection stays usable).
+    async fn until_ready(&mut self) -> Result<Executed, StoreError> {
+        let mut done = Executed::default();
+        let mut failed: Option<StoreError> = None;
+        loop {
+            match self.message().await? {
+                Message::ReadyForQuery(_) => return failed.map_or(Ok(done), Err),
+                Message::ErrorResponse(body) => failed = Some(server_error(&body)),
+                Message::CommandComplete(body) => {
+                    let tag = body.tag().map_err(|e| protocol(e.to_string()))?;
+                    done.rows = tag.rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0);
+                }
+                Message::DataRow(body) if done.first.is_none() => {
+                    // The first column (after the column count, which the
+                    // parser keeps apart): a 4-byte length, then an int8's 8 bytes.
+                    let b = body.buffer();
+                    if b.len() >= 12 && b[..4] == 8i32.to_be_bytes() {
+                        done.first = b[4..12].try_into().ok().map(i64::from_be_bytes);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    async fn message(&mut self) -> Result<Message, StoreError> {
+        loop {
+            match Message::parse(&mut self.input) {
+                Ok(Some(m)) => return Ok(m),
+                Ok(None) => {}
+                Err(e) => {
+                    self.broken = true;
+                    return Err(protocol(format!("bad message from the server: {e}")));
+                }
+            }
+            self.input.reserve(4096);
+            match self.reader.read_buf(&mut self.input).await {
+                Ok(0) => {
+                    self.broken = true;
+                    return Err(StoreError::new(ErrorClass::Disconnected, "connection closed"));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    self.broken = true;
+                    return Err(io_error(e));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An `ErrorResponse` with SQLSTATE `code`, as the server sends it.
+    fn error_response(code: &str) -> StoreError {
+        let mut fields = Vec::new();
+        for (t, v) in [(b'S', "ERROR"), (b'C', code), (b'M', "it failed")] {
+            fields.push(t);
+            fields.extend_from_slice(v.as_bytes());
+            fields.push(0);
+        }
+        fields.push(0);
+        let mut buf = BytesMut::new();
+        buf.put_u8(b'E');
+        buf.put_i32(fields.len() as i32 + 4);
+        buf.extend_from_slice(&fields);
+        match Message::parse(&mut buf) {
+            Ok(Some(Message::ErrorResponse(body))) => server_error(&body),
+            _ => panic!("not an error response"),
+        }
+    }
+
+    #[test]
+    fn server_errors_are_classified_as_the_tokio_postgres_path_does() {
+        assert_eq!(error_response("40001").class, ErrorClass::Conflict);
+        assert_eq!(error_response("40P01").class, ErrorClass::Deadlock);
+        assert_eq!(error_response("55P03").class, ErrorClass::Locked);
+        let missing = error_response("42P01");
+        assert_eq!(missing.class, ErrorClass::Data);
+        assert!(missing.message.contains("it failed") && missing.message.contains("populate"), "{}", missing.message);
+        assert_eq!(error_response("23505").class, ErrorClass::Server);
+    }
+}
