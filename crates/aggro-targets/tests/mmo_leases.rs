@@ -1,8 +1,8 @@
 //! LoadPlayer's lease is real on every target: a second game server cannot
 //! load a leased player, cannot write it (change sets are fenced), and gets
 //! it once the first server dies without releasing and the lease runs out.
-//! Servers come from scripts/services.sh (AGGRO_TEST_* variables).
 
+use super::util::{runtime, service};
 use aggro_core::mmo::*;
 use aggro_core::{ErrorClass, StoreError};
 use aggro_targets::{MmoVisitor, open_mmo};
@@ -84,22 +84,8 @@ impl MmoVisitor for LeaseTest {
     }
 }
 
-fn service(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ if std::env::var("AGGRO_REQUIRE_SERVICES").is_ok_and(|v| v == "1") || std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("{var} is not set: the server it names did not start (see scripts/services.sh)")
-        }
-        _ => {
-            eprintln!("skipping: {var} is not set (run the tests through scripts/test.sh)");
-            None
-        }
-    }
-}
-
 fn check(url: &str) {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(open_mmo(url, LeaseTest)).unwrap();
+    runtime().block_on(open_mmo(url, LeaseTest)).unwrap();
 }
 
 #[test]

@@ -2,8 +2,8 @@
 //! record replaced by a later write, every logged run kept), and forgotten
 //! by a population *before* it writes any data, so a population cut short
 //! never leaves a record claiming a whole world.
-//! Servers come from scripts/services.sh (AGGRO_TEST_* variables).
 
+use super::util::{runtime, service};
 use aggro_core::mmo::{MmoTarget, WorldSpec};
 use aggro_core::mobile::MobileTarget;
 use aggro_targets::{MmoVisitor, MobileVisitor, open_mmo, open_mobile};
@@ -52,10 +52,6 @@ impl MmoVisitor for Create {
     }
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-}
-
 fn check_mobile(url: &str) {
     let rt = runtime();
     for step in [Step::PopulateAndWrite, Step::PopulateAndRead] {
@@ -65,19 +61,6 @@ fn check_mobile(url: &str) {
 
 fn check_mmo(url: &str) {
     runtime().block_on(open_mmo(url, Create)).unwrap();
-}
-
-fn service(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ if std::env::var("AGGRO_REQUIRE_SERVICES").is_ok_and(|v| v == "1") || std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("{var} is not set: the server it names did not start (see scripts/services.sh)")
-        }
-        _ => {
-            eprintln!("skipping: {var} is not set (run the tests through scripts/test.sh)");
-            None
-        }
-    }
 }
 
 #[test]

@@ -274,24 +274,26 @@ fn a_killed_runs_missing_file_is_named_apart_from_data_loss() {
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
 }
 
-/// One number a query on a SQLite file returns, through Python's sqlite3.
+/// One number a query on a SQLite file returns.
 fn sql_query_via_python(db: &str, sql: &str) -> i64 {
-    let script = format!("import sqlite3; print(sqlite3.connect({db:?}).execute({sql:?}).fetchone()[0])");
-    let out = std::process::Command::new("python3").args(["-c", &script]).output().expect("python3");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+    python_sqlite(db, &format!("print(c.execute({sql:?}).fetchone()[0])")).parse().unwrap()
 }
 
-/// Runs one SQL statement on a SQLite file with Python's sqlite3 (the test
-/// binary links no SQLite of its own). Returns the lowest id holding a
-/// ticket before it ran (the id a statement on such a user touched).
-fn sql_via_python(db: &str, sql: &str) -> Option<i64> {
-    let script = format!(
-        "import sqlite3; c = sqlite3.connect({db:?}); i = c.execute('SELECT min(id) FROM user_items WHERE num_tickets > 0').fetchone()[0]; c.execute({sql:?}); c.commit(); print(i)"
-    );
+/// Runs Python `body` with `c` a sqlite3 connection to `db` (the test binary
+/// links no SQLite of its own); returns what it printed.
+fn python_sqlite(db: &str, body: &str) -> String {
+    let script = format!("import sqlite3; c = sqlite3.connect({db:?}); {body}");
     let out = std::process::Command::new("python3").args(["-c", &script]).output().expect("python3");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Runs one SQL statement on a SQLite file. Returns the lowest id holding
+/// a ticket before it ran (the id a statement on such a user touched).
+fn sql_via_python(db: &str, sql: &str) -> Option<i64> {
+    python_sqlite(db, &format!("i = c.execute('SELECT min(id) FROM user_items WHERE num_tickets > 0').fetchone()[0]; c.execute({sql:?}); c.commit(); print(i)"))
+        .parse()
+        .ok()
 }
 
 #[test]
