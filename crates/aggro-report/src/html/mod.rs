@@ -72,6 +72,22 @@ mod tests {
     }
 
     #[test]
+    fn the_report_names_the_evidence_that_the_generator_set_the_pace() {
+        let mut r = golden();
+        assert!(!report(&r, &[]).unwrap().contains("may describe the generator"));
+        r.generator_bound = true;
+        r.generator_signals = vec![crate::generator::GeneratorSignal {
+            signal: crate::generator::Signal::Cpu,
+            figure: 1.95,
+            limit: 1.8,
+            message: "aggro's own CPU reached 1.95 of its 2 core(s) <limit 1.80>".into(),
+        }];
+        let page = report(&r, &[]).unwrap();
+        assert!(page.contains("may describe the generator, not the backend (cpu: aggro&#39;s own CPU reached 1.95"), "{page}");
+        assert!(page.contains("&lt;limit 1.80&gt;") && !page.contains("<limit"), "the message is escaped");
+    }
+
+    #[test]
     fn the_report_shows_the_result_files_numbers() {
         let r = golden();
         let checks = crate::slo::check_all(&crate::slo::parse("p99<1s,read:p99.9<1s").unwrap(), &r).unwrap();

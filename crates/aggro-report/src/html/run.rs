@@ -43,7 +43,10 @@ pub(super) fn headline(h: &mut Html, r: &RunRecord, checks: &[Check]) {
         super::chart::escape(&r.aggro_version),
     ));
     if r.generator_bound {
-        h.raw(r#"<p class="warn">aggro itself was short of CPU or fell behind its schedule in this run: these figures may describe the generator, not the backend.</p>"#);
+        let evidence: Vec<String> =
+            r.generator_signals.iter().map(|s| format!("{}: {}", s.signal.name(), super::chart::escape(&s.message))).collect();
+        let because = if evidence.is_empty() { String::new() } else { format!(" ({})", evidence.join("; ")) };
+        h.raw(&format!(r#"<p class="warn">These figures may describe the generator, not the backend{because}.</p>"#));
     }
     if !checks.is_empty() {
         let failed = checks.iter().filter(|c| !c.passed).count();
