@@ -54,6 +54,15 @@ pub fn main(a: TourArgs) -> anyhow::Result<()> {
     mmo::verify::main(MmoVerifyArgs { world: world.clone(), results: vec![dir.join("play-1-zone.json"), dir.join("play-2-zones.json")] })?;
     let ratio = |r: &aggro_report::RunRecord| r.extra["mmo_play"]["player_minute_ratio"].as_f64().unwrap_or(0.0);
     let period = |r: &aggro_report::RunRecord| r.extra["mmo_play"]["mean_period_ms"].as_f64().unwrap_or(0.0);
+    let shape = |r: &aggro_report::RunRecord| {
+        let p = &r.extra["mmo_play"];
+        format!(
+            "median {:.2}ms, longest {:.0}ms, Checkpoint {:.0}% of the time",
+            p["median_period_ms"].as_f64().unwrap_or(0.0),
+            p["max_period_ms"].as_f64().unwrap_or(0.0),
+            p["checkpoint_share"].as_f64().unwrap_or(0.0) * 100.0
+        )
+    };
     let logins = login.extra["mmo_login"]["logins_per_s"].as_f64().unwrap_or(0.0);
     println!("\n== summary (stackdb, every push and lease a synced commit; the paper: Versant on a 2008 quad-core with one disk)");
     println!("population     {:>10.0} items/s", populated.items_per_s);
@@ -64,11 +73,13 @@ pub fn main(a: TourArgs) -> anyhow::Result<()> {
         period(&one),
         250.0 * ratio(&one)
     );
+    println!("                           periods: {}", shape(&one));
     println!(
         "two zones      {:>10.0} player-minutes per minute, mean period {:.2}ms (paper: 280, 417–424 ms)",
         ratio(&two),
         period(&two)
     );
+    println!("                           periods: {}", shape(&two));
     if a.dir.is_some() {
         println!("results kept in {}", dir.display());
     }

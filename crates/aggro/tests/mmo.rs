@@ -36,6 +36,10 @@ fn mmo_round_trip(target: &str, accounts: u32, players: u32, periods: u32) {
     assert_eq!(totals(&r), (2 * n, 0, 0));
     let mmo = &r["extra"]["mmo_play"];
     assert!(mmo["player_minute_ratio"].as_f64().unwrap() > 0.0);
+    let (median, max, checkpoint) =
+        (mmo["median_period_ms"].as_f64().unwrap(), mmo["max_period_ms"].as_f64().unwrap(), mmo["checkpoint_share"].as_f64().unwrap());
+    assert!(median > 0.0 && median <= max && checkpoint > 0.0 && checkpoint < 1.0, "{mmo}");
+    assert!(text.contains("median period") && text.contains("of the period time"), "{text}");
     assert_eq!(mmo["ledger_complete"], true);
     assert!(mmo["counts"]["objects_pushed"].as_u64().unwrap() > 0);
     // Every action of the profile ran and was timed.

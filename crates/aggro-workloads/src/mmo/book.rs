@@ -108,6 +108,13 @@ pub struct PlaySummary {
     pub periods: u64,
     /// Mean period time, ms (all zones' periods).
     pub mean_period_ms: f64,
+    /// Median period time, ms (from the merged period histogram): a few
+    /// stalls move the mean, not this.
+    pub median_period_ms: f64,
+    /// The longest period, ms.
+    pub max_period_ms: f64,
+    /// Share of all period time spent in Checkpoint (0–1).
+    pub checkpoint_share: f64,
     /// Game-minutes the store served per minute of real time, all zones
     /// together: Σ over zones of 60 s ÷ that zone's mean period time.
     pub player_minute_ratio: f64,
@@ -227,11 +234,16 @@ impl PeriodBook {
         let s = self.state.lock();
         let (players, items, counts) = zone_totals(&s);
         let ratio = s.zone_time.values().filter(|(n, _)| *n > 0).map(|&(n, t)| 60e9 / (t as f64 / n as f64)).sum();
+        let table = Self::rows(&s, &s.whole, totals);
+        let checkpoint = table.iter().find(|r| r.name == "Checkpoint").map_or(0.0, |r| r.total_ms);
         PlaySummary {
             periods: s.whole.periods,
             mean_period_ms: s.whole.ns[0] as f64 / s.whole.periods.max(1) as f64 / 1e6,
+            median_period_ms: ms(table[0].latency.p50_ns),
+            max_period_ms: ms(table[0].latency.max_ns),
+            checkpoint_share: checkpoint / table[0].total_ms.max(1e-9),
             player_minute_ratio: ratio,
-            table: Self::rows(&s, &s.whole, totals),
+            table,
             counts,
             players,
             items,

@@ -131,6 +131,9 @@ impl MmoVisitor for Play {
             "player_minute_ratio": summary.player_minute_ratio,
             "extrapolated_players_per_server": extrapolated,
             "mean_period_ms": summary.mean_period_ms,
+            "median_period_ms": summary.median_period_ms,
+            "max_period_ms": summary.max_period_ms,
+            "checkpoint_share": summary.checkpoint_share,
             "periods": summary.periods,
             "fill_seconds": fill_s,
             "counts": summary.counts,
@@ -160,6 +163,12 @@ impl MmoVisitor for Play {
             println!(
                 "mean period {:.2}ms over {} periods: the store ran {:.0} player-minutes per minute ({} zone(s) of {} players, 60 s ÷ each zone's mean period, summed)",
                 summary.mean_period_ms, summary.periods, summary.player_minute_ratio, s.zones.len(), s.players
+            );
+            println!(
+                "median period {:.2}ms, longest {:.2}ms; Checkpoint took {:.0}% of the period time",
+                summary.median_period_ms,
+                summary.max_period_ms,
+                summary.checkpoint_share * 100.0
             );
             println!(
                 "extrapolated: {:.0} players per server ({} players × {:.0}) — an extrapolation from a {}-player zone, not a measurement of that many players",
