@@ -91,6 +91,7 @@ pub async fn open_mobile<V: MobileVisitor>(url: &str, visitor: V) -> Result<V::O
 
 /// Parses `url`, builds its target and passes it to `visitor` (the null
 /// target holds no world, so it is refused).
+#[cfg_attr(not(any(feature = "stackdb", feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb")), allow(unused_variables))]
 pub async fn open_mmo<V: MmoVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
     dispatch!(url, visitor, Err(UrlError::Bad { url: url.to_string(), why: "null: holds no MMO world".into() }))
 }

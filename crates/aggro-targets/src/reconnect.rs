@@ -15,6 +15,9 @@ pub(crate) struct Reconnecting<T> {
     last_attempt: Option<Instant>,
 }
 
+// Each network target uses its own subset of these, and each target is a
+// Cargo feature of its own: a build with some of them leaves others unused.
+#[allow(dead_code)]
 impl<T> Reconnecting<T> {
     /// Holds a connection just opened.
     pub(crate) fn new(live: T) -> Self {
