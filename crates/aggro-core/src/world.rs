@@ -67,16 +67,8 @@ pub struct WorldRecord {
 impl WorldRecord {
     /// The record of a world populated just now.
     pub fn new(shape: WorldShape, aggro_version: &str) -> Self {
-        let now = std::time::SystemTime::now();
-        let nanos = now.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-        let id = crate::rng::Rng::stream(nanos, u64::from(std::process::id())).next_u64();
-        Self {
-            format: WORLD_FORMAT,
-            shape,
-            id: format!("{id:016x}"),
-            created_at: humantime::format_rfc3339_seconds(now).to_string(),
-            aggro_version: aggro_version.to_string(),
-        }
+        let (id, created_at) = stamp();
+        Self { format: WORLD_FORMAT, shape, id, created_at, aggro_version: aggro_version.to_string() }
     }
 
     /// The stored text.
@@ -138,17 +130,8 @@ pub struct RunEntry {
 impl RunEntry {
     /// The entry of a run starting now.
     pub fn new(command: &str, workload: &str, commits: bool, host: &str) -> Self {
-        let now = std::time::SystemTime::now();
-        let nanos = now.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-        let id = crate::rng::Rng::stream(nanos, u64::from(std::process::id()) << 1 | 1).next_u64();
-        Self {
-            id: format!("{id:016x}"),
-            command: command.into(),
-            workload: workload.into(),
-            commits,
-            started_at: humantime::format_rfc3339_seconds(now).to_string(),
-            host: host.into(),
-        }
+        let (id, started_at) = stamp();
+        Self { id, command: command.into(), workload: workload.into(), commits, started_at, host: host.into() }
     }
 
     /// The stored text.
@@ -160,6 +143,25 @@ impl RunEntry {
     pub fn describe(&self) -> String {
         format!("{} ({}) {} started {} on {}", self.command, self.workload, self.id, self.started_at, self.host)
     }
+}
+
+/// A fresh id (16 hex digits mixed from the clock's nanoseconds and the
+/// process id) and now as RFC 3339 UTC.
+fn stamp() -> (String, String) {
+    let now = std::time::SystemTime::now();
+    let nanos = now.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let id = crate::rng::Rng::stream(nanos, u64::from(std::process::id())).next_u64();
+    (format!("{id:016x}"), humantime::format_rfc3339_seconds(now).to_string())
+}
+
+/// The key of `workload`'s world record in a key-value store (stackdb, Redis).
+pub fn record_key(workload: &str) -> String {
+    format!("aggro:world:{workload}")
+}
+
+/// The key of `workload`'s run log in a key-value store (stackdb, Redis).
+pub fn runs_key(workload: &str) -> String {
+    format!("aggro:runs:{workload}")
 }
 
 /// A store that keeps world records, and the log of runs since, beside the data.

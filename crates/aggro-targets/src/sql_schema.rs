@@ -1,4 +1,5 @@
-//! SQL shared by SQLite and PostgreSQL: the world records' table, and the
+//! SQL shared by SQLite and PostgreSQL (SQLite reads `$1` as a parameter
+//! too): the world records' tables and statements, and the
 //! MMO world's schema — one table per kind of object, foreign keys from every
 //! object to its owner, and the indexes the game's queries need (players by
 //! account and guild, items and quests by owner, accounts by user name).
@@ -9,6 +10,16 @@ pub const WORLD_TABLES: [&str; 2] = [
     "CREATE TABLE IF NOT EXISTS aggro_world (workload TEXT PRIMARY KEY, record TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS aggro_runs (workload TEXT NOT NULL, id TEXT NOT NULL, entry TEXT NOT NULL, PRIMARY KEY (workload, id))",
 ];
+
+/// `workload` ($1) → its world record.
+pub const READ_WORLD: &str = "SELECT record FROM aggro_world WHERE workload = $1";
+/// Stores `workload` ($1)'s record ($2), replacing any.
+pub const WRITE_WORLD: &str =
+    "INSERT INTO aggro_world VALUES ($1, $2) ON CONFLICT (workload) DO UPDATE SET record = excluded.record";
+/// Adds run `id` ($2) with `entry` ($3) to `workload` ($1)'s run log.
+pub const LOG_RUN: &str = "INSERT INTO aggro_runs VALUES ($1, $2, $3)";
+/// `workload` ($1) → every entry of its run log.
+pub const RUN_LOG: &str = "SELECT entry FROM aggro_runs WHERE workload = $1";
 
 /// Statements a population runs first: `workload`'s world record and run
 /// log go before any of its data does.

@@ -210,7 +210,7 @@ impl WorldStore for DynamoTarget {
         match c.call("GetItem", request.to_string().as_bytes()).await {
             Ok(body) => Ok(table::parse(body)?["Item"]["Record"]["S"].as_str().map(str::to_string)),
             // No table: never populated.
-            Err(e) if e.class == ErrorClass::Data && e.message.starts_with("ResourceNotFoundException") => Ok(None),
+            Err(e) if table::missing(&e) => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -240,7 +240,7 @@ impl WorldStore for DynamoTarget {
         loop {
             let page = match c.call("Query", request.to_string().as_bytes()).await {
                 Ok(body) => table::parse(body)?,
-                Err(e) if e.class == ErrorClass::Data && e.message.starts_with("ResourceNotFoundException") => return Ok(entries),
+                Err(e) if table::missing(&e) => return Ok(entries),
                 Err(e) => return Err(e),
             };
             let items = page["Items"].as_array().into_iter().flatten();
@@ -379,5 +379,6 @@ mod tests {
         let e = classify(400, no_table);
         assert_eq!(e.class, ErrorClass::Data);
         assert!(e.message.contains("populate"));
+        assert!(table::missing(&e) && !table::missing(&classify(400, missing)));
     }
 }

@@ -9,6 +9,12 @@ use std::time::{Duration, Instant};
 /// Items per `BatchWriteItem` (the API's limit).
 pub const BATCH: usize = 25;
 
+/// Whether `e` is the API's answer for a table that does not exist (never
+/// populated), as `classify` words it.
+pub(super) fn missing(e: &StoreError) -> bool {
+    e.class == ErrorClass::Data && e.message.starts_with("ResourceNotFoundException")
+}
+
 pub(super) fn parse(body: &[u8]) -> Result<Value, StoreError> {
     serde_json::from_slice(body).map_err(|e| StoreError::new(ErrorClass::Protocol, e.to_string()))
 }

@@ -13,7 +13,7 @@ pub mod wire;
 pub use mmo::PostgresMmoConn;
 
 use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
-use crate::sql_schema::{WORLD_TABLES, forget_world};
+use crate::sql_schema::{LOG_RUN, READ_WORLD, RUN_LOG, WORLD_TABLES, WRITE_WORLD, forget_world};
 use aggro_core::world::WorldStore;
 use aggro_core::{ErrorClass, StoreError};
 use crate::reconnect::Reconnecting;
@@ -168,7 +168,7 @@ pub(crate) async fn create_world_tables(client: &Client) -> Result<(), StoreErro
 impl WorldStore for PostgresTarget {
     async fn read_world(&self, workload: &str) -> Result<Option<String>, StoreError> {
         let client = self.client().await?;
-        match client.query_opt("SELECT record FROM aggro_world WHERE workload = $1", &[&workload]).await {
+        match client.query_opt(READ_WORLD, &[&workload]).await {
             Ok(row) => Ok(row.map(|r| r.get(0))),
             Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(None),
             Err(e) => Err(classify(e)),
@@ -178,25 +178,18 @@ impl WorldStore for PostgresTarget {
     async fn write_world(&self, workload: &str, record: &str) -> Result<(), StoreError> {
         let client = self.client().await?;
         create_world_tables(&client).await?;
-        client
-            .execute(
-                "INSERT INTO aggro_world VALUES ($1, $2) ON CONFLICT (workload) DO UPDATE SET record = excluded.record",
-                &[&workload, &record],
-            )
-            .await
-            .map_err(classify)
-            .map(drop)
+        client.execute(WRITE_WORLD, &[&workload, &record]).await.map_err(classify).map(drop)
     }
 
     async fn log_run(&self, workload: &str, id: &str, entry: &str) -> Result<(), StoreError> {
         let client = self.client().await?;
         create_world_tables(&client).await?;
-        client.execute("INSERT INTO aggro_runs VALUES ($1, $2, $3)", &[&workload, &id, &entry]).await.map_err(classify).map(drop)
+        client.execute(LOG_RUN, &[&workload, &id, &entry]).await.map_err(classify).map(drop)
     }
 
     async fn run_log(&self, workload: &str) -> Result<Vec<String>, StoreError> {
         let client = self.client().await?;
-        match client.query("SELECT entry FROM aggro_runs WHERE workload = $1", &[&workload]).await {
+        match client.query(RUN_LOG, &[&workload]).await {
             Ok(rows) => Ok(rows.iter().map(|r| r.get(0)).collect()),
             Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Vec::new()),
             Err(e) => Err(classify(e)),

@@ -12,7 +12,7 @@ pub mod resp;
 pub use mmo::RedisMmoConn;
 
 use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
-use aggro_core::world::WorldStore;
+use aggro_core::world::{WorldStore, record_key, runs_key};
 use aggro_core::{ErrorClass, StoreError};
 use resp::{Connection, Reply};
 use std::io::Write;
@@ -119,42 +119,32 @@ impl RedisConn {
     }
 }
 
-/// The key of `workload`'s world record.
-fn world_key(workload: &str) -> Vec<u8> {
-    format!("aggro:world:{workload}").into_bytes()
-}
-
-/// The key of `workload`'s run log (a list).
-fn runs_key(workload: &str) -> Vec<u8> {
-    format!("aggro:runs:{workload}").into_bytes()
-}
-
 /// Removes `workload`'s world record and run log (a population's first step).
 pub(crate) async fn forget_world(c: &mut Connection, workload: &str) -> Result<(), StoreError> {
-    c.call(&[b"UNLINK", &world_key(workload), &runs_key(workload)]).await.map(drop)
+    c.call(&[b"UNLINK", record_key(workload).as_bytes(), runs_key(workload).as_bytes()]).await.map(drop)
 }
 
 impl WorldStore for RedisTarget {
     async fn read_world(&self, workload: &str) -> Result<Option<String>, StoreError> {
-        match self.open().await?.call(&[b"GET", &world_key(workload)]).await? {
+        match self.open().await?.call(&[b"GET", record_key(workload).as_bytes()]).await? {
             Reply::Bulk(None) => Ok(None),
             Reply::Bulk(Some(text)) => String::from_utf8(text)
                 .map(Some)
-                .map_err(|_| StoreError::new(ErrorClass::Data, format!("aggro:world:{workload} is not text"))),
+                .map_err(|_| StoreError::new(ErrorClass::Data, format!("{} is not text", record_key(workload)))),
             _ => Err(StoreError::new(ErrorClass::Protocol, "unexpected GET reply")),
         }
     }
 
     async fn write_world(&self, workload: &str, record: &str) -> Result<(), StoreError> {
-        self.open().await?.call(&[b"SET", &world_key(workload), record.as_bytes()]).await.map(drop)
+        self.open().await?.call(&[b"SET", record_key(workload).as_bytes(), record.as_bytes()]).await.map(drop)
     }
 
     async fn log_run(&self, workload: &str, _id: &str, entry: &str) -> Result<(), StoreError> {
-        self.open().await?.call(&[b"RPUSH", &runs_key(workload), entry.as_bytes()]).await.map(drop)
+        self.open().await?.call(&[b"RPUSH", runs_key(workload).as_bytes(), entry.as_bytes()]).await.map(drop)
     }
 
     async fn run_log(&self, workload: &str) -> Result<Vec<String>, StoreError> {
-        match self.open().await?.call(&[b"LRANGE", &runs_key(workload), b"0", b"-1"]).await? {
+        match self.open().await?.call(&[b"LRANGE", runs_key(workload).as_bytes(), b"0", b"-1"]).await? {
             Reply::Array(Some(items)) => Ok(items
                 .into_iter()
                 .filter_map(|i| match i {

@@ -10,7 +10,7 @@ mod mmo;
 pub use mmo::SqliteMmoConn;
 
 use aggro_core::mobile::{GOLD_STEP, INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
-use crate::sql_schema::{WORLD_TABLES, forget_world};
+use crate::sql_schema::{LOG_RUN, READ_WORLD, RUN_LOG, WORLD_TABLES, WRITE_WORLD, forget_world};
 use aggro_core::world::WorldStore;
 use aggro_core::{ErrorClass, StoreError};
 use rusqlite::{Connection, ErrorCode, params};
@@ -50,12 +50,16 @@ fn classify(e: rusqlite::Error) -> StoreError {
     StoreError::new(class, e.to_string())
 }
 
+/// Whether `e` says a table is missing (SQLite has no code of its own for it).
+fn no_such_table(e: &rusqlite::Error) -> bool {
+    e.to_string().contains("no such table")
+}
+
 fn schema_error(e: rusqlite::Error) -> StoreError {
-    let mut err = classify(e);
-    if err.message.contains("no such table") {
-        err = StoreError::new(ErrorClass::Data, format!("{} (populate the workload first)", err.message));
+    if no_such_table(&e) {
+        return StoreError::new(ErrorClass::Data, format!("{} (populate the workload first)", classify(e).message));
     }
-    err
+    classify(e)
 }
 
 /// One loader's SQLite connection.
@@ -100,10 +104,10 @@ const MOBILE_SCHEMA: &str = "DROP TABLE IF EXISTS users; DROP TABLE IF EXISTS us
 impl WorldStore for SqliteTarget {
     async fn read_world(&self, workload: &str) -> Result<Option<String>, StoreError> {
         let conn = self.open()?;
-        match conn.query_row("SELECT record FROM aggro_world WHERE workload = ?1", params![workload], |r| r.get(0)) {
+        match conn.query_row(READ_WORLD, params![workload], |r| r.get(0)) {
             Ok(record) => Ok(Some(record)),
             Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
-            Err(e) if e.to_string().contains("no such table") => Ok(None),
+            Err(e) if no_such_table(&e) => Ok(None),
             Err(e) => Err(classify(e)),
         }
     }
@@ -111,24 +115,19 @@ impl WorldStore for SqliteTarget {
     async fn write_world(&self, workload: &str, record: &str) -> Result<(), StoreError> {
         let conn = self.open()?;
         conn.execute_batch(&WORLD_TABLES.join(";")).map_err(classify)?;
-        conn.execute(
-            "INSERT INTO aggro_world VALUES (?1, ?2) ON CONFLICT (workload) DO UPDATE SET record = excluded.record",
-            params![workload, record],
-        )
-        .map_err(classify)
-        .map(drop)
+        conn.execute(WRITE_WORLD, params![workload, record]).map_err(classify).map(drop)
     }
 
     async fn log_run(&self, workload: &str, id: &str, entry: &str) -> Result<(), StoreError> {
         let conn = self.open()?;
         conn.execute_batch(&WORLD_TABLES.join(";")).map_err(classify)?;
-        conn.execute("INSERT INTO aggro_runs VALUES (?1, ?2, ?3)", params![workload, id, entry]).map_err(classify).map(drop)
+        conn.execute(LOG_RUN, params![workload, id, entry]).map_err(classify).map(drop)
     }
 
     async fn run_log(&self, workload: &str) -> Result<Vec<String>, StoreError> {
         let conn = self.open()?;
-        let mut stmt = match conn.prepare("SELECT entry FROM aggro_runs WHERE workload = ?1") {
-            Err(e) if e.to_string().contains("no such table") => return Ok(Vec::new()),
+        let mut stmt = match conn.prepare(RUN_LOG) {
+            Err(e) if no_such_table(&e) => return Ok(Vec::new()),
             other => other.map_err(classify)?,
         };
         let rows = stmt.query_map(params![workload], |r| r.get(0)).map_err(classify)?;

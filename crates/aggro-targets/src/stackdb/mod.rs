@@ -11,7 +11,7 @@ mod mmo;
 pub use mmo::StackDbMmoConn;
 
 use aggro_core::mobile::{GOLD_STEP, INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
-use aggro_core::world::WorldStore;
+use aggro_core::world::{WorldStore, record_key, runs_key};
 use aggro_core::{ErrorClass, StoreError};
 use stackdb::{Database, Durability, Options};
 use std::path::PathBuf;
@@ -62,6 +62,12 @@ impl StackDbTarget {
             }
         }
         Ok(())
+    }
+
+    /// Whether there is a database to read (open, or on disk): reading a
+    /// world record must not create an empty one.
+    fn exists(&self) -> bool {
+        self.db.get().is_some() || self.path.join("log").exists()
     }
 
     fn open(&self) -> Result<Arc<Database>, StoreError> {
@@ -133,10 +139,10 @@ impl StackDbConn {
 /// database, which so forgets them first.
 impl WorldStore for StackDbTarget {
     async fn read_world(&self, workload: &str) -> Result<Option<String>, StoreError> {
-        if self.db.get().is_none() && !self.path.join("log").exists() {
+        if !self.exists() {
             return Ok(None);
         }
-        let text = self.open()?.get(&world_key(workload)).map_err(|e| classify(&e, &self.path))?;
+        let text = self.open()?.get(record_key(workload).as_bytes()).map_err(|e| classify(&e, &self.path))?;
         text.map(|t| String::from_utf8(t).map_err(|_| StoreError::new(ErrorClass::Data, format!("the {workload} world record is not text"))))
             .transpose()
     }
@@ -145,7 +151,7 @@ impl WorldStore for StackDbTarget {
         let db = self.open()?;
         let err = |e: stackdb::Error| classify(&e, &self.path);
         let mut txn = db.begin_write();
-        txn.put(&world_key(workload), record.as_bytes()).map_err(err)?;
+        txn.put(record_key(workload).as_bytes(), record.as_bytes()).map_err(err)?;
         txn.commit().map_err(err)?;
         db.checkpoint().map_err(err)
     }
@@ -155,7 +161,7 @@ impl WorldStore for StackDbTarget {
         let err = |e: stackdb::Error| classify(&e, &self.path);
         // One key per workload, entries a line each: the one writer makes
         // the read and the write back atomic.
-        let key = runs_key(workload);
+        let key = runs_key(workload).into_bytes();
         let mut txn = db.begin_write();
         let mut log = txn.get(&key).map_err(err)?.unwrap_or_default();
         log.extend_from_slice(entry.as_bytes());
@@ -165,21 +171,14 @@ impl WorldStore for StackDbTarget {
     }
 
     async fn run_log(&self, workload: &str) -> Result<Vec<String>, StoreError> {
-        if self.db.get().is_none() && !self.path.join("log").exists() {
+        if !self.exists() {
             return Ok(Vec::new());
         }
-        let log = self.open()?.get(&runs_key(workload)).map_err(|e| classify(&e, &self.path))?.unwrap_or_default();
+        let log = self.open()?.get(runs_key(workload).as_bytes()).map_err(|e| classify(&e, &self.path))?.unwrap_or_default();
         Ok(String::from_utf8_lossy(&log).lines().map(str::to_string).collect())
     }
 }
 
-fn world_key(workload: &str) -> Vec<u8> {
-    format!("aggro:world:{workload}").into_bytes()
-}
-
-fn runs_key(workload: &str) -> Vec<u8> {
-    format!("aggro:runs:{workload}").into_bytes()
-}
 
 impl MobileTarget for StackDbTarget {
     type Conn = StackDbConn;

@@ -124,7 +124,6 @@ impl MmoVisitor for Login {
 
 /// Runs `aggro mmo login`; returns the result record (the best trial).
 pub fn main(a: LoginArgs) -> anyhow::Result<RunRecord> {
-    super::world(&a.run.world)?;
     let clients = match a.clients.as_str() {
         "auto" => None,
         n => match n.parse::<u32>() {

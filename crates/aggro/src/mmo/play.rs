@@ -189,7 +189,6 @@ impl MmoVisitor for Play {
 
 /// Runs `aggro mmo play`; returns the result record.
 pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
-    super::world(&a.run.world)?;
     let profile = match &a.profile {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())))?;

@@ -129,7 +129,8 @@ impl MobileVisitor for FindMax {
 }
 
 pub fn main(a: FindMaxArgs) -> anyhow::Result<()> {
-    let mut drive = spec::resolve_drive(&a.drive)?;
+    let data = spec::resolve_data(&a.drive.data)?;
+    let mut drive = spec::resolve_drive(&a.drive, &data)?;
     let bad = |e: String| anyhow::Error::from(BadInput(e));
     let search = SearchPlan {
         start_rate: parse_rate(&a.start_rate).map_err(bad)?,
@@ -143,7 +144,7 @@ pub fn main(a: FindMaxArgs) -> anyhow::Result<()> {
     let p99_bound_ns = parse_duration(&a.p99).map_err(bad)?.as_nanos() as Nanos;
     let step_ns = parse_duration(&a.step).map_err(bad)?.as_nanos() as Nanos;
     let rt = session::runtime(drive.threads)?;
-    let (keys, world) = super::settle(&rt, &spec::resolve_data(&a.drive.data)?)?;
+    let (keys, world) = super::settle(&rt, &data)?;
     drive.keys = keys;
     let cmd = FindMax {
         search,

@@ -105,7 +105,8 @@ fn describe_rate(plan: &RunPlan) -> String {
 }
 
 pub fn main(a: RunArgs) -> anyhow::Result<()> {
-    let mut drive = spec::resolve_drive(&a.drive)?;
+    let data = spec::resolve_data(&a.drive.data)?;
+    let mut drive = spec::resolve_drive(&a.drive, &data)?;
     let bad = |e: String| anyhow::Error::from(BadInput(e));
     let rate = match (&a.stages, a.rate.as_str()) {
         (Some(stages), _) => RatePlan::parse_stages(stages, 0.0).map_err(bad)?,
@@ -120,7 +121,7 @@ pub fn main(a: RunArgs) -> anyhow::Result<()> {
     let start_at = session::start_at(a.shard.start_at.as_deref())?;
     let live = a.live.as_deref().map(crate::live::address).transpose()?;
     let rt = session::runtime(drive.threads)?;
-    let (keys, world) = super::settle(&rt, &spec::resolve_data(&a.drive.data)?)?;
+    let (keys, world) = super::settle(&rt, &data)?;
     drive.keys = keys;
     let run = Run {
         world,

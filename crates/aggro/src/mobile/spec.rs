@@ -69,9 +69,10 @@ pub fn settle_keys(flags: &DataFlags, world: Option<&WorldRecord>) -> anyhow::Re
     Ok(KeySpace { users: settle("users", flags.users, *users).map_err(bad)?, spread: settle("spread", flags.spread, stored).map_err(bad)? })
 }
 
-/// Resolves the drive arguments (the key space from the flags alone; see [`settle_keys`]).
-pub fn resolve_drive(a: &DriveArgs) -> anyhow::Result<DriveSpec> {
-    let keys = resolve_data(&a.data)?.keys();
+/// Resolves the drive arguments, the key space from the data flags alone
+/// (see [`settle_keys`]).
+pub fn resolve_drive(a: &DriveArgs, data: &DataFlags) -> anyhow::Result<DriveSpec> {
+    let keys = data.keys();
     let pacing = match a.pacing.as_str() {
         "even" => Pacing::Even,
         "second" => Pacing::Second,
