@@ -16,6 +16,8 @@
 //!   dependency upgrade, so `--seed` reproduces a run.
 //! - [`mobile`]: the store interface of the mobile-game transaction workload.
 //! - [`mmo`]: the store interface of the MMO player-minute workload and its game model.
+//! - [`scenario`]: the store interface of scenario files: prepared commands
+//!   per target family, executed with computed arguments.
 //! - [`units`]: parsing durations and rates the way users type them.
 //! - [`world`]: the world record population leaves in the store, and the
 //!   `WorldStore` trait every target implements to keep it.
@@ -27,6 +29,7 @@ pub mod mmo;
 pub mod mobile;
 pub mod outcome;
 pub mod rng;
+pub mod scenario;
 pub mod schedule;
 pub mod units;
 pub mod world;

@@ -8,7 +8,10 @@
 //!   periods, login, population and verification.
 //! - [`mobile`]: the seed-001 mobile-game transaction trio — keys and skew,
 //!   the loader, and the invariants checked after a run.
+//! - [`scenario`]: the user's own workload — scenario files (TOML), pgbench
+//!   scripts, YCSB's core workloads — compiled per target family.
 #![deny(missing_docs)]
 
 pub mod mmo;
 pub mod mobile;
+pub mod scenario;

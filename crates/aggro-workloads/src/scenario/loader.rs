@@ -1,0 +1,141 @@
+//! One loader of a scenario: a connection running the transaction mix.
+
+use super::expr::Cx;
+use super::{Arg, Exec, Scenario, Step};
+use aggro_core::rng::Rng;
+use aggro_core::scenario::{Reply, ScenarioConn, Value};
+use aggro_core::{ErrorClass, ErrorSamples, StoreError};
+use aggro_runner::{Loader, Steps};
+use std::sync::Arc;
+
+/// Conflicts retried before a request is counted as failed.
+const MAX_CONFLICT_RETRIES: u32 = 10;
+
+/// Drives one [`ScenarioConn`] with the requests the executor hands it.
+pub struct ScenarioLoader<C> {
+    conn: C,
+    scenario: Arc<Scenario>,
+    work: Work,
+    seed: u64,
+    samples: Arc<ErrorSamples>,
+}
+
+/// A loader's reusable buffers: variables, arguments, the last reply.
+pub(crate) struct Work {
+    pub(crate) slots: Vec<Value>,
+    pub(crate) args: Vec<Value>,
+    pub(crate) reply: Reply,
+}
+
+impl Work {
+    pub(crate) fn new(scenario: &Scenario, client: u64) -> Self {
+        let mut slots = scenario.slots.clone();
+        slots[scenario.client_slot] = Value::Int(client as i64);
+        Self { slots, args: Vec::with_capacity(16), reply: Reply::default() }
+    }
+}
+
+impl<C: ScenarioConn> ScenarioLoader<C> {
+    /// Loader number `client` over `conn`; failures' first messages go to `samples`.
+    pub fn new(conn: C, scenario: Arc<Scenario>, client: u64, seed: u64, samples: Arc<ErrorSamples>) -> Self {
+        let work = Work::new(&scenario, client);
+        Self { conn, scenario, work, seed, samples }
+    }
+}
+
+/// A failure of a step: its class and message.
+fn data(message: String) -> StoreError {
+    StoreError::new(ErrorClass::Data, message)
+}
+
+/// Runs `exec`'s command with its arguments rendered, capturing the reply.
+pub(crate) async fn run_exec<C: ScenarioConn>(conn: &mut C, sc: &Scenario, exec: &Exec, w: &mut Work, rng: &mut Rng) -> Result<(), StoreError> {
+    w.args.clear();
+    let mut cx = Cx { slots: &w.slots, rng, gens: &sc.gens, committed: &[] };
+    for a in &exec.args {
+        let v = match a {
+            Arg::Expr(e) => e.eval(&mut cx),
+            Arg::Template(t) => t.render(&mut cx),
+        };
+        w.args.push(v.map_err(|m| data(format!("{}: {m}", exec.name)))?);
+    }
+    let command = match &exec.variant {
+        Some((e, n)) => {
+            let v = e.eval_int(&mut cx, "variant").map_err(|m| data(format!("{}: {m}", exec.name)))?;
+            exec.command + v.rem_euclid(*n as i64) as usize
+        }
+        None => exec.command,
+    };
+    conn.exec(command, &w.args, &mut w.reply).await?;
+    if let Some(rows) = exec.expect_rows
+        && w.reply.rows != rows
+    {
+        return Err(data(format!("{}: touched {} rows, expected {rows}", exec.name, w.reply.rows)));
+    }
+    for (i, slot) in exec.captures.iter().enumerate() {
+        w.slots[*slot] = w.reply.values.get(i).cloned().unwrap_or_default();
+    }
+    Ok(())
+}
+
+/// Runs the steps of one transaction once.
+async fn attempt<C: ScenarioConn>(conn: &mut C, sc: &Scenario, t: usize, w: &mut Work, rng: &mut Rng, steps: &mut Steps) -> Result<(), StoreError> {
+    for step in &sc.transactions[t].steps {
+        match step {
+            Step::Let(lets) => {
+                for (slot, e) in lets {
+                    let v = e.eval(&mut Cx { slots: &w.slots, rng, gens: &sc.gens, committed: &[] }).map_err(data)?;
+                    w.slots[*slot] = v;
+                }
+            }
+            Step::Sleep(e) => {
+                let us = e.eval_int(&mut Cx { slots: &w.slots, rng, gens: &sc.gens, committed: &[] }, "sleep").map_err(data)?;
+                tokio::time::sleep(std::time::Duration::from_micros(us.max(0) as u64)).await;
+            }
+            Step::Exec(exec) => {
+                let start = steps.now();
+                let result = run_exec(conn, sc, exec, w, rng).await;
+                if let Some(op) = exec.op {
+                    match &result {
+                        Ok(()) => steps.record_timing(op, steps.now() - start),
+                        Err(e) => steps.count_failure(op, e.class),
+                    }
+                }
+                result?;
+            }
+        }
+    }
+    Ok(())
+}
+
+impl<C: ScenarioConn> Loader for ScenarioLoader<C> {
+    async fn run(&mut self, seq: u64, steps: &mut Steps) -> Result<(), ErrorClass> {
+        let mut rng = Rng::stream(self.seed, seq);
+        let sc = &*self.scenario;
+        let t = if sc.transactions.len() > 1 { sc.pick(rng.unit()) } else { 0 };
+        let op = sc.transactions[t].op;
+        let start = steps.now();
+        let mut retries = 0;
+        loop {
+            match attempt(&mut self.conn, sc, t, &mut self.work, &mut rng, steps).await {
+                Ok(()) => {
+                    if op != 0 {
+                        steps.record_timing(op, steps.now() - start);
+                    }
+                    return Ok(());
+                }
+                Err(e) if e.class.is_conflict() && retries < MAX_CONFLICT_RETRIES => {
+                    steps.count_failure(op, e.class);
+                    retries += 1;
+                }
+                Err(e) => {
+                    self.samples.note(&e);
+                    if op != 0 {
+                        steps.count_failure(op, e.class);
+                    }
+                    return Err(e.class);
+                }
+            }
+        }
+    }
+}

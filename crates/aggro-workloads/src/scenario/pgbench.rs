@@ -1,0 +1,454 @@
+//! pgbench's custom-script language, run unchanged.
+//!
+//! A script is SQL commands (ending at `;`, over as many lines as needed)
+//! and the meta-commands `\set NAME EXPR` and `\sleep N [us|ms|s]`; `:name`
+//! in SQL is a variable. Each script becomes one transaction of a scenario
+//! (its weight from `FILE@W`), each `\set` a `let`, each SQL command a
+//! prepared statement with `$n` parameters — what `pgbench -M prepared`
+//! sends — so the same engine, executor and result file serve both. The
+//! population is pgbench's own schema, generated on the server (`pgbench -i
+//! -I dtGvp`), and for `tpcb-like` the balance sums are checked afterwards.
+
+use super::Scenario;
+use super::expr;
+use super::file::{ScenarioError, Source};
+use aggro_core::scenario::{Family, Value};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// pgbench's built-in scripts, as in its source.
+pub const BUILTINS: [(&str, &str); 3] = [
+    (
+        "tpcb-like",
+        "\\set aid random(1, 100000 * :scale)
+\\set bid random(1, 1 * :scale)
+\\set tid random(1, 10 * :scale)
+\\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
+UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+",
+    ),
+    (
+        "simple-update",
+        "\\set aid random(1, 100000 * :scale)
+\\set bid random(1, 1 * :scale)
+\\set tid random(1, 10 * :scale)
+\\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+",
+    ),
+    (
+        "select-only",
+        "\\set aid random(1, 100000 * :scale)
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+",
+    ),
+];
+
+/// The query pgbench reads the scale from.
+pub const SCALE_QUERY: &str = "SELECT count(*) FROM pgbench_branches";
+
+/// One script to run: its name (a file or a built-in), text and weight.
+#[derive(Clone, Debug)]
+pub struct Script {
+    /// File path or built-in name.
+    pub name: String,
+    /// The script's text.
+    pub text: String,
+    /// Its share of the mix.
+    pub weight: f64,
+    /// Whether it is a built-in (only `tpcb-like` gets the balance invariants).
+    pub builtin: bool,
+}
+
+/// Splits pgbench's `NAME@WEIGHT`.
+fn weighted(arg: &str) -> Result<(&str, f64), String> {
+    match arg.rsplit_once('@') {
+        Some((name, w)) => {
+            let w: f64 = w.parse().map_err(|_| format!("{arg:?}: the weight after @ must be a number"))?;
+            if w < 0.0 {
+                return Err(format!("{arg:?}: the weight must be ≥ 0"));
+            }
+            Ok((name, w))
+        }
+        None => Ok((arg, 1.0)),
+    }
+}
+
+impl Script {
+    /// A script file, `PATH[@WEIGHT]` (pgbench's `-f`).
+    pub fn file(arg: &str) -> Result<Self, String> {
+        let (path, weight) = weighted(arg)?;
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+        Ok(Self { name: path.to_string(), text, weight, builtin: false })
+    }
+
+    /// A built-in, `NAME[@WEIGHT]` (pgbench's `-b`; a unique prefix will do, as in pgbench).
+    pub fn builtin(arg: &str) -> Result<Self, String> {
+        let (name, weight) = weighted(arg)?;
+        let found: Vec<_> = BUILTINS.iter().filter(|(n, _)| n.starts_with(name)).collect();
+        match found.as_slice() {
+            [(n, text)] => Ok(Self { name: (*n).to_string(), text: (*text).to_string(), weight, builtin: true }),
+            [] => Err(format!("no built-in script {name:?}: expected tpcb-like, simple-update or select-only")),
+            _ => Err(format!("built-in script {name:?} is ambiguous")),
+        }
+    }
+}
+
+/// One command of a script, with its first line.
+enum Line {
+    Set { name: String, expr: String },
+    Sleep { us: String },
+    Sql(String),
+}
+
+fn fail(script: &Script, line: usize, message: String) -> ScenarioError {
+    ScenarioError { at: format!("{}:{line}", script.name), message }
+}
+
+/// Splits a script into its commands, each with the line it starts on.
+fn commands(script: &Script) -> Result<Vec<(usize, Line)>, ScenarioError> {
+    let mut out = Vec::new();
+    let mut sql = String::new();
+    let mut sql_line = 0;
+    let mut lines = script.text.lines().enumerate().peekable();
+    while let Some((i, raw)) = lines.next() {
+        let line_no = i + 1;
+        let trimmed = raw.trim();
+        if sql.is_empty() && (trimmed.is_empty() || trimmed.starts_with("--")) {
+            continue;
+        }
+        if sql.is_empty() && trimmed.starts_with('\\') {
+            let mut meta = trimmed.to_string();
+            while meta.ends_with('\\') {
+                meta.pop();
+                match lines.next() {
+                    Some((_, more)) => meta.push_str(more.trim()),
+                    None => break,
+                }
+            }
+            let mut words = meta[1..].splitn(2, char::is_whitespace);
+            let cmd = words.next().unwrap_or("").to_ascii_lowercase();
+            let rest = words.next().unwrap_or("").trim();
+            let parsed = match cmd.as_str() {
+                "set" => {
+                    let (name, e) = rest.split_once(char::is_whitespace).ok_or_else(|| fail(script, line_no, "\\set needs a variable and an expression".into()))?;
+                    expr::parse(e).map_err(|m| fail(script, line_no, format!("\\set {name}: {m}")))?;
+                    Line::Set { name: name.trim_start_matches(':').to_string(), expr: e.trim().to_string() }
+                }
+                "sleep" => {
+                    let mut w = rest.split_whitespace();
+                    let n = w.next().ok_or_else(|| fail(script, line_no, "\\sleep needs a duration".into()))?;
+                    let factor = match w.next().map(str::to_ascii_lowercase).as_deref() {
+                        None | Some("s") => 1_000_000,
+                        Some("ms") => 1_000,
+                        Some("us") => 1,
+                        Some(u) => return Err(fail(script, line_no, format!("\\sleep: unknown unit {u:?}: expected us, ms or s"))),
+                    };
+                    Line::Sleep { us: format!("({n}) * {factor}") }
+                }
+                other => {
+                    return Err(fail(script, line_no, format!("unsupported meta-command \\{other} (aggro runs \\set and \\sleep; write the rest as SQL or a scenario file)")));
+                }
+            };
+            out.push((line_no, parsed));
+            continue;
+        }
+        if sql.is_empty() {
+            sql_line = line_no;
+        } else {
+            sql.push('\n');
+        }
+        sql.push_str(raw);
+        // A command ends at a ';' outside quotes; what follows starts the next.
+        while let Some(end) = statement_end(&sql) {
+            let statement = sql[..end].trim().to_string();
+            let rest = sql[end + 1..].trim().to_string();
+            if !statement.is_empty() {
+                out.push((sql_line, Line::Sql(statement)));
+            }
+            sql = rest;
+        }
+    }
+    if !sql.trim().is_empty() {
+        out.push((sql_line, Line::Sql(sql.trim().to_string())));
+    }
+    Ok(out)
+}
+
+/// The byte offset of the first `;` outside quotes and comments.
+fn statement_end(sql: &str) -> Option<usize> {
+    let (mut single, mut double) = (false, false);
+    let b = sql.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\'' if !double => single = !single,
+            b'"' if !single => double = !double,
+            b'-' if !single && !double && b.get(i + 1) == Some(&b'-') => {
+                i = sql[i..].find('\n').map_or(b.len(), |n| i + n);
+                continue;
+            }
+            b';' if !single && !double => return Some(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `:name` of a known variable → `$k` (outside quotes; `::type` casts kept).
+fn parameters(sql: &str, known: &BTreeSet<String>) -> (String, Vec<String>) {
+    let mut out = String::with_capacity(sql.len());
+    let mut params: Vec<String> = Vec::new();
+    let b = sql.as_bytes();
+    let (mut i, mut single, mut double) = (0, false, false);
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'\'' if !double => single = !single,
+            b'"' if !single => double = !double,
+            b':' if !single && !double && b.get(i + 1) == Some(&b':') => {
+                out.push_str("::");
+                i += 2;
+                continue;
+            }
+            b':' if !single && !double => {
+                let end = sql[i + 1..].find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')).map_or(b.len(), |n| i + 1 + n);
+                let name = &sql[i + 1..end];
+                if known.contains(name) {
+                    let k = params.iter().position(|p| p == name).unwrap_or_else(|| {
+                        params.push(name.to_string());
+                        params.len() - 1
+                    });
+                    out.push_str(&format!("${}", k + 1));
+                    i = end;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        out.push(c as char);
+        i += 1;
+    }
+    (out, params)
+}
+
+/// A TOML basic string.
+fn quote(s: &str) -> String {
+    let mut q = String::with_capacity(s.len() + 2);
+    q.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => q.push_str("\\\""),
+            '\\' => q.push_str("\\\\"),
+            '\n' => q.push_str("\\n"),
+            '\t' => q.push_str("\\t"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => q.push_str(&format!("\\u{:04X}", c as u32)),
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    q
+}
+
+/// A step name from a statement: its number and first words.
+fn step_name(index: usize, sql: &str) -> String {
+    let words: String = sql.split_whitespace().take(3).collect::<Vec<_>>().join(" ");
+    let short: String = words.chars().take(40).collect();
+    format!("{index} {short}")
+}
+
+/// pgbench's schema and server-side data generation (`pgbench -i -I dtGvp`).
+const INIT: &str = r#"
+[populate]
+setup = [
+  { name = "drop", sql = "DROP TABLE IF EXISTS pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers" },
+  { name = "history", sql = "CREATE TABLE pgbench_history (tid int, bid int, aid int, delta int, mtime timestamp, filler char(22))" },
+  { name = "tellers", sql = "CREATE TABLE pgbench_tellers (tid int not null, bid int, tbalance int, filler char(84)) WITH (fillfactor=100)" },
+  { name = "accounts", sql = "CREATE TABLE pgbench_accounts (aid int not null, bid int, abalance int, filler char(84)) WITH (fillfactor=100)" },
+  { name = "branches", sql = "CREATE TABLE pgbench_branches (bid int not null, bbalance int, filler char(88)) WITH (fillfactor=100)" },
+  { name = "branch rows", sql = "INSERT INTO pgbench_branches (bid, bbalance) SELECT bid, 0 FROM generate_series(1, $1::int) AS bid", params = ["scale"] },
+  { name = "teller rows", sql = "INSERT INTO pgbench_tellers (tid, bid, tbalance) SELECT tid, (tid - 1) / 10 + 1, 0 FROM generate_series(1, $1::int * 10) AS tid", params = ["scale"] },
+  { name = "account rows", sql = "INSERT INTO pgbench_accounts (aid, bid, abalance, filler) SELECT aid, (aid - 1) / 100000 + 1, 0, '' FROM generate_series(1, $1::int * 100000) AS aid", params = ["scale"] },
+]
+finish = [
+  { name = "vacuum", sql = "VACUUM ANALYZE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history" },
+  { name = "branches key", sql = "ALTER TABLE pgbench_branches ADD PRIMARY KEY (bid)" },
+  { name = "tellers key", sql = "ALTER TABLE pgbench_tellers ADD PRIMARY KEY (tid)" },
+  { name = "accounts key", sql = "ALTER TABLE pgbench_accounts ADD PRIMARY KEY (aid)" },
+]
+"#;
+
+/// TPC-B's consistency conditions: every delta lands in one account, teller,
+/// branch and history row, so their sums agree.
+const TPCB_INVARIANTS: &str = r#"
+[[invariant]]
+name = "branches = accounts"
+sql = "SELECT (SELECT sum(bbalance) FROM pgbench_branches) - (SELECT sum(abalance) FROM pgbench_accounts)"
+equals = "0"
+
+[[invariant]]
+name = "tellers = accounts"
+sql = "SELECT (SELECT sum(tbalance) FROM pgbench_tellers) - (SELECT sum(abalance) FROM pgbench_accounts)"
+equals = "0"
+
+[[invariant]]
+name = "history = accounts"
+sql = "SELECT (SELECT coalesce(sum(delta), 0) FROM pgbench_history) - (SELECT sum(abalance) FROM pgbench_accounts)"
+equals = "0"
+"#;
+
+/// The scenario file (TOML) equivalent to `scripts`.
+pub fn to_scenario_text(scripts: &[Script], scale: i64, defines: &[(String, Value)]) -> Result<String, ScenarioError> {
+    let mut toml = String::from("name = \"pgbench\"\ndescription = \"pgbench scripts: ");
+    toml.push_str(&scripts.iter().map(|s| s.name.replace(['"', '\\'], "")).collect::<Vec<_>>().join(", "));
+    toml.push_str(&format!("\"\n\n[vars]\nscale = {scale}\n"));
+    let mut known: BTreeSet<String> = ["scale", "client_id"].iter().map(|s| s.to_string()).collect();
+    for (name, _) in defines {
+        known.insert(name.clone());
+    }
+    toml.push_str(INIT);
+    let mut names = BTreeSet::new();
+    for script in scripts {
+        let mut name = std::path::Path::new(&script.name).file_stem().map_or(script.name.clone(), |s| s.to_string_lossy().into_owned());
+        while !names.insert(name.clone()) {
+            name.push('\'');
+        }
+        let lines = commands(script)?;
+        if !lines.iter().any(|(_, l)| matches!(l, Line::Sql(_))) {
+            return Err(fail(script, 1, "the script has no SQL command".into()));
+        }
+        let mut vars = known.clone();
+        for (_, l) in &lines {
+            if let Line::Set { name, .. } = l {
+                vars.insert(name.clone());
+            }
+        }
+        toml.push_str(&format!("\n[[transaction]]\nname = {}\nweight = {}\n", quote(&name), script.weight));
+        let mut index = 0;
+        for (line_no, l) in &lines {
+            match l {
+                Line::Set { name, expr: e } => {
+                    check_names(script, *line_no, e, &vars)?;
+                    toml.push_str(&format!("[[transaction.step]]\nlet = [{}]\n", quote(&format!("{name} = {e}"))));
+                }
+                Line::Sleep { us } => {
+                    check_names(script, *line_no, us, &vars)?;
+                    toml.push_str(&format!("[[transaction.step]]\nsleep_us = {}\n", quote(us)));
+                }
+                Line::Sql(sql) => {
+                    index += 1;
+                    let (text, params) = parameters(sql, &vars);
+                    let params: Vec<String> = params.iter().map(|p| quote(p)).collect();
+                    toml.push_str(&format!(
+                        "[[transaction.step]]\nname = {}\nsql = {}\nparams = [{}]\n",
+                        quote(&step_name(index, sql)),
+                        quote(&text),
+                        params.join(", ")
+                    ));
+                }
+            }
+        }
+    }
+    if scripts.iter().all(|s| s.builtin && s.name == "tpcb-like") {
+        toml.push_str(TPCB_INVARIANTS);
+    }
+    Ok(toml)
+}
+
+/// Every variable an expression names must be set somewhere in the script.
+fn check_names(script: &Script, line: usize, text: &str, vars: &BTreeSet<String>) -> Result<(), ScenarioError> {
+    fn walk(a: &expr::Ast, vars: &BTreeSet<String>) -> Result<(), String> {
+        match a {
+            expr::Ast::Name(n) if !vars.contains(n) => Err(format!("undefined variable \"{n}\"")),
+            expr::Ast::Unary(_, e) => walk(e, vars),
+            expr::Ast::Binary(_, a, b) => walk(a, vars).and_then(|_| walk(b, vars)),
+            expr::Ast::Call(_, args) => args.iter().try_for_each(|a| walk(a, vars)),
+            _ => Ok(()),
+        }
+    }
+    let ast = expr::parse(text).map_err(|m| fail(script, line, m))?;
+    walk(&ast, vars).map_err(|m| fail(script, line, m))
+}
+
+/// Compiles pgbench scripts into a scenario for a SQL target.
+pub fn compile(scripts: &[Script], scale: i64, defines: &[(String, Value)]) -> Result<Scenario, ScenarioError> {
+    let text = to_scenario_text(scripts, scale, defines)?;
+    Source::from_text(Path::new("pgbench"), text)?.compile(Family::Sql, defines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Step;
+    use aggro_core::scenario::Command;
+
+    fn script(text: &str) -> Script {
+        Script { name: "my.sql".into(), text: text.into(), weight: 1.0, builtin: false }
+    }
+
+    #[test]
+    fn tpcb_like_compiles_to_prepared_statements() {
+        let sc = compile(&[Script::builtin("tpcb").unwrap()], 10, &[]).unwrap();
+        assert_eq!(sc.transactions.len(), 1);
+        assert_eq!(sc.invariants.len(), 3);
+        let sql: Vec<&str> = sc.commands.iter().map(|c| match c {
+            Command::Sql { text } => text.as_str(),
+            _ => panic!("not SQL"),
+        }).collect();
+        assert_eq!(sql[0], "BEGIN");
+        assert_eq!(sql[1], "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2");
+        assert_eq!(sql[5], "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)");
+        assert_eq!(sql[6], "END");
+        // The four \set lines, then seven statements, each timed apart.
+        let steps = &sc.transactions[0].steps;
+        assert_eq!(steps.iter().filter(|s| matches!(s, Step::Let(_))).count(), 4);
+        assert_eq!(sc.operations.len(), 1 + 7);
+        assert_eq!(sc.operations[2], "tpcb-like.2 UPDATE pgbench_accounts SET");
+    }
+
+    #[test]
+    fn every_supported_meta_command_and_weights() {
+        let text = "-- a comment\n\\set n random_zipfian(1, 1000, 1.07) \\\n  + 0\n\\set g random_gaussian(1, 10, 2.5)\n\\set e random_exponential(1, 10, 3.0)\n\\sleep 1 ms\n\\sleep :n us\nSELECT :n::bigint, ':n' AS literal,\n  :g + :e;\n";
+        let mut s = script(text);
+        s.weight = 3.0;
+        let sc = compile(&[s, Script::builtin("select-only@1").unwrap()], 1, &[]).unwrap();
+        assert_eq!(sc.transactions.len(), 2);
+        assert!((sc.cumulative[0] - 0.75).abs() < 1e-9);
+        let Command::Sql { text } = &sc.commands[0] else { panic!() };
+        assert_eq!(text, "SELECT $1::bigint, ':n' AS literal,\n  $2 + $3");
+        assert_eq!(sc.transactions[0].steps.iter().filter(|s| matches!(s, Step::Sleep(_))).count(), 2);
+    }
+
+    #[test]
+    fn unsupported_and_bad_lines_are_named() {
+        let e = compile(&[script("SELECT 1;\n\\shell echo hi\n")], 1, &[]).unwrap_err();
+        assert_eq!(e.at, "my.sql:2");
+        assert!(e.message.contains("unsupported meta-command \\shell"), "{e}");
+        let e = compile(&[script("\\set x random(1,\nSELECT 1;")], 1, &[]).unwrap_err();
+        assert_eq!(e.at, "my.sql:1");
+        let e = compile(&[script("\\set x :nope + 1\nSELECT :x;")], 1, &[]).unwrap_err();
+        assert!(e.message.contains("undefined variable \"nope\""), "{e}");
+        let e = compile(&[script("\\set x 1\n")], 1, &[]).unwrap_err();
+        assert!(e.message.contains("no SQL"), "{e}");
+        assert!(Script::builtin("nosuch").is_err());
+        assert!(Script::builtin("s").is_err(), "simple-update and select-only share the prefix");
+    }
+
+    #[test]
+    fn defines_are_variables() {
+        let sc = compile(&[script("SELECT :limit;")], 1, &[("limit".into(), Value::Int(5))]).unwrap();
+        let Command::Sql { text } = &sc.commands[0] else { panic!() };
+        assert_eq!(text, "SELECT $1");
+    }
+}
