@@ -41,6 +41,7 @@ pub mod url;
 
 use aggro_core::mmo::MmoTarget;
 use aggro_core::mobile::MobileTarget;
+use aggro_core::scenario::ScenarioTarget;
 use std::future::Future;
 pub use url::{TargetUrl, UrlError};
 
@@ -50,6 +51,14 @@ pub trait MobileVisitor {
     type Output;
     /// Called once with the target the URL named.
     fn visit<T: MobileTarget>(self, target: T) -> impl Future<Output = Self::Output>;
+}
+
+/// Something to do with a concrete scenario target, whatever its type.
+pub trait ScenarioVisitor {
+    /// What the visit produces.
+    type Output;
+    /// Called once with the target the URL named.
+    fn visit<T: ScenarioTarget>(self, target: T) -> impl Future<Output = Self::Output>;
 }
 
 /// Something to do with a concrete MMO target, whatever its type.
@@ -94,4 +103,9 @@ pub async fn open_mobile<V: MobileVisitor>(url: &str, visitor: V) -> Result<V::O
 #[cfg_attr(not(any(feature = "stackdb", feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb")), allow(unused_variables))]
 pub async fn open_mmo<V: MmoVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
     dispatch!(url, visitor, Err(UrlError::Bad { url: url.to_string(), why: "null: holds no MMO world".into() }))
+}
+
+/// Parses `url`, builds its target and passes it to `visitor`.
+pub async fn open_scenario<V: ScenarioVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
+    dispatch!(url, visitor, Ok(visitor.visit(null::NullTarget).await))
 }

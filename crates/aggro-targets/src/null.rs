@@ -1,6 +1,8 @@
 //! `null:` — a target that does nothing, so a run measures the harness alone.
 
 use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
+use aggro_core::scenario::{Command, Family, Load, Reply, Rows, ScenarioConn, ScenarioTarget, Value};
+use std::sync::Arc;
 use aggro_core::world::WorldStore;
 use aggro_core::{ErrorClass, StoreError};
 
@@ -63,5 +65,34 @@ impl MobileConn for NullConn {
 
     async fn read_gold(&mut self, _id: u32) -> Result<i64, StoreError> {
         Ok(INITIAL_GOLD)
+    }
+}
+
+/// Scenario commands cost nothing here: the run measures the scenario
+/// engine and the executor (arguments are still computed).
+impl ScenarioTarget for NullTarget {
+    type Conn = NullConn;
+
+    fn describe(&self) -> String {
+        MobileTarget::describe(self)
+    }
+
+    fn family(&self) -> Family {
+        Family::Null
+    }
+
+    async fn connect(&self, _commands: Arc<[Command]>) -> Result<NullConn, StoreError> {
+        Ok(NullConn)
+    }
+
+    async fn load(&self, _load: &Load, _rows: &Rows) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+impl ScenarioConn for NullConn {
+    async fn exec(&mut self, _command: usize, _args: &[Value], reply: &mut Reply) -> Result<(), StoreError> {
+        reply.clear();
+        Ok(())
     }
 }

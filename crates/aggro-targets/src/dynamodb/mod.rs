@@ -16,10 +16,12 @@
 
 pub mod http;
 mod mmo;
+mod scenario;
 pub mod sigv4;
 mod table;
 
 pub use mmo::DynamoMmoConn;
+pub use scenario::DynamoScenarioConn;
 
 use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use aggro_core::world::WorldStore;

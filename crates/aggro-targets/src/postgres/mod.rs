@@ -8,7 +8,10 @@
 //! A connection that breaks is re-opened at most once a second.
 
 mod mmo;
+mod scenario;
 pub mod wire;
+
+pub use scenario::PgScenarioConn;
 
 pub use mmo::PostgresMmoConn;
 
@@ -104,16 +107,21 @@ impl std::fmt::Debug for PostgresConn {
     }
 }
 
+impl PostgresTarget {
+    /// A [`Wire`] connection, authenticated, nothing prepared.
+    pub(crate) async fn wire(&self) -> Result<Wire, StoreError> {
+        let config: tokio_postgres::Config =
+            self.url.parse().map_err(|e| StoreError::new(ErrorClass::Connect, format!("{}: {e}", self.describe())))?;
+        let describe = self.describe();
+        tokio::time::timeout(CONNECT_TIMEOUT, Wire::connect(&config, &describe))
+            .await
+            .map_err(|_| StoreError::new(ErrorClass::Connect, format!("no answer from {describe} within 5 s")))?
+    }
+}
+
 impl PostgresConn {
     async fn open(target: &PostgresTarget) -> Result<Wire, StoreError> {
-        let config: tokio_postgres::Config = target
-            .url
-            .parse()
-            .map_err(|e| StoreError::new(ErrorClass::Connect, format!("{}: {e}", target.describe())))?;
-        let describe = target.describe();
-        let mut wire = tokio::time::timeout(CONNECT_TIMEOUT, Wire::connect(&config, &describe))
-            .await
-            .map_err(|_| StoreError::new(ErrorClass::Connect, format!("no answer from {describe} within 5 s")))??;
+        let mut wire = target.wire().await?;
         for (name, sql) in STATEMENTS {
             wire.prepare(name, sql, 1).await?;
         }

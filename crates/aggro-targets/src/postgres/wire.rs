@@ -12,6 +12,7 @@
 //! SCRAM-SHA-256. TLS is not supported (tokio-postgres, used for
 //! everything else, has none configured either).
 
+use aggro_core::scenario::Value;
 use aggro_core::{ErrorClass, StoreError};
 use bytes::{BufMut, BytesMut};
 use postgres_protocol::IsNull;
@@ -27,6 +28,8 @@ use tokio_postgres::fallible_iterator::FallibleIterator;
 const INT8: u32 = 20;
 /// Binary format code.
 const BINARY: i16 = 1;
+/// Text format code.
+const TEXT: i16 = 0;
 
 /// What one executed statement returned.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -45,6 +48,9 @@ pub struct Wire {
     input: BytesMut,
     /// Whether the connection is unusable (an I/O or protocol failure).
     broken: bool,
+    /// The transaction status of the last `ReadyForQuery`: `I` idle, `T` in a
+    /// transaction, `E` in a failed one.
+    status: u8,
 }
 
 fn io_error(e: std::io::Error) -> StoreError {
@@ -88,7 +94,7 @@ impl Wire {
         };
         let port = config.get_ports().first().copied().unwrap_or(5432);
         let (reader, writer) = crate::net::connect("postgres", &format!("{host}:{port}")).await?;
-        let mut wire = Self { reader, writer, out: BytesMut::with_capacity(512), input: BytesMut::with_capacity(8192), broken: false };
+        let mut wire = Self { reader, writer, out: BytesMut::with_capacity(512), input: BytesMut::with_capacity(8192), broken: false, status: b'I' };
         let user = config.get_user().unwrap_or("postgres");
         let mut params = vec![("user", user), ("client_encoding", "UTF8")];
         if let Some(db) = config.get_dbname() {
@@ -180,6 +186,73 @@ impl Wire {
         self.until_ready().await.map(drop)
     }
 
+    /// Prepares `sql` as statement `name`, letting the server infer every
+    /// parameter's type (what pgbench's `-M prepared` does).
+    pub async fn prepare_untyped(&mut self, name: &str, sql: &str) -> Result<(), StoreError> {
+        frontend::parse(name, sql, std::iter::empty(), &mut self.out).map_err(io_error)?;
+        frontend::sync(&mut self.out);
+        self.flush().await?;
+        self.until_ready().await.map(drop)
+    }
+
+    /// Runs prepared statement `name` with `params` in text format (None is
+    /// NULL); the first row's columns, as text, go to `first_row`.
+    pub async fn execute_text(&mut self, name: &str, params: &[Value], first_row: &mut Vec<Option<String>>) -> Result<u64, StoreError> {
+        let bound = frontend::bind(
+            "",
+            name,
+            [TEXT],
+            params,
+            |v, buf: &mut BytesMut| {
+                use std::fmt::Write;
+                match v {
+                    Value::Null => return Ok(IsNull::Yes),
+                    Value::Int(i) => write!(buf, "{i}")?,
+                    Value::Float(f) => write!(buf, "{f}")?,
+                    Value::Text(t) => buf.extend_from_slice(t.as_bytes()),
+                }
+                Ok(IsNull::No)
+            },
+            [TEXT],
+            &mut self.out,
+        );
+        bound.map_err(|_| protocol("cannot encode the parameters"))?;
+        frontend::execute("", 0, &mut self.out).map_err(io_error)?;
+        frontend::sync(&mut self.out);
+        self.flush().await?;
+        first_row.clear();
+        self.read_rows(Some(first_row)).await.map(|done| done.rows)
+    }
+
+    /// Whether the last command left a transaction open (or failed inside one).
+    pub fn in_transaction(&self) -> bool {
+        self.status != b'I'
+    }
+
+    /// `COPY … FROM STDIN` with `data` (text format, one line per row).
+    pub async fn copy_in(&mut self, sql: &str, data: &[u8]) -> Result<u64, StoreError> {
+        frontend::query(sql, &mut self.out).map_err(io_error)?;
+        self.flush().await?;
+        loop {
+            match self.message().await? {
+                Message::CopyInResponse(_) => break,
+                Message::ErrorResponse(body) => {
+                    let e = server_error(&body);
+                    self.until_ready().await.ok();
+                    return Err(e);
+                }
+                _ => {}
+            }
+        }
+        for chunk in data.chunks(64 * 1024) {
+            frontend::CopyData::new(chunk).map_err(io_error)?.write(&mut self.out);
+            self.flush().await?;
+        }
+        frontend::copy_done(&mut self.out);
+        self.flush().await?;
+        self.until_ready().await.map(|d| d.rows)
+    }
+
     /// Whether the connection failed and must be replaced.
     pub fn is_broken(&self) -> bool {
         self.broken
@@ -195,11 +268,35 @@ impl Wire {
     /// Reads up to `ReadyForQuery`: what the statement did, or its error
     /// (reported once the server is ready again, so the connection stays usable).
     async fn until_ready(&mut self) -> Result<Executed, StoreError> {
+        self.read_rows(None).await
+    }
+
+    /// [`Wire::until_ready`], also keeping the first row's columns as text.
+    async fn read_rows(&mut self, mut text_row: Option<&mut Vec<Option<String>>>) -> Result<Executed, StoreError> {
         let mut done = Executed::default();
         let mut failed: Option<StoreError> = None;
+        let mut returned = 0u64;
         loop {
             match self.message().await? {
-                Message::ReadyForQuery(_) => return failed.map_or(Ok(done), Err),
+                Message::ReadyForQuery(body) => {
+                    self.status = body.status();
+                    if done.rows == 0 {
+                        done.rows = returned;
+                    }
+                    return failed.map_or(Ok(done), Err);
+                }
+                Message::DataRow(body) if text_row.is_some() => {
+                    returned += 1;
+                    if returned == 1
+                        && let Some(row) = text_row.as_deref_mut()
+                    {
+                        let buf = body.buffer();
+                        let mut ranges = body.ranges();
+                        while let Ok(Some(r)) = ranges.next() {
+                            row.push(r.map(|r| String::from_utf8_lossy(&buf[r]).into_owned()));
+                        }
+                    }
+                }
                 Message::ErrorResponse(body) => failed = Some(server_error(&body)),
                 Message::CommandComplete(body) => {
                     let tag = body.tag().map_err(|e| protocol(e.to_string()))?;

@@ -8,8 +8,10 @@
 
 mod mmo;
 pub mod resp;
+mod scenario;
 
 pub use mmo::RedisMmoConn;
+pub use scenario::RedisScenarioConn;
 
 use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use aggro_core::world::{WorldStore, record_key, runs_key};

@@ -5,6 +5,7 @@
 //! bounded (`MAX_BULK`, `MAX_ELEMENTS`) so a hostile or broken server cannot
 //! make the client allocate without limit.
 
+use aggro_core::scenario::Value;
 use aggro_core::{ErrorClass, StoreError};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
@@ -75,6 +76,34 @@ impl Connection {
             self.out.push(b'$');
             push_number(&mut self.out, a.len());
             self.out.extend_from_slice(a);
+            self.out.extend_from_slice(b"\r\n");
+        }
+    }
+
+    /// Appends a command of `count` scenario values (numbers as their decimal text).
+    pub fn push_values<'a>(&mut self, count: usize, args: impl Iterator<Item = &'a Value>) {
+        use std::io::Write;
+        self.out.push(b'*');
+        push_number(&mut self.out, count);
+        let mut number = Vec::new();
+        for a in args {
+            let bytes: &[u8] = match a {
+                Value::Text(t) => t.as_bytes(),
+                Value::Null => b"",
+                Value::Int(i) => {
+                    number.clear();
+                    let _ = write!(number, "{i}");
+                    &number
+                }
+                Value::Float(f) => {
+                    number.clear();
+                    let _ = write!(number, "{f}");
+                    &number
+                }
+            };
+            self.out.push(b'$');
+            push_number(&mut self.out, bytes.len());
+            self.out.extend_from_slice(bytes);
             self.out.extend_from_slice(b"\r\n");
         }
     }

@@ -6,8 +6,10 @@
 //! held across an await. `SQLITE_BUSY` after the busy timeout is a conflict.
 
 mod mmo;
+mod scenario;
 
 pub use mmo::SqliteMmoConn;
+pub use scenario::SqliteScenarioConn;
 
 use aggro_core::mobile::{GOLD_STEP, INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use crate::sql_schema::{LOG_RUN, READ_WORLD, RUN_LOG, WORLD_TABLES, WRITE_WORLD, forget_world};

@@ -7,8 +7,10 @@
 //! one open database; its calls block, so loaders get threads of their own.
 
 mod mmo;
+mod scenario;
 
 pub use mmo::StackDbMmoConn;
+pub use scenario::StackDbScenarioConn;
 
 use aggro_core::mobile::{GOLD_STEP, INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use aggro_core::world::{WorldStore, record_key, runs_key};
