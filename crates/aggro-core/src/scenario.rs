@@ -108,6 +108,9 @@ pub enum KvOp {
     Put,
     /// Deletes a key (1 argument).
     Delete,
+    /// Adds to the integer a key holds as text (2 arguments: key, delta; a
+    /// missing key holds 0); the new value goes into the reply.
+    Add,
     /// Reads up to `count` records from a key on (2 arguments: start key,
     /// count); the number read goes into the reply.
     Scan,
@@ -118,7 +121,7 @@ impl KvOp {
     pub fn arity(self) -> usize {
         match self {
             KvOp::Get | KvOp::Delete => 1,
-            KvOp::Put | KvOp::Scan => 2,
+            KvOp::Put | KvOp::Add | KvOp::Scan => 2,
         }
     }
 }
@@ -185,8 +188,12 @@ pub enum Load {
         /// Its columns, in the rows' order.
         columns: Vec<String>,
     },
-    /// One Redis command per row (each row is the command's arguments), pipelined.
-    Redis,
+    /// Redis commands per row, pipelined: the row's values split into
+    /// commands of `lengths[i]` arguments.
+    Redis {
+        /// Each command's argument count.
+        lengths: Vec<usize>,
+    },
     /// One put per row (key, value), in large batches.
     Kv,
     /// One item per row (the row's one value is the item's JSON), by BatchWriteItem.

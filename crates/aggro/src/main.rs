@@ -21,11 +21,14 @@
 mod arena;
 mod cli;
 mod console;
+mod drive;
 mod live;
 mod mmo;
 mod mobile;
+mod pgbench;
 mod plan;
 mod results;
+mod scenario;
 mod session;
 mod tour;
 mod world;
@@ -42,6 +45,8 @@ fn main() {
     let result = match args.command {
         cli::Command::Mmo(m) => mmo::main(*m),
         cli::Command::Mobile(m) => mobile::main(*m),
+        cli::Command::Scenario(s) => scenario::main(*s),
+        cli::Command::Pgbench(p) => pgbench::main(*p),
         cli::Command::Run(t) => tour::main(t),
         cli::Command::Arena(a) => arena::main(*a),
         cli::Command::Plan(p) => plan::main(p),

@@ -146,17 +146,21 @@ impl ScenarioTarget for RedisTarget {
     }
 
     async fn load(&self, load: &Load, rows: &Rows) -> Result<(), StoreError> {
-        if *load != Load::Redis {
+        let Load::Redis { lengths } = load else {
             return Err(StoreError::new(ErrorClass::Data, "a Redis target loads Redis commands only"));
-        }
+        };
         let mut c = self.open().await?;
-        for chunk in rows.chunks(LOAD_PIPELINE) {
+        for chunk in rows.chunks(LOAD_PIPELINE.div_ceil(lengths.len().max(1))) {
             for row in chunk {
-                c.push_values(row.len(), row.iter());
+                let mut at = 0;
+                for &len in lengths {
+                    c.push_values(len, row[at..at + len].iter());
+                    at += len;
+                }
             }
             c.flush().await?;
             let mut failed = None;
-            for _ in chunk {
+            for _ in 0..chunk.len() * lengths.len() {
                 if let Resp::Error(e) = c.read().await? {
                     failed.get_or_insert(StoreError::new(ErrorClass::Server, e));
                 }

@@ -72,6 +72,22 @@ impl ScenarioConn for StackDbScenarioConn {
                     txn.put(key_bytes(&a[0], &mut key_buf), self.text.as_bytes()).map_err(err)?;
                     reply.rows += 1;
                 }
+                KvOp::Add => {
+                    let key = key_bytes(&a[0], &mut key_buf);
+                    let old = txn.get(key).map_err(err)?;
+                    let old = match old.as_deref().map(std::str::from_utf8) {
+                        None => 0,
+                        Some(Ok(t)) => t.trim().parse::<i64>().map_err(|_| StoreError::new(ErrorClass::Data, format!("add: {t:?} is not an integer")))?,
+                        Some(Err(_)) => return Err(StoreError::new(ErrorClass::Data, "add: the value is not text")),
+                    };
+                    let delta = a[1].as_int().ok_or_else(|| StoreError::new(ErrorClass::Data, "add: the delta is not an integer"))?;
+                    let new = old + delta;
+                    self.text.clear();
+                    Value::Int(new).write_text(&mut self.text);
+                    txn.put(key, self.text.as_bytes()).map_err(err)?;
+                    reply.values.push(Value::Int(new));
+                    reply.rows += 1;
+                }
                 KvOp::Delete => {
                     txn.delete(key_bytes(&a[0], &mut key_buf)).map_err(err)?;
                     reply.rows += 1;

@@ -353,7 +353,7 @@ pub fn compile(ast: &Ast, scope: &dyn Scope) -> Result<Expr, String> {
         Ast::Call(name, args) => {
             let named = |what: &str, find: &dyn Fn(&str) -> Option<usize>| -> Result<usize, String> {
                 match args.first() {
-                    Some(Ast::Name(n)) => find(n).ok_or_else(|| format!("{name}(): no {what} named {n:?}")),
+                    Some(Ast::Name(n) | Ast::Lit(Value::Text(n))) => find(n).ok_or_else(|| format!("{name}(): no {what} named {n:?}")),
                     _ => Err(format!("{name}() takes the name of a {what} first")),
                 }
             };

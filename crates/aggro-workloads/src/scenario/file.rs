@@ -127,7 +127,7 @@ struct PopulateModel {
     #[serde(default)]
     finish: Vec<Spanned<StepModel>>,
     sql: Option<Spanned<SqlLoadModel>>,
-    redis: Option<Spanned<Vec<String>>>,
+    redis: Option<Spanned<toml::Value>>,
     kv: Option<Spanned<Vec<String>>>,
     dynamo: Option<Spanned<DynamoLoadModel>>,
 }
@@ -449,6 +449,14 @@ impl<'a> Compiler<'a> {
                 steps.extend(self.step(from.file, s, &key, &mut mix)?);
             }
             let execs: Vec<usize> = steps.iter().enumerate().filter(|(_, s)| matches!(s, Step::Exec(_))).map(|(i, _)| i).collect();
+            if execs.is_empty() {
+                return Err(self.fail(from, &format!(
+                    "transaction[{ti}] ({}): no step has a `{}` form, so this scenario cannot run on a {} target",
+                    t.name,
+                    self.family.key(),
+                    self.family.key()
+                )));
+            }
             if execs.len() > 1 {
                 for i in execs {
                     if let Step::Exec(e) = &mut steps[i] {
@@ -600,8 +608,12 @@ impl<'a> Compiler<'a> {
         }
         let forms = [model.sql.is_some(), model.redis.is_some(), model.kv.is_some(), model.dynamo.is_some()];
         if forms.iter().any(|f| *f) {
-            let exec = self.exec(file, span, &model, key, group)?;
-            out.push(Step::Exec(exec));
+            // A step written for other families only is skipped here (a
+            // transaction without any step of this family is an error, below).
+            if self.form_of(&model).is_some() {
+                let exec = self.exec(file, span, &model, key, group)?;
+                out.push(Step::Exec(exec));
+            }
         } else if out.is_empty() {
             return Err(self.fail_at(file, span, format!("{key}: a step needs `let`, `sleep_us`, `use` or a command (sql, redis, kv, dynamo)")));
         }
@@ -676,8 +688,9 @@ impl<'a> Compiler<'a> {
                         "get" => KvOp::Get,
                         "put" => KvOp::Put,
                         "delete" => KvOp::Delete,
+                        "add" => KvOp::Add,
                         "scan" => KvOp::Scan,
-                        other => return Err(self.fail_at(file, r.span(), format!("{key}.kv: unknown operation {other:?}: expected get, put, delete or scan"))),
+                        other => return Err(self.fail_at(file, r.span(), format!("{key}.kv: unknown operation {other:?}: expected get, put, add, delete or scan"))),
                     };
                     if op.len() != kind.arity() + 1 {
                         return Err(self.fail_at(file, r.span(), format!("{key}.kv: {} takes {} argument(s)", op[0], kind.arity())));
@@ -773,8 +786,10 @@ impl<'a> Compiler<'a> {
             }
             Some(Family::Redis) => {
                 let r = p.redis.as_ref().ok_or_else(missing)?;
-                let values = r.get_ref().iter().map(|a| self.template(file, r.span(), a, "populate.redis", false).map(Arg::Template));
-                (Load::Redis, values.collect::<Result<Vec<_>, _>>()?)
+                let commands = self.string_lists(file, r, "populate.redis", true)?;
+                let lengths = commands.iter().map(Vec::len).collect();
+                let values = commands.iter().flatten().map(|a| self.template(file, r.span(), a, "populate.redis", false).map(Arg::Template));
+                (Load::Redis { lengths }, values.collect::<Result<Vec<_>, _>>()?)
             }
             Some(Family::Kv) => {
                 let r = p.kv.as_ref().ok_or_else(missing)?;
@@ -809,6 +824,10 @@ impl<'a> Compiler<'a> {
                 dynamo: m.dynamo.clone(),
                 ..StepModel::default()
             };
+            if self.form_of(&step).is_none() {
+                // A check this family cannot express (DynamoDB has no sums): skipped, and `verify` says so.
+                continue;
+            }
             self.exec(from.file, from.item.span(), &step, &key, &mut group)?;
             let equals = self.expr(from.file, &m.equals, &format!("{key}.equals"))?;
             out.push(Invariant { name: m.name.clone(), step: group.steps.len() - 1, equals });

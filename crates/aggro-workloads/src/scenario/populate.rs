@@ -7,20 +7,24 @@ use super::{Arg, Batch, Scenario};
 use aggro_core::rng::Rng;
 use aggro_core::scenario::{ScenarioTarget, Value};
 use aggro_core::{ErrorClass, StoreError};
+use std::sync::Arc;
 
 /// Rows generated before each bulk load call.
 const BATCH_ROWS: usize = 5_000;
 
-/// Runs a group of commands once, in order, on a connection of its own.
+/// Runs a group of commands once, in order, each on a connection of its
+/// own that prepares only it: a setup's `CREATE TABLE` cannot be prepared
+/// before its `DROP TABLE` has run.
 pub(crate) async fn run_batch<T: ScenarioTarget>(target: &T, sc: &Scenario, batch: &Batch, seed: u64) -> Result<(), StoreError> {
-    if batch.steps.is_empty() {
-        return Ok(());
-    }
-    let mut conn = target.connect(batch.commands.clone()).await?;
     let mut work = Work::new(sc, 0);
     let mut rng = Rng::seeded(seed);
     for exec in &batch.steps {
-        run_exec(&mut conn, sc, exec, &mut work, &mut rng).await?;
+        let variants = exec.variant.as_ref().map_or(1, |(_, n)| *n);
+        let own: Arc<[_]> = batch.commands[exec.command..exec.command + variants].into();
+        let mut conn = target.connect(own).await?;
+        let mut alone = exec.clone();
+        alone.command = 0;
+        run_exec(&mut conn, sc, &alone, &mut work, &mut rng).await?;
     }
     Ok(())
 }

@@ -26,6 +26,11 @@ pub enum Command {
     /// The mobile-game transaction benchmark (seed 001): write, consistent-read, read.
     #[command(subcommand)]
     Mobile(Box<MobileCommand>),
+    /// Your own workload: a scenario file (TOML; YCSB's core workloads ship in scenarios/ycsb) on any target.
+    #[command(subcommand)]
+    Scenario(Box<ScenarioCommand>),
+    /// pgbench's scripts run unchanged (tpcb-like, simple-update, select-only, or your own -f files) through aggro's executor.
+    Pgbench(Box<PgbenchArgs>),
     /// The realtime arena (seeds 002, 003): a reference UDP game server, a room relay server, a bot swarm, and the bench that runs them.
     #[command(subcommand)]
     Arena(Box<ArenaCommand>),
@@ -187,6 +192,13 @@ pub struct DriveArgs {
     /// write (Gold −5, NumTickets +1), consistent-read (add 5 Gold, then read), or read.
     #[arg(long, default_value = "write")]
     pub workload: String,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+}
+
+/// How the executor runs the loaders: every rate-driven command shares these.
+#[derive(Debug, Args, Clone)]
+pub struct ExecArgs {
     /// Loaders: connections, each with one request in flight.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub loaders: u32,
@@ -219,10 +231,9 @@ pub struct DriveArgs {
     pub timer: String,
 }
 
+/// A run's rate and outputs: shared by `mobile run`, `scenario run` and `pgbench`.
 #[derive(Debug, Args)]
-pub struct RunArgs {
-    #[command(flatten)]
-    pub drive: DriveArgs,
+pub struct RateArgs {
     /// Requests per second, or max for a closed loop (each loader as fast as it can).
     #[arg(long, default_value = "1000", conflicts_with = "stages")]
     pub rate: String,
@@ -245,6 +256,95 @@ pub struct RunArgs {
     pub live: Option<String>,
     #[command(flatten)]
     pub shard: ShardArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub drive: DriveArgs,
+    #[command(flatten)]
+    pub run: RateArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ScenarioCommand {
+    /// Create the scenario's data: its setup commands, its rows in bulk, its finishing commands.
+    Populate(ScenarioPopulateArgs),
+    /// Drive the scenario's transaction mix at a rate and measure it.
+    Run(Box<ScenarioRunArgs>),
+    /// Check the scenario's invariants against the committed counts of the runs since population.
+    Verify(ScenarioVerifyArgs),
+}
+
+/// Which scenario, where.
+#[derive(Debug, Args, Clone)]
+pub struct ScenarioArgs {
+    /// The scenario file (TOML; docs/SCENARIOS.md).
+    pub file: PathBuf,
+    /// Target URL: null:, stackdb:DIR, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB], dynamodb://HOST:PORT[/TABLE].
+    #[arg(long, env = "AGGRO_TARGET")]
+    pub target: String,
+    /// Replace a [vars] value of the file: NAME=VALUE (repeatable), such as records=100000.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub sets: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ScenarioPopulateArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    /// Seed of the generated rows (the same seed makes the same data).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct ScenarioRunArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+    #[command(flatten)]
+    pub run: RateArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ScenarioVerifyArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    /// Result files of the runs since population: the invariants' committed(…) counts are their sums.
+    #[arg(long = "result")]
+    pub results: Vec<PathBuf>,
+}
+
+/// `aggro pgbench`: pgbench's options where they mean the same.
+#[derive(Debug, Args)]
+pub struct PgbenchArgs {
+    /// Script files, FILE[@WEIGHT] (as pgbench's -f).
+    #[arg(value_name = "FILE[@WEIGHT]")]
+    pub scripts: Vec<String>,
+    /// A script file, FILE[@WEIGHT] (repeatable).
+    #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]")]
+    pub files: Vec<String>,
+    /// A built-in script, NAME[@WEIGHT]: tpcb-like (the default), simple-update, select-only.
+    #[arg(short = 'b', long = "builtin", value_name = "NAME[@WEIGHT]")]
+    pub builtins: Vec<String>,
+    /// Create pgbench's tables and rows (as pgbench -i, generated on the server) and exit.
+    #[arg(short = 'i', long)]
+    pub init: bool,
+    /// Scale factor: with -i the size made (default 1); otherwise read from pgbench_branches, as pgbench does.
+    #[arg(short = 's', long)]
+    pub scale: Option<i64>,
+    /// A variable for the scripts: NAME=VALUE (repeatable, as pgbench's -D).
+    #[arg(short = 'D', long = "define", value_name = "NAME=VALUE")]
+    pub defines: Vec<String>,
+    /// Target URL: postgres://USER@HOST:PORT/DB (or a wire-compatible server).
+    #[arg(long, env = "AGGRO_TARGET")]
+    pub target: String,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+    #[command(flatten)]
+    pub run: RateArgs,
 }
 
 /// One shard of a run split across generators.

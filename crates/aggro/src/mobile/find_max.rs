@@ -1,6 +1,5 @@
 //! `aggro mobile find-max`: the highest rate with backlog 0 and p99 under a bound.
 
-use super::run::{place, plan};
 use super::spec::{self, DriveSpec};
 use super::{connect_loaders, on_target};
 use crate::BadInput;
@@ -37,7 +36,7 @@ impl MobileVisitor for FindMax {
     async fn visit<T: MobileTarget>(self, target: T) -> anyhow::Result<RunRecord> {
         let d = &self.drive;
         let samples = Arc::new(ErrorSamples::default());
-        let mut loaders = connect_loaders(&target, d.loaders, d.workload, d.keys, d.seed, &samples).await?;
+        let mut loaders = connect_loaders(&target, d.exec.loaders, d.workload, d.keys, d.exec.seed, &samples).await?;
         // Logged, but its result file does not claim the id: the file keeps
         // only the last trial's counts, so it cannot account for what every
         // trial committed, and a verify names the search instead of blaming the store.
@@ -49,7 +48,7 @@ impl MobileVisitor for FindMax {
             "aggro mobile find-max: {} on {}, {} loaders, {:.0}s per trial, p99 ≤ {}",
             d.workload.name(),
             target.describe(),
-            d.loaders,
+            d.exec.loaders,
             self.step_ns as f64 / 1e9,
             format_nanos(self.p99_bound_ns)
         );
@@ -61,17 +60,17 @@ impl MobileVisitor for FindMax {
                 return None;
             }
             // Top up loaders abandoned by a trial that timed out.
-            while loaders.len() < d.loaders as usize {
-                let more = connect_loaders(&target, 1, d.workload, d.keys, d.seed, &samples).await.ok()?;
+            while loaders.len() < d.exec.loaders as usize {
+                let more = connect_loaders(&target, 1, d.workload, d.keys, d.exec.seed, &samples).await.ok()?;
                 loaders.extend(more);
             }
-            let mut p = plan(d, RatePlan::fixed(rate, self.step_ns), None);
-            place(&mut p, &target);
+            let mut p = d.exec.plan(RatePlan::fixed(rate, self.step_ns), None);
+            crate::drive::place(&mut p, target.blocking());
             let mut console = Console::new(names, None, Verbosity { quiet: true, per_loader: false });
             let outcome =
                 aggro_runner::run(&p, names.len(), std::mem::take(&mut loaders), MonotonicClock::start(), &stop, &mut console)
                     .await;
-            let record = session::record("mobile find-max trial", serde_json::json!({ "rate": rate }), String::new(), names, &outcome, console, &samples, d.threads);
+            let record = session::record("mobile find-max trial", serde_json::json!({ "rate": rate }), String::new(), names, &outcome, console, &samples, d.exec.threads);
             loaders = outcome.loaders;
             if outcome.stop_reason == StopReason::Interrupted {
                 return None;
@@ -143,7 +142,7 @@ pub fn main(a: FindMaxArgs) -> anyhow::Result<()> {
     }
     let p99_bound_ns = parse_duration(&a.p99).map_err(bad)?.as_nanos() as Nanos;
     let step_ns = parse_duration(&a.step).map_err(bad)?.as_nanos() as Nanos;
-    let rt = session::runtime(drive.threads)?;
+    let rt = session::runtime(drive.exec.threads)?;
     let (keys, world) = super::settle(&rt, &data)?;
     drive.keys = keys;
     let cmd = FindMax {

@@ -2,10 +2,8 @@
 
 use crate::BadInput;
 use crate::cli::{DataArgs, DriveArgs};
-use aggro_core::units::parse_duration;
+use crate::drive::ExecSpec;
 use aggro_core::world::{WorldRecord, WorldShape, settle};
-use aggro_core::{Nanos, Pacing};
-use aggro_runner::{BacklogRule, TimerMode};
 use aggro_targets::TargetUrl;
 use aggro_workloads::mobile::{KeySpace, Spread, Workload};
 use serde::Serialize;
@@ -19,14 +17,8 @@ pub struct DriveSpec {
     /// From the flags (or their defaults), then settled with the store's
     /// world record before anything runs ([`settle_keys`]).
     pub keys: KeySpace,
-    pub loaders: u32,
-    pub pacing: Pacing,
-    pub interval_ns: Nanos,
-    pub backlog_rule: BacklogRule,
-    pub drain_ns: Nanos,
-    pub seed: u64,
-    pub threads: usize,
-    pub timer: TimerMode,
+    #[serde(flatten)]
+    pub exec: ExecSpec,
 }
 
 fn bad(e: String) -> anyhow::Error {
@@ -72,30 +64,11 @@ pub fn settle_keys(flags: &DataFlags, world: Option<&WorldRecord>) -> anyhow::Re
 /// Resolves the drive arguments, the key space from the data flags alone
 /// (see [`settle_keys`]).
 pub fn resolve_drive(a: &DriveArgs, data: &DataFlags) -> anyhow::Result<DriveSpec> {
-    let keys = data.keys();
-    let pacing = match a.pacing.as_str() {
-        "even" => Pacing::Even,
-        "second" => Pacing::Second,
-        "poisson" => Pacing::Poisson,
-        other => return Err(bad(format!("unknown pacing {other:?}: expected even, second or poisson"))),
-    };
-    let interval = parse_duration(&a.interval).map_err(bad)?;
-    if interval.as_millis() < 10 {
-        return Err(bad("--interval must be at least 10ms".into()));
-    }
-    let seed = crate::session::seed_or_clock(a.seed);
     Ok(DriveSpec {
         target: mask_password(&a.data.target),
         workload: Workload::parse(&a.workload).map_err(bad)?,
-        keys,
-        loaders: a.loaders,
-        pacing,
-        interval_ns: interval.as_nanos() as Nanos,
-        backlog_rule: BacklogRule::parse(&a.stop_on_backlog).map_err(bad)?,
-        drain_ns: parse_duration(&a.drain).map_err(bad)?.as_nanos() as Nanos,
-        seed,
-        threads: a.threads,
-        timer: TimerMode::parse(&a.timer).map_err(bad)?,
+        keys: data.keys(),
+        exec: ExecSpec::resolve(&a.exec)?,
     })
 }
 

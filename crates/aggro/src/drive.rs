@@ -1,0 +1,172 @@
+//! What every rate-driven command shares (`mobile run`, `scenario run`,
+//! `pgbench`): the executor flags resolved, the rate, and one run of
+//! loaders through the executor into a written result file.
+
+use crate::BadInput;
+use crate::cli::{ExecArgs, RateArgs};
+use crate::console::{Console, Verbosity};
+use crate::live::Live;
+use crate::session;
+use aggro_core::units::{parse_duration, parse_rate};
+use aggro_core::{ErrorSamples, MonotonicClock, Nanos, Pacing, RatePlan};
+use aggro_report::RunRecord;
+use aggro_runner::{BacklogRule, Loader, Placement, RunPlan, StopHandle, StopReason, TimerMode};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+fn bad(e: String) -> anyhow::Error {
+    BadInput(e).into()
+}
+
+/// The executor flags, resolved; written into every result.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExecSpec {
+    pub loaders: u32,
+    pub pacing: Pacing,
+    pub interval_ns: Nanos,
+    pub backlog_rule: BacklogRule,
+    pub drain_ns: Nanos,
+    pub seed: u64,
+    pub threads: usize,
+    pub timer: TimerMode,
+}
+
+impl ExecSpec {
+    /// Checks and resolves the flags (the seed from the clock if not given).
+    pub fn resolve(a: &ExecArgs) -> anyhow::Result<Self> {
+        let pacing = match a.pacing.as_str() {
+            "even" => Pacing::Even,
+            "second" => Pacing::Second,
+            "poisson" => Pacing::Poisson,
+            other => return Err(bad(format!("unknown pacing {other:?}: expected even, second or poisson"))),
+        };
+        let interval = parse_duration(&a.interval).map_err(bad)?;
+        if interval.as_millis() < 10 {
+            return Err(bad("--interval must be at least 10ms".into()));
+        }
+        Ok(Self {
+            loaders: a.loaders,
+            pacing,
+            interval_ns: interval.as_nanos() as Nanos,
+            backlog_rule: BacklogRule::parse(&a.stop_on_backlog).map_err(bad)?,
+            drain_ns: parse_duration(&a.drain).map_err(bad)?.as_nanos() as Nanos,
+            seed: session::seed_or_clock(a.seed),
+            threads: a.threads,
+            timer: TimerMode::parse(&a.timer).map_err(bad)?,
+        })
+    }
+
+    /// The executor plan at `rate` (placement set once the target is known, see [`place`]).
+    pub fn plan(&self, rate: RatePlan, limit: Option<u64>) -> RunPlan {
+        RunPlan {
+            rate,
+            pacing: self.pacing,
+            limit,
+            interval_ns: self.interval_ns,
+            backlog_rule: self.backlog_rule,
+            drain_ns: self.drain_ns,
+            seed: self.seed,
+            placement: Placement::Tasks,
+            share: aggro_core::Share::WHOLE,
+            timer: self.timer,
+        }
+    }
+}
+
+/// Loaders of a blocking (embedded) target get threads of their own.
+pub fn place(plan: &mut RunPlan, blocking: bool) {
+    plan.placement = if blocking { Placement::Threads } else { Placement::Tasks };
+}
+
+/// A run's plan and where its results go.
+pub struct Outputs {
+    pub plan: RunPlan,
+    pub verbosity: Verbosity,
+    pub out: PathBuf,
+    pub exports: session::Exports,
+    /// When the schedule starts (`--start-at`), for shards on several machines.
+    pub start_at: Option<std::time::SystemTime>,
+    pub live: Option<std::net::SocketAddr>,
+}
+
+impl Outputs {
+    /// Resolves the rate and output flags; `name` names the default result file.
+    pub fn resolve(a: RateArgs, exec: &ExecSpec, exec_args: &ExecArgs, name: &str) -> anyhow::Result<Self> {
+        let rate = match (&a.stages, a.rate.as_str()) {
+            (Some(stages), _) => RatePlan::parse_stages(stages, 0.0).map_err(bad)?,
+            (None, "max") => RatePlan::Max { duration_ns: Some(parse_duration(&a.duration).map_err(bad)?.as_nanos() as Nanos) },
+            (None, r) => RatePlan::fixed(parse_rate(r).map_err(bad)?, parse_duration(&a.duration).map_err(bad)?.as_nanos() as Nanos),
+        };
+        if a.shard.worker.is_some() && exec_args.seed.is_none() {
+            return Err(bad("--worker needs --seed: every shard of a run must draw the same schedule and requests".into()));
+        }
+        let mut plan = exec.plan(rate, a.requests);
+        plan.share = a.shard.worker.as_deref().map(session::worker).transpose()?.unwrap_or_default();
+        Ok(Self {
+            plan,
+            verbosity: Verbosity { quiet: exec_args.quiet, per_loader: exec_args.per_loader },
+            out: a.out.unwrap_or_else(|| session::default_out(name)),
+            exports: a.exports,
+            start_at: session::start_at(a.shard.start_at.as_deref())?,
+            live: a.live.as_deref().map(crate::live::address).transpose()?,
+        })
+    }
+
+    /// How the plan's rate reads in a run's first line.
+    pub fn describe_rate(&self) -> String {
+        let plan = &self.plan;
+        let rate = match &plan.rate {
+            RatePlan::Max { .. } => "closed loop (as fast as each loader can)".into(),
+            RatePlan::Stages { stages } if stages.len() == 1 => {
+                format!("{}/s for {:.0}s, {:?} pacing", stages[0].end_rate, stages[0].duration_ns as f64 / 1e9, plan.pacing)
+            }
+            RatePlan::Stages { stages } => format!("{} ramp stages, {:?} pacing", stages.len(), plan.pacing),
+        };
+        match plan.share {
+            s if s.of > 1 => format!("{rate}, worker {} of {} (one request in {})", s.index + 1, s.of, s.of),
+            _ => rate,
+        }
+    }
+
+    /// Runs `loaders` through the executor (Ctrl-C stops it cleanly) and
+    /// returns the run's record; `spec` is recorded verbatim.
+    pub async fn run<L: Loader>(
+        &self,
+        command: &str,
+        spec: serde_json::Value,
+        names: &'static [&'static str],
+        loaders: Vec<L>,
+        samples: &Arc<ErrorSamples>,
+        threads: usize,
+    ) -> anyhow::Result<RunRecord> {
+        let stop = StopHandle::new();
+        stop.stop_on_signals();
+        let mut console = Console::new(names, self.plan.rate.duration_ns(), self.verbosity);
+        session::wait_until(self.start_at).await;
+        let started_at = aggro_report::record::now_rfc3339();
+        console.live = self.live.map(|addr| Live::start(addr, command, &spec, &started_at, names)).transpose()?;
+        let outcome = aggro_runner::run(&self.plan, names.len(), loaders, MonotonicClock::start(), &stop, &mut console).await;
+        console.finish();
+        Ok(session::record(command, spec, started_at, names, &outcome, console, samples, threads))
+    }
+
+    /// Writes `record` (and its exports) and prints its summary.
+    pub fn deliver(&self, record: &RunRecord) -> anyhow::Result<()> {
+        session::write(record, &self.out, &self.exports)?;
+        session::print_summary(record);
+        println!("result: {}", self.out.display());
+        Ok(())
+    }
+}
+
+/// The exit status of a finished run: failed requests or an early stop are
+/// an error (the result file is written either way).
+pub fn exit_status(record: &RunRecord) -> anyhow::Result<()> {
+    let errors: u64 = record.totals.first().map_or(0, |t| t.errors);
+    match serde_json::from_value::<StopReason>(record.stop_reason.clone()) {
+        Ok(StopReason::Completed | StopReason::Interrupted) if errors == 0 => Ok(()),
+        _ if errors > 0 => anyhow::bail!("{} requests failed (the result file was written)", errors),
+        _ => anyhow::bail!("{} (the result file was written)", record.stop_message),
+    }
+}

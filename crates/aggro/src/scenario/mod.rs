@@ -1,0 +1,124 @@
+//! `aggro scenario …` and `aggro pgbench`: the user's own workload.
+//!
+//! Both read an [`Input`] — a scenario file or pgbench scripts — and compile
+//! it once the target (and so its command family) is known; everything
+//! after is the same population, run and verification.
+
+mod populate;
+mod run;
+mod verify;
+
+pub use populate::Populate;
+pub use run::Run;
+
+use crate::BadInput;
+use crate::cli::ScenarioCommand;
+use aggro_core::ErrorSamples;
+use aggro_core::scenario::{Command, Reply, ScenarioConn, ScenarioTarget, Value};
+use aggro_workloads::scenario::file::{Source, parse_override};
+use aggro_workloads::scenario::pgbench::{self, Script};
+use aggro_workloads::scenario::{Scenario, ScenarioLoader};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Runs one `aggro scenario` command.
+pub fn main(command: ScenarioCommand) -> anyhow::Result<()> {
+    match command {
+        ScenarioCommand::Populate(a) => populate::main(a),
+        ScenarioCommand::Run(a) => run::main(*a),
+        ScenarioCommand::Verify(a) => verify::main(a),
+    }
+}
+
+/// What the workload is written in.
+pub enum Input {
+    /// A scenario file, read and checked, and its `--set` overrides.
+    File { path: PathBuf, source: Source, sets: Vec<(String, Value)> },
+    /// pgbench scripts; the scale from `-s` or, if absent, from the store.
+    Pgbench { scripts: Vec<Script>, scale: Option<i64>, defines: Vec<(String, Value)> },
+}
+
+impl Input {
+    /// Reads a scenario file; errors are bad input (exit 2), one line each.
+    pub fn file(path: PathBuf, sets: &[String]) -> anyhow::Result<Self> {
+        let source = Source::load(&path).map_err(|e| BadInput(e.to_string()))?;
+        let sets = sets.iter().map(|s| parse_override(s)).collect::<Result<_, _>>().map_err(BadInput)?;
+        Ok(Input::File { path, source, sets })
+    }
+
+    /// The workload's name (for result files).
+    pub fn name(&self) -> String {
+        match self {
+            Input::File { source, .. } => source.name().to_string(),
+            Input::Pgbench { .. } => "pgbench".into(),
+        }
+    }
+
+    /// What a result file records of the input.
+    pub fn describe(&self) -> serde_json::Value {
+        match self {
+            Input::File { path, sets, .. } => serde_json::json!({
+                "file": path.display().to_string(),
+                "sets": sets.iter().map(|(n, v)| format!("{n}={}", v.to_text())).collect::<Vec<_>>(),
+            }),
+            Input::Pgbench { scripts, scale, defines } => serde_json::json!({
+                "pgbench": scripts.iter().map(|s| format!("{}@{}", s.name, s.weight)).collect::<Vec<_>>(),
+                "scale": scale,
+                "defines": defines.iter().map(|(n, v)| format!("{n}={}", v.to_text())).collect::<Vec<_>>(),
+            }),
+        }
+    }
+
+    /// Compiles the workload for `target`'s family.
+    pub async fn compile<T: ScenarioTarget>(&self, target: &T) -> anyhow::Result<Arc<Scenario>> {
+        let scenario = match self {
+            Input::File { source, sets, .. } => source.compile(target.family(), sets),
+            Input::Pgbench { scripts, scale, defines } => {
+                let scale = match scale {
+                    Some(s) => *s,
+                    None => read_scale(target).await?,
+                };
+                pgbench::compile(scripts, scale, defines)
+            }
+        };
+        Ok(Arc::new(scenario.map_err(|e| BadInput(e.to_string()))?))
+    }
+}
+
+/// pgbench's scale: the number of branches.
+async fn read_scale<T: ScenarioTarget>(target: &T) -> anyhow::Result<i64> {
+    let query = Arc::from([Command::Sql { text: pgbench::SCALE_QUERY.into() }]);
+    let hint = |m: String| anyhow::anyhow!("{}: {m} (run `aggro pgbench -i -s SCALE --target …` first)", target.describe());
+    let mut conn = target.connect(query).await.map_err(|e| hint(e.message))?;
+    let mut reply = Reply::default();
+    conn.exec(0, &[], &mut reply).await.map_err(|e| hint(e.message))?;
+    match reply.values.first().and_then(Value::as_int) {
+        Some(n) if n > 0 => Ok(n),
+        _ => Err(hint("pgbench_branches is empty".into())),
+    }
+}
+
+/// Opens `count` loaders; a store without the scenario's schema is
+/// reported once, plainly, before any load.
+pub async fn connect_loaders<T: ScenarioTarget>(
+    target: &T,
+    scenario: &Arc<Scenario>,
+    count: u32,
+    seed: u64,
+    samples: &Arc<ErrorSamples>,
+) -> anyhow::Result<Vec<ScenarioLoader<T::Conn>>> {
+    let mut loaders = Vec::with_capacity(count as usize);
+    for i in 0..count {
+        let conn = target.connect(scenario.commands.clone()).await.map_err(|e| {
+            let hint = if e.class == aggro_core::ErrorClass::Data { " (populate the scenario first)" } else { "" };
+            anyhow::anyhow!("{}: loader {i} of {count}: {}{hint}", target.describe(), e.message)
+        })?;
+        loaders.push(ScenarioLoader::new(conn, Arc::clone(scenario), u64::from(i), seed, Arc::clone(samples)));
+    }
+    Ok(loaders)
+}
+
+/// Opens the target `url` and runs `visitor` on it; URL errors are bad input.
+pub async fn on_target<V: aggro_targets::ScenarioVisitor<Output = anyhow::Result<R>>, R>(url: &str, visitor: V) -> anyhow::Result<R> {
+    aggro_targets::open_scenario(url, visitor).await.map_err(|e| BadInput(e.to_string()))?
+}

@@ -1,0 +1,45 @@
+//! `aggro scenario populate` (and `aggro pgbench -i`).
+
+use super::{Input, on_target};
+use crate::cli::ScenarioPopulateArgs;
+use aggro_core::scenario::ScenarioTarget;
+use aggro_targets::ScenarioVisitor;
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// Populates the target as the input's `[populate]` says.
+pub struct Populate {
+    pub input: Input,
+    pub seed: u64,
+}
+
+impl ScenarioVisitor for Populate {
+    type Output = anyhow::Result<()>;
+
+    async fn visit<T: ScenarioTarget>(self, target: T) -> anyhow::Result<()> {
+        let scenario = self.input.compile(&target).await?;
+        let bar = ProgressBar::new(0);
+        bar.set_style(ProgressStyle::with_template("populating {bar:40} {pos}/{len} rows").unwrap_or_else(|_| ProgressStyle::default_bar()));
+        let started = std::time::Instant::now();
+        let progress = |done: u64, total: u64| {
+            bar.set_length(total);
+            bar.set_position(done);
+        };
+        let rows = aggro_workloads::scenario::populate(&target, &scenario, self.seed, &progress)
+            .await
+            .map_err(|e| anyhow::anyhow!("{}: {}", target.describe(), e.message))?;
+        bar.finish_and_clear();
+        let secs = started.elapsed().as_secs_f64();
+        println!(
+            "populated {} for {} in {secs:.1}s: {rows} rows ({:.0} rows/s)",
+            target.describe(),
+            scenario.name,
+            rows as f64 / secs.max(1e-9)
+        );
+        Ok(())
+    }
+}
+
+pub fn main(a: ScenarioPopulateArgs) -> anyhow::Result<()> {
+    let input = Input::file(a.scenario.file, &a.scenario.sets)?;
+    crate::session::runtime(0)?.block_on(on_target(&a.scenario.target, Populate { input, seed: a.seed }))
+}

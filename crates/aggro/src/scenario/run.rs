@@ -1,0 +1,66 @@
+//! `aggro scenario run` (and `aggro pgbench`): the mix through the executor.
+
+use super::{Input, connect_loaders, on_target};
+use crate::cli::ScenarioRunArgs;
+use crate::drive::{self, ExecSpec, Outputs};
+use aggro_core::ErrorSamples;
+use aggro_core::scenario::ScenarioTarget;
+use aggro_report::RunRecord;
+use aggro_targets::ScenarioVisitor;
+use std::sync::Arc;
+
+/// One run of a scenario; with `check` its invariants are read afterwards
+/// against this run's own committed counts (pgbench's tpcb-like sums).
+pub struct Run {
+    pub command: &'static str,
+    pub input: Input,
+    pub exec: ExecSpec,
+    pub outputs: Outputs,
+    pub check: bool,
+}
+
+impl ScenarioVisitor for Run {
+    type Output = anyhow::Result<RunRecord>;
+
+    async fn visit<T: ScenarioTarget>(mut self, target: T) -> anyhow::Result<RunRecord> {
+        let scenario = self.input.compile(&target).await?;
+        drive::place(&mut self.outputs.plan, target.blocking());
+        let samples = Arc::new(ErrorSamples::default());
+        let loaders = connect_loaders(&target, &scenario, self.exec.loaders, self.exec.seed, &samples).await?;
+        eprintln!(
+            "aggro {}: {} on {}, {} transaction(s), {} loaders, {}, seed {}",
+            self.command,
+            scenario.name,
+            target.describe(),
+            scenario.transactions.len(),
+            self.exec.loaders,
+            self.outputs.describe_rate(),
+            self.exec.seed
+        );
+        // The executor's console keeps operation names for the whole process.
+        let names: &'static [&'static str] = Box::leak(scenario.operations.iter().map(|n| &*Box::leak(n.clone().into_boxed_str())).collect());
+        let spec = serde_json::json!({
+            "scenario": { "name": scenario.name, "input": self.input.describe(), "transactions": scenario.transactions.iter().map(|t| &t.name).collect::<Vec<_>>() },
+            "exec": self.exec,
+            "plan": self.outputs.plan,
+            "target": target.describe(),
+        });
+        let record = self.outputs.run(self.command, spec, names, loaders, &samples, self.exec.threads).await?;
+        self.outputs.deliver(&record)?;
+        if self.check && !scenario.invariants.is_empty() {
+            let committed = super::verify::committed(&scenario, std::slice::from_ref(&record));
+            super::verify::check(&target, &scenario, &committed).await?;
+        }
+        Ok(record)
+    }
+}
+
+pub fn main(a: ScenarioRunArgs) -> anyhow::Result<()> {
+    let input = Input::file(a.scenario.file, &a.scenario.sets)?;
+    let exec = ExecSpec::resolve(&a.exec)?;
+    let outputs = Outputs::resolve(a.run, &exec, &a.exec, &format!("scenario-{}", input.name()))?;
+    let rt = crate::session::runtime(exec.threads)?;
+    let run = Run { command: "scenario run", input, exec, outputs, check: false };
+    let record = rt.block_on(on_target(&a.scenario.target, run))?;
+    drive::exit_status(&record)
+}
