@@ -3,6 +3,7 @@
 mod arena;
 mod mmo;
 mod results;
+mod scenario;
 mod util;
 
 use std::time::Duration;

@@ -36,7 +36,7 @@ fn text(bytes: Option<Vec<u8>>) -> Value {
 }
 
 fn no_scan() -> StoreError {
-    StoreError::new(ErrorClass::Data, "stackdb hashes its keys and keeps no order: a scan has no meaning there")
+    StoreError::new(ErrorClass::Other, "stackdb hashes its keys and keeps no order: a scan has no meaning there (YCSB workload E needs an ordered store)")
 }
 
 impl ScenarioConn for StackDbScenarioConn {
