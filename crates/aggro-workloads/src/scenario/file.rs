@@ -180,6 +180,12 @@ pub struct Source {
     invariants: Vec<From<InvariantModel>>,
 }
 
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Source").field("name", &self.name).field("files", &self.files.iter().map(|(p, _)| p).collect::<Vec<_>>()).finish_non_exhaustive()
+    }
+}
+
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].bytes().filter(|b| *b == b'\n').count() + 1
 }
@@ -833,5 +839,97 @@ impl<'a> Compiler<'a> {
             out.push(Invariant { name: m.name.clone(), step: group.steps.len() - 1, equals });
         }
         Ok((out, group))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compile(text: &str, family: Family) -> Result<Scenario, ScenarioError> {
+        Source::from_text(Path::new("t.toml"), text.to_string())?.compile(family, &[])
+    }
+
+    /// The annotated example of docs/SCENARIOS.md compiles as written.
+    #[test]
+    fn the_documented_example_compiles() {
+        let doc = include_str!("../../../../docs/SCENARIOS.md");
+        let start = doc.find("```toml\nname = \"shop\"").expect("the example") + "```toml\n".len();
+        // Its include names a file of the reader's own: left out here.
+        let text = doc[start..start + doc[start..].find("```").expect("its end")].replace("include = [\"common.toml\"]", "");
+        let text = text.as_str();
+        let sc = compile(text, Family::Sql).unwrap();
+        assert_eq!(sc.name, "shop");
+        assert_eq!(sc.transactions.len(), 2);
+        assert_eq!(sc.operations, ["shop", "purchase", "purchase.begin", "purchase.buy", "purchase.balance", "purchase.commit", "look"]);
+        assert!((sc.cumulative[0] - 0.75).abs() < 1e-9);
+        assert_eq!(sc.invariants.len(), 1);
+        let populate = sc.populate.as_ref().unwrap();
+        assert_eq!(populate.setup.steps.len(), 2);
+        assert_eq!(populate.load, Load::Sql { table: "users".into(), columns: vec!["id".into(), "gold".into()] });
+        // On Redis nothing of it runs: the error names the transaction.
+        let e = compile(text, Family::Redis).unwrap_err();
+        assert!(e.message.contains("transaction[0] (purchase): no step has a `redis` form"), "{e}");
+    }
+
+    #[test]
+    fn steps_of_other_families_are_skipped_and_variants_prepared() {
+        let text = r#"
+            [vars]
+            n_fields = 2
+            [keys.k]
+            count = 10
+            [[transaction]]
+            name = "t"
+            step = [
+              { let = ["f = random(0, 1)"] },
+              { sql = "BEGIN" },
+              { name = "set", variant = "f", sql = ["UPDATE t SET a = $1", "UPDATE t SET b = $1"], params = ["1"], redis = ["SET", "${key(k)}", "1"] },
+              { sql = "COMMIT" },
+            ]
+        "#;
+        let sql = compile(text, Family::Sql).unwrap();
+        assert_eq!(sql.commands.len(), 4, "BEGIN, two variants, COMMIT");
+        let redis = compile(text, Family::Redis).unwrap();
+        assert_eq!(redis.commands.as_ref(), [Command::Redis { lengths: vec![3] }]);
+        assert_eq!(redis.operations, ["t"], "one command: the transaction is its only timing");
+        let null = compile(text, Family::Null).unwrap();
+        assert_eq!(null.commands.len(), 4, "null: takes each step's first form");
+    }
+
+    #[test]
+    fn each_bad_key_is_named_with_its_line() {
+        let cases: [(&str, &str); 8] = [
+            ("[[transaction]]\nname = \"t\"\nstep = [{ kv = [[\"fetch\", \"k\"]] }]\n", "t.toml:3: transaction[0] (t).step[0].kv: unknown operation \"fetch\""),
+            ("[[transaction]]\nname = \"t\"\nstep = [{ kv = [[\"put\", \"k\"]] }]\n", "t.toml:3: transaction[0] (t).step[0].kv: put takes 2 argument(s)"),
+            ("[sizes.s]\ndistribution = \"uniform\"\nmin = 5\nmax = 2\n[[transaction]]\nname = \"t\"\nstep = [{ kv = [[\"get\", \"k\"]] }]\n", "t.toml:1: sizes.s: a uniform size takes `max`"),
+            ("[keys.k]\ncount = \"0\"\n[[transaction]]\nname = \"t\"\nstep = [{ kv = [[\"get\", \"k\"]] }]\n", "t.toml:1: keys.k.count: must be at least 1"),
+            ("[keys.k]\ncount = 5\norder = \"random\"\n[[transaction]]\nname = \"t\"\nstep = [{ kv = [[\"get\", \"k\"]] }]\n", "t.toml:3: keys.k.order: unknown \"random\""),
+            ("[[transaction]]\nname = \"t\"\nweight = -1\nstep = [{ kv = [[\"get\", \"k\"]] }]\n", "transaction[0].weight: must be a number ≥ 0"),
+            ("[[transaction]]\nname = \"t\"\nstep = [{ use = \"nope\" }]\n", "t.toml:3: transaction[0] (t).step[0].use: no [steps.nope]"),
+            ("[[transaction]]\nname = \"t\"\nstep = [{ kv = [[\"get\", \"k\"]], sleep = 5 }]\n", "unknown field `sleep`"),
+        ];
+        for (text, want) in cases {
+            let e = compile(text, Family::Kv).unwrap_err().to_string();
+            assert!(e.contains(want), "{e}\n  does not contain\n{want}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
+        assert!(Source::from_text(Path::new("t.toml"), "name = \"x\"\n".into()).unwrap_err().to_string().contains("no [[transaction]]"));
+    }
+
+    #[test]
+    fn includes_are_read_first_and_overridden() {
+        let dir = std::env::temp_dir().join(format!("aggro-scenario-include-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("base.toml"), "[vars]\nx = 1\ny = 2\n[steps.get]\nkv = [[\"get\", \"k${x}\"]]\n").unwrap();
+        std::fs::write(dir.join("top.toml"), "include = [\"base.toml\"]\n[vars]\ny = 3\n[[transaction]]\nname = \"t\"\nstep = [{ use = \"get\" }]\n").unwrap();
+        let sc = Source::load(&dir.join("top.toml")).unwrap().compile(Family::Kv, &[("x".into(), Value::Int(9))]).unwrap();
+        assert_eq!(sc.name, "top");
+        let slot = |name: &str| sc.slots.iter().position(|v| *v == Value::Int(match name { "x" => 9, _ => 3 })).is_some();
+        assert!(slot("x") && slot("y"), "{:?}", sc.slots);
+        std::fs::write(dir.join("loop.toml"), "include = [\"loop.toml\"]\n").unwrap();
+        let e = Source::load(&dir.join("loop.toml")).unwrap_err();
+        assert!(e.message.contains("deeper than 8"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -33,7 +33,7 @@ pub fn main(command: ScenarioCommand) -> anyhow::Result<()> {
 /// What the workload is written in.
 pub enum Input {
     /// A scenario file, read and checked, and its `--set` overrides.
-    File { path: PathBuf, source: Source, sets: Vec<(String, Value)> },
+    File { path: PathBuf, source: Box<Source>, sets: Vec<(String, Value)> },
     /// pgbench scripts; the scale from `-s` or, if absent, from the store.
     Pgbench { scripts: Vec<Script>, scale: Option<i64>, defines: Vec<(String, Value)> },
 }
@@ -41,7 +41,7 @@ pub enum Input {
 impl Input {
     /// Reads a scenario file; errors are bad input (exit 2), one line each.
     pub fn file(path: PathBuf, sets: &[String]) -> anyhow::Result<Self> {
-        let source = Source::load(&path).map_err(|e| BadInput(e.to_string()))?;
+        let source = Box::new(Source::load(&path).map_err(|e| BadInput(e.to_string()))?);
         let sets = sets.iter().map(|s| parse_override(s)).collect::<Result<_, _>>().map_err(BadInput)?;
         Ok(Input::File { path, source, sets })
     }

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Scenario files and pgbench scripts against their reference tools, side by
+# side in one run (issue 18), everything on 127.0.0.1:
+#  1. pgbench's tpcb-like at scale 10, 8 connections, --rate max: pgbench
+#     itself vs `aggro pgbench` (TPS, CPU per transaction, peak RSS);
+#  2. YCSB's core workloads A and C, YCSB 0.17 (site.ycsb:core from Maven
+#     Central) on its no-op BasicDB vs aggro's ycsb-a/c on null:, 8 threads /
+#     loaders each, closed loop: the harness's own cost per operation;
+#  3. aggro's ycsb-a/c on Redis and PostgreSQL, closed loop and at a fixed
+#     rate, p99 from the intended start (YCSB's redis and jdbc bindings are
+#     not on Maven Central, so YCSB itself cannot run these here);
+#  4. a two-step scenario on null: at 1,000,000 scheduled operations/s.
+# Prints Markdown tables for docs/BENCHMARKS.md.
+#   bench/scenario-vs-peers.sh [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-20}
+conns=8
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/aggro/target}"
+bash scripts/install-deps.sh
+cargo build --release --locked -p aggro >/dev/null 2>&1
+aggro="$CARGO_TARGET_DIR/release/aggro"
+work=$(mktemp -d /tmp/aggro-bench.XXXXXX)
+svc=$(mktemp -d /tmp/aggro-bench-services.XXXXXX)
+cleanup() { bash scripts/services.sh stop "$svc"; rm -rf "$work" "$svc"; }
+trap cleanup EXIT
+bash scripts/services.sh start "$svc" >/dev/null
+set -a; source "$svc/env"; set +a
+pg=$AGGRO_TEST_POSTGRES
+pg_port=${pg##*:}; pg_port=${pg_port%%/*}
+
+# YCSB 0.17's core (and its dependencies) from Maven Central, once.
+ycsb=${YCSB_HOME:-$HOME/.cache/aggro/ycsb-0.17.0}
+if [ ! -f "$ycsb/lib/core-0.17.0.jar" ]; then
+  mkdir -p "$ycsb"
+  cat >"$ycsb/pom.xml" <<'POM'
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>aggro.bench</groupId><artifactId>ycsb-peer</artifactId><version>1</version><packaging>pom</packaging>
+  <dependencies><dependency><groupId>site.ycsb</groupId><artifactId>core</artifactId><version>0.17.0</version></dependency></dependencies>
+</project>
+POM
+  (cd "$ycsb" && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib >/dev/null)
+fi
+
+cpu() { python3 bench/cpu-of.py "$@" 2>"$work/cpu" >"$work/out"; grep -o 'cpu_seconds=[0-9.]*' "$work/cpu" | cut -d= -f2; }
+rss() { echo $(( $(grep -o 'max_rss_kib=[0-9]*' "$work/cpu" | cut -d= -f2) / 1024 )); }
+field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+per_op() { python3 -c "print(f'{$1/$2*1e6:.2f}')"; }
+
+echo "| what | tool | ops/s | CPU s | CPU µs/op | peak RSS MiB |"
+echo "|---|---|---|---|---|---|"
+
+# 1. tpcb-like at scale 10.
+"$AGGRO_PG_BIN/pgbench" -i -q -s 10 -h 127.0.0.1 -p "$pg_port" -U postgres postgres >/dev/null 2>&1
+for round in 1 2; do
+  c=$(cpu "$AGGRO_PG_BIN/pgbench" -n -M prepared -b tpcb-like -c $conns -j 1 -T "$secs" -h 127.0.0.1 -p "$pg_port" -U postgres postgres)
+  tps=$(grep -oP 'tps = \K[0-9.]+' "$work/out" | head -1)
+  echo "| tpcb-like s=10 (round $round) | pgbench -M prepared -c $conns -j 1 | ${tps%.*} | $c | $(per_op "$c" "$(python3 -c "print($tps*$secs)")") | $(rss) |"
+  c=$(cpu "$aggro" pgbench --target "$pg" --rate max --loaders $conns --threads 1 --duration "${secs}s" --interval 5s -q --out "$work/tpcb.json")
+  ops=$(field "$work/tpcb.json" "r['totals'][0]['ok']/r['elapsed_s']")
+  n=$(field "$work/tpcb.json" "r['totals'][0]['ok']")
+  echo "| tpcb-like s=10 (round $round) | aggro pgbench --loaders $conns --threads 1 | ${ops%.*} | $c | $(per_op "$c" "$n") | $(rss) |"
+done
+
+# 2. YCSB A and C: the harness alone (YCSB's BasicDB vs aggro's null:).
+for w in a c; do
+  case $w in
+    a) props="readproportion=0.5 updateproportion=0.5" ;;
+    c) props="readproportion=1 updateproportion=0" ;;
+  esac
+  args=(-p recordcount=100000 -p operationcount=1000000000 -p workload=site.ycsb.workloads.CoreWorkload -p readallfields=true
+        -p scanproportion=0 -p insertproportion=0 -p requestdistribution=zipfian -p basicdb.verbose=false -p maxexecutiontime="$secs")
+  for p in $props; do args+=(-p "$p"); done
+  c=$(cpu java -cp "$ycsb/lib/*" site.ycsb.Client -t -db site.ycsb.BasicDB "${args[@]}" -threads $conns)
+  ops=$(grep -oP 'OVERALL\], Throughput\(ops/sec\), \K[0-9.]+' "$work/out")
+  n=$(python3 -c "print($ops*$secs)")
+  echo "| YCSB $w on a no-op store | YCSB 0.17 BasicDB -threads $conns | ${ops%.*} | $c | $(per_op "$c" "$n") | $(rss) |"
+  c=$(cpu "$aggro" scenario run "scenarios/ycsb/$w.toml" --target null: --set records=100000 --rate max --loaders $conns --threads 1 --duration "${secs}s" --interval 5s -q --out "$work/y.json")
+  n=$(field "$work/y.json" "r['totals'][0]['ok']")
+  ops=$(field "$work/y.json" "r['totals'][0]['ok']/r['elapsed_s']")
+  echo "| YCSB $w on a no-op store | aggro ycsb-$w on null: --loaders $conns --threads 1 | ${ops%.*} | $c | $(per_op "$c" "$n") | $(rss) |"
+done
+
+# 4. A two-step scenario at 1,000,000 scheduled operations per second.
+cat >"$work/two.toml" <<'TOML'
+[keys.user]
+count = 100000
+distribution = "scrambled-zipfian"
+[[transaction]]
+name = "two"
+step = [
+  { let = ["k = key(user)"] },
+  { name = "get", kv = [["get", "${k}"]] },
+  { name = "put", kv = [["put", "${k}", "${random(1, 100)}"]] },
+]
+TOML
+c=$(cpu "$aggro" scenario run "$work/two.toml" --target null: --rate 1000000 --loaders 8 --threads 2 --duration "${secs}s" --interval 5s -q --out "$work/two.json")
+n=$(field "$work/two.json" "r['totals'][0]['ok']")
+row=$(field "$work/two.json" "f\"{r['totals'][0]['ok']/r['elapsed_s']:.0f} (max backlog {max(i['backlog'] for i in r['intervals'])}, timer lateness p99 {r['lag']['p99_ns']/1e3:.1f} µs)\"")
+echo "| two-step scenario at 1,000,000/s | aggro scenario on null: --loaders 8 --threads 2 | $row | $c | $(per_op "$c" "$n") | $(rss) |"
+
+# 3. aggro's YCSB A and C on the real servers.
+echo
+echo "| YCSB on a server | rate | ops/s | p50 / p99 µs (from the intended start) | aggro CPU µs/op |"
+echo "|---|---|---|---|---|"
+for target in "$AGGRO_TEST_REDIS" "$pg"; do
+  for w in a c; do
+    "$aggro" scenario populate "scenarios/ycsb/$w.toml" --target "$target" --set records=100000 >/dev/null
+    for rate in max 5000; do
+      c=$(cpu "$aggro" scenario run "scenarios/ycsb/$w.toml" --target "$target" --set records=100000 --rate $rate --loaders $conns --threads 1 --duration "${secs}s" --interval 5s -q --out "$work/s.json")
+      row=$(field "$work/s.json" "f\"{r['totals'][0]['ok']/r['elapsed_s']:.0f} | {r['totals'][0]['latency']['p50_ns']/1e3:.0f} / {r['totals'][0]['latency']['p99_ns']/1e3:.0f} | {$c/max(r['totals'][0]['ok'],1)*1e6:.2f}\"")
+      echo "| ycsb-$w on ${target%%:*} | $rate | $row |"
+    done
+  done
+done
