@@ -114,3 +114,28 @@ for target in "$AGGRO_TEST_REDIS" "$pg"; do
     done
   done
 done
+
+# 5. Seed 001's trio as scenario files beside the built-in commands: same
+#    target, loaders, seed and skew, closed loop.
+echo
+echo "| trio | target | built-in ops/s | scenario ops/s | ratio | built-in / scenario p99 µs | CPU µs/op built-in / scenario |"
+echo "|---|---|---|---|---|---|---|"
+stackdb="stackdb:$work/trio-stackdb"
+sqlite="sqlite:$work/trio.db"
+for target in "$stackdb" "$sqlite" "$pg" "$AGGRO_TEST_REDIS"; do
+  for w in write consistent-read read; do
+    "$aggro" mobile populate --target "$target" --users 100000 >/dev/null
+    c1=$(cpu "$aggro" mobile run --target "$target" --workload $w --rate max --loaders $conns --threads 1 --seed 7 --duration "${secs}s" --interval 5s -q --out "$work/m.json")
+    "$aggro" scenario populate "scenarios/mobile/$w.toml" --target "$target" >/dev/null
+    c2=$(cpu "$aggro" scenario run "scenarios/mobile/$w.toml" --target "$target" --rate max --loaders $conns --threads 1 --seed 7 --duration "${secs}s" --interval 5s -q --out "$work/s.json")
+    python3 - "$work/m.json" "$work/s.json" "$c1" "$c2" "${target%%:*}" "$w" <<'PY'
+import json, sys
+m, s = (json.load(open(p)) for p in sys.argv[1:3])
+c1, c2 = float(sys.argv[3]), float(sys.argv[4])
+rate = lambda r: r['totals'][0]['ok'] / r['elapsed_s']
+p99 = lambda r: r['totals'][0]['latency']['p99_ns'] / 1e3
+per = lambda r, c: c / max(r['totals'][0]['ok'], 1) * 1e6
+print(f"| {sys.argv[6]} | {sys.argv[5]} | {rate(m):.0f} | {rate(s):.0f} | {rate(s)/rate(m):.2f} | {p99(m):.0f} / {p99(s):.0f} | {per(m, c1):.1f} / {per(s, c2):.1f} |")
+PY
+  done
+done

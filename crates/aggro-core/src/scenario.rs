@@ -165,10 +165,13 @@ pub struct Reply {
     pub values: Vec<Value>,
     /// Rows returned or touched, keys found, items returned.
     pub rows: u64,
+    /// Whether the caller reads `values` (set by the caller before a command;
+    /// when false a target may leave them out and spare their allocation).
+    pub want_values: bool,
 }
 
 impl Reply {
-    /// Empties the reply for reuse.
+    /// Empties the reply for reuse (keeping `want_values`).
     pub fn clear(&mut self) {
         self.values.clear();
         self.rows = 0;
@@ -221,6 +224,13 @@ pub trait ScenarioTarget: 'static {
 
     /// Opens a connection and prepares `commands` on it.
     fn connect(&self, commands: Arc<[Command]>) -> impl Future<Output = Result<Self::Conn, StoreError>> + Send;
+
+    /// Drops everything the target holds that no command can drop, before a
+    /// population (stackdb's files; SQL, Redis and DynamoDB scenarios drop
+    /// their data with their own setup commands).
+    fn reset(&self) -> impl Future<Output = Result<(), StoreError>> + Send {
+        async { Ok(()) }
+    }
 
     /// Loads `rows` in bulk as `load` says (called batch after batch).
     fn load(&self, load: &Load, rows: &Rows) -> impl Future<Output = Result<(), StoreError>> + Send;

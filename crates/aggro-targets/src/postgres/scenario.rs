@@ -42,7 +42,8 @@ impl ScenarioConn for PgScenarioConn {
         self.live.drop_if(Wire::is_broken);
         let (target, commands, names) = (&self.target, &self.commands, &self.names);
         let wire = self.live.get(|| open(target, commands, names)).await?;
-        match wire.execute_text(&self.names[command], args, &mut self.row).await {
+        let row = reply.want_values.then_some(&mut self.row);
+        match wire.execute_text(&self.names[command], args, row).await {
             Ok(rows) => {
                 reply.rows = rows;
                 reply.values.extend(self.row.drain(..).map(|c| c.map_or(Value::Null, Value::Text)));

@@ -197,7 +197,7 @@ impl Wire {
 
     /// Runs prepared statement `name` with `params` in text format (None is
     /// NULL); the first row's columns, as text, go to `first_row`.
-    pub async fn execute_text(&mut self, name: &str, params: &[Value], first_row: &mut Vec<Option<String>>) -> Result<u64, StoreError> {
+    pub async fn execute_text(&mut self, name: &str, params: &[Value], first_row: Option<&mut Vec<Option<String>>>) -> Result<u64, StoreError> {
         let bound = frontend::bind(
             "",
             name,
@@ -220,8 +220,15 @@ impl Wire {
         frontend::execute("", 0, &mut self.out).map_err(io_error)?;
         frontend::sync(&mut self.out);
         self.flush().await?;
-        first_row.clear();
-        self.read_rows(Some(first_row)).await.map(|done| done.rows)
+        let mut ignored = Vec::new();
+        let row = match first_row {
+            Some(row) => {
+                row.clear();
+                row
+            }
+            None => &mut ignored,
+        };
+        self.read_rows(Some(row)).await.map(|done| done.rows)
     }
 
     /// Whether the last command left a transaction open (or failed inside one).

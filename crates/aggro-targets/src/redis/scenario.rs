@@ -103,7 +103,9 @@ impl RedisScenarioConn {
                         Resp::Bulk(None) => 0,
                         _ => 1,
                     };
-                    flatten(r, &mut reply.values);
+                    if reply.want_values {
+                        flatten(r, &mut reply.values);
+                    }
                 }
                 _ => {}
             }

@@ -74,7 +74,7 @@ impl SqliteScenarioConn {
         let columns = stmt.column_count();
         let mut rows = stmt.raw_query();
         while let Some(row) = rows.next()? {
-            if reply.rows == 0 {
+            if reply.rows == 0 && reply.want_values {
                 for c in 0..columns {
                     reply.values.push(from_sql(row.get_ref(c)?));
                 }

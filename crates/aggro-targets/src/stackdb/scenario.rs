@@ -2,7 +2,8 @@
 //! transaction (atomic; gets inside it see the batch's own puts), a batch
 //! of gets alone reads without one. stackdb hashes its keys and keeps no
 //! order, so `scan` is refused with that reason. Bulk loads are one
-//! transaction per batch.
+//! transaction per batch; a population first removes the database's files
+//! (no command could drop them).
 
 use super::{StackDbTarget, classify};
 use aggro_core::scenario::{Command, Family, KvOp, Load, Reply, Rows, ScenarioConn, ScenarioTarget, Value};
@@ -51,7 +52,9 @@ impl ScenarioConn for StackDbScenarioConn {
             for a in args {
                 let v = self.db.get(key_bytes(a, &mut key_buf)).map_err(err)?;
                 reply.rows += v.is_some() as u64;
-                reply.values.push(text(v));
+                if reply.want_values {
+                    reply.values.push(text(v));
+                }
             }
             return Ok(());
         }
@@ -123,6 +126,10 @@ impl ScenarioTarget for StackDbTarget {
             }
         }
         Ok(StackDbScenarioConn { db: self.open()?, path: self.path.clone(), commands, text: String::new() })
+    }
+
+    async fn reset(&self) -> Result<(), StoreError> {
+        StackDbTarget::reset(self)
     }
 
     async fn load(&self, load: &Load, rows: &Rows) -> Result<(), StoreError> {

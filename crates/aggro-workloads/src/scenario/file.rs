@@ -716,8 +716,8 @@ impl<'a> Compiler<'a> {
                 vec![Arg::Template(self.template(file, d.span(), &dm.request, &format!("{key}.dynamo.request"), true)?)]
             }
         };
-        let captures = m.capture.iter().map(|n| self.names.slots[n]).collect();
-        let exec = Exec { command, variant, args, captures, expect_rows: m.rows, op: None, name };
+        let captures: Vec<usize> = m.capture.iter().map(|n| self.names.slots[n]).collect();
+        let exec = Exec { command, variant, args, reads: !captures.is_empty(), captures, expect_rows: m.rows, op: None, name };
         group.steps.push(exec.clone());
         Ok(exec)
     }
@@ -835,6 +835,9 @@ impl<'a> Compiler<'a> {
                 continue;
             }
             self.exec(from.file, from.item.span(), &step, &key, &mut group)?;
+            if let Some(check) = group.steps.last_mut() {
+                check.reads = true;
+            }
             let equals = self.expr(from.file, &m.equals, &format!("{key}.equals"))?;
             out.push(Invariant { name: m.name.clone(), step: group.steps.len() - 1, equals });
         }

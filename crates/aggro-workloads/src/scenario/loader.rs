@@ -66,6 +66,7 @@ pub(crate) async fn run_exec<C: ScenarioConn>(conn: &mut C, sc: &Scenario, exec:
         }
         None => exec.command,
     };
+    w.reply.want_values = exec.reads;
     conn.exec(command, &w.args, &mut w.reply).await?;
     if let Some(rows) = exec.expect_rows
         && w.reply.rows != rows

@@ -68,6 +68,8 @@ pub struct Exec {
     pub args: Vec<Arg>,
     /// Slots that receive the reply's values, in order.
     pub captures: Vec<usize>,
+    /// Whether the reply's values are read (captures, an invariant's check).
+    pub reads: bool,
     /// Fails the step (class Data) unless it touched exactly this many rows.
     pub expect_rows: Option<u64>,
     /// Its own timing, when the transaction has more than one command.

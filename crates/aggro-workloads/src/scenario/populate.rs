@@ -35,6 +35,7 @@ pub(crate) async fn run_batch<T: ScenarioTarget>(target: &T, sc: &Scenario, batc
 pub async fn populate<T: ScenarioTarget>(target: &T, sc: &Scenario, seed: u64, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<u64, StoreError> {
     let data = |m: String| StoreError::new(ErrorClass::Data, m);
     let p = sc.populate.as_ref().ok_or_else(|| data(format!("the scenario {} has no [populate]", sc.name)))?;
+    target.reset().await?;
     run_batch(target, sc, &p.setup, seed).await?;
     let mut work = Work::new(sc, 0);
     let total = {

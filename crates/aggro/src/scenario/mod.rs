@@ -90,7 +90,7 @@ async fn read_scale<T: ScenarioTarget>(target: &T) -> anyhow::Result<i64> {
     let query = Arc::from([Command::Sql { text: pgbench::SCALE_QUERY.into() }]);
     let hint = |m: String| anyhow::anyhow!("{}: {m} (run `aggro pgbench -i -s SCALE --target …` first)", target.describe());
     let mut conn = target.connect(query).await.map_err(|e| hint(e.message))?;
-    let mut reply = Reply::default();
+    let mut reply = Reply { want_values: true, ..Reply::default() };
     conn.exec(0, &[], &mut reply).await.map_err(|e| hint(e.message))?;
     match reply.values.first().and_then(Value::as_int) {
         Some(n) if n > 0 => Ok(n),
