@@ -22,6 +22,7 @@ mod arena;
 mod cli;
 mod console;
 mod drive;
+mod find_max;
 mod live;
 mod mmo;
 mod mobile;

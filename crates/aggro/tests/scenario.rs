@@ -246,3 +246,19 @@ fn a_two_step_scenario_on_null_keeps_its_schedule() {
     assert_eq!(r["operations"], serde_json::json!(["two", "two.get", "two.put"]));
     assert_eq!(totals(&r).0, 40_000);
 }
+
+/// `scenario find-max` is the same search as `mobile find-max`.
+#[test]
+fn find_max_searches_a_scenarios_capacity() {
+    let dir = tempdir();
+    let out = path(dir.path(), "fm.json");
+    let text = ok(&[
+        "scenario", "find-max", &file("ycsb/c.toml"), "--target", "null:", "--step", "1s", "--start-rate", "500", "--max-rate", "2000",
+        "--max-trials", "3", "--loaders", "4", "--out", &out,
+    ]);
+    assert!(text.contains("held every rate up to the ceiling") || text.contains("maximum rate held"), "{text}");
+    let r = result(Path::new(&out));
+    assert_eq!(r["command"], "scenario find-max");
+    assert_eq!(r["spec"]["scenario"]["name"], "ycsb-c");
+    assert!(!r["extra"]["trials"].as_array().unwrap().is_empty(), "{r:#}");
+}

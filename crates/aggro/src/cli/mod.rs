@@ -272,6 +272,8 @@ pub enum ScenarioCommand {
     Populate(ScenarioPopulateArgs),
     /// Drive the scenario's transaction mix at a rate and measure it.
     Run(Box<ScenarioRunArgs>),
+    /// Search for the highest rate of the mix that keeps backlog at 0 and p99 under a bound.
+    FindMax(Box<ScenarioFindMaxArgs>),
     /// Check the scenario's invariants against the committed counts of the runs since population.
     Verify(ScenarioVerifyArgs),
 }
@@ -306,6 +308,19 @@ pub struct ScenarioRunArgs {
     pub exec: ExecArgs,
     #[command(flatten)]
     pub run: RateArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ScenarioFindMaxArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+    #[command(flatten)]
+    pub search: SearchArgs,
+    /// Result file (default ./aggro-results/<time>-find-max-<scenario>.json).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -399,6 +414,16 @@ pub struct MergeArgs {
 pub struct FindMaxArgs {
     #[command(flatten)]
     pub drive: DriveArgs,
+    #[command(flatten)]
+    pub search: SearchArgs,
+    /// Result file (default ./aggro-results/<time>-find-max-<workload>.json).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// The capacity search's bounds: shared by every `find-max`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
     /// The p99 latency a rate must stay under.
     #[arg(long, default_value = "50ms")]
     pub p99: String,
@@ -417,9 +442,6 @@ pub struct FindMaxArgs {
     /// Most trials in all.
     #[arg(long, default_value_t = 20)]
     pub max_trials: usize,
-    /// Result file (default ./aggro-results/<time>-find-max-<workload>.json).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@
 //! it once the target (and so its command family) is known; everything
 //! after is the same population, run and verification.
 
+mod find_max;
 mod populate;
 mod run;
 mod verify;
@@ -26,6 +27,7 @@ pub fn main(command: ScenarioCommand) -> anyhow::Result<()> {
     match command {
         ScenarioCommand::Populate(a) => populate::main(a),
         ScenarioCommand::Run(a) => run::main(*a),
+        ScenarioCommand::FindMax(a) => find_max::main(*a),
         ScenarioCommand::Verify(a) => verify::main(a),
     }
 }
@@ -96,6 +98,12 @@ async fn read_scale<T: ScenarioTarget>(target: &T) -> anyhow::Result<i64> {
         Some(n) if n > 0 => Ok(n),
         _ => Err(hint("pgbench_branches is empty".into())),
     }
+}
+
+/// The scenario's operation names as the executor's console keeps them:
+/// for the whole process (a run compiles one scenario).
+pub fn operation_names(scenario: &Scenario) -> &'static [&'static str] {
+    Box::leak(scenario.operations.iter().map(|n| &*Box::leak(n.clone().into_boxed_str())).collect())
 }
 
 /// Opens `count` loaders; a store without the scenario's schema is

@@ -37,8 +37,7 @@ impl ScenarioVisitor for Run {
             self.outputs.describe_rate(),
             self.exec.seed
         );
-        // The executor's console keeps operation names for the whole process.
-        let names: &'static [&'static str] = Box::leak(scenario.operations.iter().map(|n| &*Box::leak(n.clone().into_boxed_str())).collect());
+        let names = super::operation_names(&scenario);
         let spec = serde_json::json!({
             "scenario": { "name": scenario.name, "input": self.input.describe(), "transactions": scenario.transactions.iter().map(|t| &t.name).collect::<Vec<_>>() },
             "exec": self.exec,

@@ -1,0 +1,141 @@
+//! The capacity search every rate-driven workload shares (`mobile find-max`,
+//! `scenario find-max`): trials at rates the executor's `search::find_max`
+//! bisects, each a fixed-rate run of the same loaders, held when it ends
+//! with backlog 0, p99 under the bound and almost no errors.
+
+use crate::BadInput;
+use crate::cli::SearchArgs;
+use crate::console::{Console, Verbosity};
+use crate::drive::ExecSpec;
+use crate::session;
+use aggro_core::units::{format_nanos, parse_duration, parse_rate};
+use aggro_core::{ErrorSamples, MonotonicClock, Nanos, RatePlan};
+use aggro_report::RunRecord;
+use aggro_runner::search::{SearchPlan, SearchResult, Trial};
+use aggro_runner::{Loader, StopHandle, StopReason};
+use serde::Serialize;
+use std::future::Future;
+use std::sync::Arc;
+
+/// Errors above this fraction of requests fail a trial.
+const MAX_ERROR_RATIO: f64 = 0.001;
+
+/// The search's flags, resolved; written into the result.
+#[derive(Clone, Debug, Serialize)]
+pub struct FindMax {
+    pub search: SearchPlan,
+    pub p99_bound_ns: Nanos,
+    pub step_ns: Nanos,
+}
+
+impl FindMax {
+    /// Checks and resolves the search flags.
+    pub fn resolve(a: &SearchArgs) -> anyhow::Result<Self> {
+        let bad = |e: String| anyhow::Error::from(BadInput(e));
+        if !(a.precision > 0.0 && a.precision < 1.0) {
+            return Err(bad("--precision must be between 0 and 1".into()));
+        }
+        Ok(Self {
+            search: SearchPlan {
+                start_rate: parse_rate(&a.start_rate).map_err(bad)?,
+                max_rate: parse_rate(&a.max_rate).map_err(bad)?,
+                precision: a.precision,
+                max_trials: a.max_trials,
+            },
+            p99_bound_ns: parse_duration(&a.p99).map_err(bad)?.as_nanos() as Nanos,
+            step_ns: parse_duration(&a.step).map_err(bad)?.as_nanos() as Nanos,
+        })
+    }
+
+    /// Why a trial's record fails it, if it does.
+    fn verdict(&self, record: &RunRecord, stop: StopReason) -> Option<String> {
+        let total = &record.totals[0];
+        let done = total.ok + total.errors;
+        if stop != StopReason::Completed {
+            Some(stop.to_string())
+        } else if record.backlog_at_end > 0 {
+            Some(format!("backlog {} at the end", record.backlog_at_end))
+        } else if total.latency.p99_ns > self.p99_bound_ns {
+            Some(format!("p99 {} above {}", format_nanos(total.latency.p99_ns), format_nanos(self.p99_bound_ns)))
+        } else if total.errors as f64 > MAX_ERROR_RATIO * done as f64 {
+            Some(format!("{} errors", total.errors))
+        } else {
+            None
+        }
+    }
+
+    /// Runs the search with `loaders`, topping them up with `connect_one`
+    /// after a trial that abandoned some; prints a line per trial and the
+    /// answer. Returns the last trial's record (its command, spec and extra
+    /// for the caller to fill) and the search's result.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn run<L, F, Fut>(
+        &self,
+        exec: &ExecSpec,
+        blocking: bool,
+        names: &'static [&'static str],
+        mut loaders: Vec<L>,
+        mut connect_one: F,
+        samples: &Arc<ErrorSamples>,
+    ) -> anyhow::Result<(RunRecord, SearchResult)>
+    where
+        L: Loader,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = anyhow::Result<L>>,
+    {
+        let stop = StopHandle::new();
+        stop.stop_on_signals();
+        println!("{:>12} {:>12} {:>10} {:>8} {:>8}  verdict", "rate/s", "achieved/s", "p99", "backlog", "errors");
+        let mut last: Option<RunRecord> = None;
+        let started_at = aggro_report::record::now_rfc3339();
+        let result = aggro_runner::search::find_max(&self.search, async |rate| {
+            if stop.is_stopped() {
+                return None;
+            }
+            while loaders.len() < exec.loaders as usize {
+                loaders.push(connect_one().await.ok()?);
+            }
+            let mut plan = exec.plan(RatePlan::fixed(rate, self.step_ns), None);
+            crate::drive::place(&mut plan, blocking);
+            let mut console = Console::new(names, None, Verbosity { quiet: true, per_loader: false });
+            let outcome = aggro_runner::run(&plan, names.len(), std::mem::take(&mut loaders), MonotonicClock::start(), &stop, &mut console).await;
+            let record = session::record("find-max trial", serde_json::json!({ "rate": rate }), String::new(), names, &outcome, console, samples, exec.threads);
+            loaders = outcome.loaders;
+            if outcome.stop_reason == StopReason::Interrupted {
+                return None;
+            }
+            let why = self.verdict(&record, outcome.stop_reason);
+            let total = &record.totals[0];
+            let trial = Trial {
+                rate,
+                passed: why.is_none(),
+                achieved: total.ok as f64 / record.elapsed_s.max(1e-9),
+                p99_ns: total.latency.p99_ns,
+                backlog: record.backlog_at_end,
+                errors: total.errors,
+                why,
+            };
+            println!(
+                "{:>12.0} {:>12.0} {:>10} {:>8} {:>8}  {}",
+                trial.rate,
+                trial.achieved,
+                format_nanos(trial.p99_ns),
+                trial.backlog,
+                trial.errors,
+                trial.why.as_deref().unwrap_or("held")
+            );
+            last = Some(record);
+            Some(trial)
+        })
+        .await;
+        match result.best {
+            Some(best) if result.reached_max => println!("held every rate up to the ceiling: ≥ {best:.0}/s (raise --max-rate)"),
+            Some(best) => println!("maximum rate held: {best:.0}/s (p99 ≤ {}, backlog 0)", format_nanos(self.p99_bound_ns)),
+            None => println!("no rate tried was held"),
+        }
+        let mut record = last.ok_or_else(|| anyhow::anyhow!("interrupted before the first trial finished"))?;
+        record.started_at = started_at;
+        record.extra = serde_json::to_value(&result)?;
+        Ok((record, result))
+    }
+}

@@ -1,0 +1,65 @@
+//! `aggro scenario find-max`: the highest rate of the mix with backlog 0 and
+//! p99 under a bound (the same search as `mobile find-max`).
+
+use super::{Input, connect_loaders, on_target};
+use crate::cli::ScenarioFindMaxArgs;
+use crate::drive::ExecSpec;
+use crate::find_max::FindMax;
+use crate::session;
+use aggro_core::ErrorSamples;
+use aggro_core::scenario::ScenarioTarget;
+use aggro_core::units::format_nanos;
+use aggro_targets::ScenarioVisitor;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+struct Search {
+    input: Input,
+    exec: ExecSpec,
+    find: FindMax,
+    out: PathBuf,
+}
+
+impl ScenarioVisitor for Search {
+    type Output = anyhow::Result<()>;
+
+    async fn visit<T: ScenarioTarget>(self, target: T) -> anyhow::Result<()> {
+        let scenario = self.input.compile(&target).await?;
+        let samples = Arc::new(ErrorSamples::default());
+        let loaders = connect_loaders(&target, &scenario, self.exec.loaders, self.exec.seed, &samples).await?;
+        println!(
+            "aggro scenario find-max: {} on {}, {} loaders, {:.0}s per trial, p99 ≤ {}",
+            scenario.name,
+            target.describe(),
+            self.exec.loaders,
+            self.find.step_ns as f64 / 1e9,
+            format_nanos(self.find.p99_bound_ns)
+        );
+        let connect_one = async || {
+            let mut one = connect_loaders(&target, &scenario, 1, self.exec.seed, &samples).await?;
+            one.pop().ok_or_else(|| anyhow::anyhow!("no loader"))
+        };
+        let names = super::operation_names(&scenario);
+        let (mut record, _) = self.find.run(&self.exec, target.blocking(), names, loaders, connect_one, &samples).await?;
+        record.command = "scenario find-max".into();
+        record.spec = serde_json::json!({
+            "scenario": { "name": scenario.name, "input": self.input.describe() },
+            "exec": self.exec,
+            "search": self.find.search,
+            "p99_bound_ns": self.find.p99_bound_ns,
+            "step_ns": self.find.step_ns,
+            "target": target.describe(),
+        });
+        session::write(&record, &self.out, &session::Exports::default())?;
+        println!("result: {}", self.out.display());
+        Ok(())
+    }
+}
+
+pub fn main(a: ScenarioFindMaxArgs) -> anyhow::Result<()> {
+    let input = Input::file(a.scenario.file, &a.scenario.sets)?;
+    let exec = ExecSpec::resolve(&a.exec)?;
+    let find = FindMax::resolve(&a.search)?;
+    let out = a.out.unwrap_or_else(|| session::default_out(&format!("find-max-{}", input.name())));
+    session::runtime(exec.threads)?.block_on(on_target(&a.scenario.target, Search { input, exec, find, out }))
+}
