@@ -29,12 +29,20 @@ impl ScenarioVisitor for Populate {
             .map_err(|e| anyhow::anyhow!("{}: {}", target.describe(), e.message))?;
         bar.finish_and_clear();
         let secs = started.elapsed().as_secs_f64();
-        println!(
-            "populated {} for {} in {secs:.1}s: {rows} rows ({:.0} rows/s)",
-            target.describe(),
-            scenario.name,
-            rows as f64 / secs.max(1e-9)
-        );
+        match (&self.input, rows) {
+            (Input::Pgbench { scale: Some(scale), .. }, _) => println!(
+                "initialized pgbench's tables on {} at scale {scale} ({} accounts) in {secs:.1}s",
+                target.describe(),
+                scale * 100_000
+            ),
+            (_, 0) => println!("set up {} on {} in {secs:.1}s (its setup and finish commands; no rows to load)", scenario.name, target.describe()),
+            _ => println!(
+                "populated {} for {} in {secs:.1}s: {rows} rows ({:.0} rows/s)",
+                target.describe(),
+                scenario.name,
+                rows as f64 / secs.max(1e-9)
+            ),
+        }
         Ok(())
     }
 }
