@@ -15,19 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-20}
-conns=8
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/aggro/target}"
-bash scripts/install-deps.sh
-cargo build --release --locked -p aggro >/dev/null 2>&1
-aggro="$CARGO_TARGET_DIR/release/aggro"
-work=$(mktemp -d /tmp/aggro-bench.XXXXXX)
-svc=$(mktemp -d /tmp/aggro-bench-services.XXXXXX)
-cleanup() { bash scripts/services.sh stop "$svc"; rm -rf "$work" "$svc"; }
-trap cleanup EXIT
-bash scripts/services.sh start "$svc" >/dev/null
-set -a; source "$svc/env"; set +a
-pg=$AGGRO_TEST_POSTGRES
-pg_port=${pg##*:}; pg_port=${pg_port%%/*}
+source bench/peers-lib.sh
 
 # YCSB 0.17's core (and its dependencies) from Maven Central, once.
 ycsb=${YCSB_HOME:-$HOME/.cache/aggro/ycsb-0.17.0}
@@ -42,10 +30,6 @@ if [ ! -f "$ycsb/lib/core-0.17.0.jar" ]; then
 POM
   (cd "$ycsb" && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib >/dev/null)
 fi
-
-cpu() { python3 bench/cpu-of.py "$@" 2>"$work/cpu" >"$work/out"; grep -o 'cpu_seconds=[0-9.]*' "$work/cpu" | cut -d= -f2; }
-rss() { echo $(( $(grep -o 'max_rss_kib=[0-9]*' "$work/cpu" | cut -d= -f2) / 1024 )); }
-field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 per_op() { python3 -c "print(f'{$1/$2*1e6:.2f}')"; }
 
 echo "| what | tool | ops/s | CPU s | CPU µs/op | peak RSS MiB |"

@@ -12,7 +12,6 @@ use aggro_core::scenario::{Command, Family, Load, Reply, Rows, ScenarioConn, Sce
 use aggro_core::{ErrorClass, StoreError};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 /// One loader's connection.
 pub struct DynamoScenarioConn {
@@ -59,21 +58,6 @@ fn read_reply(body: &Json, returns: &[String], reply: &mut Reply) {
     reply.values.extend(returns.iter().map(|name| attribute(&item[name])));
 }
 
-async fn wait_active(c: &mut Client, table: &str) -> Result<(), StoreError> {
-    let describe = json!({ "TableName": table }).to_string();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let v = table::parse(c.call("DescribeTable", describe.as_bytes()).await?)?;
-        if v["Table"]["TableStatus"] == "ACTIVE" {
-            return Ok(());
-        }
-        if Instant::now() > deadline {
-            return Err(StoreError::new(ErrorClass::Timeout, format!("table {table} did not become ACTIVE within 60 s")));
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 impl ScenarioConn for DynamoScenarioConn {
     async fn exec(&mut self, command: usize, args: &[Value], reply: &mut Reply) -> Result<(), StoreError> {
         reply.clear();
@@ -92,7 +76,7 @@ impl ScenarioConn for DynamoScenarioConn {
         read_reply(&parsed, returns, reply);
         if action == "CreateTable" {
             let name = parsed["TableDescription"]["TableName"].as_str().unwrap_or_default().to_string();
-            wait_active(&mut self.client, &name).await?;
+            table::wait_active(&mut self.client, &name).await?;
         }
         Ok(())
     }

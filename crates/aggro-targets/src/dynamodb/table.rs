@@ -34,6 +34,11 @@ pub(super) async fn recreate(c: &mut Client, table: &str) -> Result<(), StoreErr
         "BillingMode": "PAY_PER_REQUEST",
     });
     c.call("CreateTable", create.to_string().as_bytes()).await?;
+    wait_active(c, table).await
+}
+
+/// Waits until `table` is ACTIVE (a minute at most).
+pub(super) async fn wait_active(c: &mut Client, table: &str) -> Result<(), StoreError> {
     let describe = json!({ "TableName": table }).to_string();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -42,7 +47,7 @@ pub(super) async fn recreate(c: &mut Client, table: &str) -> Result<(), StoreErr
             return Ok(());
         }
         if Instant::now() > deadline {
-            return Err(StoreError::new(ErrorClass::Timeout, "the table did not become ACTIVE within 60 s"));
+            return Err(StoreError::new(ErrorClass::Timeout, format!("table {table} did not become ACTIVE within 60 s")));
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

@@ -45,7 +45,7 @@ struct FileModel {
     #[serde(default)]
     transaction: Vec<Spanned<TxnModel>>,
     #[serde(default)]
-    invariant: Vec<Spanned<InvariantModel>>,
+    invariant: Vec<Spanned<StepModel>>,
 }
 
 #[derive(Deserialize)]
@@ -91,6 +91,8 @@ struct StepModel {
     capture: Vec<String>,
     rows: Option<u64>,
     sleep_us: Option<Spanned<String>>,
+    /// Only in `[[invariant]]`: what the step's first value must equal.
+    equals: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Clone)]
@@ -147,18 +149,6 @@ struct DynamoLoadModel {
     item: String,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct InvariantModel {
-    name: String,
-    equals: Spanned<String>,
-    sql: Option<Spanned<toml::Value>>,
-    #[serde(default)]
-    params: Vec<Spanned<String>>,
-    redis: Option<Spanned<toml::Value>>,
-    kv: Option<Spanned<toml::Value>>,
-    dynamo: Option<Spanned<DynamoModel>>,
-}
 
 /// An item with the file it came from.
 struct From<T> {
@@ -177,7 +167,7 @@ pub struct Source {
     steps: BTreeMap<String, From<StepModel>>,
     populate: Option<From<PopulateModel>>,
     transactions: Vec<From<TxnModel>>,
-    invariants: Vec<From<InvariantModel>>,
+    invariants: Vec<From<StepModel>>,
 }
 
 impl std::fmt::Debug for Source {
@@ -606,6 +596,9 @@ impl<'a> Compiler<'a> {
             file = shared.file;
             span = shared.item.span();
         }
+        if let Some(e) = &model.equals {
+            return Err(self.fail_at(file, e.span(), format!("{key}.equals: only an [[invariant]] has `equals`")));
+        }
         if !model.lets.is_empty() {
             out.push(Step::Let(self.lets(file, &model.lets, key)?));
         }
@@ -819,27 +812,23 @@ impl<'a> Compiler<'a> {
         let mut group = Group::default();
         let mut out = Vec::new();
         for (i, from) in self.src.invariants.iter().enumerate() {
-            let m = from.item.get_ref();
-            let key = format!("invariant[{i}] ({})", m.name);
-            let step = StepModel {
-                name: Some(m.name.clone()),
-                sql: m.sql.clone(),
-                params: m.params.clone(),
-                redis: m.redis.clone(),
-                kv: m.kv.clone(),
-                dynamo: m.dynamo.clone(),
-                ..StepModel::default()
-            };
-            if self.form_of(&step).is_none() {
+            let step = from.item.get_ref();
+            let name = step.name.clone().unwrap_or_else(|| format!("invariant {i}"));
+            let key = format!("invariant[{i}] ({name})");
+            let equals = step.equals.as_ref().ok_or_else(|| self.fail(from, &format!("{key}: an invariant needs `equals`")))?;
+            if step.use_.is_some() || !step.lets.is_empty() || step.sleep_us.is_some() || !step.capture.is_empty() {
+                return Err(self.fail(from, &format!("{key}: an invariant is one command and `equals` (no use, let, sleep_us or capture)")));
+            }
+            if self.form_of(step).is_none() {
                 // A check this family cannot express (DynamoDB has no sums): skipped, and `verify` says so.
                 continue;
             }
-            self.exec(from.file, from.item.span(), &step, &key, &mut group)?;
+            self.exec(from.file, from.item.span(), step, &key, &mut group)?;
             if let Some(check) = group.steps.last_mut() {
                 check.reads = true;
             }
-            let equals = self.expr(from.file, &m.equals, &format!("{key}.equals"))?;
-            out.push(Invariant { name: m.name.clone(), step: group.steps.len() - 1, equals });
+            let equals = self.expr(from.file, equals, &format!("{key}.equals"))?;
+            out.push(Invariant { name, step: group.steps.len() - 1, equals });
         }
         Ok((out, group))
     }

@@ -16,35 +16,42 @@ use aggro_core::scenario::{Family, Value};
 use std::collections::BTreeSet;
 use std::path::Path;
 
+/// The start shared by pgbench's TPC-B-like scripts: the variables, BEGIN,
+/// the account's update and read.
+macro_rules! tpcb_variables {
+    () => {
+        "\\set aid random(1, 100000 * :scale)
+\\set bid random(1, 1 * :scale)
+\\set tid random(1, 10 * :scale)
+\\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+"
+    };
+}
+
 /// pgbench's built-in scripts, as in its source.
 pub const BUILTINS: [(&str, &str); 3] = [
     (
         "tpcb-like",
-        "\\set aid random(1, 100000 * :scale)
-\\set bid random(1, 1 * :scale)
-\\set tid random(1, 10 * :scale)
-\\set delta random(-5000, 5000)
-BEGIN;
-UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
-SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
-UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
+        concat!(
+            tpcb_variables!(),
+            "UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
 UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
 INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
 END;
-",
+"
+        ),
     ),
     (
         "simple-update",
-        "\\set aid random(1, 100000 * :scale)
-\\set bid random(1, 1 * :scale)
-\\set tid random(1, 10 * :scale)
-\\set delta random(-5000, 5000)
-BEGIN;
-UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
-SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
-INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+        concat!(
+            tpcb_variables!(),
+            "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
 END;
-",
+"
+        ),
     ),
     (
         "select-only",
@@ -415,6 +422,9 @@ mod tests {
         assert_eq!(steps.iter().filter(|s| matches!(s, Step::Let(_))).count(), 4);
         assert_eq!(sc.operations.len(), 1 + 7);
         assert_eq!(sc.operations[2], "tpcb-like.2 UPDATE pgbench_accounts SET");
+        let simple = compile(&[Script::builtin("simple-update").unwrap()], 10, &[]).unwrap();
+        assert_eq!(simple.commands.len(), 5, "BEGIN, the account's update and read, the history row, END");
+        assert!(simple.invariants.is_empty(), "its tellers and branches do not move");
     }
 
     #[test]
