@@ -32,10 +32,10 @@ pub fn main(a: PgbenchArgs) -> anyhow::Result<()> {
     let exec = ExecSpec::resolve(&a.exec)?;
     let rt = crate::session::runtime(exec.threads)?;
     if a.init {
-        let input = Input::Pgbench { scripts, scale: Some(a.scale.unwrap_or(1)), defines };
+        let input = Input::Pgbench { scripts, scale: Some(a.scale.unwrap_or(1)), defines, per_command: false };
         return rt.block_on(on_target(&a.target, Populate { input, seed: exec.seed }));
     }
-    let input = Input::Pgbench { scripts, scale: a.scale, defines };
+    let input = Input::Pgbench { scripts, scale: a.scale, defines, per_command: a.report_per_command };
     let outputs = Outputs::resolve(a.run, &exec, &a.exec, "pgbench")?;
     let run = Run { command: "pgbench", input, exec, outputs, check: true };
     let record = rt.block_on(on_target(&a.target, run))?;

@@ -160,7 +160,7 @@ fn pgbench_scripts_run_unchanged_on_postgres() {
     let text = ok(&["pgbench", "-i", "-s", "2", "--target", &url]);
     assert!(text.contains("pgbench"), "{text}");
     let out = path(dir.path(), "tpcb.json");
-    let text = ok(&["pgbench", "--target", &url, "--rate", "max", "--duration", "2s", "--loaders", "4", "-q", "--out", &out]);
+    let text = ok(&["pgbench", "-r", "--target", &url, "--rate", "max", "--duration", "2s", "--loaders", "4", "-q", "--out", &out]);
     for check in ["branches = accounts", "tellers = accounts", "history = accounts"] {
         assert!(text.contains(&format!("invariant {check}")) && !text.contains("BROKEN"), "{text}");
     }
@@ -188,7 +188,7 @@ fn pgbench_scripts_run_unchanged_on_postgres() {
     .unwrap();
     let out = path(dir.path(), "mine.json");
     let text = ok(&[
-        "pgbench", &format!("{script}@3"), "-b", "select-only@1", "-D", "limit=1", "--target", &url, "--rate", "200", "--duration", "2s",
+        "pgbench", &format!("{script}@3"), "-b", "select-only@1", "-D", "limit=1", "-r", "--target", &url, "--rate", "200", "--duration", "2s",
         "--loaders", "4", "-q", "--out", &out,
     ]);
     assert!(!text.contains("invariant"), "custom scripts get no TPC-B checks: {text}");

@@ -168,6 +168,9 @@ pub struct Source {
     populate: Option<From<PopulateModel>>,
     transactions: Vec<From<TxnModel>>,
     invariants: Vec<From<StepModel>>,
+    /// Whether each command of a transaction of several is timed apart
+    /// (pgbench times statements only with `-r`).
+    time_steps: bool,
 }
 
 impl std::fmt::Debug for Source {
@@ -207,7 +210,14 @@ impl Source {
             populate: None,
             transactions: Vec::new(),
             invariants: Vec::new(),
+            time_steps: true,
         }
+    }
+
+    /// Times transactions whole only, not each command (pgbench without `-r`).
+    pub fn without_step_timings(mut self) -> Self {
+        self.time_steps = false;
+        self
     }
 
     fn finish(self, path: &Path) -> Result<Self, ScenarioError> {
@@ -453,7 +463,7 @@ impl<'a> Compiler<'a> {
                     self.family.key()
                 )));
             }
-            if execs.len() > 1 {
+            if execs.len() > 1 && self.src.time_steps {
                 for i in execs {
                     if let Step::Exec(e) = &mut steps[i] {
                         operations.push(format!("{}.{}", t.name, e.name));

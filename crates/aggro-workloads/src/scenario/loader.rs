@@ -94,9 +94,9 @@ async fn attempt<C: ScenarioConn>(conn: &mut C, sc: &Scenario, t: usize, w: &mut
                 tokio::time::sleep(std::time::Duration::from_micros(us.max(0) as u64)).await;
             }
             Step::Exec(exec) => {
-                let start = steps.now();
+                let start = exec.op.map(|_| steps.now());
                 let result = run_exec(conn, sc, exec, w, rng).await;
-                if let Some(op) = exec.op {
+                if let (Some(op), Some(start)) = (exec.op, start) {
                     match &result {
                         Ok(()) => steps.record_timing(op, steps.now() - start),
                         Err(e) => steps.count_failure(op, e.class),

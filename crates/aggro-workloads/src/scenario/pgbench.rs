@@ -388,10 +388,13 @@ fn check_names(script: &Script, line: usize, text: &str, vars: &BTreeSet<String>
     walk(&ast, vars).map_err(|m| fail(script, line, m))
 }
 
-/// Compiles pgbench scripts into a scenario for a SQL target.
-pub fn compile(scripts: &[Script], scale: i64, defines: &[(String, Value)]) -> Result<Scenario, ScenarioError> {
+/// Compiles pgbench scripts into a scenario for a SQL target; with
+/// `per_command` (pgbench's `-r`) each statement is also timed apart.
+pub fn compile(scripts: &[Script], scale: i64, defines: &[(String, Value)], per_command: bool) -> Result<Scenario, ScenarioError> {
     let text = to_scenario_text(scripts, scale, defines)?;
-    Source::from_text(Path::new("pgbench"), text)?.compile(Family::Sql, defines)
+    let source = Source::from_text(Path::new("pgbench"), text)?;
+    let source = if per_command { source } else { source.without_step_timings() };
+    source.compile(Family::Sql, defines)
 }
 
 #[cfg(test)]
@@ -406,7 +409,7 @@ mod tests {
 
     #[test]
     fn tpcb_like_compiles_to_prepared_statements() {
-        let sc = compile(&[Script::builtin("tpcb").unwrap()], 10, &[]).unwrap();
+        let sc = compile(&[Script::builtin("tpcb").unwrap()], 10, &[], true).unwrap();
         assert_eq!(sc.transactions.len(), 1);
         assert_eq!(sc.invariants.len(), 3);
         let sql: Vec<&str> = sc.commands.iter().map(|c| match c {
@@ -422,7 +425,8 @@ mod tests {
         assert_eq!(steps.iter().filter(|s| matches!(s, Step::Let(_))).count(), 4);
         assert_eq!(sc.operations.len(), 1 + 7);
         assert_eq!(sc.operations[2], "tpcb-like.2 UPDATE pgbench_accounts SET");
-        let simple = compile(&[Script::builtin("simple-update").unwrap()], 10, &[]).unwrap();
+        let simple = compile(&[Script::builtin("simple-update").unwrap()], 10, &[], false).unwrap();
+        assert_eq!(simple.operations, ["pgbench"], "without -r only the transaction is timed");
         assert_eq!(simple.commands.len(), 5, "BEGIN, the account's update and read, the history row, END");
         assert!(simple.invariants.is_empty(), "its tellers and branches do not move");
     }
@@ -432,7 +436,7 @@ mod tests {
         let text = "-- a comment\n\\set n random_zipfian(1, 1000, 1.07) \\\n  + 0\n\\set g random_gaussian(1, 10, 2.5)\n\\set e random_exponential(1, 10, 3.0)\n\\sleep 1 ms\n\\sleep :n us\nSELECT :n::bigint, ':n' AS literal,\n  :g + :e;\n";
         let mut s = script(text);
         s.weight = 3.0;
-        let sc = compile(&[s, Script::builtin("select-only@1").unwrap()], 1, &[]).unwrap();
+        let sc = compile(&[s, Script::builtin("select-only@1").unwrap()], 1, &[], true).unwrap();
         assert_eq!(sc.transactions.len(), 2);
         assert!((sc.cumulative[0] - 0.75).abs() < 1e-9);
         let Command::Sql { text } = &sc.commands[0] else { panic!() };
@@ -442,14 +446,14 @@ mod tests {
 
     #[test]
     fn unsupported_and_bad_lines_are_named() {
-        let e = compile(&[script("SELECT 1;\n\\shell echo hi\n")], 1, &[]).unwrap_err();
+        let e = compile(&[script("SELECT 1;\n\\shell echo hi\n")], 1, &[], true).unwrap_err();
         assert_eq!(e.at, "my.sql:2");
         assert!(e.message.contains("unsupported meta-command \\shell"), "{e}");
-        let e = compile(&[script("\\set x random(1,\nSELECT 1;")], 1, &[]).unwrap_err();
+        let e = compile(&[script("\\set x random(1,\nSELECT 1;")], 1, &[], true).unwrap_err();
         assert_eq!(e.at, "my.sql:1");
-        let e = compile(&[script("\\set x :nope + 1\nSELECT :x;")], 1, &[]).unwrap_err();
+        let e = compile(&[script("\\set x :nope + 1\nSELECT :x;")], 1, &[], true).unwrap_err();
         assert!(e.message.contains("undefined variable \"nope\""), "{e}");
-        let e = compile(&[script("\\set x 1\n")], 1, &[]).unwrap_err();
+        let e = compile(&[script("\\set x 1\n")], 1, &[], true).unwrap_err();
         assert!(e.message.contains("no SQL"), "{e}");
         assert!(Script::builtin("nosuch").is_err());
         assert!(Script::builtin("s").is_err(), "simple-update and select-only share the prefix");
@@ -457,7 +461,7 @@ mod tests {
 
     #[test]
     fn defines_are_variables() {
-        let sc = compile(&[script("SELECT :limit;")], 1, &[("limit".into(), Value::Int(5))]).unwrap();
+        let sc = compile(&[script("SELECT :limit;")], 1, &[("limit".into(), Value::Int(5))], true).unwrap();
         let Command::Sql { text } = &sc.commands[0] else { panic!() };
         assert_eq!(text, "SELECT $1");
     }

@@ -350,6 +350,9 @@ pub struct PgbenchArgs {
     /// Scale factor: with -i the size made (default 1); otherwise read from pgbench_branches, as pgbench does.
     #[arg(short = 's', long)]
     pub scale: Option<i64>,
+    /// Also time each statement apart (as pgbench's -r): a step per statement in the result.
+    #[arg(short = 'r', long)]
+    pub report_per_command: bool,
     /// A variable for the scripts: NAME=VALUE (repeatable, as pgbench's -D).
     #[arg(short = 'D', long = "define", value_name = "NAME=VALUE")]
     pub defines: Vec<String>,

@@ -37,7 +37,7 @@ pub enum Input {
     /// A scenario file, read and checked, and its `--set` overrides.
     File { path: PathBuf, source: Box<Source>, sets: Vec<(String, Value)> },
     /// pgbench scripts; the scale from `-s` or, if absent, from the store.
-    Pgbench { scripts: Vec<Script>, scale: Option<i64>, defines: Vec<(String, Value)> },
+    Pgbench { scripts: Vec<Script>, scale: Option<i64>, defines: Vec<(String, Value)>, per_command: bool },
 }
 
 impl Input {
@@ -63,7 +63,8 @@ impl Input {
                 "file": path.display().to_string(),
                 "sets": sets.iter().map(|(n, v)| format!("{n}={}", v.to_text())).collect::<Vec<_>>(),
             }),
-            Input::Pgbench { scripts, scale, defines } => serde_json::json!({
+            Input::Pgbench { scripts, scale, defines, per_command } => serde_json::json!({
+                "per_command": per_command,
                 "pgbench": scripts.iter().map(|s| format!("{}@{}", s.name, s.weight)).collect::<Vec<_>>(),
                 "scale": scale,
                 "defines": defines.iter().map(|(n, v)| format!("{n}={}", v.to_text())).collect::<Vec<_>>(),
@@ -75,12 +76,12 @@ impl Input {
     pub async fn compile<T: ScenarioTarget>(&self, target: &T) -> anyhow::Result<Arc<Scenario>> {
         let scenario = match self {
             Input::File { source, sets, .. } => source.compile(target.family(), sets),
-            Input::Pgbench { scripts, scale, defines } => {
+            Input::Pgbench { scripts, scale, defines, per_command } => {
                 let scale = match scale {
                     Some(s) => *s,
                     None => read_scale(target).await?,
                 };
-                pgbench::compile(scripts, scale, defines)
+                pgbench::compile(scripts, scale, defines, *per_command)
             }
         };
         Ok(Arc::new(scenario.map_err(|e| BadInput(e.to_string()))?))
