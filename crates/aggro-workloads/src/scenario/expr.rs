@@ -277,6 +277,11 @@ pub trait Scope {
     fn transaction(&self, _name: &str) -> Option<usize> {
         None
     }
+    /// The value of a variable no step ever sets (a `[vars]` constant), so
+    /// expressions over it are folded when compiled.
+    fn constant(&self, _slot: usize) -> Option<Value> {
+        None
+    }
 }
 
 /// A built-in function, its name-valued argument resolved.
@@ -343,13 +348,34 @@ fn arity(name: &str, args: &[Ast], range: std::ops::RangeInclusive<usize>) -> Re
     }
 }
 
-/// Resolves every name of `ast` in `scope`.
+/// Evaluates an operator over constants now (`100000 * :scale` with a
+/// constant scale); `None` leaves it to run time (and its error there).
+fn fold(e: &Expr) -> Option<Value> {
+    let lit = |e: &Expr| match e {
+        Expr::Lit(v) => Some(v.clone()),
+        _ => None,
+    };
+    let gens = Gen::default();
+    let mut rng = Rng::seeded(0);
+    let mut cx = Cx { slots: &[], rng: &mut rng, gens: &gens, committed: &[] };
+    match e {
+        Expr::Unary(_, a) => lit(a).and_then(|_| e.eval(&mut cx).ok()),
+        Expr::Binary(_, a, b) => lit(a).and(lit(b)).and_then(|_| e.eval(&mut cx).ok()),
+        _ => None,
+    }
+}
+
+/// Resolves every name of `ast` in `scope`, folding constants.
 pub fn compile(ast: &Ast, scope: &dyn Scope) -> Result<Expr, String> {
+    let folded = |e: Expr| fold(&e).map_or(e, Expr::Lit);
     Ok(match ast {
         Ast::Lit(v) => Expr::Lit(v.clone()),
-        Ast::Name(n) => Expr::Var(scope.var(n).ok_or_else(|| format!("unknown variable {n:?}"))?),
-        Ast::Unary(op, e) => Expr::Unary(*op, Box::new(compile(e, scope)?)),
-        Ast::Binary(op, a, b) => Expr::Binary(*op, Box::new(compile(a, scope)?), Box::new(compile(b, scope)?)),
+        Ast::Name(n) => {
+            let slot = scope.var(n).ok_or_else(|| format!("unknown variable {n:?}"))?;
+            scope.constant(slot).map_or(Expr::Var(slot), Expr::Lit)
+        }
+        Ast::Unary(op, e) => folded(Expr::Unary(*op, Box::new(compile(e, scope)?))),
+        Ast::Binary(op, a, b) => folded(Expr::Binary(*op, Box::new(compile(a, scope)?), Box::new(compile(b, scope)?))),
         Ast::Call(name, args) => {
             let named = |what: &str, find: &dyn Fn(&str) -> Option<usize>| -> Result<usize, String> {
                 match args.first() {
@@ -596,6 +622,32 @@ mod tests {
         assert_eq!(eval("least(3.5, 1)"), Ok(Value::Int(1)));
         assert_eq!(eval("'ab' + 'c'"), Ok(Value::Text("abc".into())));
         assert_eq!(eval("1 / 0"), Err("division by zero".into()));
+    }
+
+    #[test]
+    fn constants_are_folded_when_compiled() {
+        struct Scaled;
+        impl Scope for Scaled {
+            fn var(&self, name: &str) -> Option<usize> {
+                ["scale", "aid"].iter().position(|n| *n == name)
+            }
+            fn space(&self, _: &str) -> Option<usize> {
+                None
+            }
+            fn size(&self, _: &str) -> Option<usize> {
+                None
+            }
+            fn constant(&self, slot: usize) -> Option<Value> {
+                (slot == 0).then_some(Value::Int(10))
+            }
+        }
+        let e = compile(&parse("random(1, 100000 * :scale) + -(2 * 3)").unwrap(), &Scaled).unwrap();
+        let Expr::Binary(BinOp::Add, call, six) = e else { panic!("{e:?}") };
+        assert_eq!(*six, Expr::Lit(Value::Int(-6)));
+        assert_eq!(*call, Expr::Call(Func::Random, vec![Expr::Lit(Value::Int(1)), Expr::Lit(Value::Int(1_000_000))]));
+        assert_eq!(compile(&parse("aid * scale").unwrap(), &Scaled).unwrap(), Expr::Binary(BinOp::Mul, Box::new(Expr::Var(1)), Box::new(Expr::Lit(Value::Int(10)))));
+        // An error stays for run time, where it is reported with its step.
+        assert_eq!(compile(&parse("1 / 0").unwrap(), &Scaled).unwrap(), Expr::Binary(BinOp::Div, Box::new(Expr::Lit(Value::Int(1))), Box::new(Expr::Lit(Value::Int(0)))));
     }
 
     #[test]

@@ -302,6 +302,8 @@ pub(crate) struct Names {
     pub(crate) spaces: Vec<String>,
     pub(crate) sizes: Vec<String>,
     pub(crate) transactions: Vec<String>,
+    /// The values of the variables no step sets (`[vars]`, `--set`), by slot.
+    pub(crate) constants: Vec<Option<Value>>,
 }
 
 impl Names {
@@ -324,6 +326,9 @@ impl Scope for Names {
     }
     fn transaction(&self, name: &str) -> Option<usize> {
         self.transactions.iter().position(|s| s == name)
+    }
+    fn constant(&self, slot: usize) -> Option<Value> {
+        self.constants.get(slot).cloned().flatten()
     }
 }
 
@@ -388,10 +393,19 @@ impl<'a> Compiler<'a> {
             setters.extend(s.lets.iter().filter_map(let_name));
             setters.extend(s.capture.iter().cloned());
         }
-        for n in setters {
-            c.names.slot(&n);
+        let constants: Vec<usize> = c.names.slots.values().copied().collect();
+        for n in &setters {
+            c.names.slot(n);
         }
         c.slots.resize(c.names.slots.len(), Value::Null);
+        c.names.constants = vec![None; c.names.slots.len()];
+        for slot in constants {
+            let set_by_a_step = setters.iter().any(|n| c.names.slots.get(n) == Some(&slot));
+            let builtin = ["client_id", "n"].iter().any(|n| c.names.slots.get(*n) == Some(&slot));
+            if !set_by_a_step && !builtin {
+                c.names.constants[slot] = Some(c.slots[slot].clone());
+            }
+        }
         c.names.transactions = src.transactions.iter().map(|t| t.item.get_ref().name.clone()).collect();
         Ok(c)
     }
