@@ -1,10 +1,31 @@
-//! Parsing what users type: durations (`3m`, `10s`, `50ms`) and rates.
+//! Parsing what users type: durations (`3m`, `10s`, `50ms`), rates and bandwidths.
 
 use std::time::Duration;
 
 /// Parses a human duration such as `3m`, `1h30m`, `10s` or `250ms`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     humantime::parse_duration(text.trim()).map_err(|e| format!("bad duration {text:?}: {e} (try 30s, 3m, 250ms)"))
+}
+
+/// Parses a duration that must be longer than zero (a run's length, an interval).
+pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d.is_zero() {
+        return Err("must be longer than zero".into());
+    }
+    Ok(d)
+}
+
+/// A bandwidth such as `100mbit`, `1gbit`, `512kbit`, `10MB/s` or `1.5GB/s`, in bytes per second.
+pub fn parse_bandwidth(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let lower = t.to_ascii_lowercase();
+    let units: [(&str, f64); 8] = [("gbit", 1e9 / 8.0), ("mbit", 1e6 / 8.0), ("kbit", 1e3 / 8.0), ("bit", 1.0 / 8.0), ("gb/s", 1e9), ("mb/s", 1e6), ("kb/s", 1e3), ("b/s", 1.0)];
+    let (num, scale) = units.iter().find_map(|(u, s)| lower.strip_suffix(u).map(|n| (n.to_string(), *s))).ok_or_else(|| format!("{t:?} has no unit: give such as 100mbit, 1gbit or 10MB/s"))?;
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v * scale),
+        _ => Err(format!("{t:?} is not a bandwidth such as 100mbit")),
+    }
 }
 
 /// Parses a positive request rate per second, such as `1215` or `2.5k`.
@@ -42,6 +63,21 @@ pub fn format_nanos(ns: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bandwidths_parse_in_bits_and_bytes() {
+        assert_eq!(parse_bandwidth("100mbit").unwrap(), 12_500_000.0);
+        assert_eq!(parse_bandwidth("1Gbit").unwrap(), 125_000_000.0);
+        assert_eq!(parse_bandwidth("10MB/s").unwrap(), 10_000_000.0);
+        assert!(parse_bandwidth("100").unwrap_err().contains("no unit"));
+        assert!(parse_bandwidth("-3mbit").is_err());
+    }
+
+    #[test]
+    fn a_positive_duration_refuses_zero() {
+        assert_eq!(parse_positive_duration("2s"), Ok(Duration::from_secs(2)));
+        assert!(parse_positive_duration("0s").unwrap_err().contains("longer than zero"));
+    }
 
     #[test]
     fn durations_and_rates_parse() {

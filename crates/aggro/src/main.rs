@@ -19,6 +19,7 @@
 //! - [`world`]: the store's world record: written by populate, read by runs and verifies.
 
 mod arena;
+mod args;
 mod cli;
 mod console;
 mod drive;

@@ -5,7 +5,8 @@
 //! never averaged.
 
 use super::record::{Whole, op, run_record};
-use super::{duration, ms};
+use super::ms;
+use crate::args::duration;
 use crate::BadInput;
 use crate::cli::ArenaBenchArgs;
 use crate::session;

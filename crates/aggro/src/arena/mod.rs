@@ -9,15 +9,14 @@ pub mod serve;
 pub mod swarm;
 
 use crate::BadInput;
+use crate::args::duration;
 use crate::cli::{ArenaCommand, Mode, ServerGameArgs};
 use aggro_arena::metrics::MetricsServer;
 use aggro_arena::server::{ServeConfig, parse_metres, parse_tiers};
-use aggro_core::units::parse_duration;
 use arena_proto::Secret;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 /// Runs one `aggro arena` command.
 pub fn main(command: ArenaCommand) -> anyhow::Result<()> {
@@ -28,15 +27,6 @@ pub fn main(command: ArenaCommand) -> anyhow::Result<()> {
         ArenaCommand::Bench(a) if a.mode == Mode::Relay => relay_bench::main(a),
         ArenaCommand::Bench(a) => bench::main(a),
     }
-}
-
-/// A duration argument, or bad input.
-pub fn duration(text: &str, what: &str) -> anyhow::Result<Duration> {
-    let d = parse_duration(text).map_err(|e| BadInput(format!("--{what}: {e}")))?;
-    if d.is_zero() {
-        return Err(BadInput(format!("--{what}: must be longer than zero")).into());
-    }
-    Ok(d)
 }
 
 /// A socket address argument (host:port), or bad input.

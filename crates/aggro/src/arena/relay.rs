@@ -1,7 +1,8 @@
 //! `aggro arena serve --mode relay`: the room relay server (seed 003).
 
 use super::record::{Whole, interval, op, run_record};
-use super::{address, duration, metrics_server, ms, stop_on_signal};
+use super::{address, metrics_server, ms, stop_on_signal};
+use crate::args::duration;
 use crate::cli::ServeArgs;
 use crate::session;
 use aggro_arena::relay::profile::exposition;

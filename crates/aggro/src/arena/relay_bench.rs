@@ -5,10 +5,10 @@
 
 use super::pair::{Measured, Pair, cpu, f, merged, scratch, secs, sum};
 use super::record::{Whole, op, run_record};
-use super::{duration, ms};
+use super::ms;
+use crate::args::duration;
 use crate::BadInput;
 use crate::cli::{ArenaBenchArgs, Receivers};
-use crate::plan::parse_bandwidth;
 use crate::session;
 use aggro_arena::verdict::{Evidence, Verdict, judge};
 use aggro_report::record::now_rfc3339;
@@ -48,7 +48,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     if a.players.is_empty() || a.players.iter().any(|p| *p < a.relay.room_size as u32) {
         return Err(BadInput(format!("--players: give one or more CCU counts of at least --room-size ({}), such as 1000,2000,3000", a.relay.room_size)).into());
     }
-    let budget = a.uplink.as_deref().map(|u| parse_bandwidth(u).map_err(|e| BadInput(format!("--uplink: {e}")))).transpose()?;
+    let budget = crate::args::bandwidth(a.uplink.as_deref(), "uplink")?;
     let dir = scratch()?;
     let started_at = now_rfc3339();
     let mut rows = Vec::new();

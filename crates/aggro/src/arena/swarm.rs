@@ -1,10 +1,10 @@
 //! `aggro arena swarm`: bots against an arena server (`br`) or a relay server (`relay`).
 
 use super::record::{Whole, interval, op, run_record};
-use super::{address, duration, metrics_server, ms, stop_on_signal};
+use super::{address, metrics_server, ms, stop_on_signal};
+use crate::args::duration;
 use crate::BadInput;
 use crate::cli::{Behaviour as Kind, Receivers, SwarmArgs};
-use crate::plan::parse_bandwidth;
 use crate::session;
 use aggro_arena::metrics::{LivePage, parse, scrape};
 use aggro_arena::swarm::br::{Br, BrConfig};
@@ -79,7 +79,7 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
         return Err(BadInput("this worker's share is empty: fewer bots (or rooms) than workers".into()).into());
     }
     let server_metrics = a.server_metrics.as_deref().map(|m| address(m, "server-metrics")).transpose()?;
-    let budget = a.uplink.as_deref().map(|u| parse_bandwidth(u).map_err(|e| BadInput(format!("--uplink: {e}")))).transpose()?;
+    let budget = crate::args::bandwidth(a.uplink.as_deref(), "uplink")?;
     let metrics = metrics_server(a.common.metrics.as_deref())?;
     let started_at = now_rfc3339();
     let server = cfg.server;
