@@ -17,7 +17,8 @@ use aggro_core::{ErrorClass, StoreError};
 use bytes::{BufMut, BytesMut};
 use postgres_protocol::IsNull;
 use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
-use postgres_protocol::message::backend::Message;
+use bytes::Buf;
+use postgres_protocol::message::backend::{Header, Message};
 use postgres_protocol::message::frontend;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
@@ -103,6 +104,16 @@ fn push_decimal(buf: &mut BytesMut, i: i64) {
         buf.put_u8(b'-');
     }
     buf.extend_from_slice(&digits[at..]);
+}
+
+/// A message as [`Wire::next`] reads it.
+enum Incoming {
+    /// `ReadyForQuery` and its transaction status.
+    Ready(u8),
+    /// `CommandComplete` and the rows its tag counts.
+    Complete(u64),
+    /// Any other message, parsed.
+    Full(Message),
 }
 
 impl Wire {
@@ -304,7 +315,21 @@ impl Wire {
         let mut failed: Option<StoreError> = None;
         let mut returned = 0u64;
         loop {
-            match self.message().await? {
+            let message = match self.next().await? {
+                Incoming::Ready(status) => {
+                    self.status = status;
+                    if done.rows == 0 {
+                        done.rows = returned;
+                    }
+                    return failed.map_or(Ok(done), Err);
+                }
+                Incoming::Complete(rows) => {
+                    done.rows = rows;
+                    continue;
+                }
+                Incoming::Full(m) => m,
+            };
+            match message {
                 Message::ReadyForQuery(body) => {
                     self.status = body.status();
                     if done.rows == 0 {
@@ -339,6 +364,40 @@ impl Wire {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// The next message; the hot path's bodiless acknowledgements are
+    /// skipped and `CommandComplete`/`ReadyForQuery` read in place (no
+    /// `Bytes` split and refcount per message, as `Message::parse` makes).
+    async fn next(&mut self) -> Result<Incoming, StoreError> {
+        loop {
+            if let Ok(Some(header)) = Header::parse(&self.input) {
+                let total = header.len() as usize + 1;
+                if self.input.len() >= total {
+                    match header.tag() {
+                        // ParseComplete, BindComplete, CloseComplete, NoData.
+                        b'1' | b'2' | b'3' | b'n' => {
+                            self.input.advance(total);
+                            continue;
+                        }
+                        b'Z' if total == 6 => {
+                            let status = self.input[5];
+                            self.input.advance(total);
+                            return Ok(Incoming::Ready(status));
+                        }
+                        b'C' => {
+                            let tag = &self.input[5..total];
+                            let tag = tag.strip_suffix(&[0]).unwrap_or(tag);
+                            let rows = tag.rsplit(|b| *b == b' ').next().and_then(|n| std::str::from_utf8(n).ok()?.parse().ok()).unwrap_or(0);
+                            self.input.advance(total);
+                            return Ok(Incoming::Complete(rows));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            return self.message().await.map(Incoming::Full);
         }
     }
 
