@@ -253,15 +253,12 @@ impl Wire {
         frontend::execute("", 0, &mut self.out).map_err(io_error)?;
         frontend::sync(&mut self.out);
         self.flush().await?;
-        let mut ignored = Vec::new();
-        let row = match first_row {
-            Some(row) => {
-                row.clear();
-                row
-            }
-            None => &mut ignored,
-        };
-        self.read_rows(Some(row)).await.map(|done| done.rows)
+        // No row buffer: nothing of the rows is kept (the rows count comes from CommandComplete).
+        let row = first_row.map(|row| {
+            row.clear();
+            row
+        });
+        self.read_rows(row).await.map(|done| done.rows)
     }
 
     /// Whether the last command left a transaction open (or failed inside one).
@@ -315,91 +312,72 @@ impl Wire {
     async fn read_rows(&mut self, mut text_row: Option<&mut Vec<Option<String>>>) -> Result<Executed, StoreError> {
         let mut done = Executed::default();
         let mut failed: Option<StoreError> = None;
-        let mut returned = 0u64;
         loop {
-            let message = match self.next().await? {
+            match self.next().await? {
                 Incoming::Ready(status) => {
                     self.status = status;
-                    if done.rows == 0 {
-                        done.rows = returned;
-                    }
                     return failed.map_or(Ok(done), Err);
                 }
-                Incoming::Complete(rows) => {
-                    done.rows = rows;
-                    continue;
-                }
-                Incoming::Full(m) => m,
-            };
-            match message {
-                Message::ReadyForQuery(body) => {
-                    self.status = body.status();
-                    if done.rows == 0 {
-                        done.rows = returned;
-                    }
-                    return failed.map_or(Ok(done), Err);
-                }
-                Message::DataRow(body) if text_row.is_some() => {
-                    returned += 1;
-                    if returned == 1
-                        && let Some(row) = text_row.as_deref_mut()
-                    {
+                Incoming::Complete(rows) => done.rows = rows,
+                Incoming::Full(Message::ErrorResponse(body)) => failed = Some(server_error(&body)),
+                Incoming::Full(Message::DataRow(body)) => match text_row.as_deref_mut() {
+                    Some(row) if row.is_empty() => {
                         let buf = body.buffer();
                         let mut ranges = body.ranges();
                         while let Ok(Some(r)) = ranges.next() {
                             row.push(r.map(|r| String::from_utf8_lossy(&buf[r]).into_owned()));
                         }
                     }
-                }
-                Message::ErrorResponse(body) => failed = Some(server_error(&body)),
-                Message::CommandComplete(body) => {
-                    let tag = body.tag().map_err(|e| protocol(e.to_string()))?;
-                    done.rows = tag.rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0);
-                }
-                Message::DataRow(body) if done.first.is_none() => {
-                    // The first column (after the column count, which the
-                    // parser keeps apart): a 4-byte length, then an int8's 8 bytes.
-                    let b = body.buffer();
-                    if b.len() >= 12 && b[..4] == 8i32.to_be_bytes() {
-                        done.first = b[4..12].try_into().ok().map(i64::from_be_bytes);
+                    Some(_) => {}
+                    None if done.first.is_none() => {
+                        // The first column (after the column count, which the
+                        // parser keeps apart): a 4-byte length, then an int8's 8 bytes.
+                        let b = body.buffer();
+                        if b.len() >= 12 && b[..4] == 8i32.to_be_bytes() {
+                            done.first = b[4..12].try_into().ok().map(i64::from_be_bytes);
+                        }
                     }
-                }
-                _ => {}
+                    None => {}
+                },
+                Incoming::Full(_) => {}
             }
         }
     }
 
-    /// The next message; the hot path's bodiless acknowledgements are
-    /// skipped and `CommandComplete`/`ReadyForQuery` read in place (no
-    /// `Bytes` split and refcount per message, as `Message::parse` makes).
+    /// The next message. The hot path's bodiless acknowledgements are
+    /// skipped and `CommandComplete`/`ReadyForQuery` are read in place
+    /// behind their header (no `Bytes` split and refcount per message, as
+    /// `Message::parse` makes); anything else is parsed whole.
     async fn next(&mut self) -> Result<Incoming, StoreError> {
         loop {
-            if let Ok(Some(header)) = Header::parse(&self.input) {
+            let header = Header::parse(&self.input).map_err(|e| self.bad_message(&e))?;
+            if let Some(header) = header
+                && self.input.len() > header.len() as usize
+            {
                 let total = header.len() as usize + 1;
-                if self.input.len() >= total {
-                    match header.tag() {
-                        // ParseComplete, BindComplete, CloseComplete, NoData.
-                        b'1' | b'2' | b'3' | b'n' => {
-                            self.input.advance(total);
-                            continue;
+                match header.tag() {
+                    // ParseComplete, BindComplete, CloseComplete, NoData.
+                    b'1' | b'2' | b'3' | b'n' => self.input.advance(total),
+                    b'Z' => {
+                        if total != 6 {
+                            return Err(self.bad_message(&std::io::Error::other("a ReadyForQuery of the wrong length")));
                         }
-                        b'Z' if total == 6 => {
-                            let status = self.input[5];
-                            self.input.advance(total);
-                            return Ok(Incoming::Ready(status));
-                        }
-                        b'C' => {
-                            let tag = &self.input[5..total];
-                            let tag = tag.strip_suffix(&[0]).unwrap_or(tag);
-                            let rows = tag.rsplit(|b| *b == b' ').next().and_then(|n| std::str::from_utf8(n).ok()?.parse().ok()).unwrap_or(0);
-                            self.input.advance(total);
-                            return Ok(Incoming::Complete(rows));
-                        }
-                        _ => {}
+                        let status = self.input[5];
+                        self.input.advance(total);
+                        return Ok(Incoming::Ready(status));
                     }
+                    b'C' => {
+                        let tag = &self.input[5..total];
+                        let tag = tag.strip_suffix(&[0]).unwrap_or(tag);
+                        let rows = tag.rsplit(|b| *b == b' ').next().and_then(|n| std::str::from_utf8(n).ok()?.parse().ok()).unwrap_or(0);
+                        self.input.advance(total);
+                        return Ok(Incoming::Complete(rows));
+                    }
+                    _ => return self.message().await.map(Incoming::Full),
                 }
+                continue;
             }
-            return self.message().await.map(Incoming::Full);
+            self.fill().await?;
         }
     }
 
@@ -407,23 +385,29 @@ impl Wire {
         loop {
             match Message::parse(&mut self.input) {
                 Ok(Some(m)) => return Ok(m),
-                Ok(None) => {}
-                Err(e) => {
-                    self.broken = true;
-                    return Err(protocol(format!("bad message from the server: {e}")));
-                }
+                Ok(None) => self.fill().await?,
+                Err(e) => return Err(self.bad_message(&e)),
             }
-            self.input.reserve(4096);
-            match self.reader.read_buf(&mut self.input).await {
-                Ok(0) => {
-                    self.broken = true;
-                    return Err(StoreError::new(ErrorClass::Disconnected, "connection closed"));
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    self.broken = true;
-                    return Err(io_error(e));
-                }
+        }
+    }
+
+    fn bad_message(&mut self, e: &std::io::Error) -> StoreError {
+        self.broken = true;
+        protocol(format!("bad message from the server: {e}"))
+    }
+
+    /// Reads what the server has sent into the input buffer.
+    async fn fill(&mut self) -> Result<(), StoreError> {
+        self.input.reserve(4096);
+        match self.reader.read_buf(&mut self.input).await {
+            Ok(0) => {
+                self.broken = true;
+                Err(StoreError::new(ErrorClass::Disconnected, "connection closed"))
+            }
+            Ok(_) => Ok(()),
+            Err(e) => {
+                self.broken = true;
+                Err(io_error(e))
             }
         }
     }
