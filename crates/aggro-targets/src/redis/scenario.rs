@@ -17,8 +17,13 @@ const LOAD_PIPELINE: usize = 1_000;
 
 /// One loader's Redis connection.
 pub struct RedisScenarioConn {
-    link: Link,
     commands: Arc<[Command]>,
+    session: Session,
+}
+
+/// The connection and what it knows of the scripts loaded on it.
+struct Session {
+    link: Link,
     /// SHA-1s (hex) of the scripts loaded on the current connection.
     loaded: HashSet<String>,
     /// The last script seen and its SHA-1, so a steady mix hashes nothing.
@@ -50,7 +55,7 @@ fn is_eval(args: &[Value]) -> bool {
     matches!(args.first(), Some(Value::Text(c)) if c.eq_ignore_ascii_case("EVAL")) && args.len() >= 2
 }
 
-impl RedisScenarioConn {
+impl Session {
     async fn pipeline(&mut self, lengths: &[usize], args: &[Value], reply: &mut Reply) -> Result<(), StoreError> {
         // Scripts first: load any this connection has not seen.
         let mut at = 0;
@@ -61,8 +66,10 @@ impl RedisScenarioConn {
                 if self.last_script.0 != cmd[1] {
                     self.last_script = (cmd[1].clone(), Value::Text(sha1_hex(&cmd[1].to_text())));
                 }
-                let sha = self.last_script.1.to_text();
-                if !self.loaded.contains(&sha) {
+                if let Value::Text(sha) = &self.last_script.1
+                    && !self.loaded.contains(sha.as_str())
+                {
+                    let sha = sha.clone();
                     let c = self.link.conn().await?;
                     c.push_values(3, [Value::Text("SCRIPT".into()), Value::Text("LOAD".into()), cmd[1].clone()].iter());
                     c.flush().await?;
@@ -117,15 +124,15 @@ impl RedisScenarioConn {
 impl ScenarioConn for RedisScenarioConn {
     async fn exec(&mut self, command: usize, args: &[Value], reply: &mut Reply) -> Result<(), StoreError> {
         reply.clear();
-        let commands = Arc::clone(&self.commands);
-        let Command::Redis { lengths } = &commands[command] else {
+        let Command::Redis { lengths } = &self.commands[command] else {
             return Err(StoreError::new(ErrorClass::Data, "a Redis target runs Redis commands only"));
         };
-        let result = self.pipeline(lengths, args, reply).await;
+        let session = &mut self.session;
+        let result = session.pipeline(lengths, args, reply).await;
         if result.as_ref().is_err_and(|e| matches!(e.class, ErrorClass::Disconnected | ErrorClass::Protocol)) {
-            self.loaded.clear();
+            session.loaded.clear();
         }
-        self.link.keep_if_healthy(result)
+        session.link.keep_if_healthy(result)
     }
 }
 
@@ -144,7 +151,8 @@ impl ScenarioTarget for RedisTarget {
         if commands.iter().any(|c| !matches!(c, Command::Redis { .. })) {
             return Err(StoreError::new(ErrorClass::Data, "a Redis target runs Redis commands only"));
         }
-        Ok(RedisScenarioConn { link: Link::open(self).await?, commands, loaded: HashSet::new(), last_script: (Value::Null, Value::Null) })
+        let session = Session { link: Link::open(self).await?, loaded: HashSet::new(), last_script: (Value::Null, Value::Null) };
+        Ok(RedisScenarioConn { commands, session })
     }
 
     async fn load(&self, load: &Load, rows: &Rows) -> Result<(), StoreError> {
