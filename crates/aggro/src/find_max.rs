@@ -11,7 +11,7 @@ use crate::session;
 use aggro_core::units::{format_nanos, parse_duration, parse_rate};
 use aggro_core::{ErrorSamples, MonotonicClock, Nanos, RatePlan};
 use aggro_report::RunRecord;
-use aggro_runner::search::{SearchPlan, SearchResult, Trial};
+use aggro_runner::search::{SearchPlan, Trial};
 use aggro_runner::{Loader, StopHandle, StopReason};
 use serde::Serialize;
 use std::future::Future;
@@ -66,8 +66,8 @@ impl FindMax {
 
     /// Runs the search with `loaders`, topping them up with `connect_one`
     /// after a trial that abandoned some; prints a line per trial and the
-    /// answer. Returns the last trial's record (its command, spec and extra
-    /// for the caller to fill) and the search's result.
+    /// answer. Returns the last trial's record, the search's result in its
+    /// `extra` (its command and spec for the caller to fill).
     #[allow(clippy::too_many_arguments)]
     pub async fn run<L, F, Fut>(
         &self,
@@ -77,7 +77,7 @@ impl FindMax {
         mut loaders: Vec<L>,
         mut connect_one: F,
         samples: &Arc<ErrorSamples>,
-    ) -> anyhow::Result<(RunRecord, SearchResult)>
+    ) -> anyhow::Result<RunRecord>
     where
         L: Loader,
         F: FnMut() -> Fut,
@@ -136,6 +136,6 @@ impl FindMax {
         let mut record = last.ok_or_else(|| anyhow::anyhow!("interrupted before the first trial finished"))?;
         record.started_at = started_at;
         record.extra = serde_json::to_value(&result)?;
-        Ok((record, result))
+        Ok(record)
     }
 }

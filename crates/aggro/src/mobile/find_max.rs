@@ -45,7 +45,7 @@ impl MobileVisitor for Search {
             let mut one = connect_loaders(&target, 1, d.workload, d.keys, d.exec.seed, &samples).await?;
             one.pop().ok_or_else(|| anyhow::anyhow!("no loader"))
         };
-        let (mut record, _) = self.find.run(&d.exec, target.blocking(), d.workload.operations(), loaders, connect_one, &samples).await?;
+        let mut record = self.find.run(&d.exec, target.blocking(), d.workload.operations(), loaders, connect_one, &samples).await?;
         record.command = "mobile find-max".into();
         record.spec = serde_json::json!({ "drive": d, "search": self.find.search, "p99_bound_ns": self.find.p99_bound_ns, "step_ns": self.find.step_ns, "target": target.describe() });
         record.world = self.world;

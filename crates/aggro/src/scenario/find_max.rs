@@ -40,7 +40,7 @@ impl ScenarioVisitor for Search {
             one.pop().ok_or_else(|| anyhow::anyhow!("no loader"))
         };
         let names = super::operation_names(&scenario);
-        let (mut record, _) = self.find.run(&self.exec, target.blocking(), names, loaders, connect_one, &samples).await?;
+        let mut record = self.find.run(&self.exec, target.blocking(), names, loaders, connect_one, &samples).await?;
         record.command = "scenario find-max".into();
         record.spec = serde_json::json!({
             "scenario": { "name": scenario.name, "input": self.input.describe() },
