@@ -9,20 +9,15 @@ use aggro_report::RunRecord;
 use aggro_targets::ScenarioVisitor;
 use aggro_workloads::scenario::Scenario;
 
-/// Each transaction's committed count summed over `records` (a transaction
-/// that is the scenario's only one is operation 0).
+/// Each transaction's committed count summed over `records`: the `ok` of
+/// the transaction's operation (operation 0 when it is the only one).
 pub fn committed(scenario: &Scenario, records: &[RunRecord]) -> Vec<u64> {
     scenario
         .transactions
         .iter()
         .map(|t| {
-            records
-                .iter()
-                .map(|r| {
-                    let name = if scenario.transactions.len() == 1 { &scenario.name } else { &t.name };
-                    r.totals.iter().find(|o| &o.name == name).map_or(0, |o| o.ok)
-                })
-                .sum()
+            let name = &scenario.operations[t.op];
+            records.iter().map(|r| r.totals.iter().find(|o| &o.name == name).map_or(0, |o| o.ok)).sum()
         })
         .collect()
 }
