@@ -254,10 +254,10 @@ impl Wire {
         frontend::sync(&mut self.out);
         self.flush().await?;
         // No row buffer: nothing of the rows is kept (the rows count comes from CommandComplete).
-        let row = first_row.map(|row| {
-            row.clear();
-            row
-        });
+        let mut row = first_row;
+        if let Some(r) = row.as_deref_mut() {
+            r.clear();
+        }
         self.read_rows(row).await.map(|done| done.rows)
     }
 
