@@ -6,7 +6,8 @@ use crate::codec::msg::{ClientRpc, Input, ServerRpc};
 use crate::codec::view::View;
 use crate::game::map::MAP_M;
 use aggro_core::rng::Rng;
-use super::{Behaviour, Heard, Player, goodbye};
+use super::datagrams::{Datagram, Datagrams};
+use super::{Behaviour, Heard, Player, SwarmConfig, arena_client, goodbye};
 use arena_proto::{Client, ClientEvent, ClientState};
 
 /// How far a bot sees and shoots, metres.
@@ -52,10 +53,16 @@ impl Br {
 }
 
 impl Behaviour for Br {
+    type Transport = Datagrams;
     type Bot = Bot;
     const DELAY: &'static str = "gunfire_delay";
 
-    fn bot(&mut self, index: usize, client: Client, rng: Rng) -> Bot {
+    fn transport(&self, cfg: &SwarmConfig) -> std::io::Result<Datagrams> {
+        Datagrams::open(cfg)
+    }
+
+    fn bot(&mut self, cfg: &SwarmConfig, index: usize, client_id: u64, now_us: u64, mut rng: Rng) -> Bot {
+        let client = arena_client(cfg, client_id, now_us, &mut rng);
         let (cx, cy) = self.clusters[index / self.cfg.cluster.max(1) % self.clusters.len()];
         let drop_at = (cx + (self.rng.unit() as f32 - 0.5) * 200.0, cy + (self.rng.unit() as f32 - 0.5) * 200.0);
         let fire_every = (1e6 / self.cfg.fire_hz.max(0.01) as f64) as u64;
@@ -150,7 +157,7 @@ impl Bot {
     }
 }
 
-impl Player for Bot {
+impl Player<Datagrams> for Bot {
     /// In the match: connected and welcomed, not dead.
     fn active(&self) -> bool {
         self.joined && !self.dead && self.client.state() == ClientState::Connected
@@ -206,9 +213,9 @@ impl Player for Bot {
         true
     }
 
-    fn receive(&mut self, now_us: u64, seq: u32, packet: &[u8], heard: &mut Heard) {
+    fn receive(&mut self, now_us: u64, Datagram { seq, bytes }: Datagram<'_>, _: &mut Vec<u8>, heard: &mut Heard) -> bool {
         let c = &mut heard.counters;
-        match self.client.process_packet(now_us, packet) {
+        match self.client.process_packet(now_us, bytes) {
             Ok(ClientEvent::Connected { .. }) => c.connects += 1,
             Ok(ClientEvent::Data(payload)) if !payload.is_empty() => {
                 c.snapshots += 1;
@@ -217,7 +224,7 @@ impl Player for Bot {
             Ok(ClientEvent::Disconnected) => c.disconnects += 1,
             _ => {}
         }
-        let Some(conn) = self.client.connection() else { return };
+        let Some(conn) = self.client.connection() else { return false };
         while let Some(m) = conn.receive_reliable() {
             match ServerRpc::read(&m) {
                 Some(ServerRpc::Welcome { actor, tick_hz }) => {
@@ -238,6 +245,7 @@ impl Player for Bot {
                 _ => {}
             }
         }
+        false
     }
 
     fn leave(&mut self, now_us: u64, out: &mut Vec<u8>) -> bool {

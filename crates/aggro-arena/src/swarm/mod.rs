@@ -1,25 +1,30 @@
-//! The bot swarm: thousands of bots in one thread on a few shared UDP sockets
-//! (the server tells sessions apart by slot, not by address), batched receive
-//! and send, one timer heap for every bot's ticks. One loop runs every
-//! [`Behaviour`]: [`br`] (battle royale against the game server) and
-//! [`relay`] (rooms of the relay server).
+//! The bot swarm: thousands of bots in one thread, one timer heap for every
+//! bot's ticks, one loop for every [`Behaviour`] — [`br`] (battle royale
+//! against the game server), [`relay`] (rooms of the relay server) and
+//! [`colyseus`] (rooms of a Colyseus server) — over either [`Transport`]:
+//! the arena protocol's shared UDP sockets ([`datagrams`]) or one WebSocket per
+//! bot ([`websocket`]).
 //!
 //! What it measures: the **action-to-observer delay** (a bot acts at t0 on
-//! the shared monotonic clock — a shot, a room event; every bot that receives
-//! the server's relay of it records now − t0 — exact, because swarm and
+//! the shared monotonic clock — a shot, a room event, a move; every bot that
+//! receives the server's relay of it records now − t0 — exact, because swarm and
 //! server read one clock on one machine), its own **timer lateness** (how late
 //! each tick went out), traffic, and its own CPU, and it warns when it, not the
 //! server, is the bottleneck.
 
 pub mod br;
+pub mod colyseus;
+pub mod datagrams;
 pub mod profile;
 pub mod relay;
+pub mod transport;
+pub mod websocket;
 
 pub use profile::{SwarmCounters, SwarmInterval};
+pub use transport::Transport;
 
 use crate::clock::{now_us, unix_ms};
 use aggro_core::rng::Rng;
-use crate::udp::{BATCH, BatchSocket, Traffic};
 use arena_proto::{Client, ConnectToken, Secret};
 use profile::SwarmProfile;
 use std::cmp::Reverse;
@@ -58,6 +63,9 @@ pub struct SwarmConfig {
     pub first_client_id: u64,
     /// Fault injection: this fraction of received datagrams is thrown away before any bot sees it.
     pub receive_loss: f64,
+    /// Bots stop ticking this long before the end, so what they sent is received before they leave.
+    #[serde(serialize_with = "crate::clock::secs")]
+    pub drain: Duration,
     #[serde(skip)]
     pub secret: Secret,
 }
@@ -81,6 +89,7 @@ impl SwarmConfig {
             seed: 1,
             first_client_id: 1,
             receive_loss: 0.0,
+            drain: Duration::ZERO,
             secret,
         }
     }
@@ -89,33 +98,39 @@ impl SwarmConfig {
     pub fn tick_rate(&self) -> f64 {
         self.bots as f64 / self.tick_every.as_secs_f64().max(1e-6)
     }
-
-    fn socket_count(&self) -> usize {
-        if self.sockets > 0 { self.sockets } else { self.bots.div_ceil(512).clamp(1, 8) }
-    }
 }
 
-/// A kind of bot: makes them; the swarm runs any kind on one loop.
+/// A kind of bot: makes them and the transport they speak over; the swarm runs any kind on one loop.
 pub trait Behaviour {
-    type Bot: Player;
+    type Transport: Transport;
+    type Bot: Player<Self::Transport>;
     /// What the swarm's delay histogram measures, as an operation name (`gunfire_delay`, `relay_delay`).
     const DELAY: &'static str;
-    /// Bot number `index` presenting `client`, drawing its choices from `rng`.
-    fn bot(&mut self, index: usize, client: Client, rng: Rng) -> Self::Bot;
+    /// Opens the transport (nothing is sent yet).
+    fn transport(&self, cfg: &SwarmConfig) -> std::io::Result<Self::Transport>;
+    /// Bot number `index` (client id `client_id`, made at `now_us`), drawing its choices from `rng`.
+    fn bot(&mut self, cfg: &SwarmConfig, index: usize, client_id: u64, now_us: u64, rng: Rng) -> Self::Bot;
 }
 
-/// One bot, as the swarm drives it.
-pub trait Player {
+/// One bot, as the swarm drives it over transport `T`.
+pub trait Player<T: Transport> {
     /// Connected and playing.
     fn active(&self) -> bool;
-    /// Gone from play (died or churned out); the swarm retires it once.
+    /// Gone from play (died, churned out, refused or disconnected); the swarm retires it once.
     fn gone(&self) -> bool;
-    /// One tick: writes the datagram to send into `out`, if any.
-    fn tick(&mut self, now_us: u64, out: &mut Vec<u8>, heard: &mut Heard) -> bool;
-    /// Takes one datagram (its sequence number read from the header).
-    fn receive(&mut self, now_us: u64, seq: u32, packet: &[u8], heard: &mut Heard);
+    /// One tick: writes what to send into `out`; true if there is something.
+    fn tick(&mut self, now_us: u64, out: &mut T::Out, heard: &mut Heard) -> bool;
+    /// Takes one arrival; may write a reply into `out` (true if there is one).
+    fn receive(&mut self, now_us: u64, arrival: T::In<'_>, out: &mut T::Out, heard: &mut Heard) -> bool;
     /// Writes a goodbye into `out`, once.
-    fn leave(&mut self, now_us: u64, out: &mut Vec<u8>) -> bool;
+    fn leave(&mut self, now_us: u64, out: &mut T::Out) -> bool;
+}
+
+/// An arena-protocol client for bot `client_id`, its connect token signed with the swarm's secret.
+pub fn arena_client(cfg: &SwarmConfig, client_id: u64, now_us: u64, rng: &mut Rng) -> Client {
+    let token = ConnectToken { client_id, expires_at_ms: unix_ms() + 3_600_000, nonce: rng.next_u64() };
+    let (bytes, key) = token.issue(&cfg.secret);
+    Client::new(bytes, key, now_us)
 }
 
 /// Writes `client`'s goodbye into `out` unless it was written before (`left`); true if there is one to send.
@@ -144,66 +159,55 @@ pub struct Heard {
 }
 
 /// A running swarm of `B`'s bots.
-#[derive(Debug)]
 pub struct Swarm<B: Behaviour> {
     cfg: SwarmConfig,
     behaviour: B,
-    sockets: Vec<BatchSocket>,
+    transport: B::Transport,
     bots: Vec<B::Bot>,
     generation: Vec<u32>,
-    slot_to_bot: Vec<u32>,
     timers: BinaryHeap<Reverse<(u64, u32)>>,
     profile: SwarmProfile,
     heard: Heard,
-    buf: Vec<u8>,
+    out: <B::Transport as Transport>::Out,
     rng: Rng,
-    traffic_seen: Traffic,
+    traffic_seen: crate::udp::Traffic,
     /// Bots that left play since the loop last retired them.
     leaving: Vec<usize>,
-    /// One entry per socket, for waiting on all of them.
-    pollfds: Vec<libc::pollfd>,
 }
 
-const NO_BOT: u32 = u32::MAX;
+impl<B: Behaviour> std::fmt::Debug for Swarm<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Swarm").field("cfg", &self.cfg).field("bots", &self.bots.len()).finish_non_exhaustive()
+    }
+}
 
-/// Datagrams decoded between two looks at the tick timers.
+/// Arrivals handed to bots between two looks at the tick timers.
 const TICKS_EVERY: usize = 8;
 
 impl<B: Behaviour> Swarm<B> {
-    /// Binds the sockets (on the server's loopback family); nothing is sent yet.
+    /// Opens the transport; nothing is sent yet.
     pub fn new(cfg: SwarmConfig, behaviour: B) -> std::io::Result<Self> {
-        let local: SocketAddr = if cfg.server.is_ipv4() { "127.0.0.1:0" } else { "[::1]:0" }.parse().expect("literal");
-        let local = if cfg.server.ip().is_loopback() { local } else { SocketAddr::new(if cfg.server.is_ipv4() { [0, 0, 0, 0].into() } else { std::net::Ipv6Addr::UNSPECIFIED.into() }, 0) };
-        let sockets = (0..cfg.socket_count()).map(|_| BatchSocket::bind(local)).collect::<std::io::Result<Vec<_>>>()?;
-        let pollfds = sockets.iter().map(BatchSocket::pollfd).collect();
+        let transport = behaviour.transport(&cfg)?;
         Ok(Self {
             rng: Rng::seeded(cfg.seed),
             cfg,
             behaviour,
-            sockets,
+            transport,
             bots: Vec::new(),
             generation: Vec::new(),
-            slot_to_bot: Vec::new(),
             timers: BinaryHeap::new(),
             profile: SwarmProfile::new(now_us()),
             heard: Heard::default(),
-            buf: Vec::with_capacity(1500),
-            traffic_seen: Traffic::default(),
+            out: Default::default(),
+            traffic_seen: Default::default(),
             leaving: Vec::new(),
-            pollfds,
         })
     }
 
     fn make_bot(&mut self, index: usize, now: u64) -> B::Bot {
         let generation = self.generation[index];
         let client_id = self.cfg.first_client_id + ((generation as u64) << 32 | index as u64);
-        let token = ConnectToken { client_id, expires_at_ms: unix_ms() + 3_600_000, nonce: self.rng.next_u64() };
-        let (bytes, key) = token.issue(&self.cfg.secret);
-        self.behaviour.bot(index, Client::new(bytes, key, now), Rng::stream(self.cfg.seed, client_id))
-    }
-
-    fn socket_of(&self, bot: usize) -> usize {
-        bot % self.sockets.len()
+        self.behaviour.bot(&self.cfg, index, client_id, now, Rng::stream(self.cfg.seed, client_id))
     }
 
     /// Plays until the duration passes or `stop` is set; `on_interval` sees each interval. Bots leave politely at the end.
@@ -221,6 +225,7 @@ impl<B: Behaviour> Swarm<B> {
             self.timers.push(Reverse((start + i as u64 * connect_gap, i as u32)));
         }
         let end = start + self.cfg.duration.as_micros() as u64;
+        let quiet_from = end.saturating_sub(self.cfg.drain.as_micros() as u64);
         let interval = self.cfg.interval.as_micros().max(1) as u64;
         let mut next_interval = start + interval;
         let mut intervals = Vec::new();
@@ -230,14 +235,12 @@ impl<B: Behaviour> Swarm<B> {
             if now >= end || stop.load(Ordering::Relaxed) {
                 break;
             }
-            let mut more = false;
-            for s in 0..self.sockets.len() {
-                more |= self.receive(s, period);
+            let ticking = now < quiet_from;
+            let more = self.receive(period, ticking);
+            if ticking {
+                self.tick_due(period);
             }
-            self.tick_due(period);
-            for s in &mut self.sockets {
-                s.flush();
-            }
+            self.transport.flush();
             self.retire_gone(now, &mut respawns);
             let now = now_us();
             respawns.retain(|&(at, i)| {
@@ -258,8 +261,8 @@ impl<B: Behaviour> Swarm<B> {
                 next_interval += interval;
             }
             if !more {
-                let wake = self.timers.peek().map_or(now + 1000, |Reverse((d, _))| *d).min(next_interval).min(end);
-                crate::udp::wait_readable(&mut self.pollfds, wake);
+                let next_tick = if ticking { self.timers.peek().map_or(now + 1000, |Reverse((d, _))| *d) } else { end };
+                self.transport.wait(next_tick.min(next_interval).min(end));
             }
         }
         self.leave_all();
@@ -284,8 +287,8 @@ impl<B: Behaviour> Swarm<B> {
             if self.bots[i].active() {
                 self.profile.lateness(now - due);
             }
-            if self.bots[i].tick(now, &mut self.buf, &mut self.heard) {
-                self.send(i);
+            if self.bots[i].tick(now, &mut self.out, &mut self.heard) {
+                self.transport.send(i, &mut self.out);
             }
             self.take_heard(i);
             // The next tick keeps the bot's phase; a bot more than a period behind skips ahead.
@@ -305,15 +308,13 @@ impl<B: Behaviour> Swarm<B> {
     }
 
     fn close_interval(&mut self, now: u64) -> SwarmInterval {
-        let mut traffic = Traffic::default();
-        for s in &self.sockets {
-            traffic += s.traffic();
-        }
+        let traffic = self.transport.traffic();
         let t = traffic.since(self.traffic_seen);
         self.traffic_seen = traffic;
         let mut c = std::mem::take(&mut self.heard.counters);
         (c.packets_in, c.bytes_in, c.packets_out, c.bytes_out) = (t.packets_in, t.bytes_in, t.packets_out, t.bytes_out);
-        let gauges = crate::procstat::ProcessGauges::read(self.sockets.iter().filter_map(|s| s.local_addr().ok()).map(|a| a.port()));
+        c.socket_errors += self.transport.take_errors();
+        let gauges = self.transport.gauges();
         self.profile.close(now, self.active() as u64, c, gauges)
     }
 
@@ -322,53 +323,34 @@ impl<B: Behaviour> Swarm<B> {
         self.bots.iter().filter(|b| b.active()).count()
     }
 
-    fn send(&mut self, i: usize) {
-        let s = self.socket_of(i);
-        self.sockets[s].send(self.cfg.server, &self.buf);
-    }
-
-    /// Takes one batch (up to 64 datagrams) from socket `s`; returns whether more may be waiting.
-    /// Due ticks run every [`TICKS_EVERY`] datagrams, so a burst of snapshots never holds a tick up
+    /// Hands what arrived to its bots; returns whether more may be waiting. While `ticking`, due
+    /// ticks run every [`TICKS_EVERY`] arrivals, so a burst of snapshots never holds a tick up
     /// for longer than decoding a few of them.
-    fn receive(&mut self, s: usize, period: u64) -> bool {
-        let n = match self.sockets[s].recv_batch() {
-            Ok(n) => n,
-            Err(_) => {
-                self.heard.counters.socket_errors += 1;
-                0
-            }
-        };
+    fn receive(&mut self, period: u64, ticking: bool) -> bool {
+        let (n, more) = self.transport.receive();
         for k in 0..n {
-            if k % TICKS_EVERY == TICKS_EVERY - 1 {
+            if ticking && k % TICKS_EVERY == TICKS_EVERY - 1 {
                 self.tick_due(period);
             }
             if self.cfg.receive_loss > 0.0 && self.rng.unit() < self.cfg.receive_loss {
                 self.heard.counters.injected_losses += 1;
                 continue;
             }
-            let (_, bytes) = self.sockets[s].received(k);
-            let Some(h) = arena_proto::wire::read_header(bytes) else { continue };
-            if let Some((slot, client_id)) = arena_proto::client::peek_accept(bytes) {
-                let index = (client_id.wrapping_sub(self.cfg.first_client_id) & 0xffff_ffff) as usize;
-                if index < self.bots.len() {
-                    if self.slot_to_bot.len() <= slot as usize {
-                        self.slot_to_bot.resize(slot as usize + 1, NO_BOT);
-                    }
-                    self.slot_to_bot[slot as usize] = index as u32;
-                }
+            let Some((i, arrival)) = self.transport.arrival(k) else { continue };
+            let reply = self.bots[i].receive(now_us(), arrival, &mut self.out, &mut self.heard);
+            if reply {
+                self.transport.send(i, &mut self.out);
             }
-            let Some(&i) = self.slot_to_bot.get(h.slot as usize).filter(|i| **i != NO_BOT) else { continue };
-            self.bots[i as usize].receive(now_us(), h.seq, bytes, &mut self.heard);
-            self.take_heard(i as usize);
+            self.take_heard(i);
         }
-        n == BATCH
+        more
     }
 
     /// The bots that left play since the last call say goodbye; each is replaced after `respawn_after`.
     fn retire_gone(&mut self, now: u64, respawns: &mut Vec<(u64, usize)>) {
         while let Some(i) = self.leaving.pop() {
-            if self.bots[i].leave(now, &mut self.buf) {
-                self.send(i);
+            if self.bots[i].leave(now, &mut self.out) {
+                self.transport.send(i, &mut self.out);
             }
             respawns.push((now + self.cfg.respawn_after.as_micros() as u64, i));
         }
@@ -377,12 +359,10 @@ impl<B: Behaviour> Swarm<B> {
     fn leave_all(&mut self) {
         let now = now_us();
         for i in 0..self.bots.len() {
-            if self.bots[i].leave(now, &mut self.buf) {
-                self.send(i);
+            if self.bots[i].leave(now, &mut self.out) {
+                self.transport.send(i, &mut self.out);
             }
         }
-        for s in &mut self.sockets {
-            s.flush();
-        }
+        self.transport.flush();
     }
 }

@@ -36,6 +36,11 @@ pub struct SwarmCounters {
     pub queue_full: u64,
     /// Datagrams thrown away by the `receive_loss` fault injection.
     pub injected_losses: u64,
+    /// Colyseus: joins that failed before the room seated the bot (connection or handshake failed), error
+    /// frames from the server, and messages of types the play does not observe.
+    pub failed_joins: u64,
+    pub server_errors: u64,
+    pub other_messages: u64,
 }
 
 impl std::ops::AddAssign for SwarmCounters {
@@ -43,6 +48,7 @@ impl std::ops::AddAssign for SwarmCounters {
         macro_rules! add { ($($f:ident),*) => { $(self.$f += o.$f;)* } }
         add!(packets_in, bytes_in, packets_out, bytes_out, snapshots, decode_errors, connects, deaths, respawns, disconnects, socket_errors);
         add!(joins, refused, events_sent, events_received, reliable_disorder, reliable_missing, unreliable_lost, unreliable_late, queue_full, injected_losses);
+        add!(failed_joins, server_errors, other_messages);
     }
 }
 

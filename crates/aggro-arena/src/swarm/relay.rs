@@ -8,7 +8,8 @@
 //! churn, bots leave after a random lifetime and are replaced, so joins and
 //! leaves go on through the run.
 
-use super::{Behaviour, Heard, Player, goodbye};
+use super::datagrams::{Datagram, Datagrams};
+use super::{Behaviour, Heard, Player, SwarmConfig, arena_client, goodbye};
 use crate::relay::msg::{ANY_ROOM, Control, Event, frame, frames};
 use aggro_core::rng::Rng;
 use arena_proto::{Client, ClientEvent, ClientState};
@@ -35,10 +36,16 @@ pub struct RelayBots {
 }
 
 impl Behaviour for RelayBots {
+    type Transport = Datagrams;
     type Bot = RelayBot;
     const DELAY: &'static str = "relay_delay";
 
-    fn bot(&mut self, index: usize, client: Client, rng: Rng) -> RelayBot {
+    fn transport(&self, cfg: &SwarmConfig) -> std::io::Result<Datagrams> {
+        Datagrams::open(cfg)
+    }
+
+    fn bot(&mut self, cfg: &SwarmConfig, index: usize, client_id: u64, now_us: u64, mut rng: Rng) -> RelayBot {
+        let client = arena_client(cfg, client_id, now_us, &mut rng);
         let room = if self.matchmaking { ANY_ROOM } else { self.first_room + (index / self.room_size.max(1) as usize) as u32 };
         let mean_life_us = (self.churn_per_s > 0.0).then(|| self.bots as f64 / self.churn_per_s * 1e6);
         RelayBot { client, room, cfg: self.clone(), mean_life_us, rng, joined: false, join_sent: false, members: 0, seq: 0, leave_at_us: None, gone: false, left: false, peers: Vec::new(), out: Vec::new(), event: Vec::new() }
@@ -117,7 +124,7 @@ impl RelayBot {
     }
 }
 
-impl Player for RelayBot {
+impl Player<Datagrams> for RelayBot {
     fn active(&self) -> bool {
         self.joined && !self.gone && self.client.state() == ClientState::Connected
     }
@@ -159,8 +166,8 @@ impl Player for RelayBot {
         true
     }
 
-    fn receive(&mut self, now_us: u64, _seq: u32, packet: &[u8], heard: &mut Heard) {
-        match self.client.process_packet(now_us, packet) {
+    fn receive(&mut self, now_us: u64, arrival: Datagram<'_>, _: &mut Vec<u8>, heard: &mut Heard) -> bool {
+        match self.client.process_packet(now_us, arrival.bytes) {
             Ok(ClientEvent::Connected { .. }) => heard.counters.connects += 1,
             Ok(ClientEvent::Data(payload)) => {
                 for e in frames(payload) {
@@ -176,6 +183,7 @@ impl Player for RelayBot {
                 None => self.event(now_us, &m, true, heard),
             }
         }
+        false
     }
 
     fn leave(&mut self, now_us: u64, out: &mut Vec<u8>) -> bool {

@@ -1,4 +1,5 @@
-//! `aggro arena swarm`: bots against an arena server (`br`) or a relay server (`relay`).
+//! `aggro arena swarm`: bots against an arena server (`br`), a relay server (`relay`) or a Colyseus server
+//! over WebSocket (`colyseus`).
 
 use super::record::{Whole, interval, op, run_record};
 use super::{address, metrics_server, ms, stop_on_signal};
@@ -8,6 +9,8 @@ use crate::cli::{Behaviour as Kind, Receivers, SwarmArgs};
 use crate::session;
 use aggro_arena::metrics::{LivePage, parse, scrape};
 use aggro_arena::swarm::br::{Br, BrConfig};
+use aggro_arena::swarm::colyseus::ColyseusBots;
+use aggro_arena::swarm::colyseus::play::Play;
 use aggro_arena::swarm::profile::exposition;
 use aggro_arena::swarm::relay::RelayBots;
 use aggro_arena::swarm::{Behaviour, Swarm, SwarmConfig, SwarmInterval};
@@ -19,7 +22,10 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 
 pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
-    let server = address(&a.server, "server")?;
+    let server = match a.behaviour {
+        Kind::Colyseus => websocket_address(&a.server)?,
+        _ => address(&a.server, "server")?,
+    };
     let mut cfg = SwarmConfig::new(server, Secret::from_passphrase(&a.common.secret));
     cfg.duration = duration(&a.duration, "duration")?;
     cfg.interval = duration(&a.common.interval, "interval")?;
@@ -71,14 +77,54 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
             let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "relay", "relay": &bots, "worker": worker });
             run(&a, cfg, bots, spec)
         }
+        Kind::Colyseus => {
+            let c = &a.colyseus;
+            let play = match &c.play {
+                Some(file) => {
+                    let text = std::fs::read_to_string(file).with_context(|| format!("--play: cannot read {}", file.display()))?;
+                    Play::parse(&text).map_err(|e| BadInput(format!("--play {}: {e}", file.display())))?
+                }
+                None => Play::reference(&c.room, duration(&a.relay.send_every, "send-every")?),
+            };
+            let mine = share.range(a.bots as u64);
+            cfg.bots = (mine.end - mine.start) as usize;
+            cfg.first_client_id += mine.start;
+            // A play without messages still ticks (to join); once a second is enough.
+            cfg.tick_every = play.tick().unwrap_or(std::time::Duration::from_secs(1));
+            cfg.drain = crate::args::duration(&c.drain, "drain")?;
+            if cfg.drain >= cfg.duration {
+                return Err(BadInput(format!("--drain {} leaves nothing of --duration {}", c.drain, a.duration)).into());
+            }
+            let bots = ColyseusBots::new(play, if c.start_together { cfg.bots } else { 0 });
+            let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "colyseus", "colyseus": &bots, "worker": worker });
+            run(&a, cfg, bots, spec)
+        }
     }
+}
+
+/// A Colyseus server's address: `ws://HOST:PORT` (or `http://…`, or a bare `HOST:PORT`).
+fn websocket_address(text: &str) -> anyhow::Result<SocketAddr> {
+    if text.starts_with("wss://") || text.starts_with("https://") {
+        return Err(BadInput(format!("--server {text}: TLS is not supported; load the server on ws:// over loopback")).into());
+    }
+    let bare = text.strip_prefix("ws://").or_else(|| text.strip_prefix("http://")).unwrap_or(text);
+    let bare = bare.trim_end_matches('/');
+    if bare.contains('/') {
+        return Err(BadInput(format!("--server {text}: give the server's root (ws://HOST:PORT); rooms are found by matchmaking")).into());
+    }
+    address(bare, "server").map_err(|_| BadInput(format!("--server: {text:?} is not a WebSocket address such as ws://127.0.0.1:2567")).into())
 }
 
 fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_json::Value) -> anyhow::Result<()> {
     if cfg.bots == 0 {
         return Err(BadInput("this worker's share is empty: fewer bots (or rooms) than workers".into()).into());
     }
-    let server_metrics = a.server_metrics.as_deref().map(|m| address(m, "server-metrics")).transpose()?;
+    let watch = match (a.server_metrics.as_deref(), a.colyseus.server_pid) {
+        (Some(_), Some(_)) => return Err(BadInput("give --server-metrics or --server-pid, not both".into()).into()),
+        (Some(m), None) => Some(ServerWatch::Metrics(address(m, "server-metrics")?)),
+        (None, Some(pid)) => Some(ServerWatch::Pid(pid)),
+        (None, None) => None,
+    };
     let budget = crate::args::bandwidth(a.uplink.as_deref(), "uplink")?;
     let metrics = metrics_server(a.common.metrics.as_deref())?;
     let started_at = now_rfc3339();
@@ -89,7 +135,7 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
     if !quiet {
         println!("swarm of {} bots against {server} for {:?}", cfg.bots, cfg.duration);
     }
-    let server_before = server_metrics.map(ServerPage::scrape).transpose()?;
+    let server_before = watch.map(ServerWatch::read).transpose()?;
     let mut live = LivePage::new(metrics.as_ref());
     let (intervals, totals) = swarm.run(&stop, |iv| {
         live.interval(iv.counters, iv.cpu_pct, iv.end_s - iv.start_s, |total, cpu_s| exposition(total, cpu_s, iv));
@@ -97,7 +143,7 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
             println!("{}", line(iv));
         }
     })?;
-    let server_after = server_metrics.map(ServerPage::scrape).transpose()?;
+    let server_after = watch.map(ServerWatch::read).transpose()?;
     let secs = totals.end_s.max(1e-9);
     let mut evidence = Evidence {
         swarm_cpu_pct: totals.cpu_pct,
@@ -111,7 +157,9 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
         // The server's own view replaces the swarm's where it has one.
         evidence.server_cpu_pct = Some((after.cpu_s - before.cpu_s) / secs * 100.0);
         evidence.server_kernel_drops = (after.kernel_drops - before.kernel_drops) as u64;
-        evidence.bytes_per_s = (after.bytes - before.bytes) / secs;
+        if let (Some(b), Some(a)) = (before.bytes, after.bytes) {
+            evidence.bytes_per_s = (a - b) / secs;
+        }
     }
     let verdict = judge(&evidence);
     let record = swarm_record::<B>(&spec, started_at, &intervals, &totals, &verdict, stop.load(Ordering::Relaxed));
@@ -120,28 +168,47 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
     println!("whole run: {}", line(&totals));
     println!("verdict: {:?} — {}", verdict.limit, verdict.evidence);
     if totals.counters.connects == 0 {
-        println!("no bot was accepted: is an arena server listening on {server}, with the same --secret?");
+        match a.behaviour {
+            Kind::Colyseus => println!("no bot joined a room: is a Colyseus server listening on ws://{server}, with the room {:?} defined?", a.colyseus.room),
+            _ => println!("no bot was accepted: is an arena server listening on {server}, with the same --secret?"),
+        }
     }
     println!("result: {}", out.display());
     Ok(())
 }
 
-/// What a swarm reads on its server's /metrics page (relay or game server): totals so far.
+/// Where the swarm reads its server's figures: the /metrics page of aggro's own servers, or any server's
+/// process (its CPU alone).
 #[derive(Clone, Copy, Debug)]
-struct ServerPage {
-    cpu_s: f64,
-    kernel_drops: f64,
-    /// Bytes in + out.
-    bytes: f64,
+enum ServerWatch {
+    Metrics(SocketAddr),
+    Pid(u32),
 }
 
-impl ServerPage {
-    fn scrape(addr: SocketAddr) -> anyhow::Result<Self> {
-        let page = scrape(addr).with_context(|| format!("--server-metrics: cannot scrape http://{addr}/metrics"))?;
-        let m = parse(&page).map_err(|e| anyhow::anyhow!("--server-metrics: {e}"))?;
-        let get = |k: &str| m.get(k).copied().unwrap_or(0.0);
-        let both = |suffix: &str| get(&format!("aggro_relay_{suffix}")) + get(&format!("aggro_arena_{suffix}"));
-        Ok(Self { cpu_s: get("process_cpu_seconds_total"), kernel_drops: both("kernel_drops_total"), bytes: both("bytes_in_total") + both("bytes_out_total") })
+/// The server's totals so far.
+#[derive(Clone, Copy, Debug)]
+struct ServerTotals {
+    cpu_s: f64,
+    kernel_drops: f64,
+    /// Bytes in + out, when the server tells.
+    bytes: Option<f64>,
+}
+
+impl ServerWatch {
+    fn read(self) -> anyhow::Result<ServerTotals> {
+        match self {
+            ServerWatch::Metrics(addr) => {
+                let page = scrape(addr).with_context(|| format!("--server-metrics: cannot scrape http://{addr}/metrics"))?;
+                let m = parse(&page).map_err(|e| anyhow::anyhow!("--server-metrics: {e}"))?;
+                let get = |k: &str| m.get(k).copied().unwrap_or(0.0);
+                let both = |suffix: &str| get(&format!("aggro_relay_{suffix}")) + get(&format!("aggro_arena_{suffix}"));
+                Ok(ServerTotals { cpu_s: get("process_cpu_seconds_total"), kernel_drops: both("kernel_drops_total"), bytes: Some(both("bytes_in_total") + both("bytes_out_total")) })
+            }
+            ServerWatch::Pid(pid) => {
+                let cpu_s = aggro_arena::procstat::process_cpu_s(pid).ok_or_else(|| BadInput(format!("--server-pid {pid}: no such process")))?;
+                Ok(ServerTotals { cpu_s, kernel_drops: 0.0, bytes: None })
+            }
+        }
     }
 }
 
@@ -152,6 +219,9 @@ pub fn line(iv: &SwarmInterval) -> String {
         "{:7.1}s  bots {:5}  delay p50 {:.1} p99 {:.1} ms ({} events) | tick lateness p99 {:.2} ms | {:.1} kB/s in per bot | cpu {:.0}%",
         iv.end_s, iv.active_bots, ms(d.p50_ns), ms(d.p99_ns), d.count, ms(iv.timer_lateness.p99_ns), iv.kb_in_per_bot_s, iv.cpu_pct,
     );
+    if c.joins + c.refused + c.failed_joins > 0 || iv.snapshots_per_bot_s > 0.0 {
+        s.push_str(&format!(" | joins {} refused {} failed {} | patches {:.1}/s per bot", c.joins, c.refused, c.failed_joins, iv.snapshots_per_bot_s));
+    }
     if c.events_sent > 0 {
         s.push_str(&format!(" | events {} sent {} received, reliable disorder {} missing {}, unreliable lost {}", c.events_sent, c.events_received, c.reliable_disorder, c.reliable_missing, c.unreliable_lost));
     }

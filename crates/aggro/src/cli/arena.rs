@@ -92,6 +92,8 @@ pub struct SwarmArgs {
     pub behaviour: Behaviour,
     #[command(flatten)]
     pub relay: RelayArgs,
+    #[command(flatten)]
+    pub colyseus: ColyseusArgs,
     /// This process is shard I of N (1-based, such as 2/4): it takes its share of the bots (whole rooms in relay mode).
     #[arg(long, value_name = "I/N")]
     pub worker: Option<String>,
@@ -132,6 +134,8 @@ pub enum Behaviour {
     Br,
     /// Rooms: join a room of --room-size, raise an event of --msg-bytes every --send-every.
     Relay,
+    /// A Colyseus server over WebSocket: matchmake into --room, send a move every --send-every (or play --play FILE).
+    Colyseus,
 }
 
 /// Photon's receiver groups.
@@ -176,6 +180,28 @@ pub struct RelayArgs {
     /// Join any room with a free seat (matchmaking) instead of named rooms.
     #[arg(long)]
     pub matchmaking: bool,
+}
+
+/// How Colyseus bots play (`--mode colyseus`).
+#[derive(Debug, Args, Clone)]
+pub struct ColyseusArgs {
+    /// The room name to matchmake into (the reference room's is battle).
+    #[arg(long, default_value = "battle")]
+    pub room: String,
+    /// A play file: your room, join method and options, messages (type, payload template, period) and the
+    /// observed broadcast (docs/COLYSEUS.md); replaces --room and --send-every.
+    #[arg(long, value_name = "FILE")]
+    pub play: Option<PathBuf>,
+    /// Bots hold their messages until every bot of this swarm has joined, so each broadcast reaches a full room
+    /// and delivery can be checked exactly.
+    #[arg(long)]
+    pub start_together: bool,
+    /// Bots stop sending this long before the end, so broadcasts in flight are received and counted.
+    #[arg(long, default_value = "1s")]
+    pub drain: String,
+    /// The server's process id: its CPU over the run goes into the bottleneck verdict.
+    #[arg(long, value_name = "PID")]
+    pub server_pid: Option<u32>,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -1,0 +1,263 @@
+//! The `colyseus` behaviour (issue 19): each bot plays a room of a Colyseus
+//! server as `@colyseus/sdk` would — reserves a seat over HTTP
+//! (`POST /matchmake/<method>/<room>`), opens the WebSocket
+//! `/<processId>/<roomId>?sessionId=…`, answers the server's JOIN_ROOM, then
+//! sends its [`play`]'s messages on schedule. It counts state patches and
+//! their bytes, decodes every message, and for the observed message type (the
+//! reference room's `moved`, a broadcast of another bot's move) records the
+//! action-to-observer delay from the sender's `t` and checks each sender's
+//! `seq`: every broadcast received once, in order, or the gap counted.
+
+pub mod play;
+pub mod protocol;
+
+use super::websocket::{Request, Requests, WebSockets, WsEvent};
+use super::{Behaviour, Heard, Player, SwarmConfig};
+use aggro_core::rng::Rng;
+use play::{Play, Values};
+use protocol::{Frame, MessageType};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The colyseus behaviour's settings.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ColyseusBots {
+    #[serde(serialize_with = "play_of")]
+    pub play: Arc<Play>,
+    /// Bots hold their messages until this many bots of the swarm have joined (0: send at once), so
+    /// every bot of a room hears every broadcast and delivery can be checked exactly.
+    pub start_at: usize,
+    /// Bots joined so far (shared by the swarm's bots).
+    #[serde(skip)]
+    pub joined: Arc<AtomicUsize>,
+}
+
+fn play_of<S: serde::Serializer>(p: &Arc<Play>, s: S) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&**p, s)
+}
+
+impl ColyseusBots {
+    pub fn new(play: Play, start_at: usize) -> Self {
+        Self { play: Arc::new(play), start_at, joined: Arc::new(AtomicUsize::new(0)) }
+    }
+}
+
+impl Behaviour for ColyseusBots {
+    type Transport = WebSockets;
+    type Bot = ColyseusBot;
+    const DELAY: &'static str = "broadcast_delay";
+
+    fn transport(&self, cfg: &SwarmConfig) -> std::io::Result<WebSockets> {
+        WebSockets::open(cfg)
+    }
+
+    fn bot(&mut self, _: &SwarmConfig, index: usize, _: u64, _: u64, mut rng: Rng) -> ColyseusBot {
+        let (x, y) = (rng.unit() * 1000.0, rng.unit() * 1000.0);
+        ColyseusBot { index: index as u32, cfg: self.clone(), rng, stage: Stage::Start, x, y, next_send: Vec::new(), seq: 0, peers: Vec::new(), out: Vec::new(), left: false }
+    }
+}
+
+/// Where a bot is in joining its room.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Start,
+    Matchmaking,
+    Connecting,
+    Playing,
+    /// Refused, disconnected or failed: retired and replaced by the swarm.
+    Gone,
+}
+
+/// One Colyseus bot.
+#[derive(Debug)]
+pub struct ColyseusBot {
+    index: u32,
+    cfg: ColyseusBots,
+    rng: Rng,
+    stage: Stage,
+    x: f64,
+    y: f64,
+    /// When each of the play's messages is next due (µs), once playing.
+    next_send: Vec<u64>,
+    /// Messages sent of the observed type (its `$seq`).
+    seq: u32,
+    /// Each other bot heard from, with the newest `seq` seen.
+    peers: Vec<(u32, u32)>,
+    out: Vec<u8>,
+    /// Its goodbye was written.
+    left: bool,
+}
+
+/// Reading a seat reservation: the WebSocket's path, or why there is none.
+fn seat_path(status: u16, body: &[u8]) -> Result<String, String> {
+    let v: serde_json::Value = serde_json::from_slice(body).map_err(|_| format!("HTTP {status}: {}", String::from_utf8_lossy(&body[..body.len().min(120)])))?;
+    let field = |k: &str| v.get(k).and_then(|x| x.as_str());
+    match (status, field("processId"), field("roomId"), field("sessionId")) {
+        (200, Some(process), Some(room), Some(session)) => Ok(format!("/{process}/{room}?sessionId={session}")),
+        _ => Err(format!("HTTP {status}: {}", v.get("error").and_then(|e| e.as_str()).unwrap_or("no seat reservation in the answer"))),
+    }
+}
+
+impl ColyseusBot {
+    fn gone(&mut self, heard: &mut Heard) {
+        if self.stage != Stage::Gone {
+            self.stage = Stage::Gone;
+            heard.gone = true;
+        }
+    }
+
+    fn message(&mut self, now_us: u64, kind: MessageType<'_>, payload: &rmpv::Value, heard: &mut Heard) {
+        let observed = self.cfg.play.observe.as_deref();
+        if !matches!((kind, observed), (MessageType::Name(k), Some(o)) if k == o) {
+            heard.counters.other_messages += 1;
+            return;
+        }
+        let c = &mut heard.counters;
+        c.events_received += 1;
+        let number = |k: &str| payload.as_map().and_then(|m| m.iter().find(|(key, _)| key.as_str() == Some(k))).and_then(|(_, v)| v.as_u64().or_else(|| v.as_f64().map(|f| f as u64)));
+        let Some(t) = number("t") else {
+            c.decode_errors += 1;
+            return;
+        };
+        heard.delays_us.push(now_us.saturating_sub(t));
+        let (Some(from), Some(seq)) = (number("from"), number("seq")) else { return };
+        let (from, seq) = (from as u32, seq as u32);
+        let Some(peer) = self.peers.iter_mut().find(|p| p.0 == from) else {
+            self.peers.push((from, seq));
+            return;
+        };
+        match seq.cmp(&peer.1.wrapping_add(1)) {
+            std::cmp::Ordering::Equal => {}
+            std::cmp::Ordering::Less => c.reliable_disorder += 1,
+            std::cmp::Ordering::Greater => c.reliable_missing += (seq - peer.1 - 1) as u64,
+        }
+        peer.1 = peer.1.max(seq);
+    }
+
+    /// Sends the play's messages that are due.
+    fn play(&mut self, now_us: u64, out: &mut Requests, heard: &mut Heard) -> bool {
+        let start_at = self.cfg.start_at;
+        if start_at > 0 && self.cfg.joined.load(Ordering::Relaxed) < start_at {
+            return false;
+        }
+        let play = Arc::clone(&self.cfg.play);
+        if self.next_send.is_empty() {
+            self.next_send = vec![now_us; play.sends.len()];
+        }
+        let mut any = false;
+        for (i, send) in play.sends.iter().enumerate() {
+            if self.next_send[i] > now_us {
+                continue;
+            }
+            self.next_send[i] = now_us + send.every.as_micros() as u64;
+            // The first message is the one the observed broadcast echoes: it is counted and numbered.
+            if i == 0 {
+                self.seq += 1;
+                heard.counters.events_sent += 1;
+            }
+            self.x = (self.x + (self.rng.unit() - 0.5) * 20.0).clamp(0.0, 1000.0);
+            self.y = (self.y + (self.rng.unit() - 0.5) * 20.0).clamp(0.0, 1000.0);
+            self.out.clear();
+            self.out.push(protocol::ROOM_DATA);
+            rmp::encode::write_str(&mut self.out, &send.kind).expect("writing to a Vec");
+            if send.payload != play::Field::Nil {
+                send.payload.write(&Values { t: now_us, seq: self.seq, bot: self.index, x: self.x, y: self.y }, &mut self.out);
+            }
+            out.0.push(Request::Send(self.out.clone()));
+            any = true;
+        }
+        any
+    }
+}
+
+impl Player<WebSockets> for ColyseusBot {
+    fn active(&self) -> bool {
+        self.stage == Stage::Playing
+    }
+
+    fn gone(&self) -> bool {
+        self.stage == Stage::Gone
+    }
+
+    fn tick(&mut self, now_us: u64, out: &mut Requests, heard: &mut Heard) -> bool {
+        match self.stage {
+            Stage::Start => {
+                let play = &self.cfg.play;
+                let body = serde_json::to_vec(&play.options).expect("JSON options");
+                out.0.push(Request::Post { path: format!("/matchmake/{}/{}", play.method, play.room), body });
+                self.stage = Stage::Matchmaking;
+                true
+            }
+            Stage::Playing => self.play(now_us, out, heard),
+            _ => false,
+        }
+    }
+
+    fn receive(&mut self, now_us: u64, event: WsEvent<'_>, out: &mut Requests, heard: &mut Heard) -> bool {
+        match event {
+            WsEvent::Response { status, body } if self.stage == Stage::Matchmaking => match seat_path(status, body) {
+                Ok(path) => {
+                    out.0.push(Request::Open { path });
+                    self.stage = Stage::Connecting;
+                    return true;
+                }
+                Err(_) => {
+                    heard.counters.refused += 1;
+                    self.gone(heard);
+                }
+            },
+            WsEvent::Response { .. } | WsEvent::Opened => {}
+            WsEvent::Message(frame) => match protocol::read(frame) {
+                Ok(Frame::Joined) if self.stage == Stage::Connecting => {
+                    self.stage = Stage::Playing;
+                    heard.counters.connects += 1;
+                    heard.counters.joins += 1;
+                    self.cfg.joined.fetch_add(1, Ordering::Relaxed);
+                    out.0.push(Request::Send(vec![protocol::JOIN_ROOM]));
+                    return true;
+                }
+                Ok(Frame::State | Frame::Patch) => heard.counters.snapshots += 1,
+                Ok(Frame::Data { kind, payload }) => self.message(now_us, kind, &payload, heard),
+                Ok(Frame::Error { .. }) => heard.counters.server_errors += 1,
+                Ok(Frame::Leave) => {
+                    heard.counters.disconnects += 1;
+                    self.gone(heard);
+                }
+                Ok(Frame::Joined | Frame::Other(_)) => heard.counters.other_messages += 1,
+                Err(_) => heard.counters.decode_errors += 1,
+            },
+            WsEvent::Closed { .. } => {
+                match self.stage {
+                    Stage::Playing => heard.counters.disconnects += 1,
+                    Stage::Gone => {}
+                    _ => heard.counters.failed_joins += 1,
+                }
+                self.gone(heard);
+            }
+        }
+        false
+    }
+
+    fn leave(&mut self, _: u64, out: &mut Requests) -> bool {
+        self.stage = Stage::Gone;
+        if std::mem::replace(&mut self.left, true) {
+            return false;
+        }
+        out.0.push(Request::Close);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seat_reservation_gives_the_socket_path_and_a_refusal_its_reason() {
+        let ok = br#"{"name":"battle","sessionId":"s1","roomId":"r1","processId":"p1"}"#;
+        assert_eq!(seat_path(200, ok), Ok("/p1/r1?sessionId=s1".into()));
+        let full = br#"{"code":4212,"error":"no rooms found with provided criteria"}"#;
+        assert_eq!(seat_path(520, full), Err("HTTP 520: no rooms found with provided criteria".into()));
+        assert!(seat_path(200, b"<html>").unwrap_err().contains("<html>"));
+    }
+}

@@ -1,0 +1,150 @@
+//! Colyseus's room protocol as a client sees it (read from `@colyseus/core`
+//! 0.18 and `@colyseus/shared-types`): the first byte of every WebSocket frame
+//! is a code (low 5 bits; the high 3 are modifiers); a message is
+//! `[ROOM_DATA][type][msgpack payload]`, the type a msgpack string or number.
+//! State and patches are `@colyseus/schema`'s binary delta format, counted here
+//! by frame, not decoded.
+
+use rmpv::Value;
+
+pub const JOIN_ROOM: u8 = 10;
+pub const ERROR: u8 = 11;
+pub const LEAVE_ROOM: u8 = 12;
+pub const ROOM_DATA: u8 = 13;
+pub const ROOM_STATE: u8 = 14;
+pub const ROOM_STATE_PATCH: u8 = 15;
+pub const ROOM_DATA_SCHEMA: u8 = 16;
+pub const ROOM_DATA_BYTES: u8 = 17;
+pub const PING: u8 = 18;
+pub const ROOM_RESPONSE: u8 = 22;
+/// The code's bits of a frame's first byte.
+const CODE_MASK: u8 = 31;
+
+/// What a server frame is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Frame<'a> {
+    /// The server seated the client; it must answer with [`JOIN_ROOM`] to get the state.
+    Joined,
+    /// An error, with its code and message.
+    Error { code: i64, message: String },
+    /// The server asks the client to leave.
+    Leave,
+    /// A message: its type (a string, or a number shown as one) and payload.
+    Data { kind: MessageType<'a>, payload: Value },
+    /// The full state, or a patch to it: counted by length.
+    State,
+    Patch,
+    /// Any other code the protocol knows (schema messages, pings, responses).
+    Other(u8),
+}
+
+/// A message's type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MessageType<'a> {
+    Name(&'a str),
+    Number(i64),
+}
+
+/// Why a frame could not be read.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum FrameError {
+    #[error("an empty frame")]
+    Empty,
+    #[error("unknown frame code {0}")]
+    UnknownCode(u8),
+    #[error("a malformed {0} frame")]
+    Malformed(&'static str),
+}
+
+/// Reads one server frame.
+pub fn read(frame: &[u8]) -> Result<Frame<'_>, FrameError> {
+    let (&first, rest) = frame.split_first().ok_or(FrameError::Empty)?;
+    Ok(match first & CODE_MASK {
+        JOIN_ROOM => Frame::Joined,
+        ERROR => {
+            let mut r = rest;
+            let code = read_number(&mut r).ok_or(FrameError::Malformed("error"))?;
+            let message = read_str(&mut r).unwrap_or_default().to_string();
+            Frame::Error { code, message }
+        }
+        LEAVE_ROOM => Frame::Leave,
+        ROOM_DATA => {
+            let mut r = rest;
+            let kind = read_type(&mut r).ok_or(FrameError::Malformed("message"))?;
+            let payload = if r.is_empty() { Value::Nil } else { rmpv::decode::read_value(&mut r).map_err(|_| FrameError::Malformed("message payload"))? };
+            Frame::Data { kind, payload }
+        }
+        ROOM_STATE => Frame::State,
+        ROOM_STATE_PATCH => Frame::Patch,
+        c @ (ROOM_DATA_SCHEMA | ROOM_DATA_BYTES | PING | 19..=ROOM_RESPONSE) => Frame::Other(c),
+        c => return Err(FrameError::UnknownCode(c)),
+    })
+}
+
+/// Writes a client message `[ROOM_DATA][type][msgpack payload]` into `out`.
+pub fn write_message(kind: &str, payload: &Value, out: &mut Vec<u8>) {
+    out.push(ROOM_DATA);
+    rmp::encode::write_str(out, kind).expect("writing to a Vec");
+    if !matches!(payload, Value::Nil) {
+        rmpv::encode::write_value(out, payload).expect("writing to a Vec");
+    }
+}
+
+fn read_type<'a>(r: &mut &'a [u8]) -> Option<MessageType<'a>> {
+    match r.first()? {
+        0xa0..=0xbf | 0xd9..=0xdb => read_str(r).map(MessageType::Name),
+        _ => read_number(r).map(MessageType::Number),
+    }
+}
+
+fn read_str<'a>(r: &mut &'a [u8]) -> Option<&'a str> {
+    let bytes: &'a [u8] = r;
+    let (s, rest) = rmp::decode::read_str_from_slice(bytes).ok()?;
+    *r = rest;
+    Some(s)
+}
+
+fn read_number(r: &mut &[u8]) -> Option<i64> {
+    match rmpv::decode::read_value(r).ok()? {
+        Value::Integer(i) => i.as_i64(),
+        Value::F32(f) => Some(f as i64),
+        Value::F64(f) => Some(f as i64),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_written_is_read_back_with_its_type_and_payload() {
+        let payload = Value::Map(vec![(Value::from("t"), Value::from(123_456_789_012u64)), (Value::from("x"), Value::F64(1.5))]);
+        let mut out = Vec::new();
+        write_message("move", &payload, &mut out);
+        assert_eq!(out[0], ROOM_DATA);
+        assert_eq!(read(&out), Ok(Frame::Data { kind: MessageType::Name("move"), payload }));
+        // A numeric type and no payload, as `room.send(3)` writes it.
+        assert_eq!(read(&[ROOM_DATA, 3]), Ok(Frame::Data { kind: MessageType::Number(3), payload: Value::Nil }));
+    }
+
+    #[test]
+    fn frames_are_told_apart_by_their_code_and_garbage_is_an_error_not_a_panic() {
+        assert_eq!(read(&[JOIN_ROOM, 3, b'a', b'b', b'c']), Ok(Frame::Joined));
+        assert_eq!(read(&[ROOM_STATE_PATCH, 0xff, 1]), Ok(Frame::Patch));
+        // A modifier bit set (timed patches) keeps the code.
+        assert_eq!(read(&[ROOM_STATE_PATCH | 0x20, 0, 0, 0, 0]), Ok(Frame::Patch));
+        assert_eq!(read(&[ERROR, 0xcd, 0x10, 0x74, 0xa3, b'b', b'a', b'd']), Ok(Frame::Error { code: 4212, message: "bad".into() }));
+        assert_eq!(read(&[]), Err(FrameError::Empty));
+        assert_eq!(read(&[3, 1, 2]), Err(FrameError::UnknownCode(3)));
+        assert_eq!(read(&[ROOM_DATA]), Err(FrameError::Malformed("message")));
+        assert_eq!(read(&[ROOM_DATA, 0xa4, b'm', b'o']), Err(FrameError::Malformed("message")));
+        assert_eq!(read(&[ROOM_DATA, 0xa1, b'm', 0xc1]), Err(FrameError::Malformed("message payload")));
+        for seed in 0..2000u64 {
+            let mut rng = aggro_core::rng::Rng::seeded(seed);
+            let len = rng.range_inclusive(0, 40) as usize;
+            let bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+            let _ = read(&bytes);
+        }
+    }
+}

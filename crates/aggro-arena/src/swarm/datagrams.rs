@@ -1,0 +1,132 @@
+//! The arena protocol's transport: a few UDP sockets shared by every bot (the
+//! server tells sessions apart by slot, not by address), batched receive and
+//! send. A datagram finds its bot by the slot in its header, learnt from the
+//! server's accept packet (which names the client id, hence the bot).
+
+use super::SwarmConfig;
+use super::transport::Transport;
+use crate::procstat::ProcessGauges;
+use crate::udp::{BATCH, BatchSocket, Traffic};
+use std::net::{Ipv6Addr, SocketAddr};
+
+/// One received datagram, as a bot sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Datagram<'a> {
+    /// The sequence number in its header.
+    pub seq: u32,
+    pub bytes: &'a [u8],
+}
+
+/// UDP sockets shared by the swarm's bots.
+#[derive(Debug)]
+pub struct Datagrams {
+    server: SocketAddr,
+    first_client_id: u64,
+    bots: usize,
+    sockets: Vec<BatchSocket>,
+    /// One entry per socket, for waiting on all of them.
+    pollfds: Vec<libc::pollfd>,
+    slot_to_bot: Vec<u32>,
+    /// The last receive's datagrams: (socket, index in its batch, bot, sequence number).
+    ready: Vec<(u16, u16, u32, u32)>,
+    errors: u64,
+}
+
+const NO_BOT: u32 = u32::MAX;
+
+impl Datagrams {
+    /// Binds the sockets (on the server's loopback family, or any address for a remote server).
+    pub fn open(cfg: &SwarmConfig) -> std::io::Result<Self> {
+        let server = cfg.server;
+        let local = match (server.is_ipv4(), server.ip().is_loopback()) {
+            (true, true) => SocketAddr::from(([127, 0, 0, 1], 0)),
+            (false, true) => SocketAddr::from((Ipv6Addr::LOCALHOST, 0)),
+            (true, false) => SocketAddr::from(([0, 0, 0, 0], 0)),
+            (false, false) => SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)),
+        };
+        let count = if cfg.sockets > 0 { cfg.sockets } else { cfg.bots.div_ceil(512).clamp(1, 8) };
+        let sockets = (0..count).map(|_| BatchSocket::bind(local)).collect::<std::io::Result<Vec<_>>>()?;
+        let pollfds = sockets.iter().map(BatchSocket::pollfd).collect();
+        Ok(Self { server, first_client_id: cfg.first_client_id, bots: cfg.bots, sockets, pollfds, slot_to_bot: Vec::new(), ready: Vec::new(), errors: 0 })
+    }
+
+    /// Learns a slot's bot from the server's accept packet (which names the client id).
+    fn learn_slot(&mut self, slot: u32, client_id: u64) {
+        let index = (client_id.wrapping_sub(self.first_client_id) & 0xffff_ffff) as usize;
+        if index < self.bots {
+            if self.slot_to_bot.len() <= slot as usize {
+                self.slot_to_bot.resize(slot as usize + 1, NO_BOT);
+            }
+            self.slot_to_bot[slot as usize] = index as u32;
+        }
+    }
+}
+
+impl Transport for Datagrams {
+    type Out = Vec<u8>;
+    type In<'a> = Datagram<'a>;
+
+    /// One batch (up to 64 datagrams) from each socket.
+    fn receive(&mut self) -> (usize, bool) {
+        self.ready.clear();
+        let mut more = false;
+        for s in 0..self.sockets.len() {
+            let n = match self.sockets[s].recv_batch() {
+                Ok(n) => n,
+                Err(_) => {
+                    self.errors += 1;
+                    0
+                }
+            };
+            more |= n == BATCH;
+            for k in 0..n {
+                let (_, bytes) = self.sockets[s].received(k);
+                let Some(h) = arena_proto::wire::read_header(bytes) else { continue };
+                if let Some((slot, client_id)) = arena_proto::client::peek_accept(bytes) {
+                    self.learn_slot(slot, client_id);
+                }
+                if let Some(&bot) = self.slot_to_bot.get(h.slot as usize).filter(|b| **b != NO_BOT) {
+                    self.ready.push((s as u16, k as u16, bot, h.seq));
+                }
+            }
+        }
+        (self.ready.len(), more)
+    }
+
+    fn arrival(&self, k: usize) -> Option<(usize, Datagram<'_>)> {
+        let &(s, i, bot, seq) = self.ready.get(k)?;
+        Some((bot as usize, Datagram { seq, bytes: self.sockets[s as usize].received(i as usize).1 }))
+    }
+
+    fn send(&mut self, bot: usize, out: &mut Vec<u8>) {
+        let s = bot % self.sockets.len();
+        self.sockets[s].send(self.server, out);
+        out.clear();
+    }
+
+    fn flush(&mut self) {
+        for s in &mut self.sockets {
+            s.flush();
+        }
+    }
+
+    fn wait(&mut self, deadline_us: u64) {
+        crate::udp::wait_readable(&mut self.pollfds, deadline_us);
+    }
+
+    fn traffic(&self) -> Traffic {
+        let mut t = Traffic::default();
+        for s in &self.sockets {
+            t += s.traffic();
+        }
+        t
+    }
+
+    fn gauges(&self) -> ProcessGauges {
+        ProcessGauges::read(self.sockets.iter().filter_map(|s| s.local_addr().ok()).map(|a| a.port()))
+    }
+
+    fn take_errors(&mut self) -> u64 {
+        std::mem::take(&mut self.errors)
+    }
+}

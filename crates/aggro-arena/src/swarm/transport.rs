@@ -1,0 +1,33 @@
+//! The seam between the swarm's loop and the wire: the loop runs timers, bots
+//! and records; a [`Transport`] moves their bytes — datagrams of the arena
+//! protocol ([`super::datagrams`]) or WebSocket connections ([`super::websocket`]).
+
+use crate::procstat::ProcessGauges;
+use crate::udp::Traffic;
+
+/// Carries bots' messages to and from the server.
+pub trait Transport {
+    /// What a bot writes for the transport to send (a datagram; WebSocket requests).
+    type Out: Default;
+    /// What the transport hands a bot (a datagram; a WebSocket event).
+    type In<'a>
+    where
+        Self: 'a;
+
+    /// Takes what has arrived: how many arrivals are ready, and whether more may be waiting.
+    fn receive(&mut self) -> (usize, bool);
+    /// Arrival `k` of the last [`receive`](Self::receive) and the bot it is for; None when it is for no bot.
+    fn arrival(&self, k: usize) -> Option<(usize, Self::In<'_>)>;
+    /// Sends (or starts) what bot `bot` wrote into `out`, and clears `out`.
+    fn send(&mut self, bot: usize, out: &mut Self::Out);
+    /// Pushes out what sends have queued.
+    fn flush(&mut self);
+    /// Waits until something arrives or the clock reaches `deadline_us`.
+    fn wait(&mut self, deadline_us: u64);
+    /// Messages and bytes moved so far.
+    fn traffic(&self) -> Traffic;
+    /// Memory and kernel queues now.
+    fn gauges(&self) -> ProcessGauges;
+    /// Socket errors since the last call.
+    fn take_errors(&mut self) -> u64;
+}

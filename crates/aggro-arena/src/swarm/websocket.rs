@@ -1,0 +1,448 @@
+//! One WebSocket per bot, thousands on one thread: non-blocking TCP sockets in
+//! one epoll set ([`mio`]), the WebSocket protocol by [`tungstenite`] (frames,
+//! masking, pings, close), and one-shot HTTP/1.0 calls beside them (a game
+//! server's matchmaking: Colyseus reserves a seat over HTTP before the socket
+//! opens). A bot asks for [`Request`]s and is handed [`WsEvent`]s.
+
+use super::SwarmConfig;
+use super::transport::Transport;
+use crate::procstat::ProcessGauges;
+use crate::udp::Traffic;
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::time::Duration;
+use tungstenite::handshake::MidHandshake;
+use tungstenite::handshake::client::ClientHandshake;
+use tungstenite::protocol::WebSocketConfig;
+use tungstenite::{HandshakeError, Message, WebSocket};
+
+/// What a bot asks of its connection.
+#[derive(Debug)]
+pub enum Request {
+    /// An HTTP POST of a JSON body to `path` on the server; its answer comes back as [`WsEvent::Response`].
+    Post { path: String, body: Vec<u8> },
+    /// Opens a WebSocket to `path` (any open one is dropped); [`WsEvent::Opened`] follows.
+    Open { path: String },
+    /// A binary message on the open WebSocket.
+    Send(Vec<u8>),
+    /// Closes the WebSocket politely.
+    Close,
+}
+
+/// The requests a bot wrote in one call.
+#[derive(Debug, Default)]
+pub struct Requests(pub Vec<Request>);
+
+/// What the transport hands a bot.
+#[derive(Clone, Copy, Debug)]
+pub enum WsEvent<'a> {
+    /// The answer to a [`Request::Post`]: its status and body.
+    Response { status: u16, body: &'a [u8] },
+    /// The WebSocket is open.
+    Opened,
+    /// A message (binary or text) on the WebSocket.
+    Message(&'a [u8]),
+    /// The connection (HTTP call or WebSocket) ended: closed by the server, or failed (`why` says how).
+    Closed { why: &'a str },
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Response(u16),
+    Opened,
+    Message,
+    Closed,
+}
+
+/// A TCP stream that counts its bytes.
+#[derive(Debug)]
+struct Counted {
+    stream: TcpStream,
+    read: u64,
+    written: u64,
+}
+
+impl Read for Counted {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.stream.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
+impl Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.stream.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.stream.flush()
+    }
+}
+
+/// An HTTP/1.0 call: the request goes out, the answer is read to the end of the stream.
+#[derive(Debug)]
+struct HttpCall {
+    stream: Counted,
+    request: Vec<u8>,
+    sent: usize,
+    answer: Vec<u8>,
+}
+
+/// One bot's connection.
+#[derive(Debug, Default)]
+enum Link {
+    #[default]
+    Idle,
+    Http(HttpCall),
+    /// TCP connecting; the WebSocket handshake for `path` starts once it is writable.
+    Connecting { stream: Counted, path: String },
+    Handshake(MidHandshake<ClientHandshake<Counted>>),
+    Open(WebSocket<Counted>),
+}
+
+impl Link {
+    /// Bytes (read, written) on its stream.
+    fn counts(&self) -> (u64, u64) {
+        let c = match self {
+            Link::Idle => return (0, 0),
+            Link::Http(h) => &h.stream,
+            Link::Connecting { stream, .. } => stream,
+            Link::Handshake(m) => m.get_ref().get_ref(),
+            Link::Open(ws) => ws.get_ref(),
+        };
+        (c.read, c.written)
+    }
+}
+
+/// Every bot's WebSocket (or HTTP call), on one epoll set.
+#[derive(Debug)]
+pub struct WebSockets {
+    server: SocketAddr,
+    poll: Poll,
+    events: Events,
+    links: Vec<Link>,
+    /// Bots whose sockets reported readiness, to drive on the next receive.
+    pending: Vec<usize>,
+    /// Bots with messages written but maybe not flushed.
+    dirty: Vec<usize>,
+    ready: Vec<(u32, Kind, u32, u32)>,
+    inbox: Vec<u8>,
+    /// Traffic of links already dropped; messages counted as they pass.
+    retired: Traffic,
+    messages_in: u64,
+    messages_out: u64,
+    errors: u64,
+    config: WebSocketConfig,
+}
+
+impl WebSockets {
+    /// An empty set for `cfg.bots` bots against `cfg.server`.
+    pub fn open(cfg: &SwarmConfig) -> io::Result<Self> {
+        let mut links = Vec::new();
+        links.resize_with(cfg.bots, Link::default);
+        // Small buffers: a bot's messages are small, and thousands of connections share the RAM.
+        let config = WebSocketConfig::default().read_buffer_size(4096).write_buffer_size(0).max_message_size(Some(16 << 20));
+        Ok(Self {
+            server: cfg.server,
+            poll: Poll::new()?,
+            events: Events::with_capacity(1024),
+            links,
+            pending: Vec::new(),
+            dirty: Vec::new(),
+            ready: Vec::new(),
+            inbox: Vec::new(),
+            retired: Traffic::default(),
+            messages_in: 0,
+            messages_out: 0,
+            errors: 0,
+            config,
+        })
+    }
+
+    fn push(&mut self, bot: usize, kind: Kind, bytes: &[u8]) {
+        let start = self.inbox.len() as u32;
+        self.inbox.extend_from_slice(bytes);
+        self.ready.push((bot as u32, kind, start, self.inbox.len() as u32));
+    }
+
+    /// Replaces bot `bot`'s link, keeping the old one's byte counts.
+    fn replace(&mut self, bot: usize, link: Link) {
+        let old = std::mem::replace(&mut self.links[bot], link);
+        let (r, w) = old.counts();
+        self.retired.bytes_in += r;
+        self.retired.bytes_out += w;
+    }
+
+    fn connect(&mut self, bot: usize) -> io::Result<Counted> {
+        let mut stream = TcpStream::connect(self.server)?;
+        stream.set_nodelay(true)?;
+        self.poll.registry().register(&mut stream, Token(bot), Interest::READABLE | Interest::WRITABLE)?;
+        Ok(Counted { stream, read: 0, written: 0 })
+    }
+
+    /// Ends bot `bot`'s link and tells it why.
+    fn fail(&mut self, bot: usize, why: &str) {
+        self.replace(bot, Link::Idle);
+        self.push(bot, Kind::Closed, why.as_bytes());
+    }
+
+    /// Moves bot `bot`'s link on as far as its socket allows, handing what arrives to the ready list.
+    fn drive(&mut self, bot: usize) {
+        match std::mem::take(&mut self.links[bot]) {
+            Link::Idle => {}
+            Link::Http(call) => self.drive_http(bot, call),
+            Link::Connecting { stream, path } => match stream.stream.take_error() {
+                Ok(None) if stream.stream.peer_addr().is_ok() => self.handshake(bot, stream, &path),
+                Ok(None) => self.links[bot] = Link::Connecting { stream, path },
+                Ok(Some(e)) | Err(e) => self.fail(bot, &format!("cannot connect to {}: {e}", self.server)),
+            },
+            Link::Handshake(mid) => self.finish_handshake(bot, mid.handshake()),
+            Link::Open(ws) => self.drive_open(bot, ws),
+        }
+    }
+
+    fn handshake(&mut self, bot: usize, stream: Counted, path: &str) {
+        let url = format!("ws://{}{path}", self.server);
+        let result = tungstenite::client::client_with_config(url.as_str(), stream, Some(self.config));
+        self.finish_handshake(bot, result);
+    }
+
+    fn finish_handshake<R>(&mut self, bot: usize, result: Result<(WebSocket<Counted>, R), HandshakeError<ClientHandshake<Counted>>>) {
+        match result {
+            Ok((ws, _)) => {
+                self.links[bot] = Link::Open(ws);
+                self.push(bot, Kind::Opened, &[]);
+                // Bytes may have come with the handshake's answer.
+                self.drive(bot);
+            }
+            Err(HandshakeError::Interrupted(mid)) => self.links[bot] = Link::Handshake(mid),
+            Err(HandshakeError::Failure(e)) => self.fail(bot, &format!("WebSocket handshake: {e}")),
+        }
+    }
+
+    fn drive_open(&mut self, bot: usize, mut ws: WebSocket<Counted>) {
+        loop {
+            match ws.read() {
+                Ok(Message::Binary(b)) => {
+                    self.messages_in += 1;
+                    self.push(bot, Kind::Message, &b);
+                }
+                Ok(Message::Text(t)) => {
+                    self.messages_in += 1;
+                    self.push(bot, Kind::Message, t.as_bytes());
+                }
+                // Pings are answered by tungstenite (flushed below); pongs and raw frames say nothing.
+                Ok(_) => {}
+                Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
+                    let (r, w) = (ws.get_ref().read, ws.get_ref().written);
+                    self.retired.bytes_in += r;
+                    self.retired.bytes_out += w;
+                    self.push(bot, Kind::Closed, b"closed by the server");
+                    return;
+                }
+                Err(e) => {
+                    let (r, w) = (ws.get_ref().read, ws.get_ref().written);
+                    self.retired.bytes_in += r;
+                    self.retired.bytes_out += w;
+                    self.push(bot, Kind::Closed, format!("WebSocket: {e}").as_bytes());
+                    return;
+                }
+            }
+        }
+        let _ = ws.flush();
+        self.links[bot] = Link::Open(ws);
+    }
+
+    fn drive_http(&mut self, bot: usize, mut call: HttpCall) {
+        while call.sent < call.request.len() {
+            match call.stream.write(&call.request[call.sent..]) {
+                Ok(n) => call.sent += n,
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::NotConnected) => {
+                    self.links[bot] = Link::Http(call);
+                    return;
+                }
+                Err(e) => return self.fail(bot, &format!("HTTP request to {}: {e}", self.server)),
+            }
+        }
+        let mut buf = [0u8; 4096];
+        loop {
+            match call.stream.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => call.answer.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.links[bot] = Link::Http(call);
+                    return;
+                }
+                Err(e) => return self.fail(bot, &format!("HTTP answer from {}: {e}", self.server)),
+            }
+        }
+        self.retired.bytes_in += call.stream.read;
+        self.retired.bytes_out += call.stream.written;
+        match parse_answer(&call.answer) {
+            Ok((status, body)) => self.push(bot, Kind::Response(status), body),
+            Err(why) => self.push(bot, Kind::Closed, why.as_bytes()),
+        }
+    }
+
+    fn start(&mut self, bot: usize, request: Request) {
+        match request {
+            Request::Post { path, body } => match self.connect(bot) {
+                Ok(stream) => {
+                    let mut request = format!("POST {path} HTTP/1.0\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\n\r\n", self.server, body.len()).into_bytes();
+                    request.extend_from_slice(&body);
+                    self.replace(bot, Link::Http(HttpCall { stream, request, sent: 0, answer: Vec::new() }));
+                    self.pending.push(bot);
+                }
+                Err(e) => self.fail(bot, &format!("cannot connect to {}: {e}", self.server)),
+            },
+            Request::Open { path } => match self.connect(bot) {
+                Ok(stream) => {
+                    self.replace(bot, Link::Connecting { stream, path });
+                    self.pending.push(bot);
+                }
+                Err(e) => self.fail(bot, &format!("cannot connect to {}: {e}", self.server)),
+            },
+            Request::Send(bytes) => match &mut self.links[bot] {
+                Link::Open(ws) => match ws.write(Message::Binary(bytes.into())) {
+                    Ok(()) => {
+                        self.messages_out += 1;
+                        self.dirty.push(bot);
+                    }
+                    Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {
+                        self.messages_out += 1;
+                        self.dirty.push(bot);
+                    }
+                    Err(_) => self.errors += 1,
+                },
+                _ => self.errors += 1,
+            },
+            Request::Close => match &mut self.links[bot] {
+                Link::Open(ws) => {
+                    let _ = ws.close(None);
+                    self.dirty.push(bot);
+                }
+                Link::Idle => {}
+                _ => self.replace(bot, Link::Idle),
+            },
+        }
+    }
+}
+
+/// An HTTP answer's status and body (to the end of the stream, or its Content-Length).
+fn parse_answer(answer: &[u8]) -> Result<(u16, &[u8]), String> {
+    let mut headers = [httparse::EMPTY_HEADER; 32];
+    let mut response = httparse::Response::new(&mut headers);
+    match response.parse(answer) {
+        Ok(httparse::Status::Complete(head)) => {
+            let status = response.code.unwrap_or(0);
+            let length = response.headers.iter().find(|h| h.name.eq_ignore_ascii_case("content-length")).and_then(|h| std::str::from_utf8(h.value).ok()?.trim().parse::<usize>().ok());
+            let body = &answer[head..];
+            Ok((status, length.map_or(body, |n| &body[..n.min(body.len())])))
+        }
+        Ok(httparse::Status::Partial) => Err(format!("the HTTP answer ended after {} bytes, before its headers did", answer.len())),
+        Err(e) => Err(format!("not an HTTP answer ({e}): {:?}", String::from_utf8_lossy(&answer[..answer.len().min(40)]))),
+    }
+}
+
+impl Transport for WebSockets {
+    type Out = Requests;
+    type In<'a> = WsEvent<'a>;
+
+    fn receive(&mut self) -> (usize, bool) {
+        self.ready.clear();
+        self.inbox.clear();
+        if self.pending.is_empty() {
+            self.wait_for(Some(Duration::ZERO));
+        }
+        let mut pending = std::mem::take(&mut self.pending);
+        pending.sort_unstable();
+        pending.dedup();
+        for &bot in &pending {
+            self.drive(bot);
+        }
+        pending.clear();
+        // Links started by this drive (none) stay; the vector keeps its capacity.
+        if self.pending.is_empty() {
+            self.pending = pending;
+        }
+        (self.ready.len(), false)
+    }
+
+    fn arrival(&self, k: usize) -> Option<(usize, WsEvent<'_>)> {
+        let &(bot, kind, start, end) = self.ready.get(k)?;
+        let bytes = &self.inbox[start as usize..end as usize];
+        let event = match kind {
+            Kind::Response(status) => WsEvent::Response { status, body: bytes },
+            Kind::Opened => WsEvent::Opened,
+            Kind::Message => WsEvent::Message(bytes),
+            Kind::Closed => WsEvent::Closed { why: std::str::from_utf8(bytes).unwrap_or("closed") },
+        };
+        Some((bot as usize, event))
+    }
+
+    fn send(&mut self, bot: usize, out: &mut Requests) {
+        for r in out.0.drain(..) {
+            self.start(bot, r);
+        }
+    }
+
+    fn flush(&mut self) {
+        let mut dirty = std::mem::take(&mut self.dirty);
+        for &bot in &dirty {
+            if let Link::Open(ws) = &mut self.links[bot] {
+                match ws.flush() {
+                    Ok(()) => {}
+                    Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    // A closed or failed socket is told to its bot by the next read.
+                    Err(_) => self.pending.push(bot),
+                }
+            }
+        }
+        dirty.clear();
+        self.dirty = dirty;
+    }
+
+    fn wait(&mut self, deadline_us: u64) {
+        let now = crate::clock::now_us();
+        self.wait_for(Some(Duration::from_micros(deadline_us.saturating_sub(now))));
+    }
+
+    fn traffic(&self) -> Traffic {
+        let mut t = self.retired;
+        for l in &self.links {
+            let (r, w) = l.counts();
+            t.bytes_in += r;
+            t.bytes_out += w;
+        }
+        t.packets_in = self.messages_in;
+        t.packets_out = self.messages_out;
+        t
+    }
+
+    fn gauges(&self) -> ProcessGauges {
+        ProcessGauges::read([])
+    }
+
+    fn take_errors(&mut self) -> u64 {
+        std::mem::take(&mut self.errors)
+    }
+}
+
+impl WebSockets {
+    /// Polls the sockets once, for at most `timeout`, noting which bots' sockets are ready.
+    fn wait_for(&mut self, timeout: Option<Duration>) {
+        if let Err(e) = self.poll.poll(&mut self.events, timeout) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                self.errors += 1;
+            }
+            return;
+        }
+        self.pending.extend(self.events.iter().map(|e| e.token().0));
+    }
+}
