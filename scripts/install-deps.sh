@@ -18,6 +18,8 @@ have pkg-config || need_apt+=(pkg-config)
 have python3 || need_apt+=(python3)
 have runuser || need_apt+=(util-linux)
 have chromium || need_apt+=(chromium)   # the HTML report and live view tests open pages headless
+have node || need_apt+=(nodejs)         # the reference Colyseus room (examples/colyseus)
+have npm || need_apt+=(npm)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "install-deps: apt-get install ${need_apt[*]}" >&2
@@ -41,3 +43,7 @@ if ! have cargo; then
     rustup default stable
   fi
 fi
+
+# The reference Colyseus room's packages, exactly as package-lock.json pins them
+# (from the npm registry; again only when the lock file changed).
+bash "$(dirname "$0")/colyseus.sh" install

@@ -42,8 +42,10 @@ pub enum WsEvent<'a> {
     Response { status: u16, body: &'a [u8] },
     /// The WebSocket is open.
     Opened,
-    /// A message (binary or text) on the WebSocket.
+    /// A binary message on the WebSocket.
     Message(&'a [u8]),
+    /// A text message on the WebSocket.
+    Text(&'a str),
     /// The connection (HTTP call or WebSocket) ended: closed by the server, or failed (`why` says how).
     Closed { why: &'a str },
 }
@@ -53,6 +55,7 @@ enum Kind {
     Response(u16),
     Opened,
     Message,
+    Text,
     Closed,
 }
 
@@ -234,7 +237,7 @@ impl WebSockets {
                 }
                 Ok(Message::Text(t)) => {
                     self.messages_in += 1;
-                    self.push(bot, Kind::Message, t.as_bytes());
+                    self.push(bot, Kind::Text, t.as_bytes());
                 }
                 // Pings are answered by tungstenite (flushed below); pongs and raw frames say nothing.
                 Ok(_) => {}
@@ -381,6 +384,7 @@ impl Transport for WebSockets {
             Kind::Response(status) => WsEvent::Response { status, body: bytes },
             Kind::Opened => WsEvent::Opened,
             Kind::Message => WsEvent::Message(bytes),
+            Kind::Text => WsEvent::Text(std::str::from_utf8(bytes).unwrap_or_default()),
             Kind::Closed => WsEvent::Closed { why: std::str::from_utf8(bytes).unwrap_or("closed") },
         };
         Some((bot as usize, event))

@@ -226,6 +226,8 @@ impl Player<WebSockets> for ColyseusBot {
                 Ok(Frame::Joined | Frame::Other(_)) => heard.counters.other_messages += 1,
                 Err(_) => heard.counters.decode_errors += 1,
             },
+            // Colyseus speaks binary only.
+            WsEvent::Text(_) => heard.counters.decode_errors += 1,
             WsEvent::Closed { .. } => {
                 match self.stage {
                     Stage::Playing => heard.counters.disconnects += 1,

@@ -16,7 +16,7 @@
 //! type = "moved"             # what the room broadcasts: a map with the sender's from, seq and t
 //! ```
 //!
-//! A payload string that is exactly `$t` (the send time, µs on the swarm's
+//! A payload's keys go in name order. A payload string that is exactly `$t` (the send time, µs on the swarm's
 //! clock), `$seq` (the bot's count of this message), `$bot` (the bot's number),
 //! `$x` or `$y` (a random walk in 0..1000) is replaced when sent; every other
 //! value goes as written.
@@ -142,7 +142,7 @@ impl Play {
             room: room.to_string(),
             method: "joinOrCreate".into(),
             options: serde_json::json!({}),
-            sends: vec![Send { kind: "move".into(), every, payload: Field::Map(vec![var("x", Var::X), var("y", Var::Y), var("from", Var::Bot), var("seq", Var::Seq), var("t", Var::T)]) }],
+            sends: vec![Send { kind: "move".into(), every, payload: Field::Map(vec![var("from", Var::Bot), var("seq", Var::Seq), var("t", Var::T), var("x", Var::X), var("y", Var::Y)]) }],
             observe: Some("moved".into()),
         }
     }

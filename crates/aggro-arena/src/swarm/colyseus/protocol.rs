@@ -139,7 +139,7 @@ mod tests {
         assert_eq!(read(&[3, 1, 2]), Err(FrameError::UnknownCode(3)));
         assert_eq!(read(&[ROOM_DATA]), Err(FrameError::Malformed("message")));
         assert_eq!(read(&[ROOM_DATA, 0xa4, b'm', b'o']), Err(FrameError::Malformed("message")));
-        assert_eq!(read(&[ROOM_DATA, 0xa1, b'm', 0xc1]), Err(FrameError::Malformed("message payload")));
+        assert_eq!(read(&[ROOM_DATA, 0xa1, b'm', 0x92, 0x01]), Err(FrameError::Malformed("message payload")));
         for seed in 0..2000u64 {
             let mut rng = aggro_core::rng::Rng::seeded(seed);
             let len = rng.range_inclusive(0, 40) as usize;
