@@ -4,7 +4,7 @@
 // timestamp, echoed untouched, so a receiver on the same machine measures the
 // action-to-observer delay on the shared clock.
 //
-//   PORT=2567 MAX_CLIENTS=50 PATCH_MS=50 node server.mjs
+//   PORT=2567 MAX_CLIENTS=50 PATCH_MS=50 [BROADCAST=0] [STATS=1] node server.mjs
 //
 // Rooms: "battle" (joinOrCreate makes a new one when every room is full) and
 // "lobby" (one room made at start; `join` is refused once it is full).
@@ -28,6 +28,8 @@ const env = (name, fallback) => {
 const PORT = env("PORT", 2567);
 const MAX_CLIENTS = env("MAX_CLIENTS", 50);
 const PATCH_MS = env("PATCH_MS", 50);
+// BROADCAST=0: moves change the state (and so the patches) but are not broadcast.
+const BROADCAST = process.env.BROADCAST !== "0";
 
 class Battle extends Room {
   onCreate() {
@@ -38,7 +40,7 @@ class Battle extends Room {
       const p = this.state.players.get(client.sessionId);
       if (p === undefined || m === null || typeof m !== "object") return;
       p.x = m.x; p.y = m.y;
-      this.broadcast("moved", { from: m.from, seq: m.seq, t: m.t }, { except: client });
+      if (BROADCAST) this.broadcast("moved", { from: m.from, seq: m.seq, t: m.t }, { except: client });
     });
   }
   onJoin(client) {
@@ -54,4 +56,11 @@ server.define("battle", Battle);
 server.define("lobby", Battle);
 await server.listen(PORT, "127.0.0.1");
 await matchMaker.createRoom("lobby", {});
+// STATS=1: a line every STATS_MS (default 1000) with the clients connected (the benchmark reads how far a load tester got).
+if (process.env.STATS === "1") {
+  setInterval(async () => {
+    const rooms = await matchMaker.query({});
+    console.log(`clients ${rooms.reduce((n, r) => n + r.clients, 0)} rooms ${rooms.length}`);
+  }, Number(process.env.STATS_MS || 1000));
+}
 console.log(`colyseus reference room listening on 127.0.0.1:${PORT} (max ${MAX_CLIENTS} per room, patches every ${PATCH_MS} ms)`);

@@ -106,7 +106,7 @@ impl ColyseusBot {
         }
     }
 
-    fn message(&mut self, now_us: u64, kind: MessageType<'_>, payload: &rmpv::Value, heard: &mut Heard) {
+    fn message(&mut self, now_us: u64, kind: MessageType<'_>, payload: &[u8], heard: &mut Heard) {
         let observed = self.cfg.play.observe.as_deref();
         if !matches!((kind, observed), (MessageType::Name(k), Some(o)) if k == o) {
             heard.counters.other_messages += 1;
@@ -114,13 +114,12 @@ impl ColyseusBot {
         }
         let c = &mut heard.counters;
         c.events_received += 1;
-        let number = |k: &str| payload.as_map().and_then(|m| m.iter().find(|(key, _)| key.as_str() == Some(k))).and_then(|(_, v)| v.as_u64().or_else(|| v.as_f64().map(|f| f as u64)));
-        let Some(t) = number("t") else {
+        let Ok([Some(t), from, seq]) = protocol::map_numbers(payload, ["t", "from", "seq"]) else {
             c.decode_errors += 1;
             return;
         };
-        heard.delays_us.push(now_us.saturating_sub(t));
-        let (Some(from), Some(seq)) = (number("from"), number("seq")) else { return };
+        heard.delays_us.push(now_us.saturating_sub(t as u64));
+        let (Some(from), Some(seq)) = (from, seq) else { return };
         let (from, seq) = (from as u32, seq as u32);
         let Some(peer) = self.peers.iter_mut().find(|p| p.0 == from) else {
             self.peers.push((from, seq));
@@ -217,7 +216,7 @@ impl Player<WebSockets> for ColyseusBot {
                     return true;
                 }
                 Ok(Frame::State | Frame::Patch) => heard.counters.snapshots += 1,
-                Ok(Frame::Data { kind, payload }) => self.message(now_us, kind, &payload, heard),
+                Ok(Frame::Data { kind, payload }) => self.message(now_us, kind, payload, heard),
                 Ok(Frame::Error { .. }) => heard.counters.server_errors += 1,
                 Ok(Frame::Leave) => {
                     heard.counters.disconnects += 1;

@@ -29,8 +29,8 @@ pub enum Frame<'a> {
     Error { code: i64, message: String },
     /// The server asks the client to leave.
     Leave,
-    /// A message: its type (a string, or a number shown as one) and payload.
-    Data { kind: MessageType<'a>, payload: Value },
+    /// A message: its type (a string, or a number shown as one) and its msgpack payload (empty: none).
+    Data { kind: MessageType<'a>, payload: &'a [u8] },
     /// The full state, or a patch to it: counted by length.
     State,
     Patch,
@@ -71,8 +71,7 @@ pub fn read(frame: &[u8]) -> Result<Frame<'_>, FrameError> {
         ROOM_DATA => {
             let mut r = rest;
             let kind = read_type(&mut r).ok_or(FrameError::Malformed("message"))?;
-            let payload = if r.is_empty() { Value::Nil } else { rmpv::decode::read_value(&mut r).map_err(|_| FrameError::Malformed("message payload"))? };
-            Frame::Data { kind, payload }
+            Frame::Data { kind, payload: r }
         }
         ROOM_STATE => Frame::State,
         ROOM_STATE_PATCH => Frame::Patch,
@@ -88,6 +87,46 @@ pub fn write_message(kind: &str, payload: &Value, out: &mut Vec<u8>) {
     if !matches!(payload, Value::Nil) {
         rmpv::encode::write_value(out, payload).expect("writing to a Vec");
     }
+}
+
+/// The numbers under `keys` in a msgpack map payload (None where a key is missing or not a number), read
+/// without building the map; Err when the payload is not a well-formed map.
+pub fn map_numbers<const N: usize>(payload: &[u8], keys: [&str; N]) -> Result<[Option<f64>; N], FrameError> {
+    let bad = FrameError::Malformed("message payload");
+    let mut r = payload;
+    let len = rmp::decode::read_map_len(&mut r).map_err(|_| FrameError::Malformed("message payload"))?;
+    let mut found = [None; N];
+    for _ in 0..len {
+        let key = read_str(&mut r).ok_or(FrameError::Malformed("message payload"))?;
+        let slot = keys.iter().position(|k| *k == key);
+        let value = read_scalar(&mut r).ok_or(FrameError::Malformed("message payload"))?;
+        if let (Some(i), Some(v)) = (slot, value) {
+            found[i] = Some(v);
+        }
+    }
+    if !r.is_empty() {
+        return Err(bad);
+    }
+    Ok(found)
+}
+
+/// One value: Some(number) for a number, None for anything else (skipped); the outer None when malformed.
+fn read_scalar(r: &mut &[u8]) -> Option<Option<f64>> {
+    let first = *r.first()?;
+    let number = match first {
+        0x00..=0x7f | 0xe0..=0xff | 0xcc..=0xd3 | 0xca | 0xcb => true,
+        _ => false,
+    };
+    if !number {
+        rmpv::decode::read_value_ref(r).ok()?;
+        return Some(None);
+    }
+    Some(Some(match rmpv::decode::read_value_ref(r).ok()? {
+        rmpv::ValueRef::Integer(i) => i.as_f64()?,
+        rmpv::ValueRef::F32(f) => f as f64,
+        rmpv::ValueRef::F64(f) => f,
+        _ => return Some(None),
+    }))
 }
 
 fn read_type<'a>(r: &mut &'a [u8]) -> Option<MessageType<'a>> {
@@ -119,13 +158,16 @@ mod tests {
 
     #[test]
     fn a_message_written_is_read_back_with_its_type_and_payload() {
-        let payload = Value::Map(vec![(Value::from("t"), Value::from(123_456_789_012u64)), (Value::from("x"), Value::F64(1.5))]);
+        let payload = Value::Map(vec![(Value::from("t"), Value::from(123_456_789_012u64)), (Value::from("name"), Value::from("x")), (Value::from("x"), Value::F64(1.5))]);
         let mut out = Vec::new();
         write_message("move", &payload, &mut out);
         assert_eq!(out[0], ROOM_DATA);
-        assert_eq!(read(&out), Ok(Frame::Data { kind: MessageType::Name("move"), payload }));
+        let Ok(Frame::Data { kind: MessageType::Name("move"), payload: bytes }) = read(&out) else { panic!("{:?}", read(&out)) };
+        assert_eq!(map_numbers(bytes, ["x", "t", "name", "y"]), Ok([Some(1.5), Some(123_456_789_012.0), None, None]));
+        assert_eq!(map_numbers(&bytes[..bytes.len() - 1], ["x"]), Err(FrameError::Malformed("message payload")));
+        assert_eq!(map_numbers(&[0x93, 1, 2, 3], ["x"]), Err(FrameError::Malformed("message payload")), "an array is not a map");
         // A numeric type and no payload, as `room.send(3)` writes it.
-        assert_eq!(read(&[ROOM_DATA, 3]), Ok(Frame::Data { kind: MessageType::Number(3), payload: Value::Nil }));
+        assert_eq!(read(&[ROOM_DATA, 3]), Ok(Frame::Data { kind: MessageType::Number(3), payload: &[] }));
     }
 
     #[test]
@@ -139,12 +181,14 @@ mod tests {
         assert_eq!(read(&[3, 1, 2]), Err(FrameError::UnknownCode(3)));
         assert_eq!(read(&[ROOM_DATA]), Err(FrameError::Malformed("message")));
         assert_eq!(read(&[ROOM_DATA, 0xa4, b'm', b'o']), Err(FrameError::Malformed("message")));
-        assert_eq!(read(&[ROOM_DATA, 0xa1, b'm', 0x92, 0x01]), Err(FrameError::Malformed("message payload")));
+        assert!(map_numbers(&[0x92, 0x01], ["t"]).is_err());
         for seed in 0..2000u64 {
             let mut rng = aggro_core::rng::Rng::seeded(seed);
             let len = rng.range_inclusive(0, 40) as usize;
             let bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
-            let _ = read(&bytes);
+            if let Ok(Frame::Data { payload, .. }) = read(&bytes) {
+                let _ = map_numbers(payload, ["t"]);
+            }
         }
     }
 }

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# aggro's Colyseus bots beside the official @colyseus/loadtest, same room
+# (examples/colyseus: rooms of 50, patches every 50 ms), same behaviour (a
+# move every 100 ms, the room broadcasts it), same server, one at a time.
+# Server pinned to CPU 0, load generator to CPU 1. Per client count it prints
+# how fast clients joined (from the server's own count) and the generator's
+# CPU per client over a steady window once all have joined.
+#   bash bench/colyseus-vs-loadtest.sh [SECS] [COUNTS]   (default 20 s, 500,1000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/aggro/target}"
+export PATH="$HOME/.cargo/bin:$PATH"
+bash scripts/install-deps.sh
+cargo build --release --locked -p aggro >/dev/null 2>&1
+python3 bench/colyseus_vs_loadtest.py "$CARGO_TARGET_DIR/release/aggro" "${1:-20}" "${2:-500,1000}"
