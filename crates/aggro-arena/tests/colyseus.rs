@@ -82,7 +82,8 @@ fn fifty_bots_join_move_get_patches_at_the_patch_rate_and_every_broadcast() {
     let (_, w) = swarm(config(server.addr, 50, 4.0), ColyseusBots::new(play, 50), &AtomicBool::new(false));
     let c = &w.counters;
     assert_eq!((c.joins, c.refused, c.failed_joins, c.disconnects, c.decode_errors), (50, 0, 0, 0, 0), "{c:?}");
-    assert!(c.events_sent >= 50 * 15, "moves sent: {c:?}");
+    // A move every 100 ms from each bot, from its join until the drain: ~2.8 s of 3.3 s.
+    assert!(c.events_sent >= 50 * 25, "moves sent: {c:?}");
     // One room of 50: each move is broadcast to the other 49, every one received (the drain lets the last land).
     assert_eq!(c.events_received, c.events_sent * 49, "{c:?}");
     assert_eq!((c.reliable_missing, c.reliable_disorder), (0, 0));

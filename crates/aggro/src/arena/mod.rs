@@ -1,6 +1,7 @@
 //! `aggro arena …`: the reference game server and the room relay, the bot swarm, the bench (seeds 002, 003).
 
 pub mod bench;
+pub mod colyseus_bench;
 pub mod pair;
 pub mod record;
 pub mod relay;
@@ -22,9 +23,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub fn main(command: ArenaCommand) -> anyhow::Result<()> {
     match command {
         ArenaCommand::Serve(a) if a.mode == Mode::Relay => relay::serve(a),
+        ArenaCommand::Serve(a) if a.mode == Mode::Colyseus => {
+            Err(BadInput("aggro does not serve Colyseus: start your server (or examples/colyseus) and point `arena swarm --mode colyseus` or `arena bench --mode colyseus --server-cmd` at it".into()).into())
+        }
         ArenaCommand::Serve(a) => serve::main(a),
         ArenaCommand::Swarm(a) => swarm::main(a),
         ArenaCommand::Bench(a) if a.mode == Mode::Relay => relay_bench::main(a),
+        ArenaCommand::Bench(a) if a.mode == Mode::Colyseus => colyseus_bench::main(a),
         ArenaCommand::Bench(a) => bench::main(a),
     }
 }

@@ -99,11 +99,13 @@ impl Measured {
     }
 }
 
-fn window(run: &Value, from: f64, to: f64) -> Vec<&Value> {
+/// The whole intervals of a run (`{intervals: […]}`) between `from` and `to` seconds.
+pub fn window(run: &Value, from: f64, to: f64) -> Vec<&Value> {
     run["intervals"].as_array().map(|a| a.iter().filter(|iv| f(iv, "start_s") >= from && f(iv, "end_s") <= to).collect()).unwrap_or_default()
 }
 
-fn pin(cmd: &mut Command, cpu: usize) {
+/// Pins the command's process to CPU `cpu`.
+pub fn pin(cmd: &mut Command, cpu: usize) {
     // SAFETY: between fork and exec we only call sched_setaffinity on ourselves, which is async-signal-safe.
     unsafe {
         cmd.pre_exec(move || {

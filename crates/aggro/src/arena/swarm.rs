@@ -91,7 +91,7 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
             cfg.first_client_id += mine.start;
             // A play without messages still ticks (to join); once a second is enough.
             cfg.tick_every = play.tick().unwrap_or(std::time::Duration::from_secs(1));
-            cfg.drain = crate::args::duration(&c.drain, "drain")?;
+            cfg.drain = aggro_core::units::parse_duration(&c.drain).map_err(|e| BadInput(format!("--drain: {e}")))?;
             if cfg.drain >= cfg.duration {
                 return Err(BadInput(format!("--drain {} leaves nothing of --duration {}", c.drain, a.duration)).into());
             }
@@ -119,7 +119,7 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
     if cfg.bots == 0 {
         return Err(BadInput("this worker's share is empty: fewer bots (or rooms) than workers".into()).into());
     }
-    let watch = match (a.server_metrics.as_deref(), a.colyseus.server_pid) {
+    let watch = match (a.server_metrics.as_deref(), a.server_pid) {
         (Some(_), Some(_)) => return Err(BadInput("give --server-metrics or --server-pid, not both".into()).into()),
         (Some(m), None) => Some(ServerWatch::Metrics(address(m, "server-metrics")?)),
         (None, Some(pid)) => Some(ServerWatch::Pid(pid)),

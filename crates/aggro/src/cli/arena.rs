@@ -103,6 +103,9 @@ pub struct SwarmArgs {
     /// The server's /metrics address: its CPU over the run goes into the bottleneck verdict.
     #[arg(long, value_name = "ADDR")]
     pub server_metrics: Option<String>,
+    /// The server's process id (any server, such as your Colyseus one): its CPU over the run goes into the verdict.
+    #[arg(long, value_name = "PID")]
+    pub server_pid: Option<u32>,
     /// Bandwidth budget for the verdict, such as 100mbit or 1gbit.
     #[arg(long)]
     pub uplink: Option<String>,
@@ -154,6 +157,8 @@ pub enum Mode {
     Game,
     /// The room relay: events relayed to the other members of a room.
     Relay,
+    /// Your Colyseus server (bench only: started by --server-cmd, loaded over WebSocket).
+    Colyseus,
 }
 
 /// The relay behaviour's room profile.
@@ -199,19 +204,23 @@ pub struct ColyseusArgs {
     /// Bots stop sending this long before the end, so broadcasts in flight are received and counted.
     #[arg(long, default_value = "1s")]
     pub drain: String,
-    /// The server's process id: its CPU over the run goes into the bottleneck verdict.
-    #[arg(long, value_name = "PID")]
-    pub server_pid: Option<u32>,
 }
 
 #[derive(Debug, Args, Clone)]
 pub struct ArenaBenchArgs {
-    /// Which server to load: the game server (players, variants) or the relay (CCU, room profile).
+    /// Which server to load: the game server (players, variants), the relay (CCU, room profile) or your Colyseus
+    /// server (CCU, --server-cmd).
     #[arg(long, value_enum, default_value = "game")]
     pub mode: Mode,
     #[command(flatten)]
     pub relay: RelayArgs,
-    /// Player counts to sweep (CCU in relay mode).
+    #[command(flatten)]
+    pub colyseus: ColyseusArgs,
+    /// Colyseus mode: the command that starts your server, run by `sh -c` with PORT in its environment
+    /// (and {port} in the command replaced), such as "node examples/colyseus/server.mjs".
+    #[arg(long, value_name = "CMD")]
+    pub server_cmd: Option<String>,
+    /// Player counts to sweep (CCU in relay and colyseus modes).
     #[arg(long, default_value = "25,50,100,200", value_delimiter = ',')]
     pub players: Vec<u32>,
     /// Variants to compare with the base server: interleave, send-flush, or both joined by + (interleave+send-flush).

@@ -18,7 +18,8 @@ pub struct Point {
     pub source: String,
 }
 
-/// Points from relay-bench (`extra.relay_bench.rows`) and arena-bench (`extra.arena_bench.rows`) result files.
+/// Points from relay-bench (`extra.relay_bench.rows`), Colyseus-bench (`extra.colyseus_bench.rows`, the same
+/// fields) and arena-bench (`extra.arena_bench.rows`) result files.
 pub fn read_points(files: &[PathBuf]) -> anyhow::Result<Vec<Point>> {
     let mut points = Vec::new();
     for path in files {
@@ -27,7 +28,7 @@ pub fn read_points(files: &[PathBuf]) -> anyhow::Result<Vec<Point>> {
         }
         let extra = session::read(path).with_context(|| format!("--from {}", path.display()))?.extra;
         let name = path.display().to_string();
-        if let Some(rows) = extra["relay_bench"]["rows"].as_array() {
+        if let Some(rows) = extra["relay_bench"]["rows"].as_array().or_else(|| extra["colyseus_bench"]["rows"].as_array()) {
             for r in rows.iter().filter(|r| !matches!(r["verdict"]["limit"].as_str(), Some("swarm_cpu" | "server_cpu"))) {
                 points.push(Point { ccu: r["ccu"].as_f64().unwrap_or(0.0), server_cpu_pct: r["server_cpu_pct"].as_f64().unwrap_or(0.0), bytes_per_s: r["server_bytes_per_s"].as_f64().unwrap_or(0.0), source: name.clone() });
             }

@@ -145,10 +145,13 @@ impl ColyseusBot {
         }
         let mut any = false;
         for (i, send) in play.sends.iter().enumerate() {
-            if self.next_send[i] > now_us {
+            let (due, every) = (self.next_send[i], send.every.as_micros() as u64);
+            if due > now_us {
                 continue;
             }
-            self.next_send[i] = now_us + send.every.as_micros() as u64;
+            // Keep the message's phase (the tick that runs it comes a little late); a send more than a period
+            // behind skips ahead.
+            self.next_send[i] = if now_us - due > every { now_us + every } else { due + every };
             // The first message is the one the observed broadcast echoes: it is counted and numbered.
             if i == 0 {
                 self.seq += 1;

@@ -1,0 +1,206 @@
+//! `aggro arena bench --mode colyseus`: a CCU sweep of *your* Colyseus server.
+//! Each run starts the server with `--server-cmd` (PORT in its environment) on
+//! a fresh loopback port, waits until it listens, plays a Colyseus swarm
+//! against it as a separate process, reads the server's CPU from its pid over
+//! the measured window, and stops it. One table, a bottleneck verdict per
+//! run, and one result file (`extra.colyseus_bench.rows`, the fields `aggro
+//! plan --from` fits, as relay sweeps have).
+
+use super::ms;
+use super::pair::{cpu, merged, pin, scratch, secs, sum, window};
+use super::record::{Whole, op, run_record};
+use crate::BadInput;
+use crate::args::duration;
+use crate::cli::ArenaBenchArgs;
+use crate::session;
+use aggro_arena::procstat::process_cpu_s;
+use aggro_arena::verdict::{Evidence, Limit, Verdict, judge};
+use aggro_report::record::now_rfc3339;
+use aggro_stats::{Histogram, Summary};
+use anyhow::Context;
+use serde::Serialize;
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// One run's figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub ccu: u32,
+    /// The most bots in their rooms at an interval's end.
+    pub joined: f64,
+    pub server_cpu_pct: f64,
+    pub swarm_cpu_pct: f64,
+    /// Bytes in + out per second (the swarm's, which on loopback are the server's).
+    pub server_bytes_per_s: f64,
+    pub messages_sent_per_s: f64,
+    pub messages_received_per_s: f64,
+    pub patches_per_bot_s: f64,
+    pub broadcast_delay: Summary,
+    pub swarm_lateness: Summary,
+    /// Broadcasts never received (gaps in a sender's numbers).
+    pub missing: f64,
+    pub verdict: Verdict,
+    #[serde(skip)]
+    delay_hdr: Histogram,
+}
+
+/// How long a server may take to listen.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
+    let cmd = a.server_cmd.as_deref().ok_or_else(|| BadInput("--server-cmd: give the command that starts your Colyseus server, such as \"node examples/colyseus/server.mjs\" (PORT is set in its environment)".into()))?;
+    let measure = duration(&a.duration, "duration")?;
+    let warmup = duration(&a.warmup, "warmup")?;
+    duration(&a.relay.send_every, "send-every")?;
+    if a.players.is_empty() || a.players.contains(&0) {
+        return Err(BadInput("--players: give one or more CCU counts above zero, such as 200,400,800".into()).into());
+    }
+    let dir = scratch()?;
+    let started_at = now_rfc3339();
+    let mut rows = Vec::new();
+    for (k, &ccu) in a.players.iter().enumerate() {
+        let port = u16::try_from(k).ok().and_then(|k| a.port.checked_add(k)).ok_or_else(|| BadInput("--port: too high for this many runs".into()))?;
+        eprintln!("[{}/{}] {ccu} CCU against `{cmd}` on port {port}: {warmup:?} warm-up + {measure:?} measured", k + 1, a.players.len());
+        rows.push(run_one(&a, cmd, port, ccu, warmup, measure, dir.path())?);
+    }
+    print_table(&rows);
+    let c = &a.colyseus;
+    let spec = serde_json::json!({ "mode": "colyseus", "ccu": a.players, "server_cmd": cmd, "room": c.room, "play": c.play, "send_every": a.relay.send_every,
+        "warmup_s": warmup.as_secs_f64(), "measured_s": measure.as_secs_f64(), "pinned": a.pin, "seed": a.common.seed });
+    let name = |r: &Row| format!("broadcast_delay/{}", r.ccu);
+    let w = Whole {
+        command: "arena bench",
+        spec,
+        started_at,
+        operations: rows.iter().map(name).collect(),
+        totals: rows.iter().map(|r| op(&name(r), &r.delay_hdr)).collect(),
+        lag: Summary::default(),
+        count: rows.len() as u64,
+        elapsed_s: (warmup + measure).as_secs_f64() * rows.len() as f64,
+        stop_kind: "completed",
+        stop_message: "every run finished".into(),
+        generator_bound: rows.iter().any(|r| r.verdict.limit == Limit::SwarmCpu),
+        extra: serde_json::json!({ "colyseus_bench": { "rows": rows } }),
+    };
+    let out = a.common.out.clone().unwrap_or_else(|| session::default_out("colyseus-bench"));
+    session::write(&run_record(w, Vec::new()), &out, &session::Exports::default())?;
+    println!("result: {}", out.display());
+    Ok(())
+}
+
+/// The user's server, stopped (with its process group) when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // SAFETY: signals our own child's process group (it was made its leader at spawn).
+        unsafe { libc::kill(-(self.0.id() as i32), libc::SIGKILL) };
+        let _ = self.0.wait();
+    }
+}
+
+fn start_server(a: &ArenaBenchArgs, cmd: &str, port: u16) -> anyhow::Result<Server> {
+    let mut c = Command::new("sh");
+    c.arg("-c").arg(format!("exec {}", cmd.replace("{port}", &port.to_string()))).env("PORT", port.to_string()).stdout(Stdio::null());
+    std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    if a.pin {
+        pin(&mut c, 0);
+    }
+    let mut server = Server(c.spawn().with_context(|| format!("--server-cmd: cannot run `{cmd}`"))?);
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let started = Instant::now();
+    while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+        if let Some(status) = server.0.try_wait()? {
+            return Err(BadInput(format!("--server-cmd: `{cmd}` exited ({status}) before it listened on {addr}")).into());
+        }
+        if started.elapsed() > START_TIMEOUT {
+            return Err(BadInput(format!("--server-cmd: `{cmd}` did not listen on {addr} within {START_TIMEOUT:?} (does it read PORT, or take {{port}}?)")).into());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(server)
+}
+
+fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration, measure: Duration, dir: &Path) -> anyhow::Result<Row> {
+    let server = start_server(a, cmd, port)?;
+    let pid = server.0.id();
+    let out = dir.join(format!("swarm-{port}.json"));
+    let exe = std::env::current_exe().context("cannot find the aggro executable")?;
+    let c = &a.colyseus;
+    let millis = |d: Duration| format!("{}ms", d.as_millis());
+    let mut swarm = Command::new(exe);
+    swarm.args(["arena", "swarm", "--mode", "colyseus", "--server", &format!("ws://127.0.0.1:{port}"), "--ccu", &ccu.to_string(), "--room", &c.room]);
+    swarm.args(["--send-every", &a.relay.send_every, "--drain", "0s", "--interval", "1s", "--quiet", "--seed", &a.common.seed.to_string()]);
+    swarm.args(["--duration", &millis(warmup + measure)]).arg("--out").arg(&out).stdout(Stdio::null());
+    if let Some(play) = &c.play {
+        swarm.arg("--play").arg(play);
+    }
+    if a.pin {
+        pin(&mut swarm, 1);
+    }
+    let mut swarm = swarm.spawn().context("cannot start the swarm")?;
+    // The server's CPU over the measured window, read from its pid.
+    std::thread::sleep(warmup);
+    let (cpu0, t0) = (process_cpu_s(pid), Instant::now());
+    std::thread::sleep(measure);
+    let (cpu1, t1) = (process_cpu_s(pid), Instant::now());
+    let status = swarm.wait().context("cannot wait for the swarm")?;
+    drop(server);
+    if !status.success() {
+        anyhow::bail!("the swarm failed ({status}) at {ccu} CCU; run `aggro arena swarm --mode colyseus` by hand against `{cmd}` to see why");
+    }
+    let (Some(cpu0), Some(cpu1)) = (cpu0, cpu1) else {
+        anyhow::bail!("the server (`{cmd}`, pid {pid}) exited during the run at {ccu} CCU");
+    };
+    let extra = session::read(&out)?.extra;
+    let sw = window(&extra["arena_swarm"], warmup.as_secs_f64(), (warmup + measure).as_secs_f64() + 0.05);
+    if sw.is_empty() {
+        anyhow::bail!("the run at {ccu} CCU left no measured interval; use a longer --duration");
+    }
+    let s = secs(&sw);
+    let per_s = |k: &str| sum(&sw, k) / s;
+    let delay = merged(sw.iter().map(|iv| iv["delay_hdr"].as_str().unwrap_or("")));
+    let lateness = Summary::of(&merged(sw.iter().map(|iv| iv["timer_lateness_hdr"].as_str().unwrap_or(""))));
+    let server_cpu_pct = (cpu1 - cpu0) / (t1 - t0).as_secs_f64() * 100.0;
+    let evidence = Evidence {
+        server_cpu_pct: Some(server_cpu_pct),
+        swarm_cpu_pct: cpu(&sw),
+        swarm_lateness_p99_ms: ms(lateness.p99_ns),
+        bytes_per_s: per_s("bytes_in") + per_s("bytes_out"),
+        ..Evidence::default()
+    };
+    let joined = sw.iter().map(|iv| iv["active_bots"].as_f64().unwrap_or(0.0)).fold(0.0, f64::max);
+    let patches = sum(&sw, "snapshots") / s / joined.max(1.0);
+    Ok(Row {
+        ccu,
+        joined,
+        server_cpu_pct,
+        swarm_cpu_pct: cpu(&sw),
+        server_bytes_per_s: evidence.bytes_per_s,
+        messages_sent_per_s: per_s("packets_out"),
+        messages_received_per_s: per_s("packets_in"),
+        patches_per_bot_s: patches,
+        broadcast_delay: Summary::of(&delay),
+        swarm_lateness: lateness,
+        missing: sum(&sw, "reliable_missing"),
+        verdict: judge(&evidence),
+        delay_hdr: delay,
+    })
+}
+
+fn print_table(rows: &[Row]) {
+    println!("| CCU | joined | server CPU | swarm CPU | messages out / in /s | patches /s per bot | MB/s in+out | broadcast delay p50 / p99 ms | swarm lateness p99 ms | missing | verdict |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for r in rows {
+        println!(
+            "| {} | {:.0} | {:.0}% | {:.0}% | {:.0} / {:.0} | {:.1} | {:.2} | {:.2} / {:.2} | {:.2} | {:.0} | {:?} |",
+            r.ccu, r.joined, r.server_cpu_pct, r.swarm_cpu_pct, r.messages_sent_per_s, r.messages_received_per_s, r.patches_per_bot_s, r.server_bytes_per_s / 1e6,
+            ms(r.broadcast_delay.p50_ns), ms(r.broadcast_delay.p99_ns), ms(r.swarm_lateness.p99_ns), r.missing, r.verdict.limit,
+        );
+    }
+    for r in rows {
+        println!("{} CCU: {}", r.ccu, r.verdict.evidence);
+    }
+}
