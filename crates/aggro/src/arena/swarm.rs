@@ -143,7 +143,14 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
             println!("{}", line(iv));
         }
     })?;
-    let server_after = watch.map(ServerWatch::read).transpose()?;
+    // The server may have died during the run: its figures are then unknown, and the result is written anyway.
+    let server_after = watch.and_then(|w| match w.read() {
+        Ok(t) => Some(t),
+        Err(e) => {
+            eprintln!("warning: the server's figures after the run are unknown ({e:#}); the verdict goes without them");
+            None
+        }
+    });
     let secs = totals.end_s.max(1e-9);
     let mut evidence = Evidence {
         swarm_cpu_pct: totals.cpu_pct,

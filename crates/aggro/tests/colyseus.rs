@@ -1,0 +1,105 @@
+//! `aggro arena swarm|bench --mode colyseus` against the reference room (examples/colyseus): the result file
+//! when the server dies mid-run, a CCU sweep the planner fits, and bad input.
+
+use crate::util::{ok, path, result, run, tempdir};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// The reference room's directory, or None (a skip) when it is not installed and the test script did not ask
+/// for every server.
+fn reference_room() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/colyseus").canonicalize().expect("examples/colyseus");
+    if dir.join("node_modules/@colyseus/core").exists() {
+        return Some(dir);
+    }
+    let required = std::env::var("AGGRO_REQUIRE_SERVICES").is_ok_and(|v| v == "1") || std::env::var("CI").is_ok_and(|v| v == "true");
+    assert!(!required, "the reference Colyseus room is not installed: run scripts/colyseus.sh install");
+    eprintln!("skipping: examples/colyseus is not installed (scripts/colyseus.sh install)");
+    None
+}
+
+#[test]
+fn a_server_killed_mid_run_leaves_disconnects_in_a_valid_result_file() {
+    let Some(room) = reference_room() else { return };
+    let port = "7951";
+    let mut server = Command::new("node").arg("server.mjs").current_dir(&room).env("PORT", port).stdout(Stdio::null()).spawn().unwrap();
+    let addr = format!("127.0.0.1:{port}").parse().unwrap();
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(30), "the reference room did not listen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let dir = tempdir();
+    let out = path(dir.path(), "swarm.json");
+    let pid = server.id().to_string();
+    let swarm = std::thread::spawn({
+        let out = out.clone();
+        move || ok(&["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7951", "--ccu", "20", "--duration", "4s", "--interval", "1s", "--server-pid", &pid, "--out", &out])
+    });
+    std::thread::sleep(Duration::from_millis(2000));
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let text = swarm.join().expect("the swarm ended cleanly");
+    assert!(text.contains("verdict:"), "{text}");
+    let r = result(std::path::Path::new(&out));
+    let totals = &r["extra"]["arena_swarm"]["totals"];
+    assert_eq!(totals["counters"]["joins"], 20, "{totals}");
+    assert_eq!(totals["counters"]["disconnects"], 20, "{totals}");
+    assert!(totals["counters"]["failed_joins"].as_u64().unwrap() > 0, "replacements found nobody: {totals}");
+    assert_eq!(r["operations"][0], "broadcast_delay");
+    assert_eq!(r["spec"]["behaviour"], "colyseus");
+}
+
+#[test]
+fn a_colyseus_sweep_feeds_the_planner() {
+    let Some(room) = reference_room() else { return };
+    let dir = tempdir();
+    let out = path(dir.path(), "sweep.json");
+    let cmd = format!("node {}/server.mjs", room.display());
+    let text = ok(&["arena", "bench", "--mode", "colyseus", "--server-cmd", &cmd, "--players", "40,80", "--warmup", "2s", "--duration", "2s", "--port", "7955", "--out", &out]);
+    assert!(text.contains("| 40 | 40 |") && text.contains("| 80 | 80 |"), "every bot joined: {text}");
+    let r = result(std::path::Path::new(&out));
+    let rows = r["extra"]["colyseus_bench"]["rows"].as_array().expect("rows");
+    for row in rows {
+        let ccu = row["ccu"].as_f64().unwrap();
+        // A move every 100 ms from each bot, each broadcast to the 39 (or 79, in two rooms of 40) others.
+        let sent = row["messages_sent_per_s"].as_f64().unwrap();
+        assert!((sent - ccu * 10.0).abs() < ccu * 1.5, "{row}");
+        assert!((15.0..=22.0).contains(&row["patches_per_bot_s"].as_f64().unwrap()), "{row}");
+        assert!(row["server_cpu_pct"].as_f64().unwrap() > 1.0, "{row}");
+        assert_eq!(row["missing"], 0.0, "{row}");
+        assert!(row["broadcast_delay"]["count"].as_u64().unwrap() > 0, "{row}");
+    }
+    let plan = ok(&["plan", "--from", &out, "--cores", "1", "--ccu", "120"]);
+    assert!(plan.contains("fitted on 2 runs") && plan.contains("prediction:"), "{plan}");
+}
+
+#[test]
+fn colyseus_bad_input_is_one_line_and_exit_code_2() {
+    let dir = tempdir();
+    let bad_play = path(dir.path(), "play.toml");
+    std::fs::File::create(&bad_play).unwrap().write_all(b"room = \"battle\"\n[[send]]\ntype = \"move\"\nevery = \"often\"\n").unwrap();
+    for args in [
+        &["arena", "swarm", "--mode", "colyseus", "--server", "wss://127.0.0.1:2567", "--duration", "1s"][..],
+        &["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:2567/battle", "--duration", "1s"],
+        &["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:2567", "--play", &bad_play, "--duration", "1s"],
+        &["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:2567", "--drain", "2s", "--duration", "1s"],
+        &["arena", "swarm", "--mode", "colyseus", "--server-pid", "1", "--server-metrics", "127.0.0.1:9", "--duration", "1s"],
+        &["arena", "bench", "--mode", "colyseus", "--players", "10"],
+        &["arena", "serve", "--mode", "colyseus", "--duration", "1s"],
+    ] {
+        let out = run(args, Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+    let out = run(&["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:2567", "--play", &bad_play, "--duration", "1s"], Duration::from_secs(30));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("send[0].every"), "the key is named");
+    // A server command that never listens: named, after the bench's progress line.
+    let out = run(&["arena", "bench", "--mode", "colyseus", "--server-cmd", "true", "--players", "10", "--port", "7957"], Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.trim().lines().last().unwrap().contains("`true` exited (exit status: 0) before it listened on 127.0.0.1:7957"), "{err}");
+}
