@@ -5,11 +5,14 @@
 # Server pinned to CPU 0, load generator to CPU 1. Per client count it prints
 # how fast clients joined (from the server's own count) and the generator's
 # CPU per client over a steady window once all have joined.
-#   bash bench/colyseus-vs-loadtest.sh [SECS] [COUNTS]   (default 20 s, 500,1000)
+# Two rooms: moves change the state only (the issue's measured room; 500 and
+# 1,000 clients), and moves broadcast to the room (~490 messages/s per client;
+# 200 and 400 clients, below where the Node server saturates its core).
+#   bash bench/colyseus-vs-loadtest.sh [SECS] [COUNTS] [BROADCAST_COUNTS]   (default 15 s, 500,1000, 200,400)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/aggro/target}"
 export PATH="$HOME/.cargo/bin:$PATH"
 bash scripts/install-deps.sh
 cargo build --release --locked -p aggro >/dev/null 2>&1
-python3 bench/colyseus_vs_loadtest.py "$CARGO_TARGET_DIR/release/aggro" "${1:-20}" "${2:-500,1000}"
+python3 bench/colyseus_vs_loadtest.py "$CARGO_TARGET_DIR/release/aggro" "${1:-15}" "${2:-500,1000}" "${3:-200,400}"

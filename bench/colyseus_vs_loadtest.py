@@ -4,7 +4,8 @@ joins timed from the server's own client count, then the generator's CPU
 read from /proc over a steady window."""
 import os, re, signal, socket, subprocess, sys, time
 
-aggro, secs, counts = sys.argv[1], float(sys.argv[2]), [int(c) for c in sys.argv[3].split(",")]
+aggro, secs = sys.argv[1], float(sys.argv[2])
+counts = {False: [int(c) for c in sys.argv[3].split(",")], True: [int(c) for c in sys.argv[4].split(",")]}
 room = os.path.join(os.path.dirname(__file__), "..", "examples", "colyseus")
 tick = os.sysconf("SC_CLK_TCK")
 
@@ -33,15 +34,16 @@ class Server:
         env = dict(os.environ, PORT=str(self.port), STATS="1", STATS_MS="100", BROADCAST="1" if broadcast else "0")
         self.p = subprocess.Popen(["taskset", "-c", "0", "node", "server.mjs"], cwd=room, env=env, stdout=subprocess.PIPE, text=True)
         self.clients = 0
+        self.moves = 0
         os.set_blocking(self.p.stdout.fileno(), False)
         while "listening" not in (self.p.stdout.readline() or ""):
             time.sleep(0.05)
 
     def poll(self):
         for line in iter(self.p.stdout.readline, ""):
-            m = re.match(r"clients (\d+)", line)
+            m = re.match(r"clients (\d+) rooms \d+ moves (\d+)", line)
             if m:
-                self.clients = int(m.group(1))
+                self.clients, self.moves = int(m.group(1)), int(m.group(2))
         return self.clients
 
     def stop(self):
@@ -54,7 +56,7 @@ def measure(name, argv, n, broadcast):
     started = time.monotonic()
     gen = subprocess.Popen(["taskset", "-c", "1"] + [a.replace("PORT", str(server.port)) for a in argv], cwd=room, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, TERM="xterm"))
     joined_at = None
-    deadline = started + 180
+    deadline = started + 60
     while time.monotonic() < deadline:
         if server.poll() >= n:
             joined_at = time.monotonic()
@@ -63,9 +65,11 @@ def measure(name, argv, n, broadcast):
     got = server.clients
     join_s = (joined_at or time.monotonic()) - started
     time.sleep(1)  # let the last joins settle
-    c0, s0, w0 = cpu_s(gen.pid), cpu_s(server.p.pid), time.monotonic()
+    server.poll()
+    c0, s0, w0, m0 = cpu_s(gen.pid), cpu_s(server.p.pid), time.monotonic(), server.moves
     time.sleep(secs)
-    c1, s1, w1 = cpu_s(gen.pid), cpu_s(server.p.pid), time.monotonic()
+    server.poll()
+    c1, s1, w1, m1 = cpu_s(gen.pid), cpu_s(server.p.pid), time.monotonic(), server.moves
     rss = rss_mib(gen.pid)
     still = server.poll()
     gen.send_signal(signal.SIGINT)
@@ -77,20 +81,22 @@ def measure(name, argv, n, broadcast):
     server.stop()
     gen_pct = (c1 - c0) / (w1 - w0) * 100
     row = dict(name=name, n=n, joined=got, join_s=join_s, joins_per_s=got / join_s, gen_pct=gen_pct, per_client_us=(c1 - c0) / (w1 - w0) / max(still, 1) * 1e6,
-               server_pct=(s1 - s0) / (w1 - w0) * 100, rss=rss, clients_in_window=still)
+               server_pct=(s1 - s0) / (w1 - w0) * 100, rss=rss, clients_in_window=still,
+               moves_per_s=(m1 - m0) / (w1 - w0), us_per_move=(c1 - c0) / max(m1 - m0, 1) * 1e6)
     print(f"  {name:22} {got:5}/{n} joined in {join_s:6.1f} s ({row['joins_per_s']:7.1f}/s) | generator {gen_pct:5.1f}% of a core, "
-          f"{row['per_client_us']:6.1f} µs CPU per client-second, RSS {rss:5.0f} MiB | server {row['server_pct']:5.1f}% ({still} clients)", flush=True)
+          f"{row['per_client_us']:6.1f} µs CPU per client-second, {row['us_per_move']:5.1f} µs per move the server took ({row['moves_per_s']:6.0f}/s), RSS {rss:5.0f} MiB "
+          f"| server {row['server_pct']:5.1f}% ({still} clients)", flush=True)
     return row
 
 
 print(f"colyseus reference room, rooms of 50, patches every 50 ms, a move every 100 ms per client; {secs:.0f} s window after all joined")
 for broadcast in (False, True):
     print("moves broadcast to the room (each client receives ~490 messages/s)" if broadcast else "moves change the state only (the issue's measured room: ~20 patches/s per client)")
-    for n in counts:
+    for n in counts[broadcast]:
         print(f"{n} clients:")
         official = measure("@colyseus/loadtest", ["node", "loadtest-bot.mjs", "--endpoint", "ws://127.0.0.1:PORT", "--room", "battle", "--numClients", str(n)], n, broadcast)
         ours = measure("aggro arena swarm", [aggro, "arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:PORT", "--ccu", str(n),
                                              "--duration", f"{secs + 200:.0f}s", "--quiet", "--out", f"/tmp/aggro-colyseus-bench-{n}.json"], n, broadcast)
         if official["per_client_us"] > 0 and ours["per_client_us"] > 0:
-            print(f"  bots per core, aggro ÷ official: {official['per_client_us'] / ours['per_client_us']:.1f}×; joins per second: "
-                  f"{ours['joins_per_s']:.0f} vs {official['joins_per_s']:.1f}")
+            print(f"  bots per core, aggro ÷ official: {official['per_client_us'] / ours['per_client_us']:.1f}× per client, "
+                  f"{official['us_per_move'] / ours['us_per_move']:.1f}× per move delivered; joins per second: {ours['joins_per_s']:.0f} vs {official['joins_per_s']:.1f}")

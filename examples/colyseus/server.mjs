@@ -31,6 +31,8 @@ const PATCH_MS = env("PATCH_MS", 50);
 // BROADCAST=0: moves change the state (and so the patches) but are not broadcast.
 const BROADCAST = process.env.BROADCAST !== "0";
 
+let moves = 0; // moves received, all rooms (STATS)
+
 class Battle extends Room {
   onCreate() {
     this.maxClients = MAX_CLIENTS;
@@ -40,6 +42,7 @@ class Battle extends Room {
       const p = this.state.players.get(client.sessionId);
       if (p === undefined || m === null || typeof m !== "object") return;
       p.x = m.x; p.y = m.y;
+      moves += 1;
       if (BROADCAST) this.broadcast("moved", { from: m.from, seq: m.seq, t: m.t }, { except: client });
     });
   }
@@ -56,11 +59,11 @@ server.define("battle", Battle);
 server.define("lobby", Battle);
 await server.listen(PORT, "127.0.0.1");
 await matchMaker.createRoom("lobby", {});
-// STATS=1: a line every STATS_MS (default 1000) with the clients connected (the benchmark reads how far a load tester got).
+// STATS=1: a line every STATS_MS (default 1000) with the clients connected and the moves received so far (the benchmark reads how far a load tester got).
 if (process.env.STATS === "1") {
   setInterval(async () => {
     const rooms = await matchMaker.query({});
-    console.log(`clients ${rooms.reduce((n, r) => n + r.clients, 0)} rooms ${rooms.length}`);
+    console.log(`clients ${rooms.reduce((n, r) => n + r.clients, 0)} rooms ${rooms.length} moves ${moves}`);
   }, Number(process.env.STATS_MS || 1000));
 }
 console.log(`colyseus reference room listening on 127.0.0.1:${PORT} (max ${MAX_CLIENTS} per room, patches every ${PATCH_MS} ms)`);
