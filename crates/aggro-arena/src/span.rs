@@ -1,6 +1,8 @@
-//! Interval bookkeeping shared by the server's and the swarm's profiles: when
-//! an interval began, the CPU it used, its histograms, its counters — and the
-//! whole run, kept as raw histograms and sums, summarised only when asked.
+//! Interval bookkeeping shared by the game server's, the relay's and the
+//! swarm's profiles: when an interval began, the CPU it used, its histograms,
+//! its counters — and the whole run, kept as raw histograms and sums,
+//! summarised only when asked. [`Profile`] is the one profile; each process
+//! says what its [`Record`] is made of.
 
 use aggro_stats::{Histogram, new_histogram};
 
@@ -84,5 +86,48 @@ impl<C: Clone + std::ops::AddAssign> Spans<C> {
     /// The run so far: every closed interval merged.
     pub fn totals(&self) -> Option<&Span<C>> {
         self.totals.as_ref()
+    }
+}
+
+/// One kind of process's interval record: what it counts, what it reads when an interval closes, and how
+/// a closed span becomes the record.
+pub trait Record: Sized {
+    type Counters: Clone + Default + std::ops::AddAssign;
+    /// Read at an interval's close (sessions, queues, memory…), not summed.
+    type Gauges;
+    /// Histograms per interval.
+    const HISTOGRAMS: usize;
+    fn summarise(span: Span<Self::Counters>, gauges: &Self::Gauges) -> Self;
+}
+
+/// The open interval (its histograms and the counters it has so far) and the run so far, of a process
+/// whose intervals are `R`s.
+#[derive(Debug)]
+pub struct Profile<R: Record> {
+    spans: Spans<R::Counters>,
+    /// What the open interval has counted so far.
+    pub counters: R::Counters,
+}
+
+impl<R: Record> Profile<R> {
+    /// Opens the first interval at `now_us`.
+    pub fn new(now_us: u64) -> Self {
+        Self { spans: Spans::new(now_us, R::HISTOGRAMS), counters: R::Counters::default() }
+    }
+
+    /// Records `v` in histogram `i` of the open interval.
+    pub fn record(&mut self, i: usize, v: u64) {
+        self.spans.record(i, v);
+    }
+
+    /// Closes the open interval at `now_us` with its counters and the gauges read now, and opens the next.
+    pub fn close(&mut self, now_us: u64, gauges: &R::Gauges) -> R {
+        R::summarise(self.spans.close(now_us, std::mem::take(&mut self.counters)), gauges)
+    }
+
+    /// The whole run so far (intervals merged: histograms added, counters summed) with `gauges` (as of its
+    /// end, or whatever the process reports for a whole run); None before the first close.
+    pub fn totals(&self, gauges: &R::Gauges) -> Option<R> {
+        Some(R::summarise(self.spans.totals()?.clone(), gauges))
     }
 }

@@ -36,9 +36,10 @@ fn a_server_killed_mid_run_leaves_disconnects_in_a_valid_result_file() {
     let pid = server.id().to_string();
     let swarm = std::thread::spawn({
         let out = out.clone();
-        move || ok(&["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7951", "--ccu", "20", "--duration", "4s", "--interval", "1s", "--server-pid", &pid, "--out", &out])
+        move || ok(&["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7951", "--ccu", "20", "--duration", "7s", "--interval", "1s", "--server-pid", &pid, "--out", &out])
     });
-    std::thread::sleep(Duration::from_millis(2000));
+    // Killed early enough that the replacements (a second after each disconnect) try before the drain.
+    std::thread::sleep(Duration::from_millis(1500));
     server.kill().unwrap();
     server.wait().unwrap();
     let text = swarm.join().expect("the swarm ended cleanly");

@@ -2,7 +2,7 @@
 //! to watch, as totals and per-second rates, with the loop's lateness as an
 //! HDR histogram.
 
-use crate::span::{Span, Spans};
+use crate::span::{Record, Span};
 use aggro_stats::{Histogram, Summary, encode};
 use serde::Serialize;
 
@@ -84,57 +84,47 @@ pub struct RelayInterval {
 }
 
 /// The relay server's profile: the open interval and the run.
-#[derive(Debug)]
-pub struct RelayProfile {
-    spans: Spans<RelayCounters>,
-    pub counters: RelayCounters,
-}
+pub type RelayProfile = crate::span::Profile<RelayInterval>;
 
-impl RelayProfile {
-    pub fn new(now_us: u64) -> Self {
-        Self { spans: Spans::new(now_us, 1), counters: RelayCounters::default() }
-    }
-
+impl crate::span::Profile<RelayInterval> {
+    /// Records how late the loop's housekeeping ran.
     pub fn lateness(&mut self, us: u64) {
-        self.spans.record(0, us * 1000);
-    }
-
-    pub fn close(&mut self, now_us: u64, gauges: RelayGauges) -> RelayInterval {
-        summarise(self.spans.close(now_us, std::mem::take(&mut self.counters)), gauges)
-    }
-
-    /// The run so far, with the gauges of its end.
-    pub fn totals(&self, gauges: RelayGauges) -> Option<RelayInterval> {
-        Some(summarise(self.spans.totals()?.clone(), gauges))
+        self.record(0, us * 1000);
     }
 }
 
-fn summarise(span: Span<RelayCounters>, gauges: RelayGauges) -> RelayInterval {
-    let (secs, cpu_pct, c) = (span.secs(), span.cpu_pct(), span.counters);
-    let [lateness]: [Histogram; 1] = span.histograms.try_into().expect("one histogram");
-    let per_s = |v: u64| v as f64 / secs;
-    let rooms = c.room_ticks as f64 / c.ticks.max(1) as f64;
-    let per_room = |v: u64| if rooms > 0.0 { per_s(v) / rooms } else { 0.0 };
-    RelayInterval {
-        start_s: span.start_s,
-        end_s: span.end_s,
-        cpu_pct,
-        gauges,
-        connects_per_s: per_s(c.connects),
-        disconnects_per_s: per_s(c.disconnects),
-        packets_in_per_s: per_s(c.packets_in),
-        packets_out_per_s: per_s(c.packets_out),
-        bytes_in_per_s: per_s(c.bytes_in),
-        bytes_out_per_s: per_s(c.bytes_out),
-        events_in_per_s: per_s(c.events_in),
-        events_out_per_s: per_s(c.events_out),
-        events_in_per_room_s: per_room(c.events_in),
-        events_out_per_room_s: per_room(c.events_out),
-        resends_per_s: per_s(c.resends),
-        loop_lateness: Summary::of(&lateness),
-        loop_lateness_hdr: encode::to_base64(&lateness),
-        counters: c,
-        histogram: lateness,
+impl Record for RelayInterval {
+    type Counters = RelayCounters;
+    type Gauges = RelayGauges;
+    const HISTOGRAMS: usize = 1;
+
+    fn summarise(span: Span<RelayCounters>, gauges: &RelayGauges) -> Self {
+        let (secs, cpu_pct, c) = (span.secs(), span.cpu_pct(), span.counters);
+        let [lateness]: [Histogram; 1] = span.histograms.try_into().expect("one histogram");
+        let per_s = |v: u64| v as f64 / secs;
+        let rooms = c.room_ticks as f64 / c.ticks.max(1) as f64;
+        let per_room = |v: u64| if rooms > 0.0 { per_s(v) / rooms } else { 0.0 };
+        RelayInterval {
+            start_s: span.start_s,
+            end_s: span.end_s,
+            cpu_pct,
+            gauges: *gauges,
+            connects_per_s: per_s(c.connects),
+            disconnects_per_s: per_s(c.disconnects),
+            packets_in_per_s: per_s(c.packets_in),
+            packets_out_per_s: per_s(c.packets_out),
+            bytes_in_per_s: per_s(c.bytes_in),
+            bytes_out_per_s: per_s(c.bytes_out),
+            events_in_per_s: per_s(c.events_in),
+            events_out_per_s: per_s(c.events_out),
+            events_in_per_room_s: per_room(c.events_in),
+            events_out_per_room_s: per_room(c.events_out),
+            resends_per_s: per_s(c.resends),
+            loop_lateness: Summary::of(&lateness),
+            loop_lateness_hdr: encode::to_base64(&lateness),
+            counters: c,
+            histogram: lateness,
+        }
     }
 }
 

@@ -115,7 +115,7 @@ impl RelayServer {
         on_interval(&iv);
         let gauges = iv.gauges;
         intervals.push(iv);
-        Ok((intervals, self.relay.profile.totals(gauges).expect("an interval was closed")))
+        Ok((intervals, self.relay.profile.totals(&gauges).expect("an interval was closed")))
     }
 
     fn receive(&mut self, now: u64) -> std::io::Result<()> {
@@ -159,7 +159,7 @@ impl RelayServer {
             queued_reliable: queued,
             process: ProcessGauges::read(self.sock.local_addr().ok().map(|a| a.port())),
         };
-        r.profile.close(now, gauges)
+        r.profile.close(now, &gauges)
     }
 
     /// Tells every client the server is going away.

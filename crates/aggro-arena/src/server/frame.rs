@@ -1,6 +1,6 @@
 //! One server process's state and its frame: dispatch, send flush, simulate, flush.
 
-use super::profile::{PHASES, Profile, ServerInterval};
+use super::profile::{PHASES, Profile, ServerGauges, ServerInterval};
 use super::bodies::SharedBodies;
 use super::history::StateHistory;
 use super::relevance::{Relevance, candidates_for};
@@ -121,7 +121,7 @@ impl GameServer {
         let (clients, queued) = (iv.clients, iv.queued_reliable);
         intervals.push(iv);
         let drops = drop_counts(&self.proto.stats().drops, &arena_proto::Drops::default());
-        let totals = self.profile.totals(clients, queued, drops).expect("an interval was closed");
+        let totals = self.profile.totals(&ServerGauges { clients, queued_reliable: queued, drops }).expect("an interval was closed");
         Ok((intervals, totals))
     }
 
@@ -142,7 +142,7 @@ impl GameServer {
         let drops_now = self.proto.stats().drops;
         let drops = drop_counts(&drops_now, &self.drops_seen);
         self.drops_seen = drops_now;
-        self.profile.close(now, self.proto.sessions() as u64, queued, drops)
+        self.profile.close(now, &ServerGauges { clients: self.proto.sessions() as u64, queued_reliable: queued, drops })
     }
 
     /// One frame; returns its phase times in ns.

@@ -2,7 +2,7 @@
 //! histograms, the achieved tick rate, traffic per client, reliability
 //! counters, replication cost and fidelity.
 
-use crate::span::{Span, Spans};
+use crate::span::{Record, Span};
 use aggro_stats::{Histogram, Summary, encode};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -91,73 +91,65 @@ pub struct ServerInterval {
 }
 
 /// Collects one interval at a time and the whole run.
-#[derive(Debug)]
-pub struct Profile {
-    spans: Spans<Counters>,
-    /// What the interval has counted so far.
-    pub counters: Counters,
+pub type Profile = crate::span::Profile<ServerInterval>;
+
+/// Read when an interval closes: sessions and unacked reliable slices now, datagrams dropped by reason
+/// (during the interval; over the whole run for the totals).
+#[derive(Clone, Debug, Default)]
+pub struct ServerGauges {
+    pub clients: u64,
+    pub queued_reliable: u64,
+    pub drops: BTreeMap<String, u64>,
 }
 
 /// Histogram index of the position error (after the phases).
 const ERROR_CM: usize = PHASES.len();
 
-impl Profile {
-    /// Starts the first interval at `now_us`.
-    pub fn new(now_us: u64) -> Self {
-        Self { spans: Spans::new(now_us, PHASES.len() + 1), counters: Counters::default() }
-    }
-
+impl crate::span::Profile<ServerInterval> {
     /// Records one frame's phase times, ns, in [`PHASES`] order.
     pub fn frame(&mut self, ns: [u64; PHASES.len()], clients: u64) {
         self.counters.client_frames += clients;
         for (i, v) in ns.into_iter().enumerate() {
-            self.spans.record(i, v.max(1));
+            self.record(i, v.max(1));
         }
         self.counters.frames += 1;
     }
 
     /// Records a skipped actor's position error.
     pub fn position_error(&mut self, cm: u64) {
-        self.spans.record(ERROR_CM, cm);
-    }
-
-    /// Closes the interval at `now_us` and starts the next; `clients`, `queued_reliable` and `drops` are
-    /// as of now (drops: during the interval).
-    pub fn close(&mut self, now_us: u64, clients: u64, queued_reliable: u64, drops: BTreeMap<String, u64>) -> ServerInterval {
-        let span = self.spans.close(now_us, std::mem::take(&mut self.counters));
-        summarise(span, clients, queued_reliable, drops)
-    }
-
-    /// The whole run so far (intervals merged: histograms added, counters summed); `clients` and
-    /// `queued_reliable` as of the end, `drops` over the whole run.
-    pub fn totals(&self, clients: u64, queued_reliable: u64, drops: BTreeMap<String, u64>) -> Option<ServerInterval> {
-        Some(summarise(self.spans.totals()?.clone(), clients, queued_reliable, drops))
+        self.record(ERROR_CM, cm);
     }
 }
 
-fn summarise(span: Span<Counters>, clients: u64, queued_reliable: u64, drops: BTreeMap<String, u64>) -> ServerInterval {
-    let (secs, c) = (span.secs(), span.counters);
-    let mean_clients = if c.frames == 0 { 0.0 } else { c.client_frames as f64 / c.frames as f64 };
-    let per_client = |v: u64| if mean_clients == 0.0 { 0.0 } else { v as f64 / mean_clients / secs };
-    let hs = &span.histograms;
-    let phases = PHASES.iter().zip(hs).map(|(n, h)| (n.to_string(), Dist::of(h))).collect();
-    ServerInterval {
-        start_s: span.start_s,
-        end_s: span.end_s,
-        tick_hz: c.frames as f64 / secs,
-        clients,
-        queued_reliable,
-        phases,
-        position_error_cm: Dist::of(&hs[ERROR_CM]),
-        kb_out_per_client_s: per_client(c.bytes_out) / 1000.0,
-        kb_in_per_client_s: per_client(c.bytes_in) / 1000.0,
-        packets_out_per_client_s: per_client(c.packets_out),
-        packets_in_per_client_s: per_client(c.packets_in),
-        bytes_per_moving_update: if c.moving_deltas == 0 { 0.0 } else { c.moving_delta_bits as f64 / 8.0 / c.moving_deltas as f64 },
-        cpu_pct: span.cpu_pct(),
-        drops,
-        counters: c,
-        histograms: span.histograms,
+impl Record for ServerInterval {
+    type Counters = Counters;
+    type Gauges = ServerGauges;
+    const HISTOGRAMS: usize = PHASES.len() + 1;
+
+    fn summarise(span: Span<Counters>, g: &ServerGauges) -> Self {
+        let (secs, c) = (span.secs(), span.counters);
+        let mean_clients = if c.frames == 0 { 0.0 } else { c.client_frames as f64 / c.frames as f64 };
+        let per_client = |v: u64| if mean_clients == 0.0 { 0.0 } else { v as f64 / mean_clients / secs };
+        let hs = &span.histograms;
+        let phases = PHASES.iter().zip(hs).map(|(n, h)| (n.to_string(), Dist::of(h))).collect();
+        ServerInterval {
+            start_s: span.start_s,
+            end_s: span.end_s,
+            tick_hz: c.frames as f64 / secs,
+            clients: g.clients,
+            queued_reliable: g.queued_reliable,
+            phases,
+            position_error_cm: Dist::of(&hs[ERROR_CM]),
+            kb_out_per_client_s: per_client(c.bytes_out) / 1000.0,
+            kb_in_per_client_s: per_client(c.bytes_in) / 1000.0,
+            packets_out_per_client_s: per_client(c.packets_out),
+            packets_in_per_client_s: per_client(c.packets_in),
+            bytes_per_moving_update: if c.moving_deltas == 0 { 0.0 } else { c.moving_delta_bits as f64 / 8.0 / c.moving_deltas as f64 },
+            cpu_pct: span.cpu_pct(),
+            drops: g.drops.clone(),
+            counters: c,
+            histograms: span.histograms,
+        }
     }
 }
 

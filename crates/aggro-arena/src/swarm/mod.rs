@@ -167,6 +167,8 @@ pub struct Swarm<B: Behaviour> {
     generation: Vec<u32>,
     timers: BinaryHeap<Reverse<(u64, u32)>>,
     profile: SwarmProfile,
+    /// The most bots in play at an interval's close, and the gauges of the last close (the run's totals).
+    peak: profile::SwarmGauges,
     heard: Heard,
     out: <B::Transport as Transport>::Out,
     rng: Rng,
@@ -197,6 +199,7 @@ impl<B: Behaviour> Swarm<B> {
             generation: Vec::new(),
             timers: BinaryHeap::new(),
             profile: SwarmProfile::new(now_us()),
+            peak: Default::default(),
             heard: Heard::default(),
             out: Default::default(),
             traffic_seen: Default::default(),
@@ -269,7 +272,7 @@ impl<B: Behaviour> Swarm<B> {
         let iv = self.close_interval(now_us());
         on_interval(&iv);
         intervals.push(iv);
-        Ok((intervals, self.profile.totals().expect("an interval was closed")))
+        Ok((intervals, self.profile.totals(&self.peak).expect("an interval was closed")))
     }
 
     /// Runs every bot tick that is due, each rescheduled one period on.
@@ -314,8 +317,10 @@ impl<B: Behaviour> Swarm<B> {
         let mut c = std::mem::take(&mut self.heard.counters);
         (c.packets_in, c.bytes_in, c.packets_out, c.bytes_out) = (t.packets_in, t.bytes_in, t.packets_out, t.bytes_out);
         c.socket_errors += self.transport.take_errors();
-        let gauges = self.transport.gauges();
-        self.profile.close(now, self.active() as u64, c, gauges)
+        self.profile.counters = c;
+        let gauges = profile::SwarmGauges { active: self.active() as u64, process: self.transport.gauges() };
+        self.peak = profile::SwarmGauges { active: self.peak.active.max(gauges.active), process: gauges.process };
+        self.profile.close(now, &gauges)
     }
 
     /// Bots in play now.

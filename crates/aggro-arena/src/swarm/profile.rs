@@ -1,6 +1,6 @@
 //! The swarm's per-interval record: delays, timer lateness, traffic, its own CPU.
 
-use crate::span::{Span, Spans};
+use crate::span::{Record, Span};
 use aggro_stats::{Histogram, Summary, encode};
 use serde::Serialize;
 
@@ -80,71 +80,68 @@ pub struct SwarmInterval {
     pub histograms: [Histogram; 2],
 }
 
-#[derive(Debug)]
-pub(super) struct SwarmProfile {
-    spans: Spans<SwarmCounters>,
-    /// The most bots in play at an interval's end.
-    peak_active: u64,
-    gauges: crate::procstat::ProcessGauges,
+/// The swarm's profile: the open interval and the run.
+pub type SwarmProfile = crate::span::Profile<SwarmInterval>;
+
+/// Read when an interval closes: bots in play (for the whole run: the most at any close), and memory and
+/// kernel queues.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SwarmGauges {
+    pub active: u64,
+    pub process: crate::procstat::ProcessGauges,
 }
 
 const DELAY: usize = 0;
 const LATENESS: usize = 1;
 
-impl SwarmProfile {
-    pub fn new(now_us: u64) -> Self {
-        Self { spans: Spans::new(now_us, 2), peak_active: 0, gauges: Default::default() }
-    }
-
+impl crate::span::Profile<SwarmInterval> {
+    /// Records how late a tick went out.
     pub fn lateness(&mut self, us: u64) {
-        self.spans.record(LATENESS, us * 1000);
+        self.record(LATENESS, us * 1000);
     }
 
+    /// Records an action-to-observer delay.
     pub fn delay(&mut self, us: u64) {
-        self.spans.record(DELAY, us * 1000);
-    }
-
-    pub fn close(&mut self, now_us: u64, active: u64, counters: SwarmCounters, gauges: crate::procstat::ProcessGauges) -> SwarmInterval {
-        self.peak_active = self.peak_active.max(active);
-        self.gauges = gauges;
-        summarise(self.spans.close(now_us, counters), active, gauges)
-    }
-
-    /// The run so far, its per-bot figures over the peak number of bots.
-    pub fn totals(&self) -> Option<SwarmInterval> {
-        Some(summarise(self.spans.totals()?.clone(), self.peak_active, self.gauges))
+        self.record(DELAY, us * 1000);
     }
 }
 
-fn summarise(span: Span<SwarmCounters>, active: u64, gauges: crate::procstat::ProcessGauges) -> SwarmInterval {
-    let (secs, cpu_pct, c) = (span.secs(), span.cpu_pct(), span.counters);
-    let [delay, lateness]: [Histogram; 2] = span.histograms.try_into().expect("two histograms");
-    let late = Summary::of(&lateness);
-    let per_bot = |v: u64| if active == 0 { 0.0 } else { v as f64 / active as f64 / secs };
-    // A short interval (the last one) says little about CPU.
-    let long_enough = secs >= 0.5;
-    let warning = if long_enough && cpu_pct > 90.0 {
-        Some(format!("the swarm used {cpu_pct:.0}% of a core: it, not the server, may be the bottleneck — use fewer bots per process or more processes"))
-    } else if long_enough && late.p99_ns > 5_000_000 {
-        Some(format!("the swarm's input ticks ran late (p99 {:.1} ms): its figures may describe the swarm, not the server", late.p99_ns as f64 / 1e6))
-    } else {
-        None
-    };
-    SwarmInterval {
-        start_s: span.start_s,
-        end_s: span.end_s,
-        active_bots: active,
-        delay: Summary::of(&delay),
-        delay_hdr: encode::to_base64(&delay),
-        timer_lateness: late,
-        timer_lateness_hdr: encode::to_base64(&lateness),
-        cpu_pct,
-        snapshots_per_bot_s: per_bot(c.snapshots),
-        kb_in_per_bot_s: per_bot(c.bytes_in) / 1000.0,
-        gauges,
-        warning,
-        counters: c,
-        histograms: [delay, lateness],
+impl Record for SwarmInterval {
+    type Counters = SwarmCounters;
+    type Gauges = SwarmGauges;
+    const HISTOGRAMS: usize = 2;
+
+    fn summarise(span: Span<SwarmCounters>, g: &SwarmGauges) -> Self {
+        let (secs, cpu_pct, c) = (span.secs(), span.cpu_pct(), span.counters);
+        let [delay, lateness]: [Histogram; 2] = span.histograms.try_into().expect("two histograms");
+        let late = Summary::of(&lateness);
+        let (active, gauges) = (g.active, g.process);
+        let per_bot = |v: u64| if active == 0 { 0.0 } else { v as f64 / active as f64 / secs };
+        // A short interval (the last one) says little about CPU.
+        let long_enough = secs >= 0.5;
+        let warning = if long_enough && cpu_pct > 90.0 {
+            Some(format!("the swarm used {cpu_pct:.0}% of a core: it, not the server, may be the bottleneck — use fewer bots per process or more processes"))
+        } else if long_enough && late.p99_ns > 5_000_000 {
+            Some(format!("the swarm's input ticks ran late (p99 {:.1} ms): its figures may describe the swarm, not the server", late.p99_ns as f64 / 1e6))
+        } else {
+            None
+        };
+        SwarmInterval {
+            start_s: span.start_s,
+            end_s: span.end_s,
+            active_bots: active,
+            delay: Summary::of(&delay),
+            delay_hdr: encode::to_base64(&delay),
+            timer_lateness: late,
+            timer_lateness_hdr: encode::to_base64(&lateness),
+            cpu_pct,
+            snapshots_per_bot_s: per_bot(c.snapshots),
+            kb_in_per_bot_s: per_bot(c.bytes_in) / 1000.0,
+            gauges,
+            warning,
+            counters: c,
+            histograms: [delay, lateness],
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod colyseus_bench;
 pub mod pair;
+pub mod process;
 pub mod record;
 pub mod relay;
 pub mod relay_bench;

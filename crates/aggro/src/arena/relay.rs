@@ -1,19 +1,17 @@
 //! `aggro arena serve --mode relay`: the room relay server (seed 003).
 
+use super::process::{self, Reported};
 use super::record::{Whole, interval, op, run_record};
-use super::{address, metrics_server, ms, stop_on_signal};
+use super::{address, metrics_server, ms};
 use crate::args::duration;
 use crate::cli::ServeArgs;
-use crate::session;
-use aggro_arena::relay::profile::exposition;
-use aggro_arena::metrics::LivePage;
+use aggro_arena::relay::profile::{RelayCounters, exposition};
 use aggro_arena::relay::{RelayConfig, RelayInterval, RelayServer};
 use aggro_arena::udp::BatchSocket;
 use aggro_report::record::now_rfc3339;
 use aggro_stats::Summary;
 use anyhow::Context;
 use arena_proto::Secret;
-use std::sync::atomic::Ordering;
 
 pub fn serve(a: ServeArgs) -> anyhow::Result<()> {
     let listen = address(&a.listen, "listen")?;
@@ -26,35 +24,34 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<()> {
     let spec = serde_json::json!({ "listen": listen.to_string(), "mode": "relay", "server": &cfg });
     let started_at = now_rfc3339();
     let mut server = RelayServer::new(cfg, sock);
-    let stop = stop_on_signal();
     if !a.common.quiet {
         println!("relay server on {listen}{}", metrics.as_ref().map_or(String::new(), |m| format!(", metrics at http://{}/metrics", m.local_addr())));
     }
-    let quiet = a.common.quiet;
-    let mut live = LivePage::new(metrics.as_ref());
-    let (intervals, totals) = server.run(&stop, |iv| {
-        live.interval(iv.counters, iv.cpu_pct, iv.end_s - iv.start_s, |total, cpu_s| exposition(total, cpu_s, iv));
-        if !quiet {
-            println!("{}", line(iv));
-        }
-    })?;
-    let record = relay_record(&spec, started_at, &intervals, &totals, stop.load(Ordering::Relaxed));
-    let out = a.common.out.unwrap_or_else(|| session::default_out("arena-relay"));
-    session::write(&record, &out, &session::Exports::default())?;
-    println!("whole run: {}", line(&totals));
-    println!("result: {}", out.display());
-    Ok(())
+    let done = process::run(&a.common, metrics.as_ref(), |stop, on_interval| server.run(stop, on_interval))?;
+    let record = relay_record(&spec, started_at, &done.intervals, &done.totals, done.interrupted);
+    process::finish(&a.common, "arena-relay", &record, &done.totals, &[])
 }
 
-/// One interval as a line.
-pub fn line(iv: &RelayInterval) -> String {
-    let g = &iv.gauges;
-    format!(
-        "{:7.1}s  conns {:5} rooms {:5} | events {:.0}/s in {:.0}/s out ({:.1} in, {:.1} out per room/s) | {:.0} pkt/s in {:.0} out, {:.2} MB/s out | resends {:.0}/s queued {} | loop late p99 {:.2} ms | cpu {:.0}% rss {:.0} MB",
-        iv.end_s, g.connections, g.rooms, iv.events_in_per_s, iv.events_out_per_s, iv.events_in_per_room_s, iv.events_out_per_room_s,
-        iv.packets_in_per_s, iv.packets_out_per_s, iv.bytes_out_per_s / 1e6, iv.resends_per_s, g.queued_reliable, ms(iv.loop_lateness.p99_ns), iv.cpu_pct,
-        g.process.rss_bytes as f64 / 1e6,
-    )
+impl Reported for RelayInterval {
+    type Counters = RelayCounters;
+
+    fn line(&self) -> String {
+        let g = &self.gauges;
+        format!(
+            "{:7.1}s  conns {:5} rooms {:5} | events {:.0}/s in {:.0}/s out ({:.1} in, {:.1} out per room/s) | {:.0} pkt/s in {:.0} out, {:.2} MB/s out | resends {:.0}/s queued {} | loop late p99 {:.2} ms | cpu {:.0}% rss {:.0} MB",
+            self.end_s, g.connections, g.rooms, self.events_in_per_s, self.events_out_per_s, self.events_in_per_room_s, self.events_out_per_room_s,
+            self.packets_in_per_s, self.packets_out_per_s, self.bytes_out_per_s / 1e6, self.resends_per_s, g.queued_reliable, ms(self.loop_lateness.p99_ns), self.cpu_pct,
+            g.process.rss_bytes as f64 / 1e6,
+        )
+    }
+
+    fn live(&self) -> (RelayCounters, f64, f64) {
+        (self.counters, self.cpu_pct, self.end_s - self.start_s)
+    }
+
+    fn exposition(&self, total: &RelayCounters, cpu_s: f64) -> String {
+        exposition(total, cpu_s, self)
+    }
 }
 
 /// The relay server's run in aggro's result format: the operation is the loop's lateness; `extra.relay_server`

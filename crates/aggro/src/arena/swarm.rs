@@ -1,17 +1,18 @@
 //! `aggro arena swarm`: bots against an arena server (`br`), a relay server (`relay`) or a Colyseus server
 //! over WebSocket (`colyseus`).
 
+use super::process::{self, Reported};
 use super::record::{Whole, interval, op, run_record};
-use super::{address, metrics_server, ms, stop_on_signal};
+use super::{address, metrics_server, ms};
 use crate::args::duration;
 use crate::BadInput;
 use crate::cli::{Behaviour as Kind, Receivers, SwarmArgs};
-use crate::session;
-use aggro_arena::metrics::{LivePage, parse, scrape};
+use aggro_arena::metrics::{parse, scrape};
 use aggro_arena::swarm::br::{Br, BrConfig};
 use aggro_arena::swarm::colyseus::ColyseusBots;
 use aggro_arena::swarm::colyseus::play::Play;
 use aggro_arena::swarm::profile::exposition;
+use aggro_arena::swarm::SwarmCounters;
 use aggro_arena::swarm::relay::RelayBots;
 use aggro_arena::swarm::{Behaviour, Swarm, SwarmConfig, SwarmInterval};
 use aggro_arena::verdict::{Evidence, Verdict, judge};
@@ -19,7 +20,6 @@ use aggro_report::record::now_rfc3339;
 use anyhow::Context;
 use arena_proto::Secret;
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
 
 pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
     let server = match a.behaviour {
@@ -130,19 +130,12 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
     let started_at = now_rfc3339();
     let server = cfg.server;
     let mut swarm = Swarm::new(cfg.clone(), behaviour).context("cannot open the swarm's sockets")?;
-    let stop = stop_on_signal();
-    let quiet = a.common.quiet;
-    if !quiet {
+    if !a.common.quiet {
         println!("swarm of {} bots against {server} for {:?}", cfg.bots, cfg.duration);
     }
     let server_before = watch.map(ServerWatch::read).transpose()?;
-    let mut live = LivePage::new(metrics.as_ref());
-    let (intervals, totals) = swarm.run(&stop, |iv| {
-        live.interval(iv.counters, iv.cpu_pct, iv.end_s - iv.start_s, |total, cpu_s| exposition(total, cpu_s, iv));
-        if !quiet {
-            println!("{}", line(iv));
-        }
-    })?;
+    let done = process::run(&a.common, metrics.as_ref(), |stop, on_interval| swarm.run(stop, on_interval))?;
+    let (intervals, totals) = (&done.intervals, &done.totals);
     // The server may have died during the run: its figures are then unknown, and the result is written anyway.
     let server_after = watch.and_then(|w| match w.read() {
         Ok(t) => Some(t),
@@ -169,19 +162,15 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
         }
     }
     let verdict = judge(&evidence);
-    let record = swarm_record::<B>(&spec, started_at, &intervals, &totals, &verdict, stop.load(Ordering::Relaxed));
-    let out = a.common.out.clone().unwrap_or_else(|| session::default_out("arena-swarm"));
-    session::write(&record, &out, &session::Exports::default())?;
-    println!("whole run: {}", line(&totals));
-    println!("verdict: {:?} — {}", verdict.limit, verdict.evidence);
+    let record = swarm_record::<B>(&spec, started_at, intervals, totals, &verdict, done.interrupted);
+    let mut notes = vec![format!("verdict: {:?} — {}", verdict.limit, verdict.evidence)];
     if totals.counters.connects == 0 {
-        match a.behaviour {
-            Kind::Colyseus => println!("no bot joined a room: is a Colyseus server listening on ws://{server}, with the room {:?} defined?", a.colyseus.room),
-            _ => println!("no bot was accepted: is an arena server listening on {server}, with the same --secret?"),
-        }
+        notes.push(match a.behaviour {
+            Kind::Colyseus => format!("no bot joined a room: is a Colyseus server listening on ws://{server}, with the room {:?} defined?", a.colyseus.room),
+            _ => format!("no bot was accepted: is an arena server listening on {server}, with the same --secret?"),
+        });
     }
-    println!("result: {}", out.display());
-    Ok(())
+    process::finish(&a.common, "arena-swarm", &record, totals, &notes)
 }
 
 /// Where the swarm reads its server's figures: the /metrics page of aggro's own servers, or any server's
@@ -219,24 +208,35 @@ impl ServerWatch {
     }
 }
 
-/// One interval as a line.
-pub fn line(iv: &SwarmInterval) -> String {
-    let (d, c) = (iv.delay, &iv.counters);
-    let mut s = format!(
-        "{:7.1}s  bots {:5}  delay p50 {:.1} p99 {:.1} ms ({} events) | tick lateness p99 {:.2} ms | {:.1} kB/s in per bot | cpu {:.0}%",
-        iv.end_s, iv.active_bots, ms(d.p50_ns), ms(d.p99_ns), d.count, ms(iv.timer_lateness.p99_ns), iv.kb_in_per_bot_s, iv.cpu_pct,
-    );
-    if c.joins + c.refused + c.failed_joins > 0 || iv.snapshots_per_bot_s > 0.0 {
-        s.push_str(&format!(" | joins {} refused {} failed {} | patches {:.1}/s per bot", c.joins, c.refused, c.failed_joins, iv.snapshots_per_bot_s));
+impl Reported for SwarmInterval {
+    type Counters = SwarmCounters;
+
+    fn line(&self) -> String {
+        let (d, c) = (self.delay, &self.counters);
+        let mut s = format!(
+            "{:7.1}s  bots {:5}  delay p50 {:.1} p99 {:.1} ms ({} events) | tick lateness p99 {:.2} ms | {:.1} kB/s in per bot | cpu {:.0}%",
+            self.end_s, self.active_bots, ms(d.p50_ns), ms(d.p99_ns), d.count, ms(self.timer_lateness.p99_ns), self.kb_in_per_bot_s, self.cpu_pct,
+        );
+        if c.joins + c.refused + c.failed_joins > 0 || self.snapshots_per_bot_s > 0.0 {
+            s.push_str(&format!(" | joins {} refused {} failed {} | patches {:.1}/s per bot", c.joins, c.refused, c.failed_joins, self.snapshots_per_bot_s));
+        }
+        if c.events_sent > 0 {
+            s.push_str(&format!(" | events {} sent {} received, reliable disorder {} missing {}, unreliable lost {}", c.events_sent, c.events_received, c.reliable_disorder, c.reliable_missing, c.unreliable_lost));
+        }
+        if let Some(w) = &self.warning {
+            s.push_str("\n  warning: ");
+            s.push_str(w);
+        }
+        s
     }
-    if c.events_sent > 0 {
-        s.push_str(&format!(" | events {} sent {} received, reliable disorder {} missing {}, unreliable lost {}", c.events_sent, c.events_received, c.reliable_disorder, c.reliable_missing, c.unreliable_lost));
+
+    fn live(&self) -> (SwarmCounters, f64, f64) {
+        (self.counters, self.cpu_pct, self.end_s - self.start_s)
     }
-    if let Some(w) = &iv.warning {
-        s.push_str("\n  warning: ");
-        s.push_str(w);
+
+    fn exposition(&self, total: &SwarmCounters, cpu_s: f64) -> String {
+        exposition(total, cpu_s, self)
     }
-    s
 }
 
 /// The swarm's run in aggro's result format: the operation is the behaviour's delay; lag is timer lateness.

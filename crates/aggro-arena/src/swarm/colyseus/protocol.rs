@@ -113,11 +113,7 @@ pub fn map_numbers<const N: usize>(payload: &[u8], keys: [&str; N]) -> Result<[O
 /// One value: Some(number) for a number, None for anything else (skipped); the outer None when malformed.
 fn read_scalar(r: &mut &[u8]) -> Option<Option<f64>> {
     let first = *r.first()?;
-    let number = match first {
-        0x00..=0x7f | 0xe0..=0xff | 0xcc..=0xd3 | 0xca | 0xcb => true,
-        _ => false,
-    };
-    if !number {
+    if !matches!(first, 0x00..=0x7f | 0xe0..=0xff | 0xcc..=0xd3 | 0xca | 0xcb) {
         rmpv::decode::read_value_ref(r).ok()?;
         return Some(None);
     }
