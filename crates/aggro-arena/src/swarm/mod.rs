@@ -15,6 +15,7 @@
 pub mod br;
 pub mod colyseus;
 pub mod datagrams;
+pub mod peers;
 pub mod profile;
 pub mod relay;
 pub mod transport;

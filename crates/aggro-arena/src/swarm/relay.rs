@@ -9,6 +9,7 @@
 //! leaves go on through the run.
 
 use super::datagrams::{Datagram, Datagrams};
+use super::peers::{Order, Peers};
 use super::{Behaviour, Heard, Player, SwarmConfig, arena_client, goodbye};
 use crate::relay::msg::{ANY_ROOM, Control, Event, frame, frames};
 use aggro_core::rng::Rng;
@@ -48,7 +49,7 @@ impl Behaviour for RelayBots {
         let client = arena_client(cfg, client_id, now_us, &mut rng);
         let room = if self.matchmaking { ANY_ROOM } else { self.first_room + (index / self.room_size.max(1) as usize) as u32 };
         let mean_life_us = (self.churn_per_s > 0.0).then(|| self.bots as f64 / self.churn_per_s * 1e6);
-        RelayBot { client, room, cfg: self.clone(), mean_life_us, rng, joined: false, join_sent: false, members: 0, seq: 0, leave_at_us: None, gone: false, left: false, peers: Vec::new(), out: Vec::new(), event: Vec::new() }
+        RelayBot { client, room, cfg: self.clone(), mean_life_us, rng, joined: false, join_sent: false, members: 0, seq: 0, leave_at_us: None, gone: false, left: false, peers: Peers::default(), out: Vec::new(), event: Vec::new() }
     }
 }
 
@@ -69,7 +70,7 @@ pub struct RelayBot {
     gone: bool,
     left: bool,
     /// Each other member heard from, with the newest event number seen.
-    peers: Vec<(u32, u32)>,
+    peers: Peers,
     out: Vec<u8>,
     event: Vec<u8>,
 }
@@ -83,19 +84,13 @@ impl RelayBot {
         };
         c.events_received += 1;
         heard.delays_us.push(now_us.saturating_sub(e.sent_at_us));
-        let Some(peer) = self.peers.iter_mut().find(|p| p.0 == e.from) else {
-            self.peers.push((e.from, e.seq));
-            return;
-        };
-        let last = peer.1;
-        match (reliable, e.seq.cmp(&last.wrapping_add(1))) {
-            (_, std::cmp::Ordering::Equal) => {}
-            (true, std::cmp::Ordering::Less) => c.reliable_disorder += 1,
-            (true, std::cmp::Ordering::Greater) => c.reliable_missing += (e.seq - last - 1) as u64,
-            (false, std::cmp::Ordering::Less) => c.unreliable_late += 1,
-            (false, std::cmp::Ordering::Greater) => c.unreliable_lost += (e.seq - last - 1) as u64,
+        match (reliable, self.peers.heard(e.from, e.seq)) {
+            (_, Order::First | Order::Next) => {}
+            (true, Order::Late) => c.reliable_disorder += 1,
+            (true, Order::Gap(n)) => c.reliable_missing += n as u64,
+            (false, Order::Late) => c.unreliable_late += 1,
+            (false, Order::Gap(n)) => c.unreliable_lost += n as u64,
         }
-        peer.1 = peer.1.max(e.seq);
     }
 
     fn control(&mut self, now_us: u64, c: Control, heard: &mut Heard) {
@@ -116,7 +111,7 @@ impl RelayBot {
             }
             Control::MemberLeft { member } => {
                 self.members = self.members.saturating_sub(1);
-                self.peers.retain(|p| p.0 != member);
+                self.peers.forget(member);
             }
             Control::MemberJoined { .. } => self.members = self.members.saturating_add(1),
             Control::Join { .. } => {}

@@ -11,6 +11,7 @@
 pub mod play;
 pub mod protocol;
 
+use super::peers::{Order, Peers};
 use super::websocket::{Request, Requests, WebSockets, WsEvent};
 use super::{Behaviour, Heard, Player, SwarmConfig};
 use aggro_core::rng::Rng;
@@ -53,7 +54,7 @@ impl Behaviour for ColyseusBots {
 
     fn bot(&mut self, _: &SwarmConfig, index: usize, _: u64, _: u64, mut rng: Rng) -> ColyseusBot {
         let (x, y) = (rng.unit() * 1000.0, rng.unit() * 1000.0);
-        ColyseusBot { index: index as u32, cfg: self.clone(), rng, stage: Stage::Start, x, y, next_send: Vec::new(), seq: 0, peers: Vec::new(), out: Vec::new(), left: false }
+        ColyseusBot { index: index as u32, cfg: self.clone(), rng, stage: Stage::Start, x, y, next_send: Vec::new(), seq: 0, peers: Peers::default(), out: Vec::new(), left: false }
     }
 }
 
@@ -82,7 +83,7 @@ pub struct ColyseusBot {
     /// Messages sent of the observed type (its `$seq`).
     seq: u32,
     /// Each other bot heard from, with the newest `seq` seen.
-    peers: Vec<(u32, u32)>,
+    peers: Peers,
     out: Vec<u8>,
     /// Its goodbye was written.
     left: bool,
@@ -120,17 +121,11 @@ impl ColyseusBot {
         };
         heard.delays_us.push(now_us.saturating_sub(t as u64));
         let (Some(from), Some(seq)) = (from, seq) else { return };
-        let (from, seq) = (from as u32, seq as u32);
-        let Some(peer) = self.peers.iter_mut().find(|p| p.0 == from) else {
-            self.peers.push((from, seq));
-            return;
-        };
-        match seq.cmp(&peer.1.wrapping_add(1)) {
-            std::cmp::Ordering::Equal => {}
-            std::cmp::Ordering::Less => c.reliable_disorder += 1,
-            std::cmp::Ordering::Greater => c.reliable_missing += (seq - peer.1 - 1) as u64,
+        match self.peers.heard(from as u32, seq as u32) {
+            Order::First | Order::Next => {}
+            Order::Late => c.reliable_disorder += 1,
+            Order::Gap(n) => c.reliable_missing += n as u64,
         }
-        peer.1 = peer.1.max(seq);
     }
 
     /// Sends the play's messages that are due.
