@@ -79,7 +79,7 @@ fn swarm(cfg: SwarmConfig, bots: ColyseusBots, stop: &AtomicBool) -> (Vec<SwarmI
 fn fifty_bots_join_move_get_patches_at_the_patch_rate_and_every_broadcast() {
     let Some(server) = Reference::start(50) else { return };
     let play = Play::reference("battle", Duration::from_millis(100));
-    let (_, w) = swarm(config(server.addr, 50, 4.0), ColyseusBots::new(play, 50), &AtomicBool::new(false));
+    let (_, w) = swarm(config(server.addr, 50, 4.0), ColyseusBots::new(play, 50, 50, 0.0), &AtomicBool::new(false));
     let c = &w.counters;
     assert_eq!((c.joins, c.refused, c.failed_joins, c.disconnects, c.decode_errors), (50, 0, 0, 0, 0), "{c:?}");
     // A move every 100 ms from each bot, from its join until the drain: ~2.8 s of 3.3 s.
@@ -101,7 +101,7 @@ fn a_full_room_refuses_the_rest_and_the_refusals_are_counted() {
     let play = Play::parse("room = \"lobby\"\nmethod = \"join\"\n[[send]]\ntype = \"move\"\nevery = \"100ms\"\npayload = { from = \"$bot\", seq = \"$seq\", t = \"$t\" }\n[observe]\ntype = \"moved\"").unwrap();
     let mut cfg = config(server.addr, 15, 3.0);
     cfg.respawn_after = Duration::from_millis(500);
-    let (_, w) = swarm(cfg, ColyseusBots::new(play, 0), &AtomicBool::new(false));
+    let (_, w) = swarm(cfg, ColyseusBots::new(play, 0, 1, 0.0), &AtomicBool::new(false));
     let c = &w.counters;
     assert_eq!(c.joins, 10, "{c:?}");
     // Five refused at once, and again each time they retry.
@@ -122,7 +122,7 @@ fn a_server_killed_mid_run_is_counted_as_disconnects_and_the_run_ends_cleanly() 
     });
     let mut cfg = config(addr, 20, 3.5);
     cfg.respawn_after = Duration::from_millis(300);
-    let (intervals, w) = swarm(cfg, ColyseusBots::new(play, 0), &AtomicBool::new(false));
+    let (intervals, w) = swarm(cfg, ColyseusBots::new(play, 0, 1, 0.0), &AtomicBool::new(false));
     drop(killer.join().unwrap());
     let c = &w.counters;
     assert_eq!(c.joins, 20, "{c:?}");
@@ -170,7 +170,7 @@ fn garbage_from_a_fake_server_is_counted_not_a_panic() {
     let frames = vec![vec![10, 0, 0, 0], vec![], vec![3, 1, 2], vec![13], vec![13, 0xa4, b'm'], vec![15, 0xff], vec![13, 0xa5, b'm', b'o', b'v', b'e', b'd', 0x92]];
     let addr = fake_server(frames);
     let play = Play::reference("battle", Duration::from_millis(100));
-    let (_, w) = swarm(config(addr, 1, 1.5), ColyseusBots::new(play, 0), &AtomicBool::new(false));
+    let (_, w) = swarm(config(addr, 1, 1.5), ColyseusBots::new(play, 0, 1, 0.0), &AtomicBool::new(false));
     let c = &w.counters;
     assert_eq!(c.joins, 1, "{c:?}");
     // The empty frame, the unknown code, the three malformed messages and the text frame.
@@ -192,7 +192,21 @@ fn an_answer_that_is_not_http_is_a_failed_join() {
     let play = Play::reference("battle", Duration::from_millis(100));
     let mut cfg = config(addr, 1, 1.0);
     cfg.drain = Duration::ZERO;
-    let (_, w) = swarm(cfg, ColyseusBots::new(play, 0), &AtomicBool::new(false));
+    let (_, w) = swarm(cfg, ColyseusBots::new(play, 0, 1, 0.0), &AtomicBool::new(false));
     assert_eq!(w.counters.joins, 0);
     assert!(w.counters.failed_joins + w.counters.refused >= 1, "{:?}", w.counters);
+}
+
+#[test]
+fn with_churn_bots_leave_and_newcomers_take_new_seats_on_new_connections() {
+    let Some(server) = Reference::start(50) else { return };
+    let play = Play::reference("battle", Duration::from_millis(100));
+    let mut cfg = config(server.addr, 20, 4.0);
+    cfg.respawn_after = Duration::from_millis(200);
+    // 10 of 20 leave each second: a mean life of 2 s.
+    let (_, w) = swarm(cfg, ColyseusBots::new(play, 0, 20, 10.0), &AtomicBool::new(false));
+    let c = &w.counters;
+    assert!(c.deaths >= 10, "bots left: {c:?}");
+    assert!(c.joins >= 20 + c.deaths / 2, "newcomers were seated: {c:?}");
+    assert_eq!((c.failed_joins, c.refused, c.decode_errors, c.reliable_disorder), (0, 0, 0, 0), "{c:?}");
 }

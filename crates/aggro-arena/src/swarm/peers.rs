@@ -18,12 +18,19 @@ pub enum Order {
 
 /// Each sender heard from, with its newest number (rooms are small: a short list).
 #[derive(Clone, Debug, Default)]
-pub struct Peers(Vec<(u32, u32)>);
+pub struct Peers(Vec<(u64, u32)>);
+
+/// Senders remembered at most; past it the older half is forgotten (a room's senders come and go with
+/// churn, and a forgotten one's next message only counts as its first).
+const REMEMBERED: usize = 256;
 
 impl Peers {
     /// Notes message `seq` from `from`, and where it falls.
-    pub fn heard(&mut self, from: u32, seq: u32) -> Order {
+    pub fn heard(&mut self, from: u64, seq: u32) -> Order {
         let Some(peer) = self.0.iter_mut().find(|p| p.0 == from) else {
+            if self.0.len() >= REMEMBERED {
+                self.0.drain(..REMEMBERED / 2);
+            }
             self.0.push((from, seq));
             return Order::First;
         };
@@ -37,7 +44,7 @@ impl Peers {
     }
 
     /// Forgets a sender that left (a newcomer with its number starts afresh).
-    pub fn forget(&mut self, from: u32) {
+    pub fn forget(&mut self, from: u64) {
         self.0.retain(|p| p.0 != from);
     }
 }
@@ -57,5 +64,10 @@ mod tests {
         assert_eq!(p.heard(3, 1), Order::First);
         p.forget(7);
         assert_eq!(p.heard(7, 1), Order::First);
+        for from in 100..100 + REMEMBERED as u64 {
+            p.heard(from, 1);
+        }
+        assert!(p.0.len() <= REMEMBERED);
+        assert_eq!(p.heard(100 + REMEMBERED as u64 - 1, 2), Order::Next, "the newest are kept");
     }
 }

@@ -84,7 +84,7 @@ impl RelayBot {
         };
         c.events_received += 1;
         heard.delays_us.push(now_us.saturating_sub(e.sent_at_us));
-        match (reliable, self.peers.heard(e.from, e.seq)) {
+        match (reliable, self.peers.heard(e.from as u64, e.seq)) {
             (_, Order::First | Order::Next) => {}
             (true, Order::Late) => c.reliable_disorder += 1,
             (true, Order::Gap(n)) => c.reliable_missing += n as u64,
@@ -111,7 +111,7 @@ impl RelayBot {
             }
             Control::MemberLeft { member } => {
                 self.members = self.members.saturating_sub(1);
-                self.peers.forget(member);
+                self.peers.forget(member as u64);
             }
             Control::MemberJoined { .. } => self.members = self.members.saturating_add(1),
             Control::Join { .. } => {}

@@ -95,7 +95,11 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
             if cfg.drain >= cfg.duration {
                 return Err(BadInput(format!("--drain {} leaves nothing of --duration {}", c.drain, a.duration)).into());
             }
-            let bots = ColyseusBots::new(play, if c.start_together { cfg.bots } else { 0 });
+            let churn = a.relay.churn;
+            if !(churn.is_finite() && churn >= 0.0) {
+                return Err(BadInput(format!("--churn: {churn} is not a rate of players per second")).into());
+            }
+            let bots = ColyseusBots::new(play, if c.start_together { cfg.bots } else { 0 }, cfg.bots, churn / share.of as f64);
             let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "colyseus", "colyseus": &bots, "worker": worker });
             run(&a, cfg, bots, spec)
         }

@@ -28,6 +28,11 @@ pub struct ColyseusBots {
     /// Bots hold their messages until this many bots of the swarm have joined (0: send at once), so
     /// every bot of a room hears every broadcast and delivery can be checked exactly.
     pub start_at: usize,
+    /// Bots leaving (each replaced by a newcomer: a new seat, a new connection) per second over the swarm;
+    /// 0: none leave.
+    pub churn_per_s: f64,
+    /// Bots in the swarm (for the lifetime that gives the churn rate).
+    pub bots: usize,
     /// Bots joined so far (shared by the swarm's bots).
     #[serde(skip)]
     pub joined: Arc<AtomicUsize>,
@@ -38,8 +43,15 @@ fn play_of<S: serde::Serializer>(p: &Arc<Play>, s: S) -> Result<S::Ok, S::Error>
 }
 
 impl ColyseusBots {
-    pub fn new(play: Play, start_at: usize) -> Self {
-        Self { play: Arc::new(play), start_at, joined: Arc::new(AtomicUsize::new(0)) }
+    /// `bots` bots playing `play`, holding their messages until `start_at` have joined, `churn_per_s` of them
+    /// leaving (and replaced) each second.
+    pub fn new(play: Play, start_at: usize, bots: usize, churn_per_s: f64) -> Self {
+        Self { play: Arc::new(play), start_at, churn_per_s, bots, joined: Arc::new(AtomicUsize::new(0)) }
+    }
+
+    /// A bot's mean time in play for the churn rate, µs.
+    fn mean_life_us(&self) -> Option<f64> {
+        (self.churn_per_s > 0.0).then(|| self.bots as f64 / self.churn_per_s * 1e6)
     }
 }
 
@@ -52,9 +64,9 @@ impl Behaviour for ColyseusBots {
         WebSockets::open(cfg)
     }
 
-    fn bot(&mut self, _: &SwarmConfig, index: usize, _: u64, _: u64, mut rng: Rng) -> ColyseusBot {
+    fn bot(&mut self, _: &SwarmConfig, _: usize, client_id: u64, _: u64, mut rng: Rng) -> ColyseusBot {
         let (x, y) = (rng.unit() * 1000.0, rng.unit() * 1000.0);
-        ColyseusBot { index: index as u32, cfg: self.clone(), rng, stage: Stage::Start, x, y, next_send: Vec::new(), seq: 0, peers: Peers::default(), out: Vec::new(), left: false }
+        ColyseusBot { id: client_id, cfg: self.clone(), rng, stage: Stage::Start, x, y, next_send: Vec::new(), seq: 0, peers: Peers::default(), out: Vec::new(), left: false, leave_at_us: None }
     }
 }
 
@@ -72,7 +84,9 @@ enum Stage {
 /// One Colyseus bot.
 #[derive(Debug)]
 pub struct ColyseusBot {
-    index: u32,
+    /// Its id (`$bot`): its number in the swarm, plus 2³² × its generation, so a newcomer in a departed
+    /// bot's place is a new sender.
+    id: u64,
     cfg: ColyseusBots,
     rng: Rng,
     stage: Stage,
@@ -87,6 +101,8 @@ pub struct ColyseusBot {
     out: Vec<u8>,
     /// Its goodbye was written.
     left: bool,
+    /// With churn: when it leaves play.
+    leave_at_us: Option<u64>,
 }
 
 /// Reading a seat reservation: the WebSocket's path, or why there is none.
@@ -121,7 +137,7 @@ impl ColyseusBot {
         };
         heard.delays_us.push(now_us.saturating_sub(t as u64));
         let (Some(from), Some(seq)) = (from, seq) else { return };
-        match self.peers.heard(from as u32, seq as u32) {
+        match self.peers.heard(from as u64, seq as u32) {
             Order::First | Order::Next => {}
             Order::Late => c.reliable_disorder += 1,
             Order::Gap(n) => c.reliable_missing += n as u64,
@@ -158,7 +174,7 @@ impl ColyseusBot {
             self.out.push(protocol::ROOM_DATA);
             rmp::encode::write_str(&mut self.out, &send.kind).expect("writing to a Vec");
             if send.payload != play::Field::Nil {
-                send.payload.write(&Values { t: now_us, seq: self.seq, bot: self.index, x: self.x, y: self.y }, &mut self.out);
+                send.payload.write(&Values { t: now_us, seq: self.seq, bot: self.id, x: self.x, y: self.y }, &mut self.out);
             }
             out.0.push(Request::Send(self.out.clone()));
             any = true;
@@ -185,6 +201,11 @@ impl Player<WebSockets> for ColyseusBot {
                 self.stage = Stage::Matchmaking;
                 true
             }
+            Stage::Playing if self.leave_at_us.is_some_and(|t| now_us >= t) => {
+                heard.counters.deaths += 1;
+                self.gone(heard);
+                false
+            }
             Stage::Playing => self.play(now_us, out, heard),
             _ => false,
         }
@@ -210,6 +231,7 @@ impl Player<WebSockets> for ColyseusBot {
                     heard.counters.connects += 1;
                     heard.counters.joins += 1;
                     self.cfg.joined.fetch_add(1, Ordering::Relaxed);
+                    self.leave_at_us = self.cfg.mean_life_us().map(|mean| now_us + (self.rng.exp1() * mean) as u64);
                     out.0.push(Request::Send(vec![protocol::JOIN_ROOM]));
                     return true;
                 }

@@ -17,7 +17,8 @@
 //! ```
 //!
 //! A payload's keys go in name order. A payload string that is exactly `$t` (the send time, µs on the swarm's
-//! clock), `$seq` (the bot's count of this message), `$bot` (the bot's number),
+//! clock), `$seq` (the bot's count of this message), `$bot` (the bot's id: its number, plus 2³² × its
+//! generation when churn replaced it),
 //! `$x` or `$y` (a random walk in 0..1000) is replaced when sent; every other
 //! value goes as written.
 
@@ -75,7 +76,7 @@ pub enum Var {
 pub struct Values {
     pub t: u64,
     pub seq: u32,
-    pub bot: u32,
+    pub bot: u64,
     pub x: f64,
     pub y: f64,
 }
@@ -92,7 +93,7 @@ impl Field {
             Field::Str(s) => e::write_str(out, s).map_err(|_| ()),
             Field::Var(Var::T) => e::write_uint(out, v.t).map(drop).map_err(|_| ()),
             Field::Var(Var::Seq) => e::write_uint(out, v.seq as u64).map(drop).map_err(|_| ()),
-            Field::Var(Var::Bot) => e::write_uint(out, v.bot as u64).map(drop).map_err(|_| ()),
+            Field::Var(Var::Bot) => e::write_uint(out, v.bot).map(drop).map_err(|_| ()),
             Field::Var(Var::X) => e::write_f64(out, v.x).map_err(|_| ()),
             Field::Var(Var::Y) => e::write_f64(out, v.y).map_err(|_| ()),
             Field::Array(items) => {
