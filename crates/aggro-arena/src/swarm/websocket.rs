@@ -202,10 +202,15 @@ impl WebSockets {
 
     /// Replaces bot `bot`'s link, keeping the old one's byte counts.
     fn replace(&mut self, bot: usize, link: Link) {
-        let old = std::mem::replace(&mut self.links[bot], link);
-        let (r, w) = old.counts();
-        self.retired.bytes_in += r;
-        self.retired.bytes_out += w;
+        if let Some(old) = std::mem::replace(&mut self.links[bot], link).stream() {
+            self.retire(old);
+        }
+    }
+
+    /// Keeps the byte counts of a stream about to close.
+    fn retire(&mut self, stream: &Counted) {
+        self.retired.bytes_in += stream.read;
+        self.retired.bytes_out += stream.written;
     }
 
     fn connect(&mut self, bot: usize) -> io::Result<Counted> {
@@ -270,18 +275,13 @@ impl WebSockets {
                 // Pings are answered by tungstenite (flushed below); pongs and raw frames say nothing.
                 Ok(_) => {}
                 Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
-                    let (r, w) = (ws.get_ref().read, ws.get_ref().written);
-                    self.retired.bytes_in += r;
-                    self.retired.bytes_out += w;
-                    self.push(bot, Kind::Closed, b"closed by the server");
-                    return;
-                }
                 Err(e) => {
-                    let (r, w) = (ws.get_ref().read, ws.get_ref().written);
-                    self.retired.bytes_in += r;
-                    self.retired.bytes_out += w;
-                    self.push(bot, Kind::Closed, format!("WebSocket: {e}").as_bytes());
+                    self.retire(ws.get_ref());
+                    let why = match e {
+                        tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed => "closed by the server".to_string(),
+                        e => format!("WebSocket: {e}"),
+                    };
+                    self.push(bot, Kind::Closed, why.as_bytes());
                     return;
                 }
             }
@@ -313,8 +313,7 @@ impl WebSockets {
                 Err(e) => return self.fail(bot, &format!("HTTP answer from {}: {e}", self.server)),
             }
         }
-        self.retired.bytes_in += call.stream.read;
-        self.retired.bytes_out += call.stream.written;
+        self.retire(&call.stream);
         match parse_answer(&call.answer) {
             Ok((status, body)) => self.push(bot, Kind::Response(status), body),
             Err(why) => self.push(bot, Kind::Closed, why.as_bytes()),

@@ -171,8 +171,7 @@ impl ColyseusBot {
             self.x = (self.x + (self.rng.unit() - 0.5) * 20.0).clamp(0.0, 1000.0);
             self.y = (self.y + (self.rng.unit() - 0.5) * 20.0).clamp(0.0, 1000.0);
             self.out.clear();
-            self.out.push(protocol::ROOM_DATA);
-            rmp::encode::write_str(&mut self.out, &send.kind).expect("writing to a Vec");
+            protocol::write_message_head(&send.kind, &mut self.out);
             if send.payload != play::Field::Nil {
                 send.payload.write(&Values { t: now_us, seq: self.seq, bot: self.id, x: self.x, y: self.y }, &mut self.out);
             }

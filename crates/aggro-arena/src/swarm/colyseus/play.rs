@@ -85,30 +85,29 @@ impl Field {
     /// Writes the template as msgpack, its variables filled from `v`.
     pub fn write(&self, v: &Values, out: &mut Vec<u8>) {
         use rmp::encode as e;
-        let r = match self {
-            Field::Nil => e::write_nil(out).map_err(|_| ()),
-            Field::Bool(b) => e::write_bool(out, *b).map_err(|_| ()),
-            Field::Int(i) => e::write_sint(out, *i).map(drop).map_err(|_| ()),
-            Field::Float(f) => e::write_f64(out, *f).map_err(|_| ()),
-            Field::Str(s) => e::write_str(out, s).map_err(|_| ()),
-            Field::Var(Var::T) => e::write_uint(out, v.t).map(drop).map_err(|_| ()),
-            Field::Var(Var::Seq) => e::write_uint(out, v.seq as u64).map(drop).map_err(|_| ()),
-            Field::Var(Var::Bot) => e::write_uint(out, v.bot).map(drop).map_err(|_| ()),
-            Field::Var(Var::X) => e::write_f64(out, v.x).map_err(|_| ()),
-            Field::Var(Var::Y) => e::write_f64(out, v.y).map_err(|_| ()),
-            Field::Array(items) => {
-                e::write_array_len(out, items.len() as u32).map(drop).map_err(|_| ())
-            }
-            Field::Map(entries) => e::write_map_len(out, entries.len() as u32).map(drop).map_err(|_| ()),
-        };
-        r.expect("writing to a Vec");
+        // Writing to a Vec cannot fail: the results are let go.
         match self {
-            Field::Array(items) => items.iter().for_each(|f| f.write(v, out)),
-            Field::Map(entries) => entries.iter().for_each(|(k, f)| {
-                e::write_str(out, k).expect("writing to a Vec");
-                f.write(v, out);
-            }),
-            _ => {}
+            Field::Nil => out.push(0xc0),
+            Field::Bool(b) => out.push(if *b { 0xc3 } else { 0xc2 }),
+            Field::Int(i) => drop(e::write_sint(out, *i)),
+            Field::Float(f) => drop(e::write_f64(out, *f)),
+            Field::Str(s) => drop(e::write_str(out, s)),
+            Field::Var(Var::T) => drop(e::write_uint(out, v.t)),
+            Field::Var(Var::Seq) => drop(e::write_uint(out, v.seq as u64)),
+            Field::Var(Var::Bot) => drop(e::write_uint(out, v.bot)),
+            Field::Var(Var::X) => drop(e::write_f64(out, v.x)),
+            Field::Var(Var::Y) => drop(e::write_f64(out, v.y)),
+            Field::Array(items) => {
+                drop(e::write_array_len(out, items.len() as u32));
+                items.iter().for_each(|f| f.write(v, out));
+            }
+            Field::Map(entries) => {
+                drop(e::write_map_len(out, entries.len() as u32));
+                for (k, f) in entries {
+                    drop(e::write_str(out, k));
+                    f.write(v, out);
+                }
+            }
         }
     }
 

@@ -5,7 +5,6 @@
 //! State and patches are `@colyseus/schema`'s binary delta format, counted here
 //! by frame, not decoded.
 
-use rmpv::Value;
 
 pub const JOIN_ROOM: u8 = 10;
 pub const ERROR: u8 = 11;
@@ -80,13 +79,10 @@ pub fn read(frame: &[u8]) -> Result<Frame<'_>, FrameError> {
     })
 }
 
-/// Writes a client message `[ROOM_DATA][type][msgpack payload]` into `out`.
-pub fn write_message(kind: &str, payload: &Value, out: &mut Vec<u8>) {
+/// Writes a client message's head `[ROOM_DATA][type]` into `out`; its msgpack payload (if any) follows.
+pub fn write_message_head(kind: &str, out: &mut Vec<u8>) {
     out.push(ROOM_DATA);
     rmp::encode::write_str(out, kind).expect("writing to a Vec");
-    if !matches!(payload, Value::Nil) {
-        rmpv::encode::write_value(out, payload).expect("writing to a Vec");
-    }
 }
 
 /// The numbers under `keys` in a msgpack map payload (None where a key is missing or not a number), read
@@ -140,23 +136,20 @@ fn read_str<'a>(r: &mut &'a [u8]) -> Option<&'a str> {
 }
 
 fn read_number(r: &mut &[u8]) -> Option<i64> {
-    match rmpv::decode::read_value(r).ok()? {
-        Value::Integer(i) => i.as_i64(),
-        Value::F32(f) => Some(f as i64),
-        Value::F64(f) => Some(f as i64),
-        _ => None,
-    }
+    read_scalar(r)?.map(|n| n as i64)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rmpv::Value;
 
     #[test]
     fn a_message_written_is_read_back_with_its_type_and_payload() {
         let payload = Value::Map(vec![(Value::from("t"), Value::from(123_456_789_012u64)), (Value::from("name"), Value::from("x")), (Value::from("x"), Value::F64(1.5))]);
         let mut out = Vec::new();
-        write_message("move", &payload, &mut out);
+        write_message_head("move", &mut out);
+        rmpv::encode::write_value(&mut out, &payload).unwrap();
         assert_eq!(out[0], ROOM_DATA);
         let Ok(Frame::Data { kind: MessageType::Name("move"), payload: bytes }) = read(&out) else { panic!("{:?}", read(&out)) };
         assert_eq!(map_numbers(bytes, ["x", "t", "name", "y"]), Ok([Some(1.5), Some(123_456_789_012.0), None, None]));
