@@ -197,11 +197,11 @@ pub struct ColyseusArgs {
     /// observed broadcast (docs/COLYSEUS.md); replaces --room and --send-every.
     #[arg(long, value_name = "FILE")]
     pub play: Option<PathBuf>,
-    /// Bots hold their messages until every bot of this swarm has joined, so each broadcast reaches a full room
-    /// and delivery can be checked exactly.
+    /// Colyseus bots hold their messages until every bot of this swarm has joined, so each broadcast reaches a
+    /// full room and delivery can be checked exactly.
     #[arg(long)]
     pub start_together: bool,
-    /// Bots stop sending this long before the end, so broadcasts in flight are received and counted.
+    /// Colyseus bots stop sending this long before the end, so broadcasts in flight are received and counted.
     #[arg(long, default_value = "1s")]
     pub drain: String,
 }
