@@ -4,6 +4,12 @@
 //! server's matchmaking: Colyseus reserves a seat over HTTP before the socket
 //! opens). A bot asks for [`Request`]s and is handed [`WsEvent`]s.
 
+mod http;
+mod link;
+
+use http::parse_answer;
+use link::{Counted, HttpCall, Link};
+
 use super::SwarmConfig;
 use super::transport::Transport;
 use crate::procstat::ProcessGauges;
@@ -13,7 +19,6 @@ use mio::{Events, Interest, Poll, Token};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::time::Duration;
-use tungstenite::handshake::MidHandshake;
 use tungstenite::handshake::client::ClientHandshake;
 use tungstenite::protocol::WebSocketConfig;
 use tungstenite::{HandshakeError, Message, WebSocket};
@@ -57,96 +62,6 @@ enum Kind {
     Message,
     Text,
     Closed,
-}
-
-/// A TCP stream that counts its bytes, and knows when it was drained.
-#[derive(Debug)]
-struct Counted {
-    stream: TcpStream,
-    read: u64,
-    written: u64,
-    /// The last read came back short: the socket held no more, so the next read would only say
-    /// "would block" — it says so without the system call (half of all reads otherwise). Data that
-    /// arrives later raises a new edge on the epoll set, and the socket is read again.
-    drained: bool,
-    /// The peer has closed its side (or the socket failed): reads go on to the end, no shortcut, since
-    /// no further edge would come.
-    closing: bool,
-}
-
-impl Read for Counted {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if std::mem::take(&mut self.drained) {
-            return Err(io::ErrorKind::WouldBlock.into());
-        }
-        let n = self.stream.read(buf)?;
-        self.read += n as u64;
-        self.drained = !self.closing && n > 0 && n < buf.len();
-        Ok(n)
-    }
-}
-
-impl Write for Counted {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.stream.write(buf)?;
-        self.written += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.stream.flush()
-    }
-}
-
-/// An HTTP/1.0 call: the request goes out, the answer is read to the end of the stream.
-#[derive(Debug)]
-struct HttpCall {
-    stream: Counted,
-    request: Vec<u8>,
-    sent: usize,
-    answer: Vec<u8>,
-}
-
-/// One bot's connection.
-#[derive(Debug, Default)]
-enum Link {
-    #[default]
-    Idle,
-    Http(HttpCall),
-    /// TCP connecting; the WebSocket handshake for `path` starts once it is writable.
-    Connecting { stream: Counted, path: String },
-    Handshake(MidHandshake<ClientHandshake<Counted>>),
-    Open(WebSocket<Counted>),
-}
-
-impl Link {
-    fn stream(&self) -> Option<&Counted> {
-        match self {
-            Link::Idle => None,
-            Link::Http(h) => Some(&h.stream),
-            Link::Connecting { stream, .. } => Some(stream),
-            Link::Handshake(m) => Some(m.get_ref().get_ref()),
-            Link::Open(ws) => Some(ws.get_ref()),
-        }
-    }
-
-    /// Bytes (read, written) on its stream.
-    fn counts(&self) -> (u64, u64) {
-        self.stream().map_or((0, 0), |c| (c.read, c.written))
-    }
-
-    /// The socket reported readiness (`closing`: its peer closed, or it failed): the next read asks the kernel.
-    fn rearm(&mut self, closing: bool) {
-        let stream = match self {
-            Link::Idle => return,
-            Link::Http(h) => &mut h.stream,
-            Link::Connecting { stream, .. } => stream,
-            Link::Handshake(m) => m.get_mut().get_mut(),
-            Link::Open(ws) => ws.get_mut(),
-        };
-        stream.drained = false;
-        stream.closing |= closing;
-    }
 }
 
 /// Every bot's WebSocket (or HTTP call), on one epoll set.
@@ -217,7 +132,7 @@ impl WebSockets {
         let mut stream = TcpStream::connect(self.server)?;
         stream.set_nodelay(true)?;
         self.poll.registry().register(&mut stream, Token(bot), Interest::READABLE | Interest::WRITABLE)?;
-        Ok(Counted { stream, read: 0, written: 0, drained: false, closing: false })
+        Ok(Counted::new(stream))
     }
 
     /// Ends bot `bot`'s link and tells it why.
@@ -324,8 +239,7 @@ impl WebSockets {
         match request {
             Request::Post { path, body } => match self.connect(bot) {
                 Ok(stream) => {
-                    let mut request = format!("POST {path} HTTP/1.0\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\n\r\n", self.server, body.len()).into_bytes();
-                    request.extend_from_slice(&body);
+                    let request = http::post(self.server, &path, &body);
                     self.replace(bot, Link::Http(HttpCall { stream, request, sent: 0, answer: Vec::new() }));
                     self.pending.push((bot, false));
                 }
@@ -361,22 +275,6 @@ impl WebSockets {
                 _ => self.replace(bot, Link::Idle),
             },
         }
-    }
-}
-
-/// An HTTP answer's status and body (to the end of the stream, or its Content-Length).
-fn parse_answer(answer: &[u8]) -> Result<(u16, &[u8]), String> {
-    let mut headers = [httparse::EMPTY_HEADER; 32];
-    let mut response = httparse::Response::new(&mut headers);
-    match response.parse(answer) {
-        Ok(httparse::Status::Complete(head)) => {
-            let status = response.code.unwrap_or(0);
-            let length = response.headers.iter().find(|h| h.name.eq_ignore_ascii_case("content-length")).and_then(|h| std::str::from_utf8(h.value).ok()?.trim().parse::<usize>().ok());
-            let body = &answer[head..];
-            Ok((status, length.map_or(body, |n| &body[..n.min(body.len())])))
-        }
-        Ok(httparse::Status::Partial) => Err(format!("the HTTP answer ended after {} bytes, before its headers did", answer.len())),
-        Err(e) => Err(format!("not an HTTP answer ({e}): {:?}", String::from_utf8_lossy(&answer[..answer.len().min(40)]))),
     }
 }
 
