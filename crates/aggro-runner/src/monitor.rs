@@ -134,7 +134,10 @@ impl<'p, C: Clock> Monitor<'p, C> {
             if now >= next_check {
                 observer.on_tick(now, backlog);
                 let (rule, rate) = (self.plan.backlog_rule, self.plan.rate.rate_at(now));
-                let in_flight = shared.started() - shared.completed();
+                // Completions read before starts: a request that starts and ends between the two reads
+                // cannot make the difference negative.
+                let completed = shared.completed();
+                let in_flight = shared.started().saturating_sub(completed);
                 if in_flight < shared.loaders.len() as u64 && backlog > behind_limit(shared.loaders.len(), rate) {
                     self.behind = self.behind.max(backlog);
                 }
@@ -156,7 +159,8 @@ impl<'p, C: Clock> Monitor<'p, C> {
             }
             if drain_deadline.is_some_and(|d| now >= d) {
                 self.halt();
-                let abandoned = shared.started() - shared.completed();
+                let completed = shared.completed();
+                let abandoned = shared.started().saturating_sub(completed);
                 // Tasks can be cancelled; a loader thread stuck in a blocking
                 // call cannot, so it is detached and left to finish alone.
                 if self.plan.placement == crate::Placement::Threads {
