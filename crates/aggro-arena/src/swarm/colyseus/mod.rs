@@ -66,7 +66,7 @@ impl Behaviour for ColyseusBots {
 
     fn bot(&mut self, _: &SwarmConfig, _: usize, client_id: u64, _: u64, mut rng: Rng) -> ColyseusBot {
         let (x, y) = (rng.unit() * 1000.0, rng.unit() * 1000.0);
-        ColyseusBot { id: client_id, cfg: self.clone(), rng, stage: Stage::Start, x, y, next_send: Vec::new(), seq: 0, peers: Peers::default(), out: Vec::new(), left: false, leave_at_us: None }
+        ColyseusBot { id: client_id, cfg: self.clone(), rng, stage: Stage::Start, x, y, next_send: Vec::new(), seq: 0, peers: Peers::default(), left: false, leave_at_us: None }
     }
 }
 
@@ -98,7 +98,6 @@ pub struct ColyseusBot {
     seq: u32,
     /// Each other bot heard from, with the newest `seq` seen.
     peers: Peers,
-    out: Vec<u8>,
     /// Its goodbye was written.
     left: bool,
     /// With churn: when it leaves play.
@@ -150,7 +149,7 @@ impl ColyseusBot {
         if start_at > 0 && self.cfg.joined.load(Ordering::Relaxed) < start_at {
             return false;
         }
-        let play = Arc::clone(&self.cfg.play);
+        let play = &*self.cfg.play;
         if self.next_send.is_empty() {
             self.next_send = vec![now_us; play.sends.len()];
         }
@@ -170,12 +169,13 @@ impl ColyseusBot {
             }
             self.x = (self.x + (self.rng.unit() - 0.5) * 20.0).clamp(0.0, 1000.0);
             self.y = (self.y + (self.rng.unit() - 0.5) * 20.0).clamp(0.0, 1000.0);
-            self.out.clear();
-            protocol::write_message_head(&send.kind, &mut self.out);
+            // Each message its own buffer: the WebSocket takes it as it is.
+            let mut message = Vec::with_capacity(64);
+            protocol::write_message_head(&send.kind, &mut message);
             if send.payload != play::Field::Nil {
-                send.payload.write(&Values { t: now_us, seq: self.seq, bot: self.id, x: self.x, y: self.y }, &mut self.out);
+                send.payload.write(&Values { t: now_us, seq: self.seq, bot: self.id, x: self.x, y: self.y }, &mut message);
             }
-            out.0.push(Request::Send(self.out.clone()));
+            out.0.push(Request::Send(message));
             any = true;
         }
         any

@@ -73,8 +73,6 @@ pub struct WebSockets {
     links: Vec<Link>,
     /// Bots whose sockets reported readiness (and whether the peer closed), to drive on the next receive.
     pending: Vec<(usize, bool)>,
-    /// Bots with messages written but maybe not flushed.
-    dirty: Vec<usize>,
     ready: Vec<(u32, Kind, u32, u32)>,
     inbox: Vec<u8>,
     /// Traffic of links already dropped; messages counted as they pass.
@@ -90,7 +88,9 @@ impl WebSockets {
     pub fn open(cfg: &SwarmConfig) -> io::Result<Self> {
         let mut links = Vec::new();
         links.resize_with(cfg.bots, Link::default);
-        // Small buffers: a bot's messages are small, and thousands of connections share the RAM.
+        // Small buffers: a bot's messages are small, and thousands of connections share the RAM. No write
+        // buffer: each message goes to its socket as it is written (what a socket would not take is sent
+        // when its next edge drives the link).
         let config = WebSocketConfig::default().read_buffer_size(4096).write_buffer_size(0).max_message_size(Some(16 << 20));
         Ok(Self {
             server: cfg.server,
@@ -98,7 +98,6 @@ impl WebSockets {
             events: Events::with_capacity(1024),
             links,
             pending: Vec::new(),
-            dirty: Vec::new(),
             ready: Vec::new(),
             inbox: Vec::new(),
             retired: Traffic::default(),
@@ -254,23 +253,16 @@ impl WebSockets {
             },
             Request::Send(bytes) => match &mut self.links[bot] {
                 Link::Open(ws) => match ws.write(Message::Binary(bytes.into())) {
-                    Ok(()) => {
-                        self.messages_out += 1;
-                        self.dirty.push(bot);
-                    }
-                    Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {
-                        self.messages_out += 1;
-                        self.dirty.push(bot);
-                    }
+                    Ok(()) => self.messages_out += 1,
+                    // Kept in the WebSocket's buffer: out with the socket's next edge.
+                    Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => self.messages_out += 1,
                     Err(_) => self.errors += 1,
                 },
                 _ => self.errors += 1,
             },
             Request::Close => match &mut self.links[bot] {
-                Link::Open(ws) => {
-                    let _ = ws.close(None);
-                    self.dirty.push(bot);
-                }
+                // A close frame, written and flushed; the link ends when the server answers it.
+                Link::Open(ws) => drop(ws.close(None)),
                 Link::Idle => {}
                 _ => self.replace(bot, Link::Idle),
             },
@@ -285,9 +277,7 @@ impl Transport for WebSockets {
     fn receive(&mut self) -> (usize, bool) {
         self.ready.clear();
         self.inbox.clear();
-        if self.pending.is_empty() {
-            self.wait_for(Some(Duration::ZERO));
-        }
+        // What is pending came from the last wait (every loop ends in one) and from links just started.
         let mut pending = std::mem::take(&mut self.pending);
         pending.sort_unstable();
         for (k, &(bot, closing)) in pending.iter().enumerate() {
@@ -322,21 +312,8 @@ impl Transport for WebSockets {
         }
     }
 
-    fn flush(&mut self) {
-        let mut dirty = std::mem::take(&mut self.dirty);
-        for &bot in &dirty {
-            if let Link::Open(ws) = &mut self.links[bot] {
-                match ws.flush() {
-                    Ok(()) => {}
-                    Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {}
-                    // A closed or failed socket is told to its bot by the next read.
-                    Err(_) => self.pending.push((bot, true)),
-                }
-            }
-        }
-        dirty.clear();
-        self.dirty = dirty;
-    }
+    /// Nothing to do: messages went out as they were written.
+    fn flush(&mut self) {}
 
     fn wait(&mut self, deadline_us: u64) {
         let now = crate::clock::now_us();
