@@ -134,6 +134,25 @@ pub fn arena_client(cfg: &SwarmConfig, client_id: u64, now_us: u64, rng: &mut Rn
     Client::new(bytes, key, now_us)
 }
 
+/// Churn: `per_s` bots of a swarm of `bots` leave play each second (each replaced by a newcomer), so a
+/// bot's time in play is exponential with mean `bots ÷ per_s`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Churn {
+    mean_life_us: Option<f64>,
+}
+
+impl Churn {
+    /// No bot leaves when `per_s` is 0.
+    pub fn new(bots: usize, per_s: f64) -> Self {
+        Self { mean_life_us: (per_s > 0.0).then(|| bots as f64 / per_s * 1e6) }
+    }
+
+    /// When a bot that joined at `now_us` leaves play (None: it stays).
+    pub fn leave_at(&self, now_us: u64, rng: &mut Rng) -> Option<u64> {
+        self.mean_life_us.map(|mean| now_us + (rng.exp1() * mean) as u64)
+    }
+}
+
 /// Writes `client`'s goodbye into `out` unless it was written before (`left`); true if there is one to send.
 pub fn goodbye(client: &mut Client, left: &mut bool, now_us: u64, out: &mut Vec<u8>) -> bool {
     if std::mem::replace(left, true) {

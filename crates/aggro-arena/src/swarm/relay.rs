@@ -10,7 +10,7 @@
 
 use super::datagrams::{Datagram, Datagrams};
 use super::peers::{Order, Peers};
-use super::{Behaviour, Heard, Player, SwarmConfig, arena_client, goodbye};
+use super::{Behaviour, Churn, Heard, Player, SwarmConfig, arena_client, goodbye};
 use crate::relay::msg::{ANY_ROOM, Control, Event, frame, frames};
 use aggro_core::rng::Rng;
 use arena_proto::{Client, ClientEvent, ClientState};
@@ -48,8 +48,8 @@ impl Behaviour for RelayBots {
     fn bot(&mut self, cfg: &SwarmConfig, index: usize, client_id: u64, now_us: u64, mut rng: Rng) -> RelayBot {
         let client = arena_client(cfg, client_id, now_us, &mut rng);
         let room = if self.matchmaking { ANY_ROOM } else { self.first_room + (index / self.room_size.max(1) as usize) as u32 };
-        let mean_life_us = (self.churn_per_s > 0.0).then(|| self.bots as f64 / self.churn_per_s * 1e6);
-        RelayBot { client, room, cfg: self.clone(), mean_life_us, rng, joined: false, join_sent: false, members: 0, seq: 0, leave_at_us: None, gone: false, left: false, peers: Peers::default(), out: Vec::new(), event: Vec::new() }
+        let churn = Churn::new(self.bots, self.churn_per_s);
+        RelayBot { client, room, cfg: self.clone(), churn, rng, joined: false, join_sent: false, members: 0, seq: 0, leave_at_us: None, gone: false, left: false, peers: Peers::default(), out: Vec::new(), event: Vec::new() }
     }
 }
 
@@ -59,7 +59,7 @@ pub struct RelayBot {
     client: Client,
     room: u32,
     cfg: RelayBots,
-    mean_life_us: Option<f64>,
+    churn: Churn,
     rng: Rng,
     joined: bool,
     join_sent: bool,
@@ -99,10 +99,7 @@ impl RelayBot {
                 self.joined = true;
                 self.members = members;
                 heard.counters.joins += 1;
-                if let Some(mean) = self.mean_life_us {
-                    let life = -(1.0 - self.rng.unit()).ln() * mean;
-                    self.leave_at_us = Some(now_us + life as u64);
-                }
+                self.leave_at_us = self.churn.leave_at(now_us, &mut self.rng);
             }
             // A full room: ask again next tick.
             Control::Refused { .. } => {

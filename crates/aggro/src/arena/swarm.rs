@@ -18,6 +18,7 @@ use aggro_arena::swarm::{Behaviour, Swarm, SwarmConfig, SwarmInterval};
 use aggro_arena::verdict::{Evidence, Verdict, judge};
 use aggro_report::record::now_rfc3339;
 use anyhow::Context;
+use aggro_core::Share;
 use arena_proto::Secret;
 use std::net::SocketAddr;
 
@@ -44,9 +45,7 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
             if !(a.fire_rate.is_finite() && a.fire_rate >= 0.0) {
                 return Err(BadInput(format!("--fire-rate: {} is not a rate of shots per second", a.fire_rate)).into());
             }
-            let mine = share.range(a.bots as u64);
-            cfg.bots = (mine.end - mine.start) as usize;
-            cfg.first_client_id += mine.start;
+            let mine = take_bots(&mut cfg, &share, a.bots);
             cfg.tick_every = std::time::Duration::from_secs_f64(1.0 / a.input_hz as f64);
             let br = BrConfig { fire_hz: a.fire_rate, cluster: a.cluster.max(1) };
             let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "br", "br": &br, "worker": worker });
@@ -55,9 +54,7 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
         }
         Kind::Relay => {
             let r = &a.relay;
-            if !(r.churn.is_finite() && r.churn >= 0.0) {
-                return Err(BadInput(format!("--churn: {} is not a rate of players per second", r.churn)).into());
-            }
+            let churn_per_s = churn(&a, &share)?;
             // Whole rooms per shard, so no room is split between processes.
             let k = r.room_size as u64;
             let rooms = share.range((a.bots as u64).div_ceil(k));
@@ -69,7 +66,7 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
                 msg_bytes: r.msg_bytes as usize,
                 reliable: r.reliable,
                 to_all: r.receivers == Receivers::All,
-                churn_per_s: r.churn / share.of as f64,
+                churn_per_s,
                 matchmaking: r.matchmaking,
                 first_room: rooms.start as u32,
                 bots: cfg.bots,
@@ -86,24 +83,35 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
                 }
                 None => Play::reference(&c.room, duration(&a.relay.send_every, "send-every")?),
             };
-            let mine = share.range(a.bots as u64);
-            cfg.bots = (mine.end - mine.start) as usize;
-            cfg.first_client_id += mine.start;
+            take_bots(&mut cfg, &share, a.bots);
             // A play without messages still ticks (to join); once a second is enough.
             cfg.tick_every = play.tick().unwrap_or(std::time::Duration::from_secs(1));
             cfg.drain = aggro_core::units::parse_duration(&c.drain).map_err(|e| BadInput(format!("--drain: {e}")))?;
             if cfg.drain >= cfg.duration {
                 return Err(BadInput(format!("--drain {} leaves nothing of --duration {}", c.drain, a.duration)).into());
             }
-            let churn = a.relay.churn;
-            if !(churn.is_finite() && churn >= 0.0) {
-                return Err(BadInput(format!("--churn: {churn} is not a rate of players per second")).into());
-            }
-            let bots = ColyseusBots::new(play, if c.start_together { cfg.bots } else { 0 }, cfg.bots, churn / share.of as f64);
+            let bots = ColyseusBots::new(play, if c.start_together { cfg.bots } else { 0 }, cfg.bots, churn(&a, &share)?);
             let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "colyseus", "colyseus": &bots, "worker": worker });
             run(&a, cfg, bots, spec)
         }
     }
+}
+
+/// This worker's share of `bots` (bot by bot): the swarm's bot count and first client id; returns the range.
+fn take_bots(cfg: &mut SwarmConfig, share: &Share, bots: u32) -> std::ops::Range<u64> {
+    let mine = share.range(bots as u64);
+    cfg.bots = (mine.end - mine.start) as usize;
+    cfg.first_client_id += mine.start;
+    mine
+}
+
+/// `--churn`, checked, as this worker's share: players leaving per second.
+fn churn(a: &SwarmArgs, share: &Share) -> anyhow::Result<f64> {
+    let churn = a.relay.churn;
+    if !(churn.is_finite() && churn >= 0.0) {
+        return Err(BadInput(format!("--churn: {churn} is not a rate of players per second")).into());
+    }
+    Ok(churn / share.of as f64)
 }
 
 /// A Colyseus server's address: `ws://HOST:PORT` (or `http://…`, or a bare `HOST:PORT`).

@@ -13,7 +13,7 @@ pub mod protocol;
 
 use super::peers::{Order, Peers};
 use super::websocket::{Request, Requests, WebSockets, WsEvent};
-use super::{Behaviour, Heard, Player, SwarmConfig};
+use super::{Behaviour, Churn, Heard, Player, SwarmConfig};
 use aggro_core::rng::Rng;
 use play::{Play, Values};
 use protocol::{Frame, MessageType};
@@ -48,11 +48,6 @@ impl ColyseusBots {
     pub fn new(play: Play, start_at: usize, bots: usize, churn_per_s: f64) -> Self {
         Self { play: Arc::new(play), start_at, churn_per_s, bots, joined: Arc::new(AtomicUsize::new(0)) }
     }
-
-    /// A bot's mean time in play for the churn rate, µs.
-    fn mean_life_us(&self) -> Option<f64> {
-        (self.churn_per_s > 0.0).then(|| self.bots as f64 / self.churn_per_s * 1e6)
-    }
 }
 
 impl Behaviour for ColyseusBots {
@@ -66,7 +61,8 @@ impl Behaviour for ColyseusBots {
 
     fn bot(&mut self, _: &SwarmConfig, _: usize, client_id: u64, _: u64, mut rng: Rng) -> ColyseusBot {
         let (x, y) = (rng.unit() * 1000.0, rng.unit() * 1000.0);
-        ColyseusBot { id: client_id, cfg: self.clone(), rng, stage: Stage::Start, x, y, next_send: Vec::new(), seq: 0, peers: Peers::default(), left: false, leave_at_us: None }
+        let churn = Churn::new(self.bots, self.churn_per_s);
+        ColyseusBot { id: client_id, cfg: self.clone(), churn, rng, stage: Stage::Start, x, y, next_send: Vec::new(), seq: 0, peers: Peers::default(), left: false, leave_at_us: None }
     }
 }
 
@@ -88,6 +84,7 @@ pub struct ColyseusBot {
     /// bot's place is a new sender.
     id: u64,
     cfg: ColyseusBots,
+    churn: Churn,
     rng: Rng,
     stage: Stage,
     x: f64,
@@ -230,7 +227,7 @@ impl Player<WebSockets> for ColyseusBot {
                     heard.counters.connects += 1;
                     heard.counters.joins += 1;
                     self.cfg.joined.fetch_add(1, Ordering::Relaxed);
-                    self.leave_at_us = self.cfg.mean_life_us().map(|mean| now_us + (self.rng.exp1() * mean) as u64);
+                    self.leave_at_us = self.churn.leave_at(now_us, &mut self.rng);
                     out.0.push(Request::Send(vec![protocol::JOIN_ROOM]));
                     return true;
                 }
