@@ -51,6 +51,20 @@ impl MonotonicClock {
 
 }
 
+/// CPU time (user + system, its threads included) a process has used, in seconds: this process (`None`) or
+/// process `pid`, from `/proc/<pid>/stat`; None when it is gone.
+pub fn process_cpu_s(pid: Option<u32>) -> Option<f64> {
+    let path = pid.map_or_else(|| "/proc/self/stat".to_string(), |p| format!("/proc/{p}/stat"));
+    let text = std::fs::read_to_string(path).ok()?;
+    // The command name (field 2) may hold spaces: the fields after its closing parenthesis start at field 3
+    // (state), so utime (field 14) and stime (15) are the 12th and 13th there.
+    let mut f = text[text.rfind(')')? + 1..].split_whitespace().skip(11);
+    let (user, system): (u64, u64) = (f.next()?.parse().ok()?, f.next()?.parse().ok()?);
+    // SAFETY: sysconf has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    Some((user + system) as f64 / if ticks > 0 { ticks as f64 } else { 100.0 })
+}
+
 /// Wakes this thread's sleeps and timers on time: the kernel's default timer
 /// slack (50 µs) would delay every wake-up by up to that much; 1 µs keeps waits honest.
 pub fn tighten_timer_slack() {
@@ -205,6 +219,20 @@ impl Waiter for TokioWaiter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_cpu_is_read_from_its_pid() {
+        let pid = Some(std::process::id());
+        let mine = process_cpu_s(pid).expect("this process");
+        // Spin until the kernel's tick count moves (bounded, so a starved machine fails instead of hanging).
+        let busy = std::time::Instant::now();
+        while process_cpu_s(pid).unwrap() < mine + 0.05 && busy.elapsed() < std::time::Duration::from_secs(20) {
+            std::hint::black_box(busy.elapsed());
+        }
+        assert!(process_cpu_s(pid).unwrap() >= mine + 0.05);
+        assert!(process_cpu_s(None).unwrap() >= mine + 0.05, "this process by /proc/self");
+        assert_eq!(process_cpu_s(Some(u32::MAX)), None);
+    }
 
     #[tokio::test]
     async fn timerfd_wait_ends_close_to_its_deadline() {

@@ -52,7 +52,7 @@ pub struct CpuUse {
 #[derive(Clone, Copy, Default)]
 struct Counters {
     wall_ns: u64,
-    self_ticks: u64,
+    self_cpu_s: f64,
     total: u64,
     idle: u64,
     steal: u64,
@@ -61,7 +61,6 @@ struct Counters {
 /// Samples /proc at interval boundaries; cheap (three small reads).
 pub struct CpuSampler {
     last: Counters,
-    ticks_per_second: f64,
     start: std::time::Instant,
 }
 
@@ -80,24 +79,14 @@ impl Default for CpuSampler {
 impl CpuSampler {
     /// A sampler whose first interval starts now.
     pub fn new() -> Self {
-        // SAFETY: sysconf has no preconditions.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-        let mut s = Self { last: Counters::default(), ticks_per_second: if hz > 0 { hz as f64 } else { 100.0 }, start: std::time::Instant::now() };
+        let mut s = Self { last: Counters::default(), start: std::time::Instant::now() };
         s.last = s.read();
         s
     }
 
     fn read(&self) -> Counters {
         let mut c = Counters { wall_ns: self.start.elapsed().as_nanos() as u64, ..Counters::default() };
-        if let Ok(stat) = std::fs::read_to_string("/proc/self/stat") {
-            // Fields after the parenthesised command name; utime and stime are 14th and 15th.
-            if let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) {
-                // `rest` starts at field 3 (state), so utime is at 11 and stime at 12.
-                let f: Vec<&str> = rest.split_whitespace().collect();
-                let field = |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
-                c.self_ticks = field(11) + field(12);
-            }
-        }
+        c.self_cpu_s = aggro_core::clock::process_cpu_s(None).unwrap_or(0.0);
         if let Ok(stat) = std::fs::read_to_string("/proc/stat")
             && let Some(line) = stat.lines().next()
         {
@@ -122,7 +111,7 @@ impl CpuSampler {
         let idle = now.idle.saturating_sub(last.idle);
         CpuUse {
             generator_cores: if wall_s > 0.0 {
-                now.self_ticks.saturating_sub(last.self_ticks) as f64 / self.ticks_per_second / wall_s
+                (now.self_cpu_s - last.self_cpu_s).max(0.0) / wall_s
             } else {
                 0.0
             },

@@ -13,7 +13,7 @@ use crate::BadInput;
 use crate::args::duration;
 use crate::cli::ArenaBenchArgs;
 use crate::session;
-use aggro_arena::procstat::process_cpu_s;
+use aggro_core::clock::process_cpu_s;
 use aggro_arena::verdict::{Evidence, Limit, Verdict, judge};
 use aggro_report::record::now_rfc3339;
 use aggro_stats::{Histogram, Summary};
@@ -143,9 +143,9 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
     let mut swarm = swarm.spawn().context("cannot start the swarm")?;
     // The server's CPU over the measured window, read from its pid.
     std::thread::sleep(warmup);
-    let (cpu0, t0) = (process_cpu_s(pid), Instant::now());
+    let (cpu0, t0) = (process_cpu_s(Some(pid)), Instant::now());
     std::thread::sleep(measure);
-    let (cpu1, t1) = (process_cpu_s(pid), Instant::now());
+    let (cpu1, t1) = (process_cpu_s(Some(pid)), Instant::now());
     let status = swarm.wait().context("cannot wait for the swarm")?;
     drop(server);
     if !status.success() {

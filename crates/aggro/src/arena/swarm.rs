@@ -213,7 +213,7 @@ impl ServerWatch {
                 Ok(ServerTotals { cpu_s: get("process_cpu_seconds_total"), kernel_drops: both("kernel_drops_total"), bytes: Some(both("bytes_in_total") + both("bytes_out_total")) })
             }
             ServerWatch::Pid(pid) => {
-                let cpu_s = aggro_arena::procstat::process_cpu_s(pid).ok_or_else(|| BadInput(format!("--server-pid {pid}: no such process")))?;
+                let cpu_s = aggro_core::clock::process_cpu_s(Some(pid)).ok_or_else(|| BadInput(format!("--server-pid {pid}: no such process")))?;
                 Ok(ServerTotals { cpu_s, kernel_drops: 0.0, bytes: None })
             }
         }
