@@ -193,23 +193,21 @@ impl Wire {
 
     /// Runs prepared statement `name` with `params`, results in binary.
     pub async fn execute(&mut self, name: &str, params: &[i64]) -> Result<Executed, StoreError> {
-        let bound = frontend::bind(
-            "",
-            name,
-            [BINARY],
-            params,
-            |v, buf: &mut BytesMut| {
-                buf.put_i64(*v);
-                Ok(IsNull::No)
-            },
-            [BINARY],
-            &mut self.out,
-        );
-        bound.map_err(|_| protocol("cannot encode the parameters"))?;
+        self.bind_execute(name, BINARY, params, |v, buf| {
+            buf.put_i64(*v);
+            Ok(IsNull::No)
+        })
+        .await?;
+        self.until_ready().await
+    }
+
+    /// Sends Bind (parameters and results in `format`, each parameter written by `encode`), Execute and Sync
+    /// for prepared statement `name`.
+    async fn bind_execute<P>(&mut self, name: &str, format: i16, params: &[P], encode: impl FnMut(&P, &mut BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>>) -> Result<(), StoreError> {
+        frontend::bind("", name, [format], params, encode, [format], &mut self.out).map_err(|_| protocol("cannot encode the parameters"))?;
         frontend::execute("", 0, &mut self.out).map_err(io_error)?;
         frontend::sync(&mut self.out);
-        self.flush().await?;
-        self.until_ready().await
+        self.flush().await
     }
 
     /// Runs `sql` through the simple query protocol (`BEGIN`, `COMMIT`).
@@ -231,28 +229,17 @@ impl Wire {
     /// Runs prepared statement `name` with `params` in text format (None is
     /// NULL); the first row's columns, as text, go to `first_row`.
     pub async fn execute_text(&mut self, name: &str, params: &[Value], first_row: Option<&mut Vec<Option<String>>>) -> Result<u64, StoreError> {
-        let bound = frontend::bind(
-            "",
-            name,
-            [TEXT],
-            params,
-            |v, buf: &mut BytesMut| {
-                use std::fmt::Write;
-                match v {
-                    Value::Null => return Ok(IsNull::Yes),
-                    Value::Int(i) => push_decimal(buf, *i),
-                    Value::Float(f) => write!(buf, "{f}")?,
-                    Value::Text(t) => buf.extend_from_slice(t.as_bytes()),
-                }
-                Ok(IsNull::No)
-            },
-            [TEXT],
-            &mut self.out,
-        );
-        bound.map_err(|_| protocol("cannot encode the parameters"))?;
-        frontend::execute("", 0, &mut self.out).map_err(io_error)?;
-        frontend::sync(&mut self.out);
-        self.flush().await?;
+        self.bind_execute(name, TEXT, params, |v, buf| {
+            use std::fmt::Write;
+            match v {
+                Value::Null => return Ok(IsNull::Yes),
+                Value::Int(i) => push_decimal(buf, *i),
+                Value::Float(f) => write!(buf, "{f}")?,
+                Value::Text(t) => buf.extend_from_slice(t.as_bytes()),
+            }
+            Ok(IsNull::No)
+        })
+        .await?;
         // No row buffer: nothing of the rows is kept (the rows count comes from CommandComplete).
         let mut row = first_row;
         if let Some(r) = row.as_deref_mut() {
