@@ -5,7 +5,6 @@
 //! State and patches are `@colyseus/schema`'s binary delta format, counted here
 //! by frame, not decoded.
 
-
 pub const JOIN_ROOM: u8 = 10;
 pub const ERROR: u8 = 11;
 pub const LEAVE_ROOM: u8 = 12;
@@ -88,22 +87,19 @@ pub fn write_message_head(kind: &str, out: &mut Vec<u8>) {
 /// The numbers under `keys` in a msgpack map payload (None where a key is missing or not a number), read
 /// without building the map; Err when the payload is not a well-formed map.
 pub fn map_numbers<const N: usize>(payload: &[u8], keys: [&str; N]) -> Result<[Option<f64>; N], FrameError> {
-    let bad = FrameError::Malformed("message payload");
+    const BAD: FrameError = FrameError::Malformed("message payload");
     let mut r = payload;
-    let len = rmp::decode::read_map_len(&mut r).map_err(|_| FrameError::Malformed("message payload"))?;
+    let len = rmp::decode::read_map_len(&mut r).map_err(|_| BAD)?;
     let mut found = [None; N];
     for _ in 0..len {
-        let key = read_str(&mut r).ok_or(FrameError::Malformed("message payload"))?;
+        let key = read_str(&mut r).ok_or(BAD)?;
         let slot = keys.iter().position(|k| *k == key);
-        let value = read_scalar(&mut r).ok_or(FrameError::Malformed("message payload"))?;
+        let value = read_scalar(&mut r).ok_or(BAD)?;
         if let (Some(i), Some(v)) = (slot, value) {
             found[i] = Some(v);
         }
     }
-    if !r.is_empty() {
-        return Err(bad);
-    }
-    Ok(found)
+    if r.is_empty() { Ok(found) } else { Err(BAD) }
 }
 
 /// One value: Some(number) for a number, None for anything else (skipped); the outer None when malformed.
