@@ -185,7 +185,9 @@ impl Database {
     /// The value of `key` as of the last commit.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let h = hash(key);
-        let found = self.read_stack(|heads| heads.state.address(h), |entry| probe(&self.log, entry, key, h))?;
+        let found = self.read_stack(|heads| heads.state.address(h), |entry| {
+            Ok(probe(&self.log, entry, key, h)?.map(|(put, depth)| (put.map(|r| r.value().to_vec()), depth)))
+        })?;
         self.lookups.fetch_add(1, Relaxed);
         match found {
             None => {

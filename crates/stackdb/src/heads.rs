@@ -422,6 +422,19 @@ impl Heads {
         }
     }
 
+    /// Starts loading the entry of `bucket` into the CPU's cache (a hint:
+    /// reads nothing from disk, checks nothing).
+    pub fn prefetch(&self, bucket: u64) {
+        let (page_no, at) = Self::page_of(bucket);
+        if let Some(cached) = self.cache.get(&page_no) {
+            crate::map::prefetch(cached.page[at..].as_ptr());
+        } else if let Some(map) = &self.map
+            && page_no < self.state.pages
+        {
+            map.prefetch(page_no * PAGE as u64 + at as u64);
+        }
+    }
+
     /// Sets the entry of `bucket` (in the cache; on disk at the next checkpoint).
     pub fn set(&mut self, bucket: u64, entry: Entry) -> Result<()> {
         let (page_no, at) = Self::page_of(bucket);

@@ -39,7 +39,9 @@ impl Iterator for Iter<'_> {
             // Move on whatever happens, so a damaged bucket is reported once
             // and the rest are still visited.
             self.bucket += 1;
-            match self.db.read_stack(|_| bucket, |entry| live_records(&self.db.log, entry.head)) {
+            match self.db.read_stack(|_| bucket, |entry| {
+                Ok(live_records(&self.db.log, entry.head)?.iter().map(|r| r.to_record()).collect())
+            }) {
                 Ok(live) => self.pending = live,
                 Err(e) => return Some(Err(e)),
             }

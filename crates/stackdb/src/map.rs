@@ -49,6 +49,15 @@ impl FileMap {
         Ok(unsafe { std::slice::from_raw_parts(base.add((offset % WINDOW) as usize), len) })
     }
 
+    /// Asks the CPU to start loading the cache line at `offset` if its
+    /// window is mapped; never faults and never maps anything.
+    pub(crate) fn prefetch(&self, offset: u64) {
+        let base = self.windows.get((offset / WINDOW) as usize).map_or(std::ptr::null_mut(), |w| w.load(Ordering::Relaxed));
+        if !base.is_null() {
+            prefetch(base.wrapping_add((offset % WINDOW) as usize));
+        }
+    }
+
     /// Maps window `index`, or takes the mapping another thread made first.
     fn map(&self, index: usize) -> io::Result<*mut u8> {
         let len = (WINDOW + OVERLAP) as usize;
@@ -79,6 +88,20 @@ impl FileMap {
             }
         }
     }
+}
+
+/// Asks the CPU to start loading the cache line at `p` (a hint: it cannot
+/// fault, and it is dropped on an unmapped address), so that walks of many
+/// stacks overlap their memory reads instead of waiting for each in turn.
+#[inline]
+pub(crate) fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint; it never dereferences `p`.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 impl Drop for FileMap {

@@ -4,18 +4,19 @@
 use crate::error::{Error, Result};
 use crate::hash::{bloom_bits, hash};
 use crate::heads::{Entry, Heads, State};
-use crate::log::{Batch, Log, Record};
+use crate::hash::FastMap;
+use crate::log::{Batch, Log, RecordView};
 use crate::record::Kind;
 use crate::storage::StorageBackend;
-use std::collections::{HashMap, HashSet};
 
 /// The database's log.
 pub(crate) type LogFile = Log<Box<dyn StorageBackend>>;
 
 /// What the stack `entry` heads says of `key`: `None` when its Bloom word
-/// alone rules the key out, else the key's value (none if it has no record
-/// or its newest is a tombstone) and how many records were read to find it.
-pub(crate) fn probe(log: &LogFile, entry: Entry, key: &[u8], h: u64) -> Result<Option<(Option<Vec<u8>>, u64)>> {
+/// alone rules the key out, else the key's newest put (none if it has no
+/// record or its newest is a tombstone) and how many records were read to
+/// find it.
+pub(crate) fn probe<'l>(log: &'l LogFile, entry: Entry, key: &[u8], h: u64) -> Result<Option<(Option<RecordView<'l>>, u64)>> {
     let bits = bloom_bits(h);
     if entry.head == 0 || entry.bloom & bits != bits {
         return Ok(None);
@@ -23,17 +24,16 @@ pub(crate) fn probe(log: &LogFile, entry: Entry, key: &[u8], h: u64) -> Result<O
     find(log, entry.head, key).map(Some)
 }
 
-/// Walks a stack from `head` to the newest record of `key`; returns the
-/// value it gives the key (a put's value; a tombstone or no record, none)
-/// and the number of records visited. Only that value is copied.
-fn find(log: &LogFile, head: u64, key: &[u8]) -> Result<(Option<Vec<u8>>, u64)> {
+/// Walks a stack from `head` to the newest record of `key`; returns it if
+/// it is a put, and the number of records visited.
+fn find<'l>(log: &'l LogFile, head: u64, key: &[u8]) -> Result<(Option<RecordView<'l>>, u64)> {
     let mut offset = head;
     let mut depth = 0;
     while offset != 0 {
         let r = log.view(offset)?;
         depth += 1;
         if r.key() == key {
-            return Ok(((r.header.kind == Kind::Put).then(|| r.value().to_vec()), depth));
+            return Ok(((r.header.kind == Kind::Put).then_some(r), depth));
         }
         offset = below(r.offset, r.header.prev)?;
     }
@@ -49,22 +49,70 @@ fn below(offset: u64, prev: u64) -> Result<u64> {
     Ok(prev)
 }
 
-/// The newest version of every key in a stack, tombstones dropped; newest first.
-pub(crate) fn live_records(log: &LogFile, head: u64) -> Result<Vec<Record>> {
-    let mut seen = HashSet::new();
-    let mut live = Vec::new();
-    let mut offset = head;
-    while offset != 0 {
-        let r = log.view(offset)?;
-        offset = below(r.offset, r.header.prev)?;
-        if !seen.contains(r.key()) {
-            seen.insert(r.key().to_vec());
-            if r.header.kind == Kind::Put {
-                live.push(r.to_record());
+/// What a walk does after visiting a record.
+pub(crate) enum Step {
+    /// Go on to the record beneath.
+    Down,
+    /// This stack's walk is over.
+    Stop,
+}
+
+/// Walks the stacks headed by `heads` (0: empty) together, one record of
+/// each in turn, calling `visit(i, record)` from the top of stack `i` down
+/// until it says [`Step::Stop`] or the stack ends. Each step asks for the
+/// record beneath to be loaded before visiting the other stacks, so the
+/// walks' memory reads overlap instead of waiting for each other.
+pub(crate) fn walk_many<'l>(
+    log: &'l LogFile,
+    heads: &[u64],
+    mut visit: impl FnMut(usize, RecordView<'l>) -> Result<Step>,
+) -> Result<()> {
+    let mut walkers: Vec<(usize, u64)> = heads.iter().copied().enumerate().filter(|&(_, head)| head != 0).collect();
+    walkers.iter().for_each(|&(_, head)| log.prefetch(head));
+    while !walkers.is_empty() {
+        let mut kept = 0;
+        for w in 0..walkers.len() {
+            let (i, offset) = walkers[w];
+            let r = log.view(offset)?;
+            let next = below(r.offset, r.header.prev)?;
+            if matches!(visit(i, r)?, Step::Down) && next != 0 {
+                log.prefetch(next);
+                walkers[kept] = (i, next);
+                kept += 1;
             }
         }
+        walkers.truncate(kept);
     }
-    Ok(live)
+    Ok(())
+}
+
+/// The newest version of every key in each of the stacks `heads`,
+/// tombstones dropped, newest first.
+pub(crate) fn live_records_many<'l>(log: &'l LogFile, heads: &[u64]) -> Result<Vec<Vec<RecordView<'l>>>> {
+    // The first (newest) record of each key met in each stack, and where
+    // it is by (stack, key hash); a second key with the same hash is
+    // compared with every newest record of its stack.
+    let mut newest: Vec<Vec<RecordView<'l>>> = heads.iter().map(|_| Vec::new()).collect();
+    let mut seen: FastMap<(usize, u64), usize> = FastMap::default();
+    walk_many(log, heads, |i, r| {
+        let stack = &mut newest[i];
+        let h = hash(r.key());
+        let known = match seen.get(&(i, h)) {
+            None => false,
+            Some(&j) => stack[j].key() == r.key() || stack.iter().any(|s| s.key() == r.key()),
+        };
+        if !known {
+            seen.entry((i, h)).or_insert(stack.len());
+            stack.push(r);
+        }
+        Ok(Step::Down)
+    })?;
+    Ok(newest.into_iter().map(|stack| stack.into_iter().filter(|r| r.header.kind == Kind::Put).collect()).collect())
+}
+
+/// The newest version of every key in a stack, tombstones dropped; newest first.
+pub(crate) fn live_records(log: &LogFile, head: u64) -> Result<Vec<RecordView<'_>>> {
+    Ok(live_records_many(log, &[head])?.pop().unwrap_or_default())
 }
 
 /// A copy's place: its log offset and its key's hash.
@@ -73,17 +121,17 @@ pub(crate) type Placed = (u64, u64);
 /// Appends copies of `records` (each bucket's oldest first) to `batch` as
 /// fresh stacks of the buckets `state` addresses them to; returns where
 /// each copy went, in order.
-pub(crate) fn copy_records<'r>(
+pub(crate) fn copy_records<'r, 'l: 'r>(
     batch: &mut Batch,
-    records: impl IntoIterator<Item = &'r Record>,
+    records: impl IntoIterator<Item = &'r RecordView<'l>>,
     state: &State,
 ) -> Result<Vec<Placed>> {
-    let mut tops: HashMap<u64, u64> = HashMap::new();
+    let mut tops: FastMap<u64, u64> = FastMap::default();
     let mut placed = Vec::new();
     for r in records {
-        let h = hash(&r.key);
+        let h = hash(r.key());
         let top = tops.entry(state.address(h)).or_insert(0);
-        *top = batch.put(&r.key, &r.value, *top)?;
+        *top = batch.put(r.key(), r.value(), *top)?;
         placed.push((*top, h));
     }
     Ok(placed)

@@ -9,7 +9,7 @@ use crate::db::{Database, lock};
 use crate::error::{Error, Result};
 use crate::heads::{Heads, State};
 use crate::log::BatchKind;
-use crate::stack::{Placed, copy_records, live_records, restack};
+use crate::stack::{Placed, copy_records, live_records_many, restack};
 
 /// When and how fast dead records are reclaimed.
 ///
@@ -81,6 +81,8 @@ impl Compaction {
 
 /// A rewrite batch stops growing past this many bytes.
 const BATCH_BYTES: usize = 256 << 10;
+/// Buckets a rewrite walks at once.
+const WALK_TOGETHER: u64 = 32;
 
 impl Database {
     /// Advances the sweep as far as the log's growth says it is due, and
@@ -108,17 +110,25 @@ impl Database {
     }
 
     /// Rewrites buckets from the sweep's cursor up to `due`, or fewer if
-    /// the batch fills, in one commit.
+    /// the batch fills, in one commit. Buckets are walked [`WALK_TOGETHER`]
+    /// at a time, so their stacks' reads overlap.
     fn rewrite(&self, state: State, due: u64) -> Result<()> {
         let mut batch = self.log.batch();
         let start = batch.start();
         let mut placed = Vec::new();
         let mut bucket = state.sweep_cursor;
-        while bucket < due.min(state.buckets()) && batch.bytes() < BATCH_BYTES {
-            let head = lock(&self.heads).entry(bucket)?.head;
-            let live = live_records(&self.log, head)?;
-            placed.extend(copy_records(&mut batch, live.iter().rev(), &state)?);
-            bucket += 1;
+        let last = due.min(state.buckets());
+        while bucket < last && batch.bytes() < BATCH_BYTES {
+            let group = bucket..last.min(bucket + WALK_TOGETHER);
+            let heads = {
+                let mut heads = lock(&self.heads);
+                group.clone().for_each(|b| heads.prefetch(b));
+                group.clone().map(|b| heads.entry(b).map(|e| e.head)).collect::<Result<Vec<_>>>()?
+            };
+            for live in live_records_many(&self.log, &heads)? {
+                placed.extend(copy_records(&mut batch, live.iter().rev(), &state)?);
+            }
+            bucket = group.end;
         }
         let covered = bucket - state.sweep_cursor;
         self.commit_copies(batch, BatchKind::Rewrite, covered, |heads| apply(heads, start, covered, placed))

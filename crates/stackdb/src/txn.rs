@@ -1,24 +1,61 @@
 //! The one write transaction: reads its own writes, then the last commit;
 //! its puts and deletes commit together.
+//!
+//! A put or delete only notes what it does. The committed state of the keys
+//! written — needed for the live-key and live-byte counts, and to drop a
+//! tombstone for a key that is not there — is looked up at commit for all
+//! of them together, their stacks walked side by side so the memory reads
+//! overlap (`stack::walk_many`), and the records are encoded then, on top
+//! of their buckets' stacks.
 
 use crate::db::{Database, lock};
-use crate::error::Result;
-use crate::hash::{bloom_bits, hash};
+use crate::error::{Error, Result};
+use crate::hash::{FastMap, bloom_bits, hash};
 use crate::heads::Entry;
-use crate::log::{Batch, Commit};
-use crate::record::padded_len;
-use crate::stack::probe;
-use crate::hash::FastMap;
+use crate::log::Commit;
+use crate::record::{Kind, MAX_KEY, MAX_VALUE, padded_len};
+use crate::stack::{Step, probe, walk_many};
+use std::ops::Range;
 use std::sync::MutexGuard;
 
-/// What a write transaction knows of a key.
-enum Known {
-    /// Not there: never was, or deleted (by the last commit or this transaction).
+/// How a key stood at the last commit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Committed {
+    /// Not looked up yet.
+    Unknown,
+    /// No record, or its newest is a tombstone.
     Absent,
-    /// The committed value, as this transaction read it.
-    Committed(Vec<u8>),
-    /// Written by this transaction: its record's offset in the batch.
-    Written(u64),
+    /// Its newest record is a put at this log offset, with a value this long.
+    Live { offset: u64, value_len: usize },
+}
+
+/// What this transaction has done to a key so far.
+#[derive(Clone, Copy, Debug)]
+enum Current {
+    /// Nothing: the key is as committed.
+    AsCommitted,
+    /// Put by operation `n`.
+    Written(usize),
+    /// Deleted.
+    Deleted,
+}
+
+/// A key this transaction has read or written.
+#[derive(Debug)]
+struct KeyState {
+    key: Range<usize>,
+    hash: u64,
+    committed: Committed,
+    current: Current,
+    /// The next key with the same hash (a 64-bit collision), if any.
+    same_hash: Option<usize>,
+}
+
+/// A put (with its value's place in the transaction's bytes) or a delete.
+#[derive(Debug)]
+struct Op {
+    key: usize,
+    value: Option<Range<usize>>,
 }
 
 /// The one write transaction: puts and deletes become visible together at
@@ -26,134 +63,209 @@ enum Known {
 pub struct WriteTxn<'db> {
     db: &'db Database,
     guard: MutexGuard<'db, ()>,
-    batch: Batch,
-    /// New heads of the buckets this batch pushed onto.
-    touched: FastMap<u64, Entry>,
-    /// What this transaction knows of each key it has read or written.
-    known: FastMap<Vec<u8>, Known>,
-    records_delta: i64,
-    bytes_delta: i64,
+    /// The keys and values of this transaction, back to back.
+    bytes: Vec<u8>,
+    keys: Vec<KeyState>,
+    /// The first key of each hash.
+    by_hash: FastMap<u64, usize>,
+    ops: Vec<Op>,
 }
 
 impl std::fmt::Debug for WriteTxn<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WriteTxn").field("records", &self.batch.len()).finish_non_exhaustive()
+        f.debug_struct("WriteTxn").field("operations", &self.ops.len()).finish_non_exhaustive()
     }
 }
 
 impl<'db> WriteTxn<'db> {
     pub(crate) fn new(db: &'db Database, guard: MutexGuard<'db, ()>) -> Self {
-        WriteTxn {
-            db,
-            guard,
-            batch: db.log.batch(),
-            touched: FastMap::default(),
-            known: FastMap::default(),
-            records_delta: 0,
-            bytes_delta: 0,
-        }
+        WriteTxn { db, guard, bytes: Vec::new(), keys: Vec::new(), by_hash: FastMap::default(), ops: Vec::new() }
     }
 
-    /// The bucket of hash `h`, the top of its stack including this batch's
-    /// records (the `prev` of the next record), and its committed entry.
-    fn top_of(&self, h: u64) -> Result<(u64, Entry, Entry)> {
-        let mut heads = lock(&self.db.heads);
-        let bucket = heads.state.address(h);
-        let committed = heads.entry(bucket)?;
-        Ok((bucket, self.touched.get(&bucket).copied().unwrap_or(committed), committed))
-    }
-
-    /// What `key` is as of this transaction so far, looked up once: a key
-    /// this transaction read or wrote is answered from `known`; any other
-    /// can only be in the committed stack (the batch's own records are not
-    /// in the log yet).
-    fn known(&mut self, key: &[u8], committed: Entry, h: u64) -> Result<&Known> {
-        if !self.known.contains_key(key) {
-            let known = match probe(&self.db.log, committed, key, h)?.and_then(|(value, _)| value) {
-                Some(value) => Known::Committed(value),
-                None => Known::Absent,
-            };
-            self.known.insert(key.to_vec(), known);
-        }
-        Ok(&self.known[key])
-    }
-
-    /// Bytes the live record of `key` occupies now, or `None` if it is
-    /// absent; looked up as [`WriteTxn::known`] does.
-    fn live_bytes(&mut self, key: &[u8], committed: Entry, h: u64) -> Result<Option<i64>> {
-        let value_len = match self.known(key, committed, h)? {
-            Known::Absent => return Ok(None),
-            Known::Committed(value) => value.len(),
-            Known::Written(offset) => {
-                let offset = *offset;
-                self.batch.value_at(offset).map_or(0, <[u8]>::len)
+    /// The index of `key`'s state, made on first use.
+    fn slot(&mut self, key: &[u8]) -> usize {
+        let h = hash(key);
+        let mut at = self.by_hash.get(&h).copied();
+        let mut last = None;
+        while let Some(i) = at {
+            if &self.bytes[self.keys[i].key.clone()] == key {
+                return i;
             }
-        };
-        Ok(Some(padded_len(key.len(), value_len) as i64))
+            last = Some(i);
+            at = self.keys[i].same_hash;
+        }
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(key);
+        let i = self.keys.len();
+        self.keys.push(KeyState { key: start..self.bytes.len(), hash: h, committed: Committed::Unknown, current: Current::AsCommitted, same_hash: None });
+        match last {
+            Some(l) => self.keys[l].same_hash = Some(i),
+            None => {
+                self.by_hash.insert(h, i);
+            }
+        }
+        i
+    }
+
+    /// How key `i` stood at the last commit, looked up now if not yet.
+    fn committed(&mut self, i: usize) -> Result<Committed> {
+        if self.keys[i].committed == Committed::Unknown {
+            let h = self.keys[i].hash;
+            let key = &self.bytes[self.keys[i].key.clone()];
+            let entry = {
+                let mut heads = lock(&self.db.heads);
+                let bucket = heads.state.address(h);
+                heads.entry(bucket)?
+            };
+            self.keys[i].committed = match probe(&self.db.log, entry, key, h)? {
+                Some((Some(r), _)) => Committed::Live { offset: r.offset, value_len: r.header.value_len },
+                _ => Committed::Absent,
+            };
+        }
+        Ok(self.keys[i].committed)
     }
 
     /// The value of `key` as this transaction sees it: its own puts and
     /// deletes first, then the last commit.
     pub fn get(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let h = hash(key);
-        let (_, _, committed) = self.top_of(h)?;
-        Ok(match self.known(key, committed, h)? {
-            Known::Absent => None,
-            Known::Committed(value) => Some(value.clone()),
-            Known::Written(offset) => {
-                let offset = *offset;
-                self.batch.value_at(offset).map(<[u8]>::to_vec)
-            }
-        })
+        let i = self.slot(key);
+        match self.keys[i].current {
+            Current::Written(op) => Ok(self.ops[op].value.clone().map(|v| self.bytes[v].to_vec())),
+            Current::Deleted => Ok(None),
+            Current::AsCommitted => match self.committed(i)? {
+                Committed::Live { offset, .. } => Ok(Some(self.db.log.view(offset)?.value().to_vec())),
+                _ => Ok(None),
+            },
+        }
     }
 
     /// Sets `key` to `value`.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        let h = hash(key);
-        let (bucket, top, committed) = self.top_of(h)?;
-        let old = self.live_bytes(key, committed, h)?;
-        let offset = self.batch.put(key, value, top.head)?;
-        self.touched.insert(bucket, Entry { head: offset, bloom: top.bloom | bloom_bits(h) });
-        self.records_delta += i64::from(old.is_none());
-        self.bytes_delta += padded_len(key.len(), value.len()) as i64 - old.unwrap_or(0);
-        self.known.insert(key.to_vec(), Known::Written(offset));
+        if key.len() > MAX_KEY {
+            return Err(Error::TooLarge { what: "key", len: key.len(), max: MAX_KEY });
+        }
+        if value.len() > MAX_VALUE {
+            return Err(Error::TooLarge { what: "value", len: value.len(), max: MAX_VALUE });
+        }
+        let i = self.slot(key);
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(value);
+        self.keys[i].current = Current::Written(self.ops.len());
+        self.ops.push(Op { key: i, value: Some(start..self.bytes.len()) });
         Ok(())
     }
 
     /// Deletes `key` (nothing happens if it does not exist).
     pub fn delete(&mut self, key: &[u8]) -> Result<()> {
-        let h = hash(key);
-        let (bucket, top, committed) = self.top_of(h)?;
-        let Some(old_bytes) = self.live_bytes(key, committed, h)? else {
-            return Ok(());
+        let i = self.slot(key);
+        let absent = match self.keys[i].current {
+            Current::Deleted => true,
+            Current::AsCommitted => self.keys[i].committed == Committed::Absent,
+            Current::Written(_) => false,
         };
-        let offset = self.batch.delete(key, top.head)?;
-        self.touched.insert(bucket, Entry { head: offset, bloom: top.bloom | bloom_bits(h) });
-        self.records_delta -= 1;
-        self.bytes_delta -= old_bytes;
-        self.known.insert(key.to_vec(), Known::Absent);
+        if !absent {
+            self.keys[i].current = Current::Deleted;
+            self.ops.push(Op { key: i, value: None });
+        }
         Ok(())
+    }
+
+    /// Looks up, all together, the committed state of every key not yet
+    /// known, and returns every written key's bucket and its committed entry.
+    fn resolve(&mut self) -> Result<Vec<(u64, Entry)>> {
+        let places = {
+            let mut heads = lock(&self.db.heads);
+            let buckets: Vec<u64> = self.keys.iter().map(|k| heads.state.address(k.hash)).collect();
+            buckets.iter().for_each(|&b| heads.prefetch(b));
+            buckets.into_iter().map(|b| Ok((b, heads.entry(b)?))).collect::<Result<Vec<_>>>()?
+        };
+        let mut walks = vec![0; self.keys.len()];
+        for (i, k) in self.keys.iter_mut().enumerate() {
+            if k.committed == Committed::Unknown {
+                let (_, entry) = places[i];
+                let bits = bloom_bits(k.hash);
+                if entry.head == 0 || entry.bloom & bits != bits {
+                    k.committed = Committed::Absent;
+                } else {
+                    // Absent unless the walk meets the key.
+                    k.committed = Committed::Absent;
+                    walks[i] = entry.head;
+                }
+            }
+        }
+        let (keys, bytes) = (&mut self.keys, &self.bytes);
+        walk_many(&self.db.log, &walks, |i, r| {
+            let k = &mut keys[i];
+            if r.key() != &bytes[k.key.clone()] {
+                return Ok(Step::Down);
+            }
+            if r.header.kind == Kind::Put {
+                k.committed = Committed::Live { offset: r.offset, value_len: r.header.value_len };
+            }
+            Ok(Step::Stop)
+        })?;
+        Ok(places)
     }
 
     /// Makes every put and delete of this transaction durable (as the
     /// options' durability says) and visible, all at once.
-    pub fn commit(self) -> Result<()> {
+    pub fn commit(mut self) -> Result<()> {
         let db = self.db;
-        if self.batch.is_empty() {
+        if self.ops.is_empty() {
+            return Ok(());
+        }
+        let places = self.resolve()?;
+        // Each key's live record length as the operations go, from the committed one.
+        let mut live: Vec<Option<usize>> = self
+            .keys
+            .iter()
+            .map(|k| match k.committed {
+                Committed::Live { value_len, .. } => Some(padded_len(k.key.len(), value_len)),
+                _ => None,
+            })
+            .collect();
+        let mut batch = db.log.batch();
+        let mut touched: FastMap<u64, Entry> = FastMap::default();
+        let (mut records_delta, mut bytes_delta) = (0i64, 0i64);
+        for op in &self.ops {
+            let k = &self.keys[op.key];
+            let (bucket, committed) = places[op.key];
+            let top = touched.get(&bucket).copied().unwrap_or(committed);
+            let key = &self.bytes[k.key.clone()];
+            let old = live[op.key];
+            let offset = match &op.value {
+                Some(value) => {
+                    let new = padded_len(key.len(), value.len());
+                    records_delta += i64::from(old.is_none());
+                    bytes_delta += new as i64 - old.unwrap_or(0) as i64;
+                    live[op.key] = Some(new);
+                    batch.put(key, &self.bytes[value.clone()], top.head)?
+                }
+                None => {
+                    let Some(old) = old else { continue };
+                    records_delta -= 1;
+                    bytes_delta -= old as i64;
+                    live[op.key] = None;
+                    batch.delete(key, top.head)?
+                }
+            };
+            touched.insert(bucket, Entry { head: offset, bloom: top.bloom | bloom_bits(k.hash) });
+        }
+        if batch.is_empty() {
             return Ok(());
         }
         let sequence = lock(&db.heads).state.commit_seq + 1;
-        let commit = Commit::user(sequence, self.records_delta, self.bytes_delta);
-        db.checkpoint_if_due(self.touched.len())?;
-        db.log.commit(self.batch, commit, db.options.durability)?;
+        let commit = Commit::user(sequence, records_delta, bytes_delta);
+        db.checkpoint_if_due(touched.len())?;
+        db.log.commit(batch, commit, db.options.durability)?;
         {
             let mut heads = lock(&db.heads);
-            for (bucket, entry) in &self.touched {
+            for (bucket, entry) in &touched {
                 heads.set(*bucket, *entry)?;
             }
             let state = &mut heads.state;
-            state.records = state.records.saturating_add_signed(self.records_delta);
-            state.live_bytes = state.live_bytes.saturating_add_signed(self.bytes_delta);
+            state.records = state.records.saturating_add_signed(records_delta);
+            state.live_bytes = state.live_bytes.saturating_add_signed(bytes_delta);
             state.commit_seq = sequence;
         }
         db.grow()?;
