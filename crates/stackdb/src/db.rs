@@ -257,17 +257,17 @@ impl Database {
         self.checkpoint_locked()
     }
 
-    /// Checkpoints when the `incoming` pages a commit is about to dirty might not fit in the cache beside
-    /// the dirty ones (dirty pages stay cached until a checkpoint, so without this a commit grows the cache
-    /// past the RAM budget), when dirty pages fill 90 % of the cache (reads of clean pages go through the
-    /// map, so the cache is mostly a buffer of dirty pages), or when the log has grown `checkpoint_every`
-    /// since the last one. A commit calls it before it is logged, so that a checkpoint covers exactly the
-    /// commits before it, and again after (with no incoming pages) for what splits and sweeps dirtied
-    /// (writer held).
-    pub(crate) fn checkpoint_if_due(&self, incoming: usize) -> Result<()> {
-        let (dirty, capacity, since) = {
+    /// Checkpoints when the pages a commit is about to dirty (setting the entries of `buckets`) might not
+    /// fit in the cache beside the dirty ones (dirty pages stay cached until a checkpoint, so without this
+    /// a commit grows the cache past the RAM budget), when dirty pages fill 90 % of the cache (reads of
+    /// clean pages go through the map, so the cache is mostly a buffer of dirty pages), or when the log has
+    /// grown `checkpoint_every` since the last one. A commit calls it before it is logged, so that a
+    /// checkpoint covers exactly the commits before it, and again after (with no buckets) for what splits
+    /// and sweeps dirtied (writer held).
+    pub(crate) fn checkpoint_if_due(&self, buckets: impl IntoIterator<Item = u64>) -> Result<()> {
+        let (dirty, incoming, capacity, since) = {
             let heads = lock(&self.heads);
-            (heads.dirty_pages(), heads.capacity(), self.log.end() - heads.state.log_end)
+            (heads.dirty_pages(), heads.pages_to_dirty(buckets), heads.capacity(), self.log.end() - heads.state.log_end)
         };
         if dirty + incoming > capacity || dirty * 10 >= capacity * 9 || since >= self.options.checkpoint_every {
             self.checkpoint_locked()?;

@@ -448,6 +448,14 @@ impl Heads {
         Ok(())
     }
 
+    /// Pages that setting the entries of `buckets` would newly dirty.
+    pub fn pages_to_dirty(&self, buckets: impl IntoIterator<Item = u64>) -> usize {
+        let mut pages: Vec<u64> = buckets.into_iter().map(|b| Self::page_of(b).0).collect();
+        pages.sort_unstable();
+        pages.dedup();
+        pages.iter().filter(|n| !self.cache.get(n).is_some_and(|c| c.dirty)).count()
+    }
+
     /// Dirty pages waiting for a checkpoint.
     pub fn dirty_pages(&self) -> usize {
         self.dirty

@@ -19,6 +19,9 @@ const BLOCK: u64 = 4096;
 /// `fdatasync` flushes data only, with no size change to journal (half the
 /// cost of a synced append on ext4 here). Recovery treats zeros as the end.
 const PREPARE_AHEAD: u64 = 4 << 20;
+/// Bytes below the floor given back per user commit (about 4 ms of ext4 hole
+/// punching here; 570 MB at once took 120 ms).
+pub const DISCARD_STEP: u64 = 16 << 20;
 /// [`Log::read`] reads this much at once: a whole record of a game world's
 /// size (16-byte keys, values up to a few hundred bytes) in one call.
 const FIRST_READ: usize = 512;
@@ -213,6 +216,9 @@ pub struct Log<B: StorageBackend> {
     /// Zeros are written up to here (the file's length): a commit ending
     /// below it grows nothing. Written only by the one writer.
     prepared: std::sync::atomic::AtomicU64,
+    /// The space below this offset has been given back; from here to the
+    /// floor it is given back a step per commit. Written only by the one writer.
+    discarded: std::sync::atomic::AtomicU64,
 }
 
 impl<B: StorageBackend> std::fmt::Debug for Log<B> {
@@ -248,7 +254,14 @@ impl<B: StorageBackend> Log<B> {
         }
         let map = backend.file().map(crate::map::FileMap::new).transpose()?;
         let end = len.max(LOG_HEADER_LEN);
-        Ok(Self { backend, map, end: end.into(), floor: LOG_HEADER_LEN.into(), prepared: end.into() })
+        Ok(Self {
+            backend,
+            map,
+            end: end.into(),
+            floor: LOG_HEADER_LEN.into(),
+            prepared: end.into(),
+            discarded: LOG_HEADER_LEN.into(),
+        })
     }
 
     /// Gives the storage back (tests reopen it as a crash would leave it).
@@ -270,11 +283,27 @@ impl<B: StorageBackend> Log<B> {
     /// back in whole blocks (the block holding the log header stays). The
     /// caller has made durable a head table that no longer points below it.
     pub fn release_below(&self, floor: u64) -> Result<()> {
-        let old = self.floor.fetch_max(floor, std::sync::atomic::Ordering::AcqRel);
-        let from = old.max(BLOCK) / BLOCK * BLOCK;
-        let to = floor / BLOCK * BLOCK;
+        self.raise_floor(floor);
+        self.discard_step(u64::MAX)
+    }
+
+    /// Declares everything below `floor` unreferenced, as
+    /// [`Log::release_below`] does, but gives its space back a step at a
+    /// time ([`Log::discard_step`]), so that no commit waits for the file
+    /// system to free hundreds of megabytes at once.
+    pub fn raise_floor(&self, floor: u64) {
+        self.floor.fetch_max(floor, std::sync::atomic::Ordering::AcqRel);
+    }
+
+    /// Gives back up to `max` bytes of the space below the floor not given
+    /// back yet (the writer calls it once per user commit with [`DISCARD_STEP`]).
+    pub fn discard_step(&self, max: u64) -> Result<()> {
+        use std::sync::atomic::Ordering::{Acquire, Release};
+        let from = self.discarded.load(Acquire).max(BLOCK) / BLOCK * BLOCK;
+        let to = (self.floor() / BLOCK * BLOCK).min(from.saturating_add(max));
         if to > from {
             self.backend.discard(from, to - from)?;
+            self.discarded.store(to, Release);
         }
         Ok(())
     }
@@ -534,5 +563,30 @@ impl<B: StorageBackend> ChunkReader<'_, B> {
             key: whole[HEADER_LEN..HEADER_LEN + header.key_len].to_vec(),
             value: whole[HEADER_LEN + header.key_len..].to_vec(),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::MemBackend;
+
+    /// A raised floor is given back a step at a time; `release_below` (at open) gives it all back.
+    #[test]
+    fn space_below_the_floor_is_given_back_a_step_at_a_time() {
+        let log = Log::open(MemBackend::new()).unwrap();
+        let mut batch = log.batch();
+        for k in 0..4u8 {
+            batch.put(&[k], &vec![7; 10 << 20], 0).unwrap();
+        }
+        let end = log.commit(batch, Commit::user(1, 4, 0), Durability::Eventual).unwrap();
+        let full = log.allocated().unwrap();
+        log.raise_floor(end);
+        assert_eq!(log.allocated().unwrap(), full, "raising the floor frees nothing by itself");
+        log.discard_step(DISCARD_STEP).unwrap();
+        assert_eq!(log.allocated().unwrap(), full - DISCARD_STEP);
+        log.discard_step(DISCARD_STEP).unwrap();
+        log.release_below(end).unwrap();
+        assert!(log.allocated().unwrap() < full - (40 << 20) + 2 * BLOCK, "{}", log.allocated().unwrap());
     }
 }

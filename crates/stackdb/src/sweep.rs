@@ -94,7 +94,7 @@ impl Database {
             match self.options.compaction.due(&state, self.log.end()) {
                 Some(due) if state.sweep_cursor < due => {
                     self.rewrite(state, due)?;
-                    self.checkpoint_if_due(0)?;
+                    self.checkpoint_if_due([])?;
                 }
                 _ => break,
             }
@@ -104,7 +104,7 @@ impl Database {
             // The head table on disk must stop pointing below the new floor
             // before that part of the log can go.
             self.checkpoint_locked()?;
-            self.log.release_below(new_floor)?;
+            self.log.raise_floor(new_floor);
         }
         Ok(())
     }

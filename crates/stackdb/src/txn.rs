@@ -256,7 +256,7 @@ impl<'db> WriteTxn<'db> {
         }
         let sequence = lock(&db.heads).state.commit_seq + 1;
         let commit = Commit::user(sequence, records_delta, bytes_delta);
-        db.checkpoint_if_due(touched.len())?;
+        db.checkpoint_if_due(touched.keys().copied())?;
         db.log.commit(batch, commit, db.options.durability)?;
         {
             let mut heads = lock(&db.heads);
@@ -270,7 +270,8 @@ impl<'db> WriteTxn<'db> {
         }
         db.grow()?;
         db.compact()?;
-        db.checkpoint_if_due(0)?;
+        db.checkpoint_if_due([])?;
+        db.log.discard_step(crate::log::DISCARD_STEP)?;
         drop(self.guard);
         Ok(())
     }

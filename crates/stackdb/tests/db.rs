@@ -374,3 +374,41 @@ fn the_head_cache_stays_within_its_budget_however_many_pages_commits_dirty() {
     assert!(most <= 16 * 4096, "the cache held {most} bytes");
     assert_eq!(db.stats().unwrap().records, 3200);
 }
+
+/// A transaction's puts and deletes are only noted until commit: the counts
+/// still follow every key's last state, and deleting what is not there
+/// writes nothing.
+#[test]
+fn a_transaction_counts_each_keys_last_state() {
+    let db = Disk::new().open(&small(Durability::Eventual));
+    let mut w = db.begin_write();
+    w.put(b"kept", b"12345678").unwrap();
+    w.put(b"gone", b"x").unwrap();
+    w.commit().unwrap();
+    let before = db.stats().unwrap();
+    assert_eq!(before.records, 2);
+
+    let mut w = db.begin_write();
+    w.delete(b"never-there").unwrap();
+    w.commit().unwrap();
+    assert_eq!(db.stats().unwrap(), before, "a delete of an absent key commits nothing");
+
+    let mut w = db.begin_write();
+    w.put(b"new", b"a").unwrap();
+    w.delete(b"new").unwrap(); // put then deleted: no live key
+    w.put(b"kept", b"1234").unwrap(); // shorter
+    w.delete(b"gone").unwrap();
+    w.put(b"gone", b"back").unwrap(); // deleted then put: live again
+    w.delete(b"never-there").unwrap();
+    assert_eq!(w.get(b"kept").unwrap(), Some(b"1234".to_vec()));
+    assert_eq!(w.get(b"new").unwrap(), None);
+    assert_eq!(w.get(b"gone").unwrap(), Some(b"back".to_vec()));
+    w.commit().unwrap();
+    let after = db.stats().unwrap();
+    assert_eq!(after.records, 2);
+    assert_eq!(db.get(b"kept").unwrap(), Some(b"1234".to_vec()));
+    assert_eq!(db.get(b"gone").unwrap(), Some(b"back".to_vec()));
+    assert_eq!(db.get(b"new").unwrap(), None);
+    // "kept" 24 + 4 + 4 bytes → 32, "gone" 24 + 4 + 4 → 32: the live bytes are the newest versions'.
+    assert_eq!(after.live_bytes, 64);
+}
