@@ -30,6 +30,15 @@ pub struct Entry {
     pub bloom: u64,
 }
 
+impl Entry {
+    /// Whether the stack may hold a key of hash `h`: it is not empty and
+    /// its Bloom word has the key's two bits.
+    pub fn may_hold(&self, h: u64) -> bool {
+        let bits = crate::hash::bloom_bits(h);
+        self.head != 0 && self.bloom & bits == bits
+    }
+}
+
 /// What a header slot records: the table as of a checkpoint (and, in RAM,
 /// as of the last commit).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -422,9 +431,16 @@ impl Heads {
         }
     }
 
+    /// The entries of `buckets`, all asked of the CPU's cache before the
+    /// first is read, so their memory reads overlap.
+    pub fn entries(&mut self, buckets: &[u64]) -> Result<Vec<Entry>> {
+        buckets.iter().for_each(|&b| self.prefetch(b));
+        buckets.iter().map(|&b| self.entry(b)).collect()
+    }
+
     /// Starts loading the entry of `bucket` into the CPU's cache (a hint:
     /// reads nothing from disk, checks nothing).
-    pub fn prefetch(&self, bucket: u64) {
+    fn prefetch(&self, bucket: u64) {
         let (page_no, at) = Self::page_of(bucket);
         if let Some(cached) = self.cache.get(&page_no) {
             crate::map::prefetch(cached.page[at..].as_ptr());

@@ -90,12 +90,7 @@ pub fn encode(out: &mut Vec<u8>, kind: Kind, key: &[u8], value: &[u8], prev: u64
 
 /// Appends an encoded record with `flags` (commit records only) to `out`.
 pub fn encode_flagged(out: &mut Vec<u8>, kind: Kind, flags: u8, key: &[u8], value: &[u8], prev: u64) -> Result<()> {
-    if key.len() > MAX_KEY {
-        return Err(Error::TooLarge { what: "key", len: key.len(), max: MAX_KEY });
-    }
-    if value.len() > MAX_VALUE {
-        return Err(Error::TooLarge { what: "value", len: value.len(), max: MAX_VALUE });
-    }
+    check_lengths(key, value)?;
     let start = out.len();
     out.extend_from_slice(&[0; 4]);
     out.push(kind as u8);
@@ -109,6 +104,17 @@ pub fn encode_flagged(out: &mut Vec<u8>, kind: Kind, flags: u8, key: &[u8], valu
     let crc = crc32fast::hash(&out[start + 4..]);
     out[start..start + 4].copy_from_slice(&crc.to_le_bytes());
     out.resize(start + padded_len(key.len(), value.len()), 0);
+    Ok(())
+}
+
+/// Refuses a key or value longer than a record can hold.
+pub fn check_lengths(key: &[u8], value: &[u8]) -> Result<()> {
+    if key.len() > MAX_KEY {
+        return Err(Error::TooLarge { what: "key", len: key.len(), max: MAX_KEY });
+    }
+    if value.len() > MAX_VALUE {
+        return Err(Error::TooLarge { what: "value", len: value.len(), max: MAX_VALUE });
+    }
     Ok(())
 }
 

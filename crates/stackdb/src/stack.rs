@@ -17,8 +17,7 @@ pub(crate) type LogFile = Log<Box<dyn StorageBackend>>;
 /// record or its newest is a tombstone) and how many records were read to
 /// find it.
 pub(crate) fn probe<'l>(log: &'l LogFile, entry: Entry, key: &[u8], h: u64) -> Result<Option<(Option<RecordView<'l>>, u64)>> {
-    let bits = bloom_bits(h);
-    if entry.head == 0 || entry.bloom & bits != bits {
+    if !entry.may_hold(h) {
         return Ok(None);
     }
     find(log, entry.head, key).map(Some)
@@ -86,50 +85,52 @@ pub(crate) fn walk_many<'l>(
     Ok(())
 }
 
+/// A live record and its key's hash.
+pub(crate) type Live<'l> = (RecordView<'l>, u64);
+
 /// The newest version of every key in each of the stacks `heads`,
-/// tombstones dropped, newest first.
-pub(crate) fn live_records_many<'l>(log: &'l LogFile, heads: &[u64]) -> Result<Vec<Vec<RecordView<'l>>>> {
+/// tombstones dropped, newest first, each with its key's hash.
+pub(crate) fn live_records_many<'l>(log: &'l LogFile, heads: &[u64]) -> Result<Vec<Vec<Live<'l>>>> {
     // The first (newest) record of each key met in each stack, and where
     // it is by (stack, key hash); a second key with the same hash is
     // compared with every newest record of its stack.
-    let mut newest: Vec<Vec<RecordView<'l>>> = heads.iter().map(|_| Vec::new()).collect();
+    let mut newest: Vec<Vec<Live<'l>>> = heads.iter().map(|_| Vec::new()).collect();
     let mut seen: FastMap<(usize, u64), usize> = FastMap::default();
     walk_many(log, heads, |i, r| {
         let stack = &mut newest[i];
         let h = hash(r.key());
         let known = match seen.get(&(i, h)) {
             None => false,
-            Some(&j) => stack[j].key() == r.key() || stack.iter().any(|s| s.key() == r.key()),
+            Some(&j) => stack[j].0.key() == r.key() || stack.iter().any(|(s, _)| s.key() == r.key()),
         };
         if !known {
             seen.entry((i, h)).or_insert(stack.len());
-            stack.push(r);
+            stack.push((r, h));
         }
         Ok(Step::Down)
     })?;
-    Ok(newest.into_iter().map(|stack| stack.into_iter().filter(|r| r.header.kind == Kind::Put).collect()).collect())
+    Ok(newest.into_iter().map(|stack| stack.into_iter().filter(|(r, _)| r.header.kind == Kind::Put).collect()).collect())
 }
 
 /// The newest version of every key in a stack, tombstones dropped; newest first.
-pub(crate) fn live_records(log: &LogFile, head: u64) -> Result<Vec<RecordView<'_>>> {
+pub(crate) fn live_records(log: &LogFile, head: u64) -> Result<Vec<Live<'_>>> {
     Ok(live_records_many(log, &[head])?.pop().unwrap_or_default())
 }
 
 /// A copy's place: its log offset and its key's hash.
 pub(crate) type Placed = (u64, u64);
 
-/// Appends copies of `records` (each bucket's oldest first) to `batch` as
-/// fresh stacks of the buckets `state` addresses them to; returns where
-/// each copy went, in order.
+/// Appends copies of `records` (each bucket's oldest first, with their
+/// keys' hashes) to `batch` as fresh stacks of the buckets `state`
+/// addresses them to; returns where each copy went, in order.
 pub(crate) fn copy_records<'r, 'l: 'r>(
     batch: &mut Batch,
-    records: impl IntoIterator<Item = &'r RecordView<'l>>,
+    records: impl IntoIterator<Item = &'r Live<'l>>,
     state: &State,
 ) -> Result<Vec<Placed>> {
     let mut tops: FastMap<u64, u64> = FastMap::default();
     let mut placed = Vec::new();
-    for r in records {
-        let h = hash(r.key());
+    for &(ref r, h) in records {
         let top = tops.entry(state.address(h)).or_insert(0);
         *top = batch.put(r.key(), r.value(), *top)?;
         placed.push((*top, h));

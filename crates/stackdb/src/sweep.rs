@@ -120,11 +120,8 @@ impl Database {
         let last = due.min(state.buckets());
         while bucket < last && batch.bytes() < BATCH_BYTES {
             let group = bucket..last.min(bucket + WALK_TOGETHER);
-            let heads = {
-                let mut heads = lock(&self.heads);
-                group.clone().for_each(|b| heads.prefetch(b));
-                group.clone().map(|b| heads.entry(b).map(|e| e.head)).collect::<Result<Vec<_>>>()?
-            };
+            let buckets: Vec<u64> = group.clone().collect();
+            let heads: Vec<u64> = lock(&self.heads).entries(&buckets)?.iter().map(|e| e.head).collect();
             for live in live_records_many(&self.log, &heads)? {
                 placed.extend(copy_records(&mut batch, live.iter().rev(), &state)?);
             }

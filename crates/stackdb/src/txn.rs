@@ -9,11 +9,11 @@
 //! of their buckets' stacks.
 
 use crate::db::{Database, lock};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::hash::{FastMap, bloom_bits, hash};
 use crate::heads::Entry;
 use crate::log::Commit;
-use crate::record::{Kind, MAX_KEY, MAX_VALUE, padded_len};
+use crate::record::{Kind, check_lengths, padded_len};
 use crate::stack::{Step, probe, walk_many};
 use std::ops::Range;
 use std::sync::MutexGuard;
@@ -141,12 +141,7 @@ impl<'db> WriteTxn<'db> {
 
     /// Sets `key` to `value`.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        if key.len() > MAX_KEY {
-            return Err(Error::TooLarge { what: "key", len: key.len(), max: MAX_KEY });
-        }
-        if value.len() > MAX_VALUE {
-            return Err(Error::TooLarge { what: "value", len: value.len(), max: MAX_VALUE });
-        }
+        check_lengths(key, value)?;
         let i = self.slot(key);
         let start = self.bytes.len();
         self.bytes.extend_from_slice(value);
@@ -176,19 +171,16 @@ impl<'db> WriteTxn<'db> {
         let places = {
             let mut heads = lock(&self.db.heads);
             let buckets: Vec<u64> = self.keys.iter().map(|k| heads.state.address(k.hash)).collect();
-            buckets.iter().for_each(|&b| heads.prefetch(b));
-            buckets.into_iter().map(|b| Ok((b, heads.entry(b)?))).collect::<Result<Vec<_>>>()?
+            let entries = heads.entries(&buckets)?;
+            buckets.into_iter().zip(entries).collect::<Vec<_>>()
         };
         let mut walks = vec![0; self.keys.len()];
         for (i, k) in self.keys.iter_mut().enumerate() {
             if k.committed == Committed::Unknown {
+                // Absent unless a walk meets the key.
+                k.committed = Committed::Absent;
                 let (_, entry) = places[i];
-                let bits = bloom_bits(k.hash);
-                if entry.head == 0 || entry.bloom & bits != bits {
-                    k.committed = Committed::Absent;
-                } else {
-                    // Absent unless the walk meets the key.
-                    k.committed = Committed::Absent;
+                if entry.may_hold(k.hash) {
                     walks[i] = entry.head;
                 }
             }
