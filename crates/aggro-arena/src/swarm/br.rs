@@ -57,10 +57,6 @@ impl Behaviour for Br {
     type Bot = Bot;
     const DELAY: &'static str = "gunfire_delay";
 
-    fn transport(&self, cfg: &SwarmConfig) -> std::io::Result<Datagrams> {
-        Datagrams::open(cfg)
-    }
-
     fn bot(&mut self, cfg: &SwarmConfig, index: usize, client_id: u64, now_us: u64, mut rng: Rng) -> Bot {
         let client = arena_client(cfg, client_id, now_us, &mut rng);
         let (cx, cy) = self.clusters[index / self.cfg.cluster.max(1) % self.clusters.len()];

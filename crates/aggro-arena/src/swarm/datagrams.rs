@@ -35,21 +35,6 @@ pub struct Datagrams {
 const NO_BOT: u32 = u32::MAX;
 
 impl Datagrams {
-    /// Binds the sockets (on the server's loopback family, or any address for a remote server).
-    pub fn open(cfg: &SwarmConfig) -> std::io::Result<Self> {
-        let server = cfg.server;
-        let local = match (server.is_ipv4(), server.ip().is_loopback()) {
-            (true, true) => SocketAddr::from(([127, 0, 0, 1], 0)),
-            (false, true) => SocketAddr::from((Ipv6Addr::LOCALHOST, 0)),
-            (true, false) => SocketAddr::from(([0, 0, 0, 0], 0)),
-            (false, false) => SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)),
-        };
-        let count = if cfg.sockets > 0 { cfg.sockets } else { cfg.bots.div_ceil(512).clamp(1, 8) };
-        let sockets = (0..count).map(|_| BatchSocket::bind(local)).collect::<std::io::Result<Vec<_>>>()?;
-        let pollfds = sockets.iter().map(BatchSocket::pollfd).collect();
-        Ok(Self { server, first_client_id: cfg.first_client_id, bots: cfg.bots, sockets, pollfds, slot_to_bot: Vec::new(), ready: Vec::new(), errors: 0 })
-    }
-
     /// Learns a slot's bot from the server's accept packet (which names the client id).
     fn learn_slot(&mut self, slot: u32, client_id: u64) {
         let index = (client_id.wrapping_sub(self.first_client_id) & 0xffff_ffff) as usize;
@@ -65,6 +50,21 @@ impl Datagrams {
 impl Transport for Datagrams {
     type Out = Vec<u8>;
     type In<'a> = Datagram<'a>;
+
+    /// Binds the sockets (on the server's loopback family, or any address for a remote server).
+    fn open(cfg: &SwarmConfig) -> std::io::Result<Self> {
+        let server = cfg.server;
+        let local = match (server.is_ipv4(), server.ip().is_loopback()) {
+            (true, true) => SocketAddr::from(([127, 0, 0, 1], 0)),
+            (false, true) => SocketAddr::from((Ipv6Addr::LOCALHOST, 0)),
+            (true, false) => SocketAddr::from(([0, 0, 0, 0], 0)),
+            (false, false) => SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)),
+        };
+        let count = if cfg.sockets > 0 { cfg.sockets } else { cfg.bots.div_ceil(512).clamp(1, 8) };
+        let sockets = (0..count).map(|_| BatchSocket::bind(local)).collect::<std::io::Result<Vec<_>>>()?;
+        let pollfds = sockets.iter().map(BatchSocket::pollfd).collect();
+        Ok(Self { server, first_client_id: cfg.first_client_id, bots: cfg.bots, sockets, pollfds, slot_to_bot: Vec::new(), ready: Vec::new(), errors: 0 })
+    }
 
     /// One batch (up to 64 datagrams) from each socket.
     fn receive(&mut self) -> (usize, bool) {

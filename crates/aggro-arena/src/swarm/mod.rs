@@ -101,14 +101,12 @@ impl SwarmConfig {
     }
 }
 
-/// A kind of bot: makes them and the transport they speak over; the swarm runs any kind on one loop.
+/// A kind of bot: makes them, and names the transport they speak over; the swarm runs any kind on one loop.
 pub trait Behaviour {
     type Transport: Transport;
     type Bot: Player<Self::Transport>;
     /// What the swarm's delay histogram measures, as an operation name (`gunfire_delay`, `relay_delay`).
     const DELAY: &'static str;
-    /// Opens the transport (nothing is sent yet).
-    fn transport(&self, cfg: &SwarmConfig) -> std::io::Result<Self::Transport>;
     /// Bot number `index` (client id `client_id`, made at `now_us`), drawing its choices from `rng`.
     fn bot(&mut self, cfg: &SwarmConfig, index: usize, client_id: u64, now_us: u64, rng: Rng) -> Self::Bot;
 }
@@ -209,7 +207,7 @@ const TICKS_EVERY: usize = 8;
 impl<B: Behaviour> Swarm<B> {
     /// Opens the transport; nothing is sent yet.
     pub fn new(cfg: SwarmConfig, behaviour: B) -> std::io::Result<Self> {
-        let transport = behaviour.transport(&cfg)?;
+        let transport = B::Transport::open(&cfg)?;
         Ok(Self {
             rng: Rng::seeded(cfg.seed),
             cfg,

@@ -41,10 +41,6 @@ impl Behaviour for RelayBots {
     type Bot = RelayBot;
     const DELAY: &'static str = "relay_delay";
 
-    fn transport(&self, cfg: &SwarmConfig) -> std::io::Result<Datagrams> {
-        Datagrams::open(cfg)
-    }
-
     fn bot(&mut self, cfg: &SwarmConfig, index: usize, client_id: u64, now_us: u64, mut rng: Rng) -> RelayBot {
         let client = arena_client(cfg, client_id, now_us, &mut rng);
         let room = if self.matchmaking { ANY_ROOM } else { self.first_room + (index / self.room_size.max(1) as usize) as u32 };

@@ -14,6 +14,10 @@ pub trait Transport {
     where
         Self: 'a;
 
+    /// Opens the transport for `cfg`'s bots against `cfg.server` (nothing is sent yet).
+    fn open(cfg: &super::SwarmConfig) -> std::io::Result<Self>
+    where
+        Self: Sized;
     /// Takes what has arrived: how many arrivals are ready, and whether more may be waiting.
     fn receive(&mut self) -> (usize, bool);
     /// Arrival `k` of the last [`receive`](Self::receive) and the bot it is for; None when it is for no bot.

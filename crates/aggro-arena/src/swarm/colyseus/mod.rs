@@ -55,10 +55,6 @@ impl Behaviour for ColyseusBots {
     type Bot = ColyseusBot;
     const DELAY: &'static str = "broadcast_delay";
 
-    fn transport(&self, cfg: &SwarmConfig) -> std::io::Result<WebSockets> {
-        WebSockets::open(cfg)
-    }
-
     fn bot(&mut self, _: &SwarmConfig, _: usize, client_id: u64, _: u64, mut rng: Rng) -> ColyseusBot {
         let (x, y) = (rng.unit() * 1000.0, rng.unit() * 1000.0);
         let churn = Churn::new(self.bots, self.churn_per_s);

@@ -84,30 +84,6 @@ pub struct WebSockets {
 }
 
 impl WebSockets {
-    /// An empty set for `cfg.bots` bots against `cfg.server`.
-    pub fn open(cfg: &SwarmConfig) -> io::Result<Self> {
-        let mut links = Vec::new();
-        links.resize_with(cfg.bots, Link::default);
-        // Small buffers: a bot's messages are small, and thousands of connections share the RAM. No write
-        // buffer: each message goes to its socket as it is written (what a socket would not take is sent
-        // when its next edge drives the link).
-        let config = WebSocketConfig::default().read_buffer_size(4096).write_buffer_size(0).max_message_size(Some(16 << 20));
-        Ok(Self {
-            server: cfg.server,
-            poll: Poll::new()?,
-            events: Events::with_capacity(1024),
-            links,
-            pending: Vec::new(),
-            ready: Vec::new(),
-            inbox: Vec::new(),
-            retired: Traffic::default(),
-            messages_in: 0,
-            messages_out: 0,
-            errors: 0,
-            config,
-        })
-    }
-
     fn push(&mut self, bot: usize, kind: Kind, bytes: &[u8]) {
         let start = self.inbox.len() as u32;
         self.inbox.extend_from_slice(bytes);
@@ -273,6 +249,30 @@ impl WebSockets {
 impl Transport for WebSockets {
     type Out = Requests;
     type In<'a> = WsEvent<'a>;
+
+    /// An empty set for `cfg.bots` bots against `cfg.server`.
+    fn open(cfg: &SwarmConfig) -> io::Result<Self> {
+        let mut links = Vec::new();
+        links.resize_with(cfg.bots, Link::default);
+        // Small buffers: a bot's messages are small, and thousands of connections share the RAM. No write
+        // buffer: each message goes to its socket as it is written (what a socket would not take is sent
+        // when its next edge drives the link).
+        let config = WebSocketConfig::default().read_buffer_size(4096).write_buffer_size(0).max_message_size(Some(16 << 20));
+        Ok(Self {
+            server: cfg.server,
+            poll: Poll::new()?,
+            events: Events::with_capacity(1024),
+            links,
+            pending: Vec::new(),
+            ready: Vec::new(),
+            inbox: Vec::new(),
+            retired: Traffic::default(),
+            messages_in: 0,
+            messages_out: 0,
+            errors: 0,
+            config,
+        })
+    }
 
     fn receive(&mut self) -> (usize, bool) {
         self.ready.clear();
