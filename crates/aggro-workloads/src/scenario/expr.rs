@@ -588,7 +588,8 @@ fn call(f: Func, args: &[Expr], cx: &mut Cx<'_>) -> Result<Value, String> {
 mod tests {
     use super::*;
 
-    struct Names;
+    /// Two variables, `scale` and `aid`; `scale` a constant when given one.
+    struct Names(Option<Value>);
     impl Scope for Names {
         fn var(&self, name: &str) -> Option<usize> {
             ["scale", "aid"].iter().position(|n| *n == name)
@@ -599,10 +600,13 @@ mod tests {
         fn size(&self, _: &str) -> Option<usize> {
             None
         }
+        fn constant(&self, slot: usize) -> Option<Value> {
+            self.0.clone().filter(|_| slot == 0)
+        }
     }
 
     fn eval(text: &str) -> Result<Value, String> {
-        let e = compile(&parse(text)?, &Names)?;
+        let e = compile(&parse(text)?, &Names(None))?;
         let gens = Gen::default();
         let mut rng = Rng::seeded(1);
         e.eval(&mut Cx { slots: &[Value::Int(10), Value::Int(7)], rng: &mut rng, gens: &gens, committed: &[] })
@@ -626,28 +630,14 @@ mod tests {
 
     #[test]
     fn constants_are_folded_when_compiled() {
-        struct Scaled;
-        impl Scope for Scaled {
-            fn var(&self, name: &str) -> Option<usize> {
-                ["scale", "aid"].iter().position(|n| *n == name)
-            }
-            fn space(&self, _: &str) -> Option<usize> {
-                None
-            }
-            fn size(&self, _: &str) -> Option<usize> {
-                None
-            }
-            fn constant(&self, slot: usize) -> Option<Value> {
-                (slot == 0).then_some(Value::Int(10))
-            }
-        }
-        let e = compile(&parse("random(1, 100000 * :scale) + -(2 * 3)").unwrap(), &Scaled).unwrap();
+        let scaled = Names(Some(Value::Int(10)));
+        let e = compile(&parse("random(1, 100000 * :scale) + -(2 * 3)").unwrap(), &scaled).unwrap();
         let Expr::Binary(BinOp::Add, call, six) = e else { panic!("{e:?}") };
         assert_eq!(*six, Expr::Lit(Value::Int(-6)));
         assert_eq!(*call, Expr::Call(Func::Random, vec![Expr::Lit(Value::Int(1)), Expr::Lit(Value::Int(1_000_000))]));
-        assert_eq!(compile(&parse("aid * scale").unwrap(), &Scaled).unwrap(), Expr::Binary(BinOp::Mul, Box::new(Expr::Var(1)), Box::new(Expr::Lit(Value::Int(10)))));
+        assert_eq!(compile(&parse("aid * scale").unwrap(), &scaled).unwrap(), Expr::Binary(BinOp::Mul, Box::new(Expr::Var(1)), Box::new(Expr::Lit(Value::Int(10)))));
         // An error stays for run time, where it is reported with its step.
-        assert_eq!(compile(&parse("1 / 0").unwrap(), &Scaled).unwrap(), Expr::Binary(BinOp::Div, Box::new(Expr::Lit(Value::Int(1))), Box::new(Expr::Lit(Value::Int(0)))));
+        assert_eq!(compile(&parse("1 / 0").unwrap(), &scaled).unwrap(), Expr::Binary(BinOp::Div, Box::new(Expr::Lit(Value::Int(1))), Box::new(Expr::Lit(Value::Int(0)))));
     }
 
     #[test]
