@@ -3,7 +3,9 @@
 
 use crate::error::{Error, Result};
 use crate::hash::hash;
-use crate::heads::{Entry, Heads, PAGE};
+use crate::checkpoint::Pace;
+use crate::heads::{Entry, Heads};
+use crate::page::PAGE;
 use crate::iter::Iter;
 use crate::log::{Batch, BatchKind, Commit, Durability, Log, Record};
 use crate::stack::{LogFile, probe, restack};
@@ -130,6 +132,10 @@ impl FileLock {
 /// 260 KiB doublewrite chunk. With 2 MiB the whole engine measured 32.4 MiB at 20 M records.
 const RESERVED_RAM: usize = 3 << 20;
 
+/// Bytes of RAM a commit's entry may take at most when it starts waiting to be written: its own 16
+/// bytes with its vector's spare room, and a page of its own.
+const INCOMING_ENTRY_BYTES: usize = 32 + crate::page::WAITING_PAGE_BYTES;
+
 /// Lookups retry this many times when the compaction freed the log under
 /// them (between reading a head and reading its records).
 const STALE_HEAD_RETRIES: u32 = 3;
@@ -160,16 +166,20 @@ impl Database {
     /// Opens a database on the given storage (tests use crash-simulating memory).
     pub fn open_with(backends: Backends, options: Options) -> Result<Database> {
         options.compaction.validate()?;
-        // The budget less what the writer needs besides the cache: the
-        // doublewrite and rewrite buffers (a few hundred KiB each).
-        let cache_pages = (options.ram_budget.saturating_sub(RESERVED_RAM) / PAGE).max(16);
+        // The budget less what the writer needs besides the waiting entries:
+        // a checkpoint slice and the rewrite buffers (a few hundred KiB each).
+        let ram = options.ram_budget.saturating_sub(RESERVED_RAM).max(16 * PAGE);
         let mut log = Log::open(backends.log)?;
-        let mut heads = Heads::open(backends.heads, backends.doublewrite, cache_pages, options.initial_level)?;
+        let mut heads = Heads::open(backends.heads, backends.doublewrite, ram, options.initial_level)?;
         // The checkpointed table points at nothing below its floor; a crash
         // may have come between that checkpoint and freeing the space.
         log.release_below(heads.state.floor)?;
         let from = heads.state.log_end;
         log.recover(from, |records, commit| replay(&mut heads, records, commit))?;
+        // The replay may have left more entries waiting than the budget holds.
+        if heads.waiting_bytes() > heads.budget() {
+            heads.checkpoint_all(log.end(), || log.sync())?;
+        }
         Ok(Database {
             log,
             heads: Mutex::new(heads),
@@ -257,27 +267,37 @@ impl Database {
         self.checkpoint_locked()
     }
 
-    /// Checkpoints when the pages a commit is about to dirty (setting the entries of `buckets`) might not
-    /// fit in the cache beside the dirty ones (dirty pages stay cached until a checkpoint, so without this
-    /// a commit grows the cache past the RAM budget), when dirty pages fill 90 % of the cache (reads of
-    /// clean pages go through the map, so the cache is mostly a buffer of dirty pages), or when the log has
-    /// grown `checkpoint_every` since the last one. A commit calls it before it is logged, so that a
-    /// checkpoint covers exactly the commits before it, and again after (with no buckets) for what splits
-    /// and sweeps dirtied (writer held).
-    pub(crate) fn checkpoint_if_due(&self, buckets: impl IntoIterator<Item = u64>) -> Result<()> {
-        let (dirty, incoming, capacity, since) = {
+    /// Writes the whole head table now, before a commit that would set `incoming` entries, if they might
+    /// not fit in RAM beside the ones waiting to be written (writer held). Checkpoint rounds are paced to
+    /// end long before that ([`Database::checkpoint_step`]); a commit touching more buckets than the
+    /// budget holds meets it.
+    pub(crate) fn checkpoint_if_full(&self, incoming: usize) -> Result<()> {
+        let full = {
             let heads = lock(&self.heads);
-            (heads.dirty_pages(), heads.pages_to_dirty(buckets), heads.capacity(), self.log.end() - heads.state.log_end)
+            heads.waiting_bytes() + incoming * INCOMING_ENTRY_BYTES > heads.budget()
         };
-        if dirty + incoming > capacity || dirty * 10 >= capacity * 9 || since >= self.options.checkpoint_every {
+        if full {
             self.checkpoint_locked()?;
         }
         Ok(())
     }
 
+    /// Takes the next step of checkpointing after a commit (writer held): writes the slice of the head
+    /// table a round is due to have written, if any, and gives back the log below the floor of a round
+    /// that ended (its header no longer points below it).
+    pub(crate) fn checkpoint_step(&self) -> Result<()> {
+        let pace = Pace { log_bytes: self.options.checkpoint_every };
+        let ended = lock(&self.heads).checkpoint_step(self.log.end(), pace, || self.log.sync())?;
+        if let Some(header) = ended {
+            self.log.raise_floor(header.floor);
+        }
+        Ok(())
+    }
+
     pub(crate) fn checkpoint_locked(&self) -> Result<()> {
-        self.log.sync()?;
-        lock(&self.heads).checkpoint(self.log.end())
+        let header = lock(&self.heads).checkpoint_all(self.log.end(), || self.log.sync())?;
+        self.log.raise_floor(header.floor);
+        Ok(())
     }
 
     /// Figures about the database.
@@ -294,7 +314,7 @@ impl Database {
             space_amplification: if live_bytes == 0 { 0.0 } else { span as f64 / live_bytes as f64 },
             reclaimed_below: heads.state.floor,
             heads_bytes: heads.file_bytes()?,
-            cache_bytes: (heads.cached_pages() * PAGE) as u64,
+            cache_bytes: heads.waiting_bytes() as u64,
             average_probe_depth: if reached_log == 0 { 0.0 } else { self.probes.load(Relaxed) as f64 / reached_log as f64 },
             bloom_answers: self.bloom_answers.load(Relaxed),
         })

@@ -13,8 +13,10 @@
 //! - [`record`]: the log record format (checksummed, 8-byte aligned).
 //! - [`log`]: the append-only log: atomic batches and recovery to the last
 //!   complete commit.
-//! - [`heads`]: the head table: bucket entries in checksummed pages, a page
-//!   cache within the RAM budget, doublewrite checkpoints.
+//! - [`heads`]: the head table: bucket entries in checksummed pages, the
+//!   entries not yet written held in RAM within the budget; `page` (the
+//!   page format), `checkpoint` (rounds writing the table a slice at a time
+//!   through the doublewrite file).
 //! - [`db`]: [`Database`]: open, get, stats, checkpoints, recovery replay;
 //!   `txn` (the write transaction), `stack` (walking and rebuilding a
 //!   bucket's stack), `split` (linear hashing), `sweep` (compaction),
@@ -22,6 +24,7 @@
 //! - [`error`]: the error type, [`Error`].
 #![deny(missing_docs)]
 
+mod checkpoint;
 pub mod db;
 pub mod error;
 pub mod hash;
@@ -29,6 +32,7 @@ pub mod heads;
 mod iter;
 pub mod log;
 mod map;
+mod page;
 pub mod record;
 mod split;
 mod stack;

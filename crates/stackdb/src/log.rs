@@ -219,6 +219,8 @@ pub struct Log<B: StorageBackend> {
     /// The space below this offset has been given back; from here to the
     /// floor it is given back a step per commit. Written only by the one writer.
     discarded: std::sync::atomic::AtomicU64,
+    /// Everything below this offset is synced. Written only by the one writer.
+    synced: std::sync::atomic::AtomicU64,
 }
 
 impl<B: StorageBackend> std::fmt::Debug for Log<B> {
@@ -261,6 +263,7 @@ impl<B: StorageBackend> Log<B> {
             floor: LOG_HEADER_LEN.into(),
             prepared: end.into(),
             discarded: LOG_HEADER_LEN.into(),
+            synced: 0.into(),
         })
     }
 
@@ -339,10 +342,11 @@ impl<B: StorageBackend> Log<B> {
             self.prepare(batch.start + batch.buf.len() as u64)?;
         }
         self.backend.write(batch.start, &batch.buf)?;
+        let end = batch.start + batch.buf.len() as u64;
         if durability == Durability::Immediate {
             self.backend.sync_data()?;
+            self.synced.store(end, std::sync::atomic::Ordering::Release);
         }
-        let end = batch.start + batch.buf.len() as u64;
         self.end.store(end, std::sync::atomic::Ordering::Release);
         Ok(end)
     }
@@ -389,9 +393,15 @@ impl<B: StorageBackend> Log<B> {
         Ok(true)
     }
 
-    /// Makes every commit so far durable.
+    /// Makes every commit so far durable (nothing to do if the last one was synced).
     pub fn sync(&self) -> Result<()> {
-        Ok(self.backend.sync_data()?)
+        use std::sync::atomic::Ordering::{Acquire, Release};
+        let end = self.end();
+        if self.synced.load(Acquire) < end {
+            self.backend.sync_data()?;
+            self.synced.store(end, Release);
+        }
+        Ok(())
     }
 
     /// Reads the record at `offset`, checking its checksum.

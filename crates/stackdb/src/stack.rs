@@ -144,12 +144,12 @@ pub(crate) fn copy_records<'r, 'l: 'r>(
 /// nothing cleared, the replay of a user batch.
 pub(crate) fn restack(heads: &mut Heads, cleared: impl IntoIterator<Item = u64>, placed: impl IntoIterator<Item = Placed>) -> Result<()> {
     for bucket in cleared {
-        heads.set(bucket, Entry::default())?;
+        heads.set(bucket, Entry::default());
     }
     for (offset, h) in placed {
         let bucket = heads.state.address(h);
         let e = heads.entry(bucket)?;
-        heads.set(bucket, Entry { head: offset, bloom: e.bloom | bloom_bits(h) })?;
+        heads.set(bucket, Entry { head: offset, bloom: e.bloom | bloom_bits(h) });
     }
     Ok(())
 }

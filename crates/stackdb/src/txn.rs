@@ -248,12 +248,12 @@ impl<'db> WriteTxn<'db> {
         }
         let sequence = lock(&db.heads).state.commit_seq + 1;
         let commit = Commit::user(sequence, records_delta, bytes_delta);
-        db.checkpoint_if_due(touched.keys().copied())?;
+        db.checkpoint_if_full(touched.len())?;
         db.log.commit(batch, commit, db.options.durability)?;
         {
             let mut heads = lock(&db.heads);
             for (bucket, entry) in &touched {
-                heads.set(*bucket, *entry)?;
+                heads.set(*bucket, *entry);
             }
             let state = &mut heads.state;
             state.records = state.records.saturating_add_signed(records_delta);
@@ -262,7 +262,7 @@ impl<'db> WriteTxn<'db> {
         }
         db.grow()?;
         db.compact()?;
-        db.checkpoint_if_due([])?;
+        db.checkpoint_step()?;
         db.log.discard_step(crate::log::DISCARD_STEP)?;
         drop(self.guard);
         Ok(())

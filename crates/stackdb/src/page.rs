@@ -1,0 +1,198 @@
+//! Head-table pages: 255 bucket entries of 16 bytes and a trailer holding
+//! the page's CRC-32 and number (`docs/stackdb-format.md`, "The head table").
+
+use crate::heads::Entry;
+
+/// Bytes per page.
+pub const PAGE: usize = 4096;
+/// Bucket entries per page.
+pub const ENTRIES_PER_PAGE: u64 = 255;
+const ENTRY: usize = 16;
+
+/// The page holding `bucket` (page 0 is the header page) and the bucket's
+/// slot in it.
+pub(crate) fn locate(bucket: u64) -> (u64, usize) {
+    (1 + bucket / ENTRIES_PER_PAGE, (bucket % ENTRIES_PER_PAGE) as usize)
+}
+
+/// The entry in `slot` of `page`.
+pub(crate) fn read_entry(page: &[u8], slot: usize) -> Entry {
+    let at = slot * ENTRY;
+    Entry {
+        head: u64::from_le_bytes(page[at..at + 8].try_into().expect("8 bytes")),
+        bloom: u64::from_le_bytes(page[at + 8..at + 16].try_into().expect("8 bytes")),
+    }
+}
+
+/// Sets the entry in `slot` of `page`.
+pub(crate) fn write_entry(page: &mut [u8], slot: usize, entry: Entry) {
+    let at = slot * ENTRY;
+    page[at..at + 8].copy_from_slice(&entry.head.to_le_bytes());
+    page[at + 8..at + 16].copy_from_slice(&entry.bloom.to_le_bytes());
+}
+
+/// Whether a page read back is page `page_no`, intact.
+pub(crate) fn holds(page: &[u8], page_no: u64) -> bool {
+    let stored = u32::from_le_bytes(page[PAGE - 16..PAGE - 12].try_into().expect("4 bytes"));
+    let number = u64::from_le_bytes(page[PAGE - 8..].try_into().expect("8 bytes"));
+    number == page_no && stored == crc(page, page_no)
+}
+
+fn crc(page: &[u8], page_no: u64) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&page[..PAGE - 16]);
+    h.update(&page_no.to_le_bytes());
+    h.finalize()
+}
+
+/// Writes a page's trailer: its CRC and number.
+pub(crate) fn seal(page: &mut [u8], page_no: u64) {
+    page[PAGE - 8..].copy_from_slice(&page_no.to_le_bytes());
+    let crc = crc(page, page_no);
+    page[PAGE - 16..PAGE - 12].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// A set of page numbers, one bit each, walked in order.
+#[derive(Default)]
+pub(crate) struct PageSet(Vec<u64>);
+
+impl PageSet {
+    pub(crate) fn insert(&mut self, n: u64) {
+        let (word, bit) = ((n / 64) as usize, n % 64);
+        if self.0.len() <= word {
+            self.0.resize(word + 1, 0);
+        }
+        self.0[word] |= 1 << bit;
+    }
+
+    pub(crate) fn remove(&mut self, n: u64) {
+        if let Some(w) = self.0.get_mut((n / 64) as usize) {
+            *w &= !(1 << (n % 64));
+        }
+    }
+
+    /// The smallest member in `from..to`.
+    pub(crate) fn next_in(&self, from: u64, to: u64) -> Option<u64> {
+        let mut n = from;
+        while n < to {
+            let word = self.0.get((n / 64) as usize)?;
+            let rest = word >> (n % 64);
+            if rest != 0 {
+                let found = n + u64::from(rest.trailing_zeros());
+                return (found < to).then_some(found);
+            }
+            n = (n / 64 + 1) * 64;
+        }
+        None
+    }
+}
+
+/// The entries of one page set since it was last written: which slots, one
+/// bit each, and their entries in slot order.
+#[derive(Default)]
+pub(crate) struct Waiting {
+    slots: [u64; 4],
+    entries: Vec<Entry>,
+}
+
+/// Bytes of RAM a page with waiting entries costs besides the entries: its
+/// slot in the map of such pages (with the map's spare room) and its
+/// vector's allocation header.
+pub(crate) const WAITING_PAGE_BYTES: usize = 160;
+
+impl Waiting {
+    /// Entries set in slots below `slot`: where `slot`'s entry is, or goes.
+    fn rank(&self, slot: usize) -> usize {
+        let (word, bit) = (slot / 64, slot % 64);
+        let below: u32 = self.slots[..word].iter().map(|w| w.count_ones()).sum();
+        (below + (self.slots[word] & ((1u64 << bit) - 1)).count_ones()) as usize
+    }
+
+    fn has(&self, slot: usize) -> bool {
+        (self.slots[slot / 64] >> (slot % 64)) & 1 == 1
+    }
+
+    /// The entry waiting in `slot`, if one is.
+    pub(crate) fn get(&self, slot: usize) -> Option<Entry> {
+        self.has(slot).then(|| self.entries[self.rank(slot)])
+    }
+
+    /// Sets `slot`'s entry; returns the bytes of RAM this took besides
+    /// what the page held (0 when the slot was already waiting).
+    pub(crate) fn set(&mut self, slot: usize, entry: Entry) -> usize {
+        let at = self.rank(slot);
+        if self.has(slot) {
+            self.entries[at] = entry;
+            return 0;
+        }
+        let before = self.entries.capacity();
+        self.entries.insert(at, entry);
+        self.slots[slot / 64] |= 1 << (slot % 64);
+        (self.entries.capacity() - before) * std::mem::size_of::<Entry>()
+    }
+
+    /// Every waiting slot with its entry, in slot order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, Entry)> + '_ {
+        let slots = self.slots.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                (w != 0).then(|| {
+                    let bit = w.trailing_zeros() as usize;
+                    w &= w - 1;
+                    i * 64 + bit
+                })
+            })
+        });
+        slots.zip(self.entries.iter().copied())
+    }
+
+    /// Bytes of RAM the page's entries hold.
+    pub(crate) fn bytes(&self) -> usize {
+        WAITING_PAGE_BYTES + self.entries.capacity() * std::mem::size_of::<Entry>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_set_walks_its_members_in_order_within_a_range() {
+        let mut s = PageSet::default();
+        for n in [3, 64, 65, 200] {
+            s.insert(n);
+        }
+        s.remove(64);
+        assert_eq!(s.next_in(0, 300), Some(3));
+        assert_eq!(s.next_in(4, 300), Some(65));
+        assert_eq!(s.next_in(66, 200), None);
+        assert_eq!(s.next_in(66, 201), Some(200));
+        assert_eq!(s.next_in(201, 10_000), None);
+    }
+
+    #[test]
+    fn a_page_keeps_its_waiting_entries_in_slot_order() {
+        let mut w = Waiting::default();
+        let e = |h: u64| Entry { head: h, bloom: h };
+        assert!(w.set(254, e(254)) > 0, "the first entry allocates");
+        for slot in [0, 64, 63] {
+            w.set(slot, e(slot as u64));
+        }
+        assert_eq!(w.set(64, e(7)), 0);
+        assert_eq!(w.get(64), Some(e(7)));
+        assert_eq!(w.get(65), None);
+        assert_eq!(w.iter().collect::<Vec<_>>(), vec![(0, e(0)), (63, e(63)), (64, e(7)), (254, e(254))]);
+        assert_eq!(w.bytes(), WAITING_PAGE_BYTES + w.entries.capacity() * 16);
+    }
+
+    #[test]
+    fn a_sealed_page_holds_only_under_its_own_number() {
+        let mut page = vec![0u8; PAGE];
+        write_entry(&mut page, 7, Entry { head: 99, bloom: 5 });
+        seal(&mut page, 3);
+        assert!(holds(&page, 3) && !holds(&page, 4));
+        assert_eq!(read_entry(&page, 7), Entry { head: 99, bloom: 5 });
+        page[100] ^= 1;
+        assert!(!holds(&page, 3));
+    }
+}
