@@ -25,6 +25,10 @@ const DW_BODY: u64 = 24 + STATE_LEN as u64;
 /// The doublewrite file is read this many bytes (64 pages with their numbers) at a time.
 const DW_CHUNK: usize = 64 * (8 + PAGE);
 
+/// Pages a whole round written at once writes per slice (2 MiB: fewer,
+/// larger doublewrite writes and syncs than a step's slices).
+const WHOLE_ROUND_SLICE: usize = 512;
+
 /// A round under way.
 #[derive(Debug)]
 pub(crate) struct Round {
@@ -70,26 +74,22 @@ impl Heads {
         let by_log = (log_end - round.next.log_end) as f64 / half_log as f64;
         let end = round.next.pages;
         let due = 1 + ((end - 1) as f64 * by_entries.max(by_log).min(1.0)).ceil() as u64;
-        self.write_slice(due, self.slice_pages, &sync_log)
+        self.write_slice(due, self.slice_pages, self.slice_pages, &sync_log)
     }
 
-    /// Ends the round under way, then writes a whole round as of `log_end`,
-    /// so that the header on disk reflects the log up to there.
+    /// Writes a whole round as of `log_end` at once, so that the header on
+    /// disk reflects the log up to there. A round under way is dropped (its
+    /// header never written): the pages it wrote are versions since the
+    /// header in place, and the new round writes every page still waiting.
     pub(crate) fn checkpoint_all(&mut self, log_end: u64, sync_log: impl Fn() -> Result<()>) -> Result<State> {
-        for begin in [false, true] {
-            if begin {
-                self.begin_round(log_end);
-            }
-            while self.round.is_some() {
-                let end = self.round.as_ref().expect("checked").next.pages;
-                if let Some(header) = self.write_slice(end, 1, &sync_log)? {
-                    if begin {
-                        return Ok(header);
-                    }
-                }
+        self.begin_round(log_end);
+        let end = self.round.as_ref().expect("begun above").next.pages;
+        let slice = self.slice_pages.max(WHOLE_ROUND_SLICE);
+        loop {
+            if let Some(header) = self.write_slice(end, slice, 1, &sync_log)? {
+                return Ok(header);
             }
         }
-        unreachable!("the second round ends in the loop")
     }
 
     fn begin_round(&mut self, log_end: u64) {
@@ -105,16 +105,16 @@ impl Heads {
         self.round = Some(Round { next, cursor: 1, added: 0 });
     }
 
-    /// Writes the round's waiting pages below `due`, up to a slice of them,
-    /// if at least `least` are there or the slice ends the round; returns
-    /// the round's header if it did.
-    fn write_slice(&mut self, due: u64, least: usize, sync_log: &impl Fn() -> Result<()>) -> Result<Option<State>> {
+    /// Writes the round's waiting pages below `due`, up to `most` of them,
+    /// if at least `least` are there or they end the round; returns the
+    /// round's header if they did.
+    fn write_slice(&mut self, due: u64, most: usize, least: usize, sync_log: &impl Fn() -> Result<()>) -> Result<Option<State>> {
         let round = self.round.as_ref().expect("a round is under way");
         let (end, next) = (round.next.pages, round.next);
         let due = due.min(end);
         let mut pages = Vec::new();
         let mut at = round.cursor;
-        while pages.len() < self.slice_pages {
+        while pages.len() < most {
             match self.waiting_pages.next_in(at, due) {
                 Some(n) => {
                     pages.push(n);

@@ -75,8 +75,25 @@ impl Compaction {
         let appended = end.saturating_sub(state.sweep_from) as f64;
         let overshoot = span - self.trigger * live;
         let fraction = (appended.max(overshoot) / ((1.0 + self.pace) * live)).min(1.0);
-        Some((state.buckets() as f64 * fraction).ceil() as u64)
+        Some(share_of_keys(state, fraction))
     }
+}
+
+/// The bucket before which `fraction` of the keys lie, in bucket order.
+/// Buckets from the split pointer up to `2^level` are not split yet and
+/// hold twice the keys of the others, so a sweep paced by bucket count
+/// fell behind there (and chased its own copies for 700 ms in one commit).
+fn share_of_keys(state: &State, fraction: f64) -> u64 {
+    let (split, half) = (state.split, 1u64 << state.level);
+    let weight = ((2 * half) as f64 * fraction).ceil() as u64;
+    let bucket = if weight <= split {
+        weight
+    } else if weight <= 2 * half - split {
+        split + (weight - split).div_ceil(2)
+    } else {
+        weight - half + split
+    };
+    bucket.min(state.buckets())
 }
 
 /// A rewrite batch stops growing past this many bytes.
@@ -167,4 +184,20 @@ pub(crate) fn apply(heads: &mut Heads, start: u64, buckets: u64, placed: impl In
         state.sweep_cursor = 0;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sweeps_share_of_keys_counts_unsplit_buckets_twice() {
+        // 2^2 buckets, the first split: bucket 0 and 4 hold half as many keys as 1, 2 and 3.
+        let state = State { level: 2, split: 1, ..State::default() };
+        let at = |f: f64| share_of_keys(&state, f);
+        assert_eq!([at(0.0), at(0.125), at(0.5), at(0.75), at(0.875), at(1.0)], [0, 1, 3, 4, 4, 5]);
+        // Nothing split: buckets in proportion.
+        let even = State { level: 3, split: 0, ..State::default() };
+        assert_eq!(share_of_keys(&even, 0.5), 4);
+    }
 }
