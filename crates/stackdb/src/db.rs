@@ -21,7 +21,7 @@ use std::sync::{Mutex, MutexGuard};
 pub struct Options {
     /// What `commit` promises.
     pub durability: Durability,
-    /// Bytes of RAM the engine may hold for its head-page cache, whatever
+    /// Bytes of RAM the engine may hold for head-table entries not yet written, whatever
     /// the data's size.
     pub ram_budget: usize,
     /// Live keys per bucket before a bucket is split.
@@ -83,7 +83,7 @@ pub struct Stats {
     pub reclaimed_below: u64,
     /// Bytes of the head-table file.
     pub heads_bytes: u64,
-    /// Bytes of RAM held by the head-page cache.
+    /// Bytes of RAM held by head-table entries waiting to be written.
     pub cache_bytes: u64,
     /// Stack records visited per lookup that reached the log, on average.
     pub average_probe_depth: f64,
@@ -127,9 +127,9 @@ impl FileLock {
     }
 }
 
-/// RAM of the budget kept for what is not a cached page: the cache's own table and the allocator's
-/// headers (~0.5 MiB at 7,000 pages), the sweep's 1 MiB read chunk and 256 KiB batch, a checkpoint's
-/// 260 KiB doublewrite chunk. With 2 MiB the whole engine measured 32.4 MiB at 20 M records.
+/// RAM of the budget kept for what is not a waiting head-table entry: a checkpoint slice (1 MiB, 2 MiB
+/// for a whole round), the sweep's 1 MiB read chunk and 256 KiB batch. (With the page cache this
+/// replaced and 2 MiB kept, the whole engine measured 32.4 MiB at 20 M records.)
 const RESERVED_RAM: usize = 3 << 20;
 
 /// Bytes of RAM a commit's entry may take at most when it starts waiting to be written: its own 16
@@ -166,8 +166,8 @@ impl Database {
     /// Opens a database on the given storage (tests use crash-simulating memory).
     pub fn open_with(backends: Backends, options: Options) -> Result<Database> {
         options.compaction.validate()?;
-        // The budget less what the writer needs besides the waiting entries:
-        // a checkpoint slice and the rewrite buffers (a few hundred KiB each).
+        // The budget less what the writer needs besides the waiting entries
+        // (`RESERVED_RAM`).
         let ram = options.ram_budget.saturating_sub(RESERVED_RAM).max(16 * PAGE);
         let mut log = Log::open(backends.log)?;
         let mut heads = Heads::open(backends.heads, backends.doublewrite, ram, options.initial_level)?;

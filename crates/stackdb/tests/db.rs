@@ -357,9 +357,9 @@ fn readers_are_unaffected_by_compaction() {
 }
 
 #[test]
-fn the_head_cache_stays_within_its_budget_however_many_pages_commits_dirty() {
-    // A 16-page cache; every commit dirties up to 8 pages; thousands of buckets, so nearly every
-    // page a commit touches is one it has not touched before.
+fn head_table_changes_stay_within_the_ram_budget_however_many_pages_commits_touch() {
+    // A 64 KiB budget; every commit sets up to 8 entries on as many pages; thousands of buckets, so
+    // nearly every entry a commit sets is one that was not waiting to be written.
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), Options { ram_budget: 16 * 4096, initial_level: 12, ..small(Durability::Eventual) }).unwrap();
     let mut most = 0;
@@ -371,7 +371,7 @@ fn the_head_cache_stays_within_its_budget_however_many_pages_commits_dirty() {
         w.commit().unwrap();
         most = most.max(db.stats().unwrap().cache_bytes);
     }
-    assert!(most <= 16 * 4096, "the cache held {most} bytes");
+    assert!(most <= 16 * 4096, "waiting head-table entries held {most} bytes");
     assert_eq!(db.stats().unwrap().records, 3200);
 }
 
