@@ -197,9 +197,11 @@ fn a_generator_short_of_cpu_is_named_with_its_figure() {
 fn find_max_brackets_a_capacity() {
     let dir = tempdir();
     let out = path(dir.path(), "fm.json");
+    // The p99 limit is far above what null: takes: the test is about the search, and a 56 ms stall of
+    // this 2-core VM while other tests ran once failed a 50 ms limit at 4,000/s.
     let text = ok(&[
         "mobile", "find-max", "--target", "null:", "--start-rate", "1000", "--max-rate", "4000", "--step", "500ms",
-        "--interval", "250ms", "--loaders", "2", "--p99", "50ms", "--out", &out,
+        "--interval", "250ms", "--loaders", "2", "--p99", "500ms", "--out", &out,
     ]);
     assert!(text.contains("held every rate up to the ceiling"), "{text}");
     let r = result(std::path::Path::new(&out));
