@@ -41,30 +41,21 @@ pub(crate) struct Round {
     pub(crate) added: usize,
 }
 
-/// When rounds begin and how fast they go.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Pace {
-    /// A round begins once the log has grown half this since the last
-    /// header, and is paced to end within the other half.
-    pub log_bytes: u64,
-}
-
 impl Heads {
     /// One step of checkpointing after a commit (writer held, the table as
     /// of the log's end `log_end`): begins a round when waiting entries fill
-    /// a quarter of their RAM or the log has grown half of `pace.log_bytes`
-    /// since the last header, then writes the pages the round is due to
-    /// have written — paced to end before the entries that start waiting
-    /// meanwhile fill half their room, or the log grows the other half — a
-    /// slice at a time, and only once a quarter of a slice is due. Returns
-    /// the header written if the round ended. `sync_log` makes every commit
-    /// so far durable.
-    pub(crate) fn checkpoint_step(&mut self, log_end: u64, pace: Pace, sync_log: impl Fn() -> Result<()>) -> Result<Option<State>> {
-        let half_log = (pace.log_bytes / 2).max(1);
+    /// a quarter of their RAM or the log has grown half of
+    /// `checkpoint_every` since the last header, then writes the pages the
+    /// round is due to have written — paced to end before the entries that
+    /// start waiting meanwhile fill half their RAM, or the log grows the
+    /// other half — once a whole slice is due or the rest ends the round.
+    /// Returns the header written if the round ended. `sync_log` makes every
+    /// commit so far durable.
+    pub(crate) fn checkpoint_step(&mut self, log_end: u64, checkpoint_every: u64, sync_log: impl Fn() -> Result<()>) -> Result<Option<State>> {
+        let half_log = (checkpoint_every / 2).max(1);
         if self.round.is_none() {
-            let changed = !self.waiting.is_empty() || log_end > self.written.log_end;
             let due = self.waiting_bytes * 4 >= self.budget() || log_end - self.written.log_end >= half_log;
-            if !(changed && due) {
+            if !due {
                 return Ok(None);
             }
             self.begin_round(log_end);
@@ -134,7 +125,8 @@ impl Heads {
         // The previous slice's pages (and header) in place reach the disk before the doublewrite file
         // stops holding them.
         self.file.sync_data()?;
-        let mut body = Vec::with_capacity(pages.len() * (8 + PAGE));
+        let mut body = std::mem::take(&mut self.slice);
+        body.clear();
         for &n in &pages {
             body.extend_from_slice(&n.to_le_bytes());
             let at = body.len();
@@ -160,6 +152,7 @@ impl Heads {
         if last {
             self.write_header(&header)?;
         }
+        self.slice = body;
         self.file.start_writeback()?;
         for &n in &pages {
             if let Some(waiting) = self.waiting.remove(&n) {
@@ -320,12 +313,11 @@ mod tests {
         for &b in &buckets {
             heads.set(b, Entry { head: 1000 + b, bloom: 1 });
         }
-        let pace = Pace { log_bytes: 1 << 20 };
         let (mut steps, mut log_end, mut began) = (0, 64, None);
         let header = loop {
             log_end += 20 << 10; // each commit grows the log 20 KiB: a round is due over 512 KiB
             let written_before = heads.disk_pages;
-            let ended = heads.checkpoint_step(log_end, pace, || Ok(())).unwrap();
+            let ended = heads.checkpoint_step(log_end, 1 << 20, || Ok(())).unwrap();
             steps += 1;
             if began.is_none() && (heads.round.is_some() || ended.is_some()) {
                 began = Some(steps);

@@ -3,7 +3,6 @@
 
 use crate::error::{Error, Result};
 use crate::hash::hash;
-use crate::checkpoint::Pace;
 use crate::heads::{Entry, Heads};
 use crate::page::PAGE;
 use crate::iter::Iter;
@@ -286,8 +285,7 @@ impl Database {
     /// table a round is due to have written, if any, and gives back the log below the floor of a round
     /// that ended (its header no longer points below it).
     pub(crate) fn checkpoint_step(&self) -> Result<()> {
-        let pace = Pace { log_bytes: self.options.checkpoint_every };
-        let ended = lock(&self.heads).checkpoint_step(self.log.end(), pace, || self.log.sync())?;
+        let ended = lock(&self.heads).checkpoint_step(self.log.end(), self.options.checkpoint_every, || self.log.sync())?;
         if let Some(header) = ended {
             self.log.raise_floor(header.floor);
         }

@@ -131,9 +131,9 @@ pub struct Heads {
     pub(crate) file: Box<dyn StorageBackend>,
     /// The file mapped for reads (when it is a file).
     map: Option<FileMap>,
-    /// One bit per page: its checksum was checked through the map since
-    /// open (8 bytes per 64 pages, i.e. per 16,320 buckets).
-    checked: Vec<u64>,
+    /// The pages whose checksum was checked through the map since open
+    /// (8 bytes per 64 pages, i.e. per 16,320 buckets).
+    checked: PageSet,
     pub(crate) doublewrite: Box<dyn StorageBackend>,
     /// The state as of the last commit applied.
     pub state: State,
@@ -155,6 +155,8 @@ pub struct Heads {
     pub(crate) slice_pages: usize,
     /// A page read without a map.
     scratch: Box<[u8; PAGE]>,
+    /// A slice's pages with their numbers, kept between slices.
+    pub(crate) slice: Vec<u8>,
 }
 
 impl std::fmt::Debug for Heads {
@@ -173,7 +175,7 @@ impl Heads {
         let mut heads = Heads {
             file,
             map,
-            checked: Vec::new(),
+            checked: PageSet::default(),
             doublewrite,
             state: State::default(),
             written: State::default(),
@@ -185,6 +187,7 @@ impl Heads {
             round: None,
             slice_pages: (ram / 32 / PAGE).clamp(1, 256),
             scratch: Box::new([0u8; PAGE]),
+            slice: Vec::new(),
         };
         if heads.file.len()? == 0 {
             let mut state = State {
@@ -248,15 +251,11 @@ impl Heads {
             return if page::holds(&self.scratch[..], page_no) { Ok(&self.scratch[..]) } else { Err(corrupt()) };
         };
         let page = map.bytes(offset, PAGE)?;
-        let (word, bit) = ((page_no / 64) as usize, page_no % 64);
-        if self.checked.get(word).is_none_or(|w| (w >> bit) & 1 == 0) {
+        if !self.checked.contains(page_no) {
             if !page::holds(page, page_no) {
                 return Err(corrupt());
             }
-            if self.checked.len() <= word {
-                self.checked.resize(word + 1, 0);
-            }
-            self.checked[word] |= 1 << bit;
+            self.checked.insert(page_no);
         }
         Ok(page)
     }
@@ -278,11 +277,8 @@ impl Heads {
     /// first is read, so their memory reads overlap.
     pub fn entries(&mut self, buckets: &[u64]) -> Result<Vec<Entry>> {
         if let Some(map) = &self.map {
-            for &b in buckets {
-                let (page_no, slot) = page::locate(b);
-                if page_no < self.disk_pages {
-                    map.prefetch(page_no * PAGE as u64 + (slot * 16) as u64);
-                }
+            for &b in buckets.iter().filter(|&&b| page::locate(b).0 < self.disk_pages) {
+                map.prefetch(page::entry_offset(b));
             }
         }
         buckets.iter().map(|&b| self.entry(b)).collect()

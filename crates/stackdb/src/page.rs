@@ -15,6 +15,12 @@ pub(crate) fn locate(bucket: u64) -> (u64, usize) {
     (1 + bucket / ENTRIES_PER_PAGE, (bucket % ENTRIES_PER_PAGE) as usize)
 }
 
+/// Where `bucket`'s entry lies in the head-table file.
+pub(crate) fn entry_offset(bucket: u64) -> u64 {
+    let (page_no, slot) = locate(bucket);
+    page_no * PAGE as u64 + (slot * ENTRY) as u64
+}
+
 /// The entry in `slot` of `page`.
 pub(crate) fn read_entry(page: &[u8], slot: usize) -> Entry {
     let at = slot * ENTRY;
@@ -63,6 +69,10 @@ impl PageSet {
             self.0.resize(word + 1, 0);
         }
         self.0[word] |= 1 << bit;
+    }
+
+    pub(crate) fn contains(&self, n: u64) -> bool {
+        self.0.get((n / 64) as usize).is_some_and(|w| (w >> (n % 64)) & 1 == 1)
     }
 
     pub(crate) fn remove(&mut self, n: u64) {
@@ -163,6 +173,7 @@ mod tests {
             s.insert(n);
         }
         s.remove(64);
+        assert!(s.contains(65) && !s.contains(64) && !s.contains(100_000));
         assert_eq!(s.next_in(0, 300), Some(3));
         assert_eq!(s.next_in(4, 300), Some(65));
         assert_eq!(s.next_in(66, 200), None);

@@ -131,10 +131,9 @@ impl Database {
         };
         if finished {
             // The head table on disk must stop pointing below the new floor
-            // before that part of the log can go: the round under way ends
-            // now and a whole one follows, then the floor rises (here, so
-            // the log keeps its bound; a round ending at its own pace would
-            // let the log grow meanwhile).
+            // before that part of the log can go: a whole round now, then
+            // the floor rises (here, so the log keeps its bound; a round
+            // ending at its own pace would let the log grow meanwhile).
             self.checkpoint_locked()?;
         }
         Ok(())
