@@ -95,6 +95,8 @@ pub struct Database {
     pub(crate) log: LogFile,
     pub(crate) heads: Mutex<Heads>,
     pub(crate) writer: Mutex<()>,
+    /// Held by the one thread advancing the sweep after its commit ([`Database::sweep_step`]).
+    pub(crate) sweeping: Mutex<()>,
     pub(crate) options: Options,
     lookups: AtomicU64,
     probes: AtomicU64,
@@ -183,6 +185,7 @@ impl Database {
             log,
             heads: Mutex::new(heads),
             writer: Mutex::new(()),
+            sweeping: Mutex::new(()),
             options,
             lookups: AtomicU64::new(0),
             probes: AtomicU64::new(0),

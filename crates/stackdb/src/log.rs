@@ -219,8 +219,10 @@ pub struct Log<B: StorageBackend> {
     /// The space below this offset has been given back; from here to the
     /// floor it is given back a step per commit. Written only by the one writer.
     discarded: std::sync::atomic::AtomicU64,
-    /// Everything below this offset is synced. Written only by the one writer.
+    /// Everything below this offset is synced. Raised only under `syncing`.
     synced: std::sync::atomic::AtomicU64,
+    /// Held by the one sync under way ([`Log::sync_to`]).
+    syncing: std::sync::Mutex<()>,
 }
 
 impl<B: StorageBackend> std::fmt::Debug for Log<B> {
@@ -264,6 +266,7 @@ impl<B: StorageBackend> Log<B> {
             prepared: end.into(),
             discarded: LOG_HEADER_LEN.into(),
             synced: 0.into(),
+            syncing: std::sync::Mutex::new(()),
         })
     }
 
@@ -321,12 +324,21 @@ impl<B: StorageBackend> Log<B> {
         Batch { start: self.end(), buf: Vec::new(), count: 0 }
     }
 
-    /// Writes `batch` and its commit record in one write, syncing as
-    /// `durability` says. Returns the new end. On an error the log's end is
-    /// unchanged and whatever reached the storage is not a complete commit,
-    /// so recovery will cut it off. One writer at a time: the caller
-    /// serializes commits.
-    pub fn commit(&self, mut batch: Batch, commit: Commit, durability: Durability) -> Result<u64> {
+    /// Writes `batch` and its commit record in one write and, with [`Durability::Immediate`], waits until
+    /// it is synced ([`Log::sync_to`]). Returns the new end. See [`Log::append`] for errors.
+    pub fn commit(&self, batch: Batch, commit: Commit, durability: Durability) -> Result<u64> {
+        let end = self.append(batch, commit, durability)?;
+        if durability == Durability::Immediate {
+            self.sync_to(end)?;
+        }
+        Ok(end)
+    }
+
+    /// Writes `batch` and its commit record in one write, not synced; with [`Durability::Immediate`] the
+    /// storage is prepared first so the sync to come is cheap. Returns the new end. On an error the
+    /// log's end is unchanged and whatever reached the storage is not a complete commit, so recovery
+    /// will cut it off. One writer at a time: the caller serializes appends.
+    pub fn append(&self, mut batch: Batch, commit: Commit, durability: Durability) -> Result<u64> {
         if batch.start != self.end() {
             return Err(Error::Format("a batch must be committed where it began (one writer at a time)".into()));
         }
@@ -343,12 +355,26 @@ impl<B: StorageBackend> Log<B> {
         }
         self.backend.write(batch.start, &batch.buf)?;
         let end = batch.start + batch.buf.len() as u64;
-        if durability == Durability::Immediate {
-            self.backend.sync_data()?;
-            self.synced.store(end, std::sync::atomic::Ordering::Release);
-        }
         self.end.store(end, std::sync::atomic::Ordering::Release);
         Ok(end)
+    }
+
+    /// Makes every commit below `end` durable. Group commit: one sync covers every commit appended by the
+    /// time it starts, so commits that wait here together — their writer released — share it, and a
+    /// commit whose bytes an earlier sync already covered does not sync at all.
+    pub fn sync_to(&self, end: u64) -> Result<()> {
+        use std::sync::atomic::Ordering::{Acquire, Release};
+        if self.synced.load(Acquire) >= end {
+            return Ok(());
+        }
+        let _one_at_a_time = crate::db::lock(&self.syncing);
+        if self.synced.load(Acquire) >= end {
+            return Ok(());
+        }
+        let covered = self.end();
+        self.backend.sync_data()?;
+        self.synced.fetch_max(covered, Release);
+        Ok(())
     }
 
     /// Makes sure the file holds written zeros up to `end` and a while past
@@ -395,13 +421,7 @@ impl<B: StorageBackend> Log<B> {
 
     /// Makes every commit so far durable (nothing to do if the last one was synced).
     pub fn sync(&self) -> Result<()> {
-        use std::sync::atomic::Ordering::{Acquire, Release};
-        let end = self.end();
-        if self.synced.load(Acquire) < end {
-            self.backend.sync_data()?;
-            self.synced.store(end, Release);
-        }
-        Ok(())
+        self.sync_to(self.end())
     }
 
     /// Reads the record at `offset`, checking its checksum.

@@ -9,7 +9,8 @@ use crate::db::{Database, lock};
 use crate::error::{Error, Result};
 use crate::heads::{Heads, State};
 use crate::log::BatchKind;
-use crate::stack::{Placed, copy_records, live_records_many, restack};
+use crate::stack::{Live, Placed, copy_records, live_records_many, restack};
+use std::sync::MutexGuard;
 
 /// When and how fast dead records are reclaimed.
 ///
@@ -98,66 +99,136 @@ fn share_of_keys(state: &State, fraction: f64) -> u64 {
 
 /// A rewrite batch stops growing past this many bytes.
 const BATCH_BYTES: usize = 256 << 10;
-/// How far a commit's sweep step follows the buckets its own copies make
-/// due: this many times the buckets due when it began, plus [`CHASE_SLACK`].
+/// How far a sweep step follows the buckets its own copies make due: this many times the buckets due
+/// when it began, plus [`CHASE_SLACK`].
 const CHASE: u64 = 2;
 /// Buckets a sweep step may always follow beyond [`CHASE`] times its own.
 const CHASE_SLACK: u64 = 256;
 /// Buckets a rewrite walks at once.
 const WALK_TOGETHER: u64 = 32;
+/// Buckets the sweep may lag its schedule before a commit sweeps with the writer held.
+const LAG: u64 = 4096;
+
+/// The next buckets' live records, read without the writer, to be copied with it.
+struct Plan<'l> {
+    /// The sweep they belong to (its start), its first bucket, and the last commit when they were read.
+    sweep_from: u64,
+    first: u64,
+    commit_seq: u64,
+    /// Each bucket's head as read, and its live records, newest first.
+    heads: Vec<u64>,
+    live: Vec<Vec<Live<'l>>>,
+}
 
 impl Database {
-    /// Advances the sweep as far as the log's growth says it is due, and
-    /// gives back the log below a finished sweep (writer held). The sweep's
-    /// own copies grow the log and so make more buckets due: it follows them
-    /// up to [`CHASE`] times the buckets due when called (and
-    /// [`CHASE_SLACK`] more), leaving the rest to the next commit — with
-    /// copies near the pace's budget, chasing them all once rewrote a third
-    /// of the table in one commit (700 ms).
-    pub(crate) fn compact(&self) -> Result<()> {
+    /// Sweeps with the writer held (in a commit) only when the sweep lags its schedule by more than
+    /// [`LAG`] buckets — the step after each commit ([`Database::sweep_step`]) keeps it on schedule
+    /// otherwise — so the log keeps its bound whoever gets the writer.
+    pub(crate) fn compact_if_behind(&self) -> Result<()> {
+        let state = lock(&self.heads).state;
+        match self.options.compaction.due(&state, self.log.end()) {
+            Some(due) if due.saturating_sub(state.sweep_cursor) > LAG => self.sweep(|| Ok(None)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Advances the sweep as far as the log's growth says it is due, with the writer free: each
+    /// rewrite's reads are done without it (another commit may go on meanwhile), then the writer is
+    /// taken to copy the records and commit the copies. One thread sweeps at a time; another finding it
+    /// busy goes on.
+    pub(crate) fn sweep_step(&self) -> Result<()> {
+        let _one_at_a_time = match self.sweeping.try_lock() {
+            Ok(held) => held,
+            Err(std::sync::TryLockError::Poisoned(held)) => held.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return Ok(()),
+        };
+        self.sweep(|| Ok(Some(lock(&self.writer))))
+    }
+
+    /// Advances the sweep as far as it is due, and gives back the log below a finished sweep.
+    /// `writer` takes the writer for each rewrite (`None`: the caller holds it). The sweep's own copies
+    /// grow the log and so make more buckets due: it follows them up to [`CHASE`] times the buckets
+    /// due when called (and [`CHASE_SLACK`] more), leaving the rest to the next commit — with copies
+    /// near the pace's budget, chasing them all once rewrote a third of the table in one commit.
+    fn sweep<'w>(&'w self, writer: impl Fn() -> Result<Option<MutexGuard<'w, ()>>>) -> Result<()> {
         let entry = lock(&self.heads).state;
         let Some(due) = self.options.compaction.due(&entry, self.log.end()) else { return Ok(()) };
         let limit = due + CHASE * due.saturating_sub(entry.sweep_cursor) + CHASE_SLACK;
-        let finished = loop {
+        loop {
             let state = lock(&self.heads).state;
-            if state.floor > entry.floor {
-                break true;
-            }
-            match self.options.compaction.due(&state, self.log.end()) {
-                Some(due) if state.sweep_cursor < due.min(limit) => self.rewrite(state, due.min(limit))?,
-                _ => break false,
-            }
+            let to = match self.options.compaction.due(&state, self.log.end()) {
+                Some(due) if state.floor == entry.floor && state.sweep_cursor < due.min(limit) => due.min(limit),
+                _ => return Ok(()),
+            };
+            let plan = match self.read_ahead(&state, to) {
+                Ok(plan) => plan,
+                // A commit's sweep finished this one and gave back the log being read.
+                Err(_) if lock(&self.heads).state.floor != state.floor => return Ok(()),
+                Err(e) => return Err(e),
+            };
+            let _writer = writer()?;
+            self.rewrite(plan)?;
             self.checkpoint_step()?;
-        };
-        if finished {
-            // The head table on disk must stop pointing below the new floor
-            // before that part of the log can go: a whole round now, then
-            // the floor rises (here, so the log keeps its bound; a round
-            // ending at its own pace would let the log grow meanwhile).
-            self.checkpoint_locked()?;
+            if lock(&self.heads).state.floor > entry.floor {
+                // The head table on disk must stop pointing below the new floor before that part of
+                // the log can go: a whole round now, then the floor rises (here, so the log keeps its
+                // bound; a round ending at its own pace would let the log grow meanwhile), and the
+                // first step of giving it back.
+                self.checkpoint_locked()?;
+                return self.log.discard_step(crate::log::DISCARD_STEP);
+            }
         }
-        Ok(())
     }
 
-    /// Rewrites buckets from the sweep's cursor up to `due`, or fewer if
-    /// the batch fills, in one commit. Buckets are walked [`WALK_TOGETHER`]
-    /// at a time, so their stacks' reads overlap.
-    fn rewrite(&self, state: State, due: u64) -> Result<()> {
+    /// Reads the live records of the buckets from the sweep's cursor up to `due`, or fewer once they
+    /// fill a batch. Buckets are walked [`WALK_TOGETHER`] at a time, so their stacks' reads overlap.
+    fn read_ahead(&self, state: &State, due: u64) -> Result<Plan<'_>> {
+        let mut plan = Plan {
+            sweep_from: state.sweep_from,
+            first: state.sweep_cursor,
+            commit_seq: state.commit_seq,
+            heads: Vec::new(),
+            live: Vec::new(),
+        };
+        let mut bytes = 0;
+        let mut bucket = state.sweep_cursor;
+        let last = due.min(state.buckets());
+        while bucket < last && bytes < BATCH_BYTES {
+            let group: Vec<u64> = (bucket..last.min(bucket + WALK_TOGETHER)).collect();
+            let heads: Vec<u64> = lock(&self.heads).entries(&group)?.iter().map(|e| e.head).collect();
+            for live in live_records_many(&self.log, &heads)? {
+                bytes += live.iter().map(|(r, _)| r.header.padded_len()).sum::<usize>();
+                plan.live.push(live);
+            }
+            plan.heads.extend(heads);
+            bucket += group.len() as u64;
+        }
+        Ok(plan)
+    }
+
+    /// Copies a plan's records as fresh stacks in one commit (writer held). A plan a commit's own sweep
+    /// overtook is dropped; a bucket a commit changed since it was read is read again.
+    fn rewrite<'l>(&'l self, mut plan: Plan<'l>) -> Result<()> {
+        let state = lock(&self.heads).state;
+        if (state.sweep_from, state.sweep_cursor) != (plan.sweep_from, plan.first) {
+            return Ok(());
+        }
+        let buckets: Vec<u64> = (plan.first..plan.first + plan.heads.len() as u64).collect();
+        if state.commit_seq != plan.commit_seq {
+            let now: Vec<u64> = lock(&self.heads).entries(&buckets)?.iter().map(|e| e.head).collect();
+            let changed: Vec<usize> = (0..now.len()).filter(|&i| now[i] != plan.heads[i]).collect();
+            let heads: Vec<u64> = changed.iter().map(|&i| now[i]).collect();
+            for (i, live) in changed.into_iter().zip(live_records_many(&self.log, &heads)?) {
+                plan.live[i] = live;
+            }
+        }
         let mut batch = self.log.batch();
         let start = batch.start();
         let mut placed = Vec::new();
-        let mut bucket = state.sweep_cursor;
-        let last = due.min(state.buckets());
-        while bucket < last && batch.bytes() < BATCH_BYTES {
-            let group = bucket..last.min(bucket + WALK_TOGETHER);
-            let buckets: Vec<u64> = group.clone().collect();
-            let heads: Vec<u64> = lock(&self.heads).entries(&buckets)?.iter().map(|e| e.head).collect();
-            for live in live_records_many(&self.log, &heads)? {
-                placed.extend(copy_records(&mut batch, live.iter().rev(), &state)?);
-            }
-            bucket = group.end;
+        for live in &plan.live {
+            placed.extend(copy_records(&mut batch, live.iter().rev(), &state)?);
         }
-        let covered = bucket - state.sweep_cursor;
+        let covered = buckets.len() as u64;
         self.commit_copies(batch, BatchKind::Rewrite, covered, |heads| apply(heads, start, covered, placed))
     }
 }

@@ -12,7 +12,7 @@ use crate::db::{Database, lock};
 use crate::error::Result;
 use crate::hash::{FastMap, bloom_bits, hash};
 use crate::heads::Entry;
-use crate::log::Commit;
+use crate::log::{Commit, Durability};
 use crate::record::{Kind, check_lengths, padded_len};
 use crate::stack::{Step, probe, walk_many};
 use std::ops::Range;
@@ -249,7 +249,7 @@ impl<'db> WriteTxn<'db> {
         let sequence = lock(&db.heads).state.commit_seq + 1;
         let commit = Commit::user(sequence, records_delta, bytes_delta);
         db.checkpoint_if_full(touched.len())?;
-        db.log.commit(batch, commit, db.options.durability)?;
+        let end = db.log.append(batch, commit, db.options.durability)?;
         {
             let mut heads = lock(&db.heads);
             for (bucket, entry) in &touched {
@@ -261,10 +261,17 @@ impl<'db> WriteTxn<'db> {
             state.commit_seq = sequence;
         }
         db.grow()?;
-        db.compact()?;
+        db.compact_if_behind()?;
         db.checkpoint_step()?;
         db.log.discard_step(crate::log::DISCARD_STEP)?;
+        // Visible now, durable once synced: the next commit may take the writer meanwhile and share
+        // this one's sync, or find it covered by one that started later (group commit). The sweep's
+        // step reads without the writer too, and its copies are synced with this commit.
         drop(self.guard);
+        db.sweep_step()?;
+        if db.options.durability == Durability::Immediate {
+            db.log.sync_to(end)?;
+        }
         Ok(())
     }
 }

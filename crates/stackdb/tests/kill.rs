@@ -26,23 +26,30 @@ fn counter(db: &Database) -> Option<u64> {
     db.get(b"counter").unwrap().map(|v| u64::from_le_bytes(v.try_into().unwrap()))
 }
 
-/// The child: commits batch after batch, printing `ack N` after each commit returns.
+/// The child: two threads commit batch after batch, each taking the next batch number from the
+/// counter inside its transaction, printing `ack N` after each commit returns (so kills land while one
+/// thread's commit syncs or sweeps without the writer and the other's writes).
 #[test]
 fn child_writer() {
     let Ok(dir) = std::env::var("STACKDB_KILL_CHILD") else { return };
     let db = Database::open(&dir, options()).unwrap();
-    let mut next = counter(&db).map_or(0, |c| c + 1);
-    loop {
-        let mut w = db.begin_write();
-        for j in 0..KEYS_PER_BATCH {
-            // A value of a few hundred bytes, so batches span pages and a kill lands mid-write.
-            w.put(format!("k{next}-{j}").as_bytes(), &vec![(next % 251) as u8; 300]).unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                loop {
+                    let mut w = db.begin_write();
+                    let next = w.get(b"counter").unwrap().map_or(0, |v| u64::from_le_bytes(v.try_into().unwrap()) + 1);
+                    for j in 0..KEYS_PER_BATCH {
+                        // A value of a few hundred bytes, so batches span pages and a kill lands mid-write.
+                        w.put(format!("k{next}-{j}").as_bytes(), &vec![(next % 251) as u8; 300]).unwrap();
+                    }
+                    w.put(b"counter", &next.to_le_bytes()).unwrap();
+                    w.commit().unwrap();
+                    println!("ack {next}");
+                }
+            });
         }
-        w.put(b"counter", &next.to_le_bytes()).unwrap();
-        w.commit().unwrap();
-        println!("ack {next}");
-        next += 1;
-    }
+    });
 }
 
 #[test]
