@@ -1,6 +1,7 @@
 //! The database: the log (data), the head table (bucket stacks), one writer,
 //! many readers (`docs/stackdb-format.md`).
 
+use crate::ahead::ReadAhead;
 use crate::error::{Error, Result};
 use crate::hash::hash;
 use crate::heads::{Entry, Heads};
@@ -13,7 +14,7 @@ use crate::sweep::Compaction;
 use crate::txn::WriteTxn;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// How a database behaves.
 #[derive(Clone, Debug)]
@@ -92,11 +93,12 @@ pub struct Stats {
 
 /// An open database.
 pub struct Database {
-    pub(crate) log: LogFile,
-    pub(crate) heads: Mutex<Heads>,
+    pub(crate) log: Arc<LogFile>,
+    pub(crate) heads: Arc<Mutex<Heads>>,
     pub(crate) writer: Mutex<()>,
-    /// Held by the one thread advancing the sweep after its commit ([`Database::sweep_step`]).
-    pub(crate) sweeping: Mutex<()>,
+    /// Held by the one thread advancing the sweep after its commit ([`Database::sweep_step`]), with
+    /// the sweep's reader thread (none when compaction is off).
+    pub(crate) sweeping: Mutex<Option<ReadAhead>>,
     pub(crate) options: Options,
     lookups: AtomicU64,
     probes: AtomicU64,
@@ -181,11 +183,16 @@ impl Database {
         if heads.waiting_bytes() > heads.budget() {
             heads.checkpoint_all(log.end(), || log.sync())?;
         }
+        let (log, heads) = (Arc::new(log), Arc::new(Mutex::new(heads)));
+        let ahead = match options.compaction.trigger.is_finite() {
+            true => Some(ReadAhead::start(Arc::clone(&log), Arc::clone(&heads))?),
+            false => None,
+        };
         Ok(Database {
             log,
-            heads: Mutex::new(heads),
+            heads,
             writer: Mutex::new(()),
-            sweeping: Mutex::new(()),
+            sweeping: Mutex::new(ahead),
             options,
             lookups: AtomicU64::new(0),
             probes: AtomicU64::new(0),

@@ -24,6 +24,7 @@
 //! - [`error`]: the error type, [`Error`].
 #![deny(missing_docs)]
 
+mod ahead;
 mod checkpoint;
 pub mod db;
 pub mod error;

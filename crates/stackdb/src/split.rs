@@ -28,7 +28,7 @@ impl Database {
         let mut after = state;
         advance(&mut after);
         // Oldest first, so the newest ends on top of its new stack.
-        let placed = copy_records(&mut batch, live.iter().rev(), &after)?;
+        let placed = copy_records(&mut batch, live.iter().rev().map(|(r, h)| (r.key(), r.value(), *h)), &after)?;
         self.commit_copies(batch, BatchKind::Split, 1, |heads| apply(heads, placed))
     }
 }

@@ -120,19 +120,19 @@ pub(crate) fn live_records(log: &LogFile, head: u64) -> Result<Vec<Live<'_>>> {
 /// A copy's place: its log offset and its key's hash.
 pub(crate) type Placed = (u64, u64);
 
-/// Appends copies of `records` (each bucket's oldest first, with their
-/// keys' hashes) to `batch` as fresh stacks of the buckets `state`
+/// Appends copies of `records` (each bucket's oldest first, as key, value
+/// and key hash) to `batch` as fresh stacks of the buckets `state`
 /// addresses them to; returns where each copy went, in order.
-pub(crate) fn copy_records<'r, 'l: 'r>(
+pub(crate) fn copy_records<'r>(
     batch: &mut Batch,
-    records: impl IntoIterator<Item = &'r Live<'l>>,
+    records: impl IntoIterator<Item = (&'r [u8], &'r [u8], u64)>,
     state: &State,
 ) -> Result<Vec<Placed>> {
     let mut tops: FastMap<u64, u64> = FastMap::default();
     let mut placed = Vec::new();
-    for &(ref r, h) in records {
+    for (key, value, h) in records {
         let top = tops.entry(state.address(h)).or_insert(0);
-        *top = batch.put(r.key(), r.value(), *top)?;
+        *top = batch.put(key, value, *top)?;
         placed.push((*top, h));
     }
     Ok(placed)

@@ -9,6 +9,7 @@ use crate::db::{Database, lock};
 use crate::error::{Error, Result};
 use crate::heads::{Heads, State};
 use crate::log::BatchKind;
+use crate::ahead::{Plan, ReadAhead, read_plan};
 use crate::stack::{Live, Placed, copy_records, live_records_many, restack};
 use std::sync::MutexGuard;
 
@@ -97,28 +98,13 @@ fn share_of_keys(state: &State, fraction: f64) -> u64 {
     bucket.min(state.buckets())
 }
 
-/// A rewrite batch stops growing past this many bytes.
-const BATCH_BYTES: usize = 256 << 10;
 /// How far a sweep step follows the buckets its own copies make due: this many times the buckets due
 /// when it began, plus [`CHASE_SLACK`].
 const CHASE: u64 = 2;
 /// Buckets a sweep step may always follow beyond [`CHASE`] times its own.
 const CHASE_SLACK: u64 = 256;
-/// Buckets a rewrite walks at once.
-const WALK_TOGETHER: u64 = 32;
 /// Buckets the sweep may lag its schedule before a commit sweeps with the writer held.
 const LAG: u64 = 4096;
-
-/// The next buckets' live records, read without the writer, to be copied with it.
-struct Plan<'l> {
-    /// The sweep they belong to (its start), its first bucket, and the last commit when they were read.
-    sweep_from: u64,
-    first: u64,
-    commit_seq: u64,
-    /// Each bucket's head as read, and its live records, newest first.
-    heads: Vec<u64>,
-    live: Vec<Vec<Live<'l>>>,
-}
 
 impl Database {
     /// Sweeps with the writer held (in a commit) only when the sweep lags its schedule by more than
@@ -127,30 +113,31 @@ impl Database {
     pub(crate) fn compact_if_behind(&self) -> Result<()> {
         let state = lock(&self.heads).state;
         match self.options.compaction.due(&state, self.log.end()) {
-            Some(due) if due.saturating_sub(state.sweep_cursor) > LAG => self.sweep(|| Ok(None)),
+            Some(due) if due.saturating_sub(state.sweep_cursor) > LAG => self.sweep(|| Ok(None), None),
             _ => Ok(()),
         }
     }
 
     /// Advances the sweep as far as the log's growth says it is due, with the writer free: each
-    /// rewrite's reads are done without it (another commit may go on meanwhile), then the writer is
-    /// taken to copy the records and commit the copies. One thread sweeps at a time; another finding it
-    /// busy goes on.
+    /// rewrite's records are read without it — by the sweep's reader thread, ahead, while the
+    /// committing threads go on — then the writer is taken to copy them and commit the copies. One
+    /// thread steps the sweep at a time; another finding it busy goes on.
     pub(crate) fn sweep_step(&self) -> Result<()> {
-        let _one_at_a_time = match self.sweeping.try_lock() {
+        let mut ahead = match self.sweeping.try_lock() {
             Ok(held) => held,
             Err(std::sync::TryLockError::Poisoned(held)) => held.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return Ok(()),
         };
-        self.sweep(|| Ok(Some(lock(&self.writer))))
+        self.sweep(|| Ok(Some(lock(&self.writer))), ahead.as_mut())
     }
 
     /// Advances the sweep as far as it is due, and gives back the log below a finished sweep.
-    /// `writer` takes the writer for each rewrite (`None`: the caller holds it). The sweep's own copies
-    /// grow the log and so make more buckets due: it follows them up to [`CHASE`] times the buckets
-    /// due when called (and [`CHASE_SLACK`] more), leaving the rest to the next commit — with copies
-    /// near the pace's budget, chasing them all once rewrote a third of the table in one commit.
-    fn sweep<'w>(&'w self, writer: impl Fn() -> Result<Option<MutexGuard<'w, ()>>>) -> Result<()> {
+    /// `writer` takes the writer for each rewrite (`None`: the caller holds it); `ahead`, if any, has
+    /// the next plan read while a sweep is under way. The sweep's own copies grow the log and so make
+    /// more buckets due: it follows them up to [`CHASE`] times the buckets due when called (and
+    /// [`CHASE_SLACK`] more), leaving the rest to the next commit — with copies near the pace's
+    /// budget, chasing them all once rewrote a third of the table in one commit.
+    fn sweep<'w>(&'w self, writer: impl Fn() -> Result<Option<MutexGuard<'w, ()>>>, mut ahead: Option<&mut ReadAhead>) -> Result<()> {
         let entry = lock(&self.heads).state;
         let Some(due) = self.options.compaction.due(&entry, self.log.end()) else { return Ok(()) };
         let limit = due + CHASE * due.saturating_sub(entry.sweep_cursor) + CHASE_SLACK;
@@ -160,16 +147,16 @@ impl Database {
                 Some(due) if state.floor == entry.floor && state.sweep_cursor < due.min(limit) => due.min(limit),
                 _ => return Ok(()),
             };
-            let plan = match self.read_ahead(&state, to) {
-                Ok(plan) => plan,
-                // A commit's sweep finished this one and gave back the log being read.
-                Err(_) if lock(&self.heads).state.floor != state.floor => return Ok(()),
-                Err(e) => return Err(e),
+            let plan = match ahead.as_mut().and_then(|a| a.take()) {
+                Some(Ok(plan)) if plan.fits(&state) => plan,
+                // Read for a state a commit's own sweep has left (and maybe freed the log under it).
+                _ => read_plan(&self.log, &self.heads, &state, to)?,
             };
             let _writer = writer()?;
             self.rewrite(plan)?;
             self.checkpoint_step()?;
-            if lock(&self.heads).state.floor > entry.floor {
+            let after = lock(&self.heads).state;
+            if after.floor > entry.floor {
                 // The head table on disk must stop pointing below the new floor before that part of
                 // the log can go: a whole round now, then the floor rises (here, so the log keeps its
                 // bound; a round ending at its own pace would let the log grow meanwhile), and the
@@ -177,56 +164,38 @@ impl Database {
                 self.checkpoint_locked()?;
                 return self.log.discard_step(crate::log::DISCARD_STEP);
             }
-        }
-    }
-
-    /// Reads the live records of the buckets from the sweep's cursor up to `due`, or fewer once they
-    /// fill a batch. Buckets are walked [`WALK_TOGETHER`] at a time, so their stacks' reads overlap.
-    fn read_ahead(&self, state: &State, due: u64) -> Result<Plan<'_>> {
-        let mut plan = Plan {
-            sweep_from: state.sweep_from,
-            first: state.sweep_cursor,
-            commit_seq: state.commit_seq,
-            heads: Vec::new(),
-            live: Vec::new(),
-        };
-        let mut bytes = 0;
-        let mut bucket = state.sweep_cursor;
-        let last = due.min(state.buckets());
-        while bucket < last && bytes < BATCH_BYTES {
-            let group: Vec<u64> = (bucket..last.min(bucket + WALK_TOGETHER)).collect();
-            let heads: Vec<u64> = lock(&self.heads).entries(&group)?.iter().map(|e| e.head).collect();
-            for live in live_records_many(&self.log, &heads)? {
-                bytes += live.iter().map(|(r, _)| r.header.padded_len()).sum::<usize>();
-                plan.live.push(live);
+            if let Some(ahead) = ahead.as_mut() {
+                ahead.ask(after);
             }
-            plan.heads.extend(heads);
-            bucket += group.len() as u64;
         }
-        Ok(plan)
     }
 
     /// Copies a plan's records as fresh stacks in one commit (writer held). A plan a commit's own sweep
     /// overtook is dropped; a bucket a commit changed since it was read is read again.
-    fn rewrite<'l>(&'l self, mut plan: Plan<'l>) -> Result<()> {
+    fn rewrite(&self, plan: Plan) -> Result<()> {
         let state = lock(&self.heads).state;
-        if (state.sweep_from, state.sweep_cursor) != (plan.sweep_from, plan.first) {
+        if !plan.fits(&state) {
             return Ok(());
         }
-        let buckets: Vec<u64> = (plan.first..plan.first + plan.heads.len() as u64).collect();
+        let buckets: Vec<u64> = plan.buckets().collect();
+        let mut fresh: Vec<Option<Vec<Live<'_>>>> = buckets.iter().map(|_| None).collect();
         if state.commit_seq != plan.commit_seq {
             let now: Vec<u64> = lock(&self.heads).entries(&buckets)?.iter().map(|e| e.head).collect();
             let changed: Vec<usize> = (0..now.len()).filter(|&i| now[i] != plan.heads[i]).collect();
             let heads: Vec<u64> = changed.iter().map(|&i| now[i]).collect();
             for (i, live) in changed.into_iter().zip(live_records_many(&self.log, &heads)?) {
-                plan.live[i] = live;
+                fresh[i] = Some(live);
             }
         }
         let mut batch = self.log.batch();
         let start = batch.start();
         let mut placed = Vec::new();
-        for live in &plan.live {
-            placed.extend(copy_records(&mut batch, live.iter().rev(), &state)?);
+        for (i, fresh) in fresh.iter().enumerate() {
+            let copied = match fresh {
+                Some(live) => copy_records(&mut batch, live.iter().rev().map(|(r, h)| (r.key(), r.value(), *h)), &state)?,
+                None => copy_records(&mut batch, plan.oldest_first(i), &state)?,
+            };
+            placed.extend(copied);
         }
         let covered = buckets.len() as u64;
         self.commit_copies(batch, BatchKind::Rewrite, covered, |heads| apply(heads, start, covered, placed))

@@ -1,0 +1,138 @@
+//! The sweep's reads ahead of its writes: a [`Plan`] holds the next buckets' live records, copied out
+//! of the log without the writer, and [`ReadAhead`] reads the next plan on a thread of its own while
+//! the committing threads go on (`docs/stackdb-format.md`, "Space").
+
+use crate::db::lock;
+use crate::error::Result;
+use crate::heads::{Heads, State};
+use crate::stack::{Live, LogFile, live_records_many};
+use std::ops::Range;
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Arc, Mutex};
+
+/// A plan stops growing past this many bytes of records (a rewrite batch's size).
+pub(crate) const PLAN_BYTES: usize = 256 << 10;
+/// Buckets read at once, so their stacks' reads overlap.
+const WALK_TOGETHER: u64 = 32;
+
+/// The live records of consecutive buckets as their heads stood when read.
+pub(crate) struct Plan {
+    /// The sweep they belong to (its start), its first bucket, and the last commit when they were read.
+    pub(crate) sweep_from: u64,
+    pub(crate) first: u64,
+    pub(crate) commit_seq: u64,
+    /// Each bucket's head as read.
+    pub(crate) heads: Vec<u64>,
+    /// Keys and values back to back.
+    bytes: Vec<u8>,
+    /// Each record's key and value in `bytes`, and its key's hash; each bucket's newest first.
+    records: Vec<(Range<usize>, Range<usize>, u64)>,
+    /// Where each bucket's records end in `records`.
+    ends: Vec<usize>,
+}
+
+impl Plan {
+    /// Whether it is the next step of the sweep `state` is in.
+    pub(crate) fn fits(&self, state: &State) -> bool {
+        (state.sweep_from, state.sweep_cursor) == (self.sweep_from, self.first)
+    }
+
+    /// Buckets it covers.
+    pub(crate) fn buckets(&self) -> Range<u64> {
+        self.first..self.first + self.heads.len() as u64
+    }
+
+    /// Bucket `i`'s records (counted from the first), oldest first, as key, value and hash.
+    pub(crate) fn oldest_first(&self, i: usize) -> impl Iterator<Item = (&[u8], &[u8], u64)> {
+        let from = if i == 0 { 0 } else { self.ends[i - 1] };
+        self.records[from..self.ends[i]].iter().rev().map(|(k, v, h)| (&self.bytes[k.clone()], &self.bytes[v.clone()], *h))
+    }
+
+    fn push(&mut self, head: u64, live: &[Live<'_>]) {
+        for (r, h) in live {
+            let key = self.bytes.len()..self.bytes.len() + r.key().len();
+            self.bytes.extend_from_slice(r.key());
+            let value = self.bytes.len()..self.bytes.len() + r.value().len();
+            self.bytes.extend_from_slice(r.value());
+            self.records.push((key, value, *h));
+        }
+        self.heads.push(head);
+        self.ends.push(self.records.len());
+    }
+}
+
+/// Reads the live records of the buckets from `state`'s sweep cursor up to `due`, or fewer once they
+/// fill [`PLAN_BYTES`].
+pub(crate) fn read_plan(log: &LogFile, heads: &Mutex<Heads>, state: &State, due: u64) -> Result<Plan> {
+    let mut plan = Plan {
+        sweep_from: state.sweep_from,
+        first: state.sweep_cursor,
+        commit_seq: state.commit_seq,
+        heads: Vec::new(),
+        bytes: Vec::new(),
+        records: Vec::new(),
+        ends: Vec::new(),
+    };
+    let mut bucket = state.sweep_cursor;
+    let last = due.min(state.buckets());
+    while bucket < last && plan.bytes.len() < PLAN_BYTES {
+        let group: Vec<u64> = (bucket..last.min(bucket + WALK_TOGETHER)).collect();
+        let stacks: Vec<u64> = lock(heads).entries(&group)?.iter().map(|e| e.head).collect();
+        for (head, live) in stacks.iter().zip(live_records_many(log, &stacks)?) {
+            plan.push(*head, &live);
+        }
+        bucket += group.len() as u64;
+    }
+    Ok(plan)
+}
+
+/// The sweep's reader thread: given the state after a rewrite, it reads the next plan while the
+/// committing threads go on; the next sweep step takes it.
+pub(crate) struct ReadAhead {
+    requests: Option<Sender<State>>,
+    plans: Receiver<Result<Plan>>,
+    /// A plan was asked for and not taken yet.
+    asked: bool,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ReadAhead {
+    /// Starts the thread.
+    pub(crate) fn start(log: Arc<LogFile>, heads: Arc<Mutex<Heads>>) -> std::io::Result<ReadAhead> {
+        let (requests, asked) = std::sync::mpsc::channel::<State>();
+        let (done, plans) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new().name("stackdb-sweep".into()).spawn(move || {
+            for state in asked {
+                if done.send(read_plan(&log, &heads, &state, state.buckets())).is_err() {
+                    return;
+                }
+            }
+        })?;
+        Ok(ReadAhead { requests: Some(requests), plans, asked: false, thread: Some(thread) })
+    }
+
+    /// Asks for the plan that follows `state`, unless one is asked for already.
+    pub(crate) fn ask(&mut self, state: State) {
+        if !self.asked && self.requests.as_ref().is_some_and(|r| r.send(state).is_ok()) {
+            self.asked = true;
+        }
+    }
+
+    /// The plan asked for (waiting for it if it is still being read), if one was.
+    pub(crate) fn take(&mut self) -> Option<Result<Plan>> {
+        if !std::mem::take(&mut self.asked) {
+            return None;
+        }
+        self.plans.recv().ok()
+    }
+}
+
+impl Drop for ReadAhead {
+    fn drop(&mut self) {
+        // Closing the requests ends the thread's loop.
+        self.requests = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
