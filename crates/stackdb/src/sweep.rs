@@ -149,7 +149,8 @@ impl Database {
             };
             let plan = match ahead.as_mut().and_then(|a| a.take()) {
                 Some(Ok(plan)) if plan.fits(&state) => plan,
-                // Read for a state a commit's own sweep has left (and maybe freed the log under it).
+                // None asked for, or one read for a state a commit's own sweep has since left (and
+                // maybe freed the log under): read here.
                 _ => read_plan(&self.log, &self.heads, &state, to)?,
             };
             let _writer = writer()?;
