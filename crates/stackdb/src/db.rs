@@ -131,8 +131,9 @@ impl FileLock {
 }
 
 /// RAM of the budget kept for what is not a waiting head-table entry: a checkpoint slice (1 MiB, 2 MiB
-/// for a whole round), the sweep's 1 MiB read chunk and 256 KiB batch. (With the page cache this
-/// replaced and 2 MiB kept, the whole engine measured 32.4 MiB at 20 M records.)
+/// for a whole round), the sweep's plan and batch (~256 KiB each), recovery's 1 MiB read chunk (at
+/// open only). (With the page cache this replaced and 2 MiB kept, the whole engine measured 32.4 MiB
+/// at 20 M records.)
 const RESERVED_RAM: usize = 3 << 20;
 
 /// Bytes of RAM a commit's entry may take at most when it starts waiting to be written: its own 16

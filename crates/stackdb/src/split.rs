@@ -6,7 +6,7 @@ use crate::db::{Database, lock};
 use crate::error::{Error, Result};
 use crate::heads::{Heads, State};
 use crate::log::BatchKind;
-use crate::stack::{Placed, copy_records, live_records, restack};
+use crate::stack::{Placed, copy_records, live_records, oldest_first, restack};
 
 impl Database {
     /// Splits buckets while the load exceeds `max_load` (writer held).
@@ -27,8 +27,7 @@ impl Database {
         let mut batch = self.log.batch();
         let mut after = state;
         advance(&mut after);
-        // Oldest first, so the newest ends on top of its new stack.
-        let placed = copy_records(&mut batch, live.iter().rev().map(|(r, h)| (r.key(), r.value(), *h)), &after)?;
+        let placed = copy_records(&mut batch, oldest_first(&live), &after)?;
         self.commit_copies(batch, BatchKind::Split, 1, |heads| apply(heads, placed))
     }
 }

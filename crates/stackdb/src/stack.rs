@@ -117,6 +117,12 @@ pub(crate) fn live_records(log: &LogFile, head: u64) -> Result<Vec<Live<'_>>> {
     Ok(live_records_many(log, &[head])?.pop().unwrap_or_default())
 }
 
+/// Live records (newest first, as [`live_records_many`] gives them) oldest first, as key, value and
+/// key hash: what [`copy_records`] takes, so the newest ends on top of its new stack.
+pub(crate) fn oldest_first<'r>(live: &'r [Live<'_>]) -> impl Iterator<Item = (&'r [u8], &'r [u8], u64)> {
+    live.iter().rev().map(|(r, h)| (r.key(), r.value(), *h))
+}
+
 /// A copy's place: its log offset and its key's hash.
 pub(crate) type Placed = (u64, u64);
 

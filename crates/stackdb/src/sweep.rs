@@ -10,8 +10,7 @@ use crate::error::{Error, Result};
 use crate::heads::{Heads, State};
 use crate::log::BatchKind;
 use crate::ahead::{Plan, ReadAhead, read_plan};
-use crate::stack::{Live, Placed, copy_records, live_records_many, restack};
-use std::sync::MutexGuard;
+use crate::stack::{Live, Placed, copy_records, live_records_many, oldest_first, restack};
 
 /// When and how fast dead records are reclaimed.
 ///
@@ -113,7 +112,7 @@ impl Database {
     pub(crate) fn compact_if_behind(&self) -> Result<()> {
         let state = lock(&self.heads).state;
         match self.options.compaction.due(&state, self.log.end()) {
-            Some(due) if due.saturating_sub(state.sweep_cursor) > LAG => self.sweep(|| Ok(None), None),
+            Some(due) if due.saturating_sub(state.sweep_cursor) > LAG => self.sweep(false, None),
             _ => Ok(()),
         }
     }
@@ -128,16 +127,16 @@ impl Database {
             Err(std::sync::TryLockError::Poisoned(held)) => held.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return Ok(()),
         };
-        self.sweep(|| Ok(Some(lock(&self.writer))), ahead.as_mut())
+        self.sweep(true, ahead.as_mut())
     }
 
     /// Advances the sweep as far as it is due, and gives back the log below a finished sweep.
-    /// `writer` takes the writer for each rewrite (`None`: the caller holds it); `ahead`, if any, has
+    /// `take_writer`: take the writer for each rewrite (else the caller holds it); `ahead`, if any, has
     /// the next plan read while a sweep is under way. The sweep's own copies grow the log and so make
     /// more buckets due: it follows them up to [`CHASE`] times the buckets due when called (and
     /// [`CHASE_SLACK`] more), leaving the rest to the next commit — with copies near the pace's
     /// budget, chasing them all once rewrote a third of the table in one commit.
-    fn sweep<'w>(&'w self, writer: impl Fn() -> Result<Option<MutexGuard<'w, ()>>>, mut ahead: Option<&mut ReadAhead>) -> Result<()> {
+    fn sweep(&self, take_writer: bool, mut ahead: Option<&mut ReadAhead>) -> Result<()> {
         let entry = lock(&self.heads).state;
         let Some(due) = self.options.compaction.due(&entry, self.log.end()) else { return Ok(()) };
         let limit = due + CHASE * due.saturating_sub(entry.sweep_cursor) + CHASE_SLACK;
@@ -153,7 +152,7 @@ impl Database {
                 // maybe freed the log under): read here.
                 _ => read_plan(&self.log, &self.heads, &state, to)?,
             };
-            let _writer = writer()?;
+            let _writer = take_writer.then(|| lock(&self.writer));
             self.rewrite(plan)?;
             self.checkpoint_step()?;
             let after = lock(&self.heads).state;
@@ -193,7 +192,7 @@ impl Database {
         let mut placed = Vec::new();
         for (i, fresh) in fresh.iter().enumerate() {
             let copied = match fresh {
-                Some(live) => copy_records(&mut batch, live.iter().rev().map(|(r, h)| (r.key(), r.value(), *h)), &state)?,
+                Some(live) => copy_records(&mut batch, oldest_first(live), &state)?,
                 None => copy_records(&mut batch, plan.oldest_first(i), &state)?,
             };
             placed.extend(copied);
