@@ -2,6 +2,8 @@
 //! many readers (`docs/stackdb-format.md`).
 
 use crate::ahead::ReadAhead;
+use crate::checkpoint::Due;
+use crate::checkpointer::Checkpointer;
 use crate::error::{Error, Result};
 use crate::hash::hash;
 use crate::heads::{Entry, Heads};
@@ -28,8 +30,10 @@ pub struct Options {
     pub max_load: f64,
     /// A new database starts with `2^initial_level` buckets.
     pub initial_level: u32,
-    /// Checkpoint when the log has grown this much since the last one, so
-    /// that open replays at most this much.
+    /// Checkpoint when the log has grown half this much since the last one,
+    /// a round paced to end as it grows the other half, so that open replays
+    /// about this much at most (twice, should the checkpoint thread be held
+    /// up: then a commit writes the rest of the round).
     pub checkpoint_every: u64,
     /// When and how fast dead records are reclaimed.
     pub compaction: Compaction,
@@ -99,6 +103,8 @@ pub struct Database {
     /// Held by the one thread advancing the sweep after its commit ([`Database::sweep_step`]), with
     /// the sweep's reader thread (none when compaction is off).
     pub(crate) sweeping: Mutex<Option<ReadAhead>>,
+    /// Writes the head table's checkpoint slices on a thread of its own.
+    checkpointer: Checkpointer,
     pub(crate) options: Options,
     lookups: AtomicU64,
     probes: AtomicU64,
@@ -180,11 +186,16 @@ impl Database {
         log.release_below(heads.state.floor)?;
         let from = heads.state.log_end;
         log.recover(from, |records, commit| replay(&mut heads, records, commit))?;
-        // The replay may have left more entries waiting than the budget holds.
-        if heads.waiting_bytes() > heads.budget() {
-            heads.checkpoint_all(log.end(), || log.sync())?;
-        }
         let (log, heads) = (Arc::new(log), Arc::new(Mutex::new(heads)));
+        let checkpointer = Checkpointer::start(Arc::clone(&log), Arc::clone(&heads))?;
+        // The replay may have left more entries waiting than the budget holds.
+        let over_budget = {
+            let heads = lock(&heads);
+            heads.waiting_bytes() > heads.budget()
+        };
+        if over_budget {
+            checkpointer.whole_round()?;
+        }
         let ahead = match options.compaction.trigger.is_finite() {
             true => Some(ReadAhead::start(Arc::clone(&log), Arc::clone(&heads))?),
             false => None,
@@ -194,6 +205,7 @@ impl Database {
             heads,
             writer: Mutex::new(()),
             sweeping: Mutex::new(ahead),
+            checkpointer,
             options,
             lookups: AtomicU64::new(0),
             probes: AtomicU64::new(0),
@@ -292,21 +304,22 @@ impl Database {
         Ok(())
     }
 
-    /// Takes the next step of checkpointing after a commit (writer held): writes the slice of the head
-    /// table a round is due to have written, if any, and gives back the log below the floor of a round
-    /// that ended (its header no longer points below it).
+    /// Takes the next step of checkpointing after a commit (writer held): paces the round under way
+    /// (beginning one if due) and wakes the checkpoint thread if a slice is due — or, should the log
+    /// have outgrown the round twice its pace, writes the rest itself. The round's end lets the log
+    /// below its floor be given back (its header no longer points below it).
     pub(crate) fn checkpoint_step(&self) -> Result<()> {
-        let ended = lock(&self.heads).checkpoint_step(self.log.end(), self.options.checkpoint_every, || self.log.sync())?;
-        if let Some(header) = ended {
-            self.log.raise_floor(header.floor);
+        let due = lock(&self.heads).checkpoint_step(self.log.end(), self.options.checkpoint_every);
+        match due {
+            Due::Nothing => Ok(()),
+            Due::Slice => self.checkpointer.wake(),
+            Due::Overdue => self.checkpointer.rest_of_round(),
         }
-        Ok(())
     }
 
+    /// Writes a whole round now (writer held).
     pub(crate) fn checkpoint_locked(&self) -> Result<()> {
-        let header = lock(&self.heads).checkpoint_all(self.log.end(), || self.log.sync())?;
-        self.log.raise_floor(header.floor);
-        Ok(())
+        self.checkpointer.whole_round().map(|_| ())
     }
 
     /// Figures about the database.
@@ -340,7 +353,7 @@ impl Database {
     /// the log since that checkpoint).
     pub fn close(self) -> Result<()> {
         self.checkpoint()?;
-        lock(&self.heads).settle()
+        self.checkpointer.quiet(|| lock(&self.heads).settle())
     }
 }
 

@@ -11,6 +11,7 @@ use crate::hash::FastMap;
 use crate::map::FileMap;
 use crate::page::{self, ENTRIES_PER_PAGE, PAGE, PageSet, WAITING_PAGE_BYTES, Waiting};
 use crate::storage::StorageBackend;
+use std::sync::Arc;
 
 pub(crate) const SLOT: usize = 256;
 pub(crate) const STATE_LEN: usize = 96;
@@ -128,13 +129,13 @@ impl State {
 
 /// The head table.
 pub struct Heads {
-    pub(crate) file: Box<dyn StorageBackend>,
+    pub(crate) file: Arc<dyn StorageBackend>,
     /// The file mapped for reads (when it is a file).
     map: Option<FileMap>,
     /// The pages whose checksum was checked through the map since open
     /// (8 bytes per 64 pages, i.e. per 16,320 buckets).
-    checked: PageSet,
-    pub(crate) doublewrite: Box<dyn StorageBackend>,
+    pub(crate) checked: PageSet,
+    pub(crate) doublewrite: Arc<dyn StorageBackend>,
     /// The state as of the last commit applied.
     pub state: State,
     /// The state the newest header written in place records.
@@ -145,6 +146,8 @@ pub struct Heads {
     pub(crate) waiting_pages: PageSet,
     /// Bytes of RAM the waiting entries hold.
     pub(crate) waiting_bytes: usize,
+    /// Entries set since open: a page's waiting entries carry the count when last set.
+    pub(crate) sets: u64,
     /// Bytes of RAM they may hold.
     budget: usize,
     /// Pages below this are on disk, each written whole with its trailer.
@@ -165,6 +168,13 @@ impl std::fmt::Debug for Heads {
     }
 }
 
+/// Writes `state` to its header slot in the table's `file` (not synced).
+pub(crate) fn write_header(file: &dyn StorageBackend, state: &State) -> Result<()> {
+    let slot = (state.checkpoint % 2) as usize * SLOT;
+    file.write(slot as u64, &state.encode())?;
+    Ok(())
+}
+
 impl Heads {
     /// Opens the table, creating it with `2^initial_level` buckets if empty,
     /// and redoes from the doublewrite file the in-place writes a crash may
@@ -173,15 +183,16 @@ impl Heads {
     pub fn open(file: Box<dyn StorageBackend>, doublewrite: Box<dyn StorageBackend>, ram: usize, initial_level: u32) -> Result<Heads> {
         let map = file.file().map(FileMap::new).transpose()?;
         let mut heads = Heads {
-            file,
+            file: Arc::from(file),
             map,
             checked: PageSet::default(),
-            doublewrite,
+            doublewrite: Arc::from(doublewrite),
             state: State::default(),
             written: State::default(),
             waiting: FastMap::default(),
             waiting_pages: PageSet::default(),
             waiting_bytes: 0,
+            sets: 0,
             budget: ram,
             disk_pages: 0,
             round: None,
@@ -231,13 +242,6 @@ impl Heads {
             (Some(s), None) | (None, Some(s)) => Ok(s),
             (None, None) => Err(Error::Corrupt { what: "head table header (both slots)", offset: 0 }),
         }
-    }
-
-    /// Writes `state` to its header slot (not synced).
-    pub(crate) fn write_header(&self, state: &State) -> Result<()> {
-        let slot = (state.checkpoint % 2) as usize * SLOT;
-        self.file.write(slot as u64, &state.encode())?;
-        Ok(())
     }
 
     /// Page `page_no` as it is on disk (below `disk_pages`), its checksum
@@ -295,6 +299,8 @@ impl Heads {
             Waiting::default()
         });
         grew += waiting.set(slot, entry);
+        self.sets += 1;
+        waiting.set_at = self.sets;
         self.waiting_bytes += grew;
         if let Some(round) = &mut self.round {
             round.added += grew;

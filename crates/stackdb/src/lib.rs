@@ -16,16 +16,19 @@
 //! - [`heads`]: the head table: bucket entries in checksummed pages, the
 //!   entries not yet written held in RAM within the budget; `page` (the
 //!   page format), `checkpoint` (rounds writing the table a slice at a time
-//!   through the doublewrite file).
+//!   through the doublewrite file), `checkpointer` (the thread writing the
+//!   slices while commits go on).
 //! - [`db`]: [`Database`]: open, get, stats, checkpoints, recovery replay;
 //!   `txn` (the write transaction), `stack` (walking and rebuilding a
 //!   bucket's stack), `split` (linear hashing), `sweep` (compaction),
+//!   `ahead` (the sweep's reader thread),
 //!   `iter` (the full scan).
 //! - [`error`]: the error type, [`Error`].
 #![deny(missing_docs)]
 
 mod ahead;
 mod checkpoint;
+mod checkpointer;
 pub mod db;
 pub mod error;
 pub mod hash;

@@ -103,6 +103,9 @@ impl PageSet {
 pub(crate) struct Waiting {
     slots: [u64; 4],
     entries: Vec<Entry>,
+    /// The table's count of entries set when one of these was last set: a slice taken before
+    /// then left the page waiting.
+    pub(crate) set_at: u64,
 }
 
 /// Bytes of RAM a page with waiting entries costs besides the entries: its

@@ -157,12 +157,10 @@ impl Database {
             self.checkpoint_step()?;
             let after = lock(&self.heads).state;
             if after.floor > entry.floor {
-                // The head table on disk must stop pointing below the new floor before that part of
-                // the log can go: a whole round now, then the floor rises (here, so the log keeps its
-                // bound; a round ending at its own pace would let the log grow meanwhile), and the
-                // first step of giving it back.
-                self.checkpoint_locked()?;
-                return self.log.discard_step(crate::log::DISCARD_STEP);
+                // The sweep is done. The next checkpoint step begins a round (the header on disk must
+                // stop pointing below the new floor before that part of the log can go); the
+                // checkpoint thread lets the log below go when the round ends.
+                return Ok(());
             }
             if let Some(ahead) = ahead.as_mut() {
                 ahead.ask(after);

@@ -1,0 +1,120 @@
+//! The checkpoint thread: writes the slices a round is due to have written while the committing
+//! threads go on, so no commit waits for the head table's I/O (`docs/stackdb-format.md`,
+//! "Checkpoints"). A commit's step only paces the round and wakes the thread.
+
+use crate::checkpoint::{LogEnds, write_round, write_slices};
+use crate::db::lock;
+use crate::error::{Error, Result};
+use crate::heads::{Heads, State};
+use crate::stack::LogFile;
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+
+impl LogEnds for LogFile {
+    fn end(&self) -> u64 {
+        LogFile::end(self)
+    }
+
+    fn sync_to(&self, end: u64) -> Result<()> {
+        LogFile::sync_to(self, end)
+    }
+}
+
+/// What the thread and the committing threads share.
+struct Shared {
+    log: Arc<LogFile>,
+    heads: Arc<Mutex<Heads>>,
+    /// Held while slices are written: one writer of the table at a time.
+    busy: Mutex<()>,
+    /// The error the thread met last, reported by the next commit.
+    failed: Mutex<Option<Error>>,
+}
+
+impl Shared {
+    /// Writes every slice due; when a round ends, the log below its floor may be given back (the
+    /// commits do, a step each).
+    fn write_due(&self) -> Result<()> {
+        let _busy = lock(&self.busy);
+        let slice = lock(&self.heads).slice_pages;
+        if let Some(header) = write_slices(&self.heads, self.log.as_ref(), slice, slice)? {
+            self.log.raise_floor(header.floor);
+        }
+        Ok(())
+    }
+}
+
+/// The checkpoint thread, woken when a slice is due.
+pub(crate) struct Checkpointer {
+    shared: Arc<Shared>,
+    wake: Option<SyncSender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Checkpointer {
+    /// Starts the thread.
+    pub(crate) fn start(log: Arc<LogFile>, heads: Arc<Mutex<Heads>>) -> std::io::Result<Checkpointer> {
+        let shared = Arc::new(Shared { log, heads, busy: Mutex::new(()), failed: Mutex::new(None) });
+        // One wake-up waiting is enough: the thread writes everything due when it wakes.
+        let (wake, woken): (SyncSender<()>, Receiver<()>) = std::sync::mpsc::sync_channel(1);
+        let on_thread = Arc::clone(&shared);
+        let thread = std::thread::Builder::new().name("stackdb-checkpoint".into()).spawn(move || {
+            for () in woken {
+                if let Err(e) = on_thread.write_due() {
+                    *lock(&on_thread.failed) = Some(e);
+                }
+            }
+        })?;
+        Ok(Checkpointer { shared, wake: Some(wake), thread: Some(thread) })
+    }
+
+    /// Wakes the thread to write the slices due (a commit's step found one), after reporting the
+    /// error it met since the last call, if any.
+    pub(crate) fn wake(&self) -> Result<()> {
+        if let Some(e) = lock(&self.shared.failed).take() {
+            return Err(e);
+        }
+        if let Some(wake) = &self.wake {
+            match wake.try_send(()) {
+                Ok(()) | Err(TrySendError::Full(())) => {}
+                Err(TrySendError::Disconnected(())) => return Err(Error::Format("the checkpoint thread ended".into())),
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the rest of the round under way now, after the slice being written, if any (writer
+    /// held: a commit found it overdue); if it ends, the log below its floor may be given back.
+    pub(crate) fn rest_of_round(&self) -> Result<()> {
+        let _busy = lock(&self.shared.busy);
+        let slice = lock(&self.shared.heads).slice_pages;
+        if let Some(header) = write_slices(&self.shared.heads, self.shared.log.as_ref(), slice, 1)? {
+            self.shared.log.raise_floor(header.floor);
+        }
+        Ok(())
+    }
+
+    /// Writes a whole round now, after the slice being written, if any (no commit under way: the
+    /// writer is held, or the database is opening); the log below its floor may be given back.
+    pub(crate) fn whole_round(&self) -> Result<State> {
+        let _busy = lock(&self.shared.busy);
+        let header = write_round(&self.shared.heads, self.shared.log.as_ref())?;
+        self.shared.log.raise_floor(header.floor);
+        Ok(header)
+    }
+
+    /// Waits for the slice being written, if any, then runs `f` with the table's writes held off.
+    pub(crate) fn quiet<T>(&self, f: impl FnOnce() -> T) -> T {
+        let _busy = lock(&self.shared.busy);
+        f()
+    }
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        // Closing the wake-ups ends the thread's loop after the slices it is writing.
+        self.wake = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
