@@ -306,14 +306,31 @@ impl Database {
 
     /// Takes the next step of checkpointing after a commit (writer held): paces the round under way
     /// (beginning one if due) and wakes the checkpoint thread if a slice is due — or, should the log
-    /// have outgrown the round twice its pace, writes the rest itself. The round's end lets the log
-    /// below its floor be given back (its header no longer points below it).
+    /// have outgrown the round twice its pace, writes the rest itself. A round's end lets the log
+    /// below its floor go (its header no longer points below it): the thread gives it back, a step at
+    /// a time.
     pub(crate) fn checkpoint_step(&self) -> Result<()> {
         let due = lock(&self.heads).checkpoint_step(self.log.end(), self.options.checkpoint_every);
         match due {
             Due::Nothing => Ok(()),
             Due::Slice => self.checkpointer.wake(),
             Due::Overdue => self.checkpointer.rest_of_round(),
+        }
+    }
+
+    /// Waits until the work the commits so far left to the background is done — the head table's
+    /// slices due written, and the log below a finished sweep given back, which takes the round
+    /// after the sweep — doing here what the checkpoint thread has not got to (the writer held).
+    /// [`Database::stats`] then shows the space the log settles at.
+    pub fn catch_up(&self) -> Result<()> {
+        let _writer = lock(&self.writer);
+        loop {
+            lock(&self.heads).checkpoint_step(self.log.end(), self.options.checkpoint_every);
+            self.checkpointer.catch_up()?;
+            let heads = lock(&self.heads);
+            if heads.state.floor <= heads.written.floor {
+                return Ok(());
+            }
         }
     }
 

@@ -217,8 +217,10 @@ pub struct Log<B: StorageBackend> {
     /// below it grows nothing. Written only by the one writer.
     prepared: std::sync::atomic::AtomicU64,
     /// The space below this offset has been given back; from here to the
-    /// floor it is given back a step per commit. Written only by the one writer.
+    /// floor it is given back a step at a time. Raised only under `discarding`.
     discarded: std::sync::atomic::AtomicU64,
+    /// Held by the one step of giving space back under way ([`Log::discard_step`]).
+    discarding: std::sync::Mutex<()>,
     /// Everything below this offset is synced. Raised only under `syncing`.
     synced: std::sync::atomic::AtomicU64,
     /// Held by the one sync under way ([`Log::sync_to`]).
@@ -265,6 +267,7 @@ impl<B: StorageBackend> Log<B> {
             floor: LOG_HEADER_LEN.into(),
             prepared: end.into(),
             discarded: LOG_HEADER_LEN.into(),
+            discarding: std::sync::Mutex::new(()),
             synced: 0.into(),
             syncing: std::sync::Mutex::new(()),
         })
@@ -290,29 +293,33 @@ impl<B: StorageBackend> Log<B> {
     /// caller has made durable a head table that no longer points below it.
     pub fn release_below(&self, floor: u64) -> Result<()> {
         self.raise_floor(floor);
-        self.discard_step(u64::MAX)
+        self.discard_step(u64::MAX).map(|_| ())
     }
 
     /// Declares everything below `floor` unreferenced, as
     /// [`Log::release_below`] does, but gives its space back a step at a
-    /// time ([`Log::discard_step`]), so that no commit waits for the file
+    /// time ([`Log::discard_step`]), so that no append waits for the file
     /// system to free hundreds of megabytes at once.
     pub fn raise_floor(&self, floor: u64) {
         self.floor.fetch_max(floor, std::sync::atomic::Ordering::AcqRel);
     }
 
     /// Gives back up to `max` bytes of the space below the floor not given
-    /// back yet (the writer calls it once per user commit with [`DISCARD_STEP`]).
-    pub fn discard_step(&self, max: u64) -> Result<()> {
+    /// back yet (a database's checkpoint thread calls it with
+    /// [`DISCARD_STEP`] until none is left); returns whether some is left.
+    pub fn discard_step(&self, max: u64) -> Result<bool> {
         use std::sync::atomic::Ordering::{Acquire, Release};
+        let _one = self.discarding.lock().unwrap_or_else(|e| e.into_inner());
         let from = self.discarded.load(Acquire).max(BLOCK) / BLOCK * BLOCK;
-        let to = (self.floor() / BLOCK * BLOCK).min(from.saturating_add(max));
+        let below = self.floor() / BLOCK * BLOCK;
+        let to = below.min(from.saturating_add(max));
         if to > from {
             self.backend.discard(from, to - from)?;
             self.discarded.store(to, Release);
         }
-        Ok(())
+        Ok(to < below)
     }
+
 
     /// Bytes of storage the log occupies (holes excluded).
     pub fn allocated(&self) -> Result<u64> {
@@ -613,7 +620,7 @@ mod tests {
         let full = log.allocated().unwrap();
         log.raise_floor(end);
         assert_eq!(log.allocated().unwrap(), full, "raising the floor frees nothing by itself");
-        log.discard_step(DISCARD_STEP).unwrap();
+        assert!(log.discard_step(DISCARD_STEP).unwrap(), "more is left");
         assert_eq!(log.allocated().unwrap(), full - DISCARD_STEP);
         log.discard_step(DISCARD_STEP).unwrap();
         log.release_below(end).unwrap();

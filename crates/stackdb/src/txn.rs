@@ -263,7 +263,6 @@ impl<'db> WriteTxn<'db> {
         db.grow()?;
         db.compact_if_behind()?;
         db.checkpoint_step()?;
-        db.log.discard_step(crate::log::DISCARD_STEP)?;
         // Visible now, durable once synced: the next commit may take the writer meanwhile and share
         // this one's sync, or find it covered by one that started later (group commit). The sweep's
         // step reads without the writer too, and its copies are synced with this commit.
