@@ -157,9 +157,10 @@ impl Database {
             self.checkpoint_step()?;
             let after = lock(&self.heads).state;
             if after.floor > entry.floor {
-                // The sweep is done. The next checkpoint step begins a round (the header on disk must
-                // stop pointing below the new floor before that part of the log can go); the
-                // checkpoint thread lets the log below go when the round ends.
+                // The sweep is done. The header on disk must stop pointing below the new floor before
+                // that part of the log can go: the step above made the round under way due at once
+                // (or began one), the checkpoint thread writes it and, once a round holding the new
+                // floor ends, gives the log below back.
                 return Ok(());
             }
             if let Some(ahead) = ahead.as_mut() {
