@@ -116,7 +116,7 @@ impl Heads {
         round.due = round.due.max(if hurry { end } else { paced });
         if by_log >= 2.0 {
             Due::Overdue
-        } else if self.pick(self.slice_pages, self.slice_pages).is_some() {
+        } else if self.slice_due() {
             Due::Slice
         } else {
             Due::Nothing
@@ -145,27 +145,34 @@ impl Heads {
         self.round = Some(Round { next, cursor: 1, due: 1, ending: false, added: 0 });
     }
 
+    /// The round's waiting pages from its cursor below its due page, with the page the round ends
+    /// at; none once its last slice is taken.
+    fn due_pages(&self) -> Option<(impl Iterator<Item = u64> + '_, u64)> {
+        let round = self.round.as_ref().filter(|r| !r.ending)?;
+        let (end, due) = (round.next.pages, round.due.min(round.next.pages));
+        let pages = std::iter::successors(self.waiting_pages.next_in(round.cursor, due), move |&n| self.waiting_pages.next_in(n + 1, due));
+        Some((pages, end))
+    }
+
+    /// Whether a slice is due: a whole one, or the rest, which ends the round.
+    fn slice_due(&self) -> bool {
+        let Some((pages, end)) = self.due_pages() else { return false };
+        let round_due = self.round.as_ref().map_or(0, |r| r.due);
+        pages.take(self.slice_pages).count() == self.slice_pages || round_due >= end
+    }
+
     /// The round's waiting pages below its due page, up to `most` of them, if at least `least` are
     /// there or they end the round (and its last slice is not taken already).
     fn pick(&self, most: usize, least: usize) -> Option<Pick> {
-        let round = self.round.as_ref().filter(|r| !r.ending)?;
-        let (end, due) = (round.next.pages, round.due.min(round.next.pages));
-        let mut pages = Vec::new();
-        let mut at = round.cursor;
-        while pages.len() < most {
-            match self.waiting_pages.next_in(at, due) {
-                Some(n) => {
-                    pages.push(n);
-                    at = n + 1;
-                }
-                None => {
-                    at = due;
-                    break;
-                }
-            }
-        }
-        let last = at >= end;
-        (last || pages.len() >= least).then_some(Pick { pages, cursor: at, last })
+        let (pages, end) = self.due_pages()?;
+        let pages: Vec<u64> = pages.take(most).collect();
+        let due = self.round.as_ref().map_or(0, |r| r.due.min(end));
+        let cursor = match pages.last() {
+            Some(&n) if pages.len() == most => n + 1,
+            _ => due,
+        };
+        let last = cursor >= end;
+        (last || pages.len() >= least).then_some(Pick { pages, cursor, last })
     }
 
     /// Takes the round's next slice (see [`Heads::pick`]): copies its pages as they are on disk with
@@ -223,11 +230,11 @@ impl Heads {
 }
 
 impl Slice {
-    /// Writes the slice: the commits its pages reflect are synced (`sync_log`), the previous slice's
-    /// pages in place reach the disk, then the doublewrite file, the pages in place and, if the slice
-    /// ends the round, its header.
-    fn write(&self, sync_log: &dyn Fn(u64) -> Result<()>) -> Result<()> {
-        sync_log(self.log_end)?;
+    /// Writes the slice: the commits its pages reflect are synced, the previous slice's pages in place
+    /// reach the disk, then the doublewrite file, the pages in place and, if the slice ends the round,
+    /// its header.
+    fn write(&self, log: &dyn CheckpointLog) -> Result<()> {
+        log.sync_to(self.log_end)?;
         // The previous slice's pages (and header) in place reach the disk before the doublewrite file
         // stops holding them.
         self.file.sync_data()?;
@@ -246,16 +253,19 @@ impl Slice {
     }
 }
 
-/// The log as a checkpoint needs it: its end, and a sync of every commit up to an offset.
-pub(crate) trait LogEnds {
+/// The log as a checkpoint needs it: its end, a sync of every commit up to an offset, and its floor
+/// raised once a round's header no longer points below it.
+pub(crate) trait CheckpointLog {
     fn end(&self) -> u64;
     fn sync_to(&self, end: u64) -> Result<()>;
+    fn raise_floor(&self, floor: u64);
 }
 
 /// Writes the slices of the round under way that are due — each taken under the table's lock,
 /// written with the lock released — up to `most` pages each, a slice of fewer than `least` only if it
-/// ends the round; returns the round's header if it ended. One caller at a time.
-pub(crate) fn write_slices(heads: &Mutex<Heads>, log: &dyn LogEnds, most: usize, least: usize) -> Result<Option<State>> {
+/// ends the round; returns the round's header if it ended, the log's floor raised to the header's.
+/// One caller at a time.
+pub(crate) fn write_slices(heads: &Mutex<Heads>, log: &dyn CheckpointLog, most: usize, least: usize) -> Result<Option<State>> {
     loop {
         let Some(slice) = ({
             let mut heads = lock(heads);
@@ -263,8 +273,9 @@ pub(crate) fn write_slices(heads: &Mutex<Heads>, log: &dyn LogEnds, most: usize,
         }) else {
             return Ok(None);
         };
-        slice.write(&|end| log.sync_to(end))?;
+        slice.write(log)?;
         if let Some(header) = lock(heads).finish_slice(slice) {
+            log.raise_floor(header.floor);
             return Ok(Some(header));
         }
     }
@@ -272,7 +283,7 @@ pub(crate) fn write_slices(heads: &Mutex<Heads>, log: &dyn LogEnds, most: usize,
 
 /// Writes a whole round as of the log's end at once (no commit under way: the table is as of that
 /// end), so that the header on disk reflects the whole log. One caller at a time.
-pub(crate) fn write_round(heads: &Mutex<Heads>, log: &dyn LogEnds) -> Result<State> {
+pub(crate) fn write_round(heads: &Mutex<Heads>, log: &dyn CheckpointLog) -> Result<State> {
     let most = {
         let mut heads = lock(heads);
         heads.begin_whole_round(log.end());
@@ -408,16 +419,17 @@ mod tests {
         Heads::open(Box::new(heads.clone()), Box::new(dw.clone()), ram, 14).unwrap()
     }
 
-    /// A log that only has an end: its syncs are the test's to ignore.
+    /// A log that only has an end: its syncs and floor are the test's to ignore.
     struct Ends(std::sync::atomic::AtomicU64);
 
-    impl LogEnds for Ends {
+    impl CheckpointLog for Ends {
         fn end(&self) -> u64 {
             self.0.load(std::sync::atomic::Ordering::Relaxed)
         }
         fn sync_to(&self, _end: u64) -> Result<()> {
             Ok(())
         }
+        fn raise_floor(&self, _floor: u64) {}
     }
 
     /// A round goes a slice per step and, crashed after any step, leaves a table whose every
@@ -477,7 +489,7 @@ mod tests {
         heads.begin_whole_round(64);
         let slice = heads.take_slice(8, 1, 64).unwrap().expect("both pages are due");
         heads.set(b, Entry { head: 201, bloom: 1 });
-        slice.write(&|_| Ok(())).unwrap();
+        slice.write(&Ends(64.into())).unwrap();
         let header = heads.finish_slice(slice).expect("the slice ends the round");
         assert_eq!(header.checkpoint, 2);
         assert!(!heads.waiting.contains_key(&1), "page 1 was written as it was");

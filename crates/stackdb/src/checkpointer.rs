@@ -2,22 +2,26 @@
 //! threads go on, so no commit waits for the head table's I/O (`docs/stackdb-format.md`,
 //! "Checkpoints"). A commit's step only paces the round and wakes the thread.
 
-use crate::checkpoint::{LogEnds, write_round, write_slices};
+use crate::checkpoint::{CheckpointLog, write_round, write_slices};
 use crate::db::lock;
 use crate::error::{Error, Result};
-use crate::heads::{Heads, State};
+use crate::heads::Heads;
 use crate::log::DISCARD_STEP;
 use crate::stack::LogFile;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 
-impl LogEnds for LogFile {
+impl CheckpointLog for LogFile {
     fn end(&self) -> u64 {
         LogFile::end(self)
     }
 
     fn sync_to(&self, end: u64) -> Result<()> {
         LogFile::sync_to(self, end)
+    }
+
+    fn raise_floor(&self, floor: u64) {
+        LogFile::raise_floor(self, floor);
     }
 }
 
@@ -32,18 +36,21 @@ struct Shared {
 }
 
 impl Shared {
+    /// Writes the slices of the round under way that are due, after the slice being written, if any:
+    /// only whole slices (or the rest, which ends the round) if `whole_slices`, else to its due page.
+    fn write_slices(&self, whole_slices: bool) -> Result<()> {
+        let _busy = lock(&self.busy);
+        let slice = lock(&self.heads).slice_pages;
+        write_slices(&self.heads, self.log.as_ref(), slice, if whole_slices { slice } else { 1 })?;
+        Ok(())
+    }
+
     /// Writes every slice due and gives back the log below the floor of the rounds that ended, a step
     /// at a time, the slices that fall due meanwhile first; `pace`: resting [`REST`] times as long as
     /// each step took before the next.
     fn write_due(&self, pace: bool) -> Result<()> {
         loop {
-            {
-                let _busy = lock(&self.busy);
-                let slice = lock(&self.heads).slice_pages;
-                if let Some(header) = write_slices(&self.heads, self.log.as_ref(), slice, slice)? {
-                    self.log.raise_floor(header.floor);
-                }
-            }
+            self.write_slices(true)?;
             let started = std::time::Instant::now();
             if !self.log.discard_step(DISCARD_STEP)? {
                 return Ok(());
@@ -105,24 +112,18 @@ impl Checkpointer {
     /// Writes the rest of the round under way now, after the slice being written, if any (writer
     /// held: a commit found it overdue); if it ends, the thread gives back the log below its floor.
     pub(crate) fn rest_of_round(&self) -> Result<()> {
-        let busy = lock(&self.shared.busy);
-        let slice = lock(&self.shared.heads).slice_pages;
-        if let Some(header) = write_slices(&self.shared.heads, self.shared.log.as_ref(), slice, 1)? {
-            self.shared.log.raise_floor(header.floor);
-        }
-        drop(busy);
+        self.shared.write_slices(false)?;
         self.wake()
     }
 
     /// Writes a whole round now, after the slice being written, if any (no commit under way: the
     /// writer is held, or the database is opening); the thread gives back the log below its floor.
-    pub(crate) fn whole_round(&self) -> Result<State> {
-        let busy = lock(&self.shared.busy);
-        let header = write_round(&self.shared.heads, self.shared.log.as_ref())?;
-        self.shared.log.raise_floor(header.floor);
-        drop(busy);
-        self.wake()?;
-        Ok(header)
+    pub(crate) fn whole_round(&self) -> Result<()> {
+        {
+            let _busy = lock(&self.shared.busy);
+            write_round(&self.shared.heads, self.shared.log.as_ref())?;
+        }
+        self.wake()
     }
 
     /// Does now, on the caller's thread, what the checkpoint thread has yet to do: the slices due

@@ -336,7 +336,7 @@ impl Database {
 
     /// Writes a whole round now (writer held).
     pub(crate) fn checkpoint_locked(&self) -> Result<()> {
-        self.checkpointer.whole_round().map(|_| ())
+        self.checkpointer.whole_round()
     }
 
     /// Figures about the database.
