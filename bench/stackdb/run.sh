@@ -30,13 +30,14 @@ export PKG_CONFIG_PATH="$here/target/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PA
 libdir="$(pkg-config --variable=libdir rocksdb)"
 export ROCKSDB_LIB_DIR="$libdir" SQLITE3_LIB_DIR="$libdir"
 (cd "$here" && cargo build --release --quiet)
+bin="${CARGO_TARGET_DIR:-$here/target}/release/stackdb-bench"
 
 out="$here/results/$(date -u +%Y-%m-%dT%H%M%SZ).jsonl"
 for n in ${sizes//,/ }; do
   for e in ${engines//,/ }; do
     for mode in --no-sync --durable; do
       [ "$e" = kissdb ] && [ "$mode" = --durable ] && continue
-      "$here/target/release/stackdb-bench" --engine "$e" --records "$n" --ops "$ops" "$mode" --dir "$scratch" | tee -a "$out"
+      "$bin" --engine "$e" --records "$n" --ops "$ops" "$mode" --dir "$scratch" | tee -a "$out"
     done
   done
 done

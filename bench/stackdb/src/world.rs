@@ -78,6 +78,31 @@ pub fn recent_or_any(r: u64, records: u64) -> u64 {
     if h % 10 == 0 { (h >> 8) % records } else { records - 1 - (h >> 8) % newest }
 }
 
+/// Operation `r` of the recency mix: its record, and the version it writes (`None`: a read). Half
+/// are reads, half overwrites.
+pub fn mix_op(r: u64, records: u64) -> (u64, Option<u64>) {
+    let i = recent_or_any(r, records);
+    (i, (mix(r ^ 0x5EED) & 1 == 1).then_some(r + 1))
+}
+
+/// Bytes of keys and values live after the insert of `records` and `ops` operations of the mix: what
+/// an engine's files are measured against (its space amplification).
+pub fn live_bytes(records: u64, ops: u64) -> u64 {
+    let mut newest = std::collections::HashMap::new();
+    for r in 0..ops {
+        if let (i, Some(version)) = mix_op(r, records) {
+            newest.insert(i, version);
+        }
+    }
+    let mut buf = Vec::with_capacity(64);
+    (0..records)
+        .map(|i| {
+            value(i, newest.get(&i).copied().unwrap_or(0), &mut buf);
+            (key(i).len() + buf.len()) as u64
+        })
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

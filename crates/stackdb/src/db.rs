@@ -380,7 +380,7 @@ fn replay(heads: &mut Heads, records: &[Record], commit: Commit) -> Result<()> {
     match commit.kind {
         // A user batch's records go on top of their buckets' stacks.
         BatchKind::User => restack(heads, [], placed)?,
-        BatchKind::Split => crate::split::apply(heads, placed)?,
+        BatchKind::Split => crate::split::apply(heads, commit.buckets, placed)?,
         BatchKind::Rewrite => crate::sweep::apply(heads, commit.start, commit.buckets, placed)?,
     }
     let state = &mut heads.state;

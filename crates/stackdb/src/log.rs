@@ -8,7 +8,11 @@ use crate::storage::StorageBackend;
 /// Bytes of the log's own header.
 pub const LOG_HEADER_LEN: u64 = 64;
 const MAGIC: &[u8; 8] = b"STACKDB\x01";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
+/// The format before version 3, which it reads the same way: each of its split commits covers one
+/// bucket (its `buckets` field is 1). Its header is rewritten to 3 at open, before anything is
+/// appended, so a build that reads only 2 refuses the log instead of misreading the splits it will hold.
+const UPGRADED_VERSION: u32 = 2;
 /// Bytes of a commit record's value: batch start, sequence, record count,
 /// change in live keys, change in live bytes, buckets rewritten.
 const COMMIT_VALUE_LEN: usize = 48;
@@ -47,7 +51,7 @@ pub enum Durability {
 pub enum BatchKind {
     /// The user's puts and deletes.
     User = 0,
-    /// The copies of one bucket's live records made by a linear-hashing split.
+    /// The copies of consecutive buckets' live records made by linear-hashing splits.
     Split = 1,
     /// The copies of consecutive buckets' live records made by compaction.
     Rewrite = 2,
@@ -77,7 +81,8 @@ pub struct Commit {
     pub records_delta: i64,
     /// How many bytes of live records the batch adds (negative: removes).
     pub bytes_delta: i64,
-    /// For a rewrite: how many buckets, from the compaction cursor, it covers.
+    /// For a split: how many buckets, from the split pointer, it splits; for a rewrite: how many, from
+    /// the compaction cursor, it covers.
     pub buckets: u64,
 }
 
@@ -254,8 +259,13 @@ impl<B: StorageBackend> Log<B> {
                 return Err(Error::Format("bad magic in the log header".into()));
             }
             let version = u32::from_le_bytes(header[8..12].try_into().expect("4 bytes"));
-            if version != VERSION {
-                return Err(Error::Format(format!("log format version {version}; this build reads {VERSION}")));
+            match version {
+                VERSION => {}
+                UPGRADED_VERSION => {
+                    backend.write(8, &VERSION.to_le_bytes())?;
+                    backend.sync_data()?;
+                }
+                _ => return Err(Error::Format(format!("log format version {version}; this build reads {UPGRADED_VERSION} and {VERSION}"))),
             }
         }
         let map = backend.file().map(crate::map::FileMap::new).transpose()?;

@@ -91,25 +91,53 @@ pub(crate) type Live<'l> = (RecordView<'l>, u64);
 /// The newest version of every key in each of the stacks `heads`,
 /// tombstones dropped, newest first, each with its key's hash.
 pub(crate) fn live_records_many<'l>(log: &'l LogFile, heads: &[u64]) -> Result<Vec<Vec<Live<'l>>>> {
-    // The first (newest) record of each key met in each stack, and where
-    // it is by (stack, key hash); a second key with the same hash is
-    // compared with every newest record of its stack.
-    let mut newest: Vec<Vec<Live<'l>>> = heads.iter().map(|_| Vec::new()).collect();
-    let mut seen: FastMap<(usize, u64), usize> = FastMap::default();
+    let mut newest: Vec<Newest<'l>> = heads.iter().map(|_| Newest::default()).collect();
     walk_many(log, heads, |i, r| {
-        let stack = &mut newest[i];
-        let h = hash(r.key());
-        let known = match seen.get(&(i, h)) {
-            None => false,
-            Some(&j) => stack[j].0.key() == r.key() || stack.iter().any(|(s, _)| s.key() == r.key()),
-        };
-        if !known {
-            seen.entry((i, h)).or_insert(stack.len());
-            stack.push((r, h));
-        }
+        newest[i].offer(r);
         Ok(Step::Down)
     })?;
-    Ok(newest.into_iter().map(|stack| stack.into_iter().filter(|(r, _)| r.header.kind == Kind::Put).collect()).collect())
+    Ok(newest
+        .into_iter()
+        .map(|n| {
+            let mut live = n.records;
+            live.retain(|(r, _)| r.header.kind == Kind::Put);
+            live
+        })
+        .collect())
+}
+
+/// Distinct keys a stack's walk compares one by one before it indexes them by hash: a bucket holds
+/// `max_load` keys on average (2), and a map per stack cost more than the comparisons (a split of 512
+/// buckets spent a fifth of its time building one).
+const SCAN_KEYS: usize = 32;
+
+/// The first (newest) record of each key met in one stack's walk, newest first.
+#[derive(Default)]
+struct Newest<'l> {
+    records: Vec<Live<'l>>,
+    /// Where the first key of each hash is in `records`, once it holds more than [`SCAN_KEYS`].
+    by_hash: Option<FastMap<u64, usize>>,
+}
+
+impl<'l> Newest<'l> {
+    /// Keeps `r` if it is the first record of its key met.
+    fn offer(&mut self, r: RecordView<'l>) {
+        let h = hash(r.key());
+        let known = match &self.by_hash {
+            None => self.records.iter().any(|(s, sh)| *sh == h && s.key() == r.key()),
+            // A second key with the same hash is compared with every record kept.
+            Some(by_hash) => by_hash.get(&h).is_some_and(|&j| self.records[j].0.key() == r.key() || self.records.iter().any(|(s, _)| s.key() == r.key())),
+        };
+        if known {
+            return;
+        }
+        self.records.push((r, h));
+        if let Some(by_hash) = &mut self.by_hash {
+            by_hash.entry(h).or_insert(self.records.len() - 1);
+        } else if self.records.len() > SCAN_KEYS {
+            self.by_hash = Some(self.records.iter().enumerate().rev().map(|(j, (_, h))| (*h, j)).collect());
+        }
+    }
 }
 
 /// The newest version of every key in a stack, tombstones dropped; newest first.

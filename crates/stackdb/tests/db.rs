@@ -122,6 +122,37 @@ fn puts_deletes_and_transactions_behave() {
     assert_eq!(db.get(b"b").unwrap(), Some(b"2".to_vec()));
 }
 
+/// Buckets far fuller than the default load (one bucket to start, 100 keys each before a split):
+/// splits, sweeps and reads walk stacks of hundreds of distinct keys, some overwritten, some
+/// deleted, and keep each key's newest version.
+#[test]
+fn crowded_stacks_keep_each_keys_newest_version() {
+    let disk = Disk::new();
+    let options = Options { max_load: 100.0, initial_level: 0, ..small(Durability::Immediate) };
+    let db = disk.open(&options);
+    let mut model = BTreeMap::new();
+    let mut rng = Rng(7);
+    for round in 0..40u64 {
+        let mut w = db.begin_write();
+        for _ in 0..50 {
+            let key = format!("key-{}", rng.below(600)).into_bytes();
+            if rng.below(5) == 0 {
+                w.delete(&key).unwrap();
+                model.remove(&key);
+            } else {
+                let value = format!("v{round}-{}", rng.below(1000)).into_bytes();
+                w.put(&key, &value).unwrap();
+                model.insert(key, value);
+            }
+        }
+        w.commit().unwrap();
+    }
+    assert!(db.stats().unwrap().buckets > 1, "the crowded buckets were split");
+    assert_matches(&db, &model, 600, "crowded");
+    drop(db);
+    assert_matches(&disk.open(&options), &model, 600, "crowded, reopened");
+}
+
 /// Random operations against the database and a model, with commits,
 /// clean reopens and crashes; under `Immediate` durability every commit
 /// survives every crash.

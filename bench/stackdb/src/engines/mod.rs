@@ -19,6 +19,9 @@ pub trait Engine {
     fn get(&mut self, key: &[u8]) -> Option<usize>;
     /// Ends the current batch of writes (durably if asked) or of reads.
     fn commit(&mut self);
+    /// Waits for the background work the writes so far left (space not yet given back) before the
+    /// files are measured.
+    fn settle(&mut self) {}
 }
 
 /// The engines' names, as `--engine` takes them.
