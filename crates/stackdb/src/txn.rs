@@ -217,7 +217,7 @@ impl<'db> WriteTxn<'db> {
             })
             .collect();
         let mut batch = db.log.batch();
-        let mut touched: FastMap<u64, Entry> = FastMap::default();
+        let mut touched: FastMap<u64, Entry> = FastMap::with_capacity_and_hasher(self.keys.len(), Default::default());
         let (mut records_delta, mut bytes_delta) = (0i64, 0i64);
         for op in &self.ops {
             let k = &self.keys[op.key];
