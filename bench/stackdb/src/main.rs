@@ -135,7 +135,7 @@ fn main() {
         assert!(black_box(e.get(&world::missing_key(r, n))).is_none(), "a missing key was found");
     });
     let anon = rss_anon().saturating_sub(anon_before);
-    engine.settle();
+    engine.catch_up();
     let disk = disk_bytes(dir.path());
     let space_amplification = disk as f64 / world::live_bytes(n, ops) as f64;
     drop(engine);

@@ -77,7 +77,7 @@ pub(crate) fn read_plan(log: &LogFile, heads: &Mutex<Heads>, state: &State, due:
     let last = due.min(state.buckets());
     while bucket < last && plan.bytes.len() < PLAN_BYTES {
         let group: Vec<u64> = (bucket..last.min(bucket + WALK_TOGETHER)).collect();
-        let stacks: Vec<u64> = lock(heads).entries(&group)?.iter().map(|e| e.head).collect();
+        let stacks = lock(heads).stack_heads(&group)?;
         for (head, live) in stacks.iter().zip(live_records_many(log, &stacks)?) {
             plan.push(*head, &live);
         }

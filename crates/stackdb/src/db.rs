@@ -286,7 +286,7 @@ impl Database {
     /// nothing. Also done automatically as the log grows.
     pub fn checkpoint(&self) -> Result<()> {
         let _writer = lock(&self.writer);
-        self.checkpoint_locked()
+        self.checkpointer.whole_round()
     }
 
     /// Writes the whole head table now, before a commit that would set `incoming` entries, if they might
@@ -299,7 +299,7 @@ impl Database {
             heads.waiting_bytes() + incoming * INCOMING_ENTRY_BYTES > heads.budget()
         };
         if full {
-            self.checkpoint_locked()?;
+            self.checkpointer.whole_round()?;
         }
         Ok(())
     }
@@ -332,11 +332,6 @@ impl Database {
                 return Ok(());
             }
         }
-    }
-
-    /// Writes a whole round now (writer held).
-    pub(crate) fn checkpoint_locked(&self) -> Result<()> {
-        self.checkpointer.whole_round()
     }
 
     /// Figures about the database.

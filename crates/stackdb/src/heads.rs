@@ -288,6 +288,12 @@ impl Heads {
         buckets.iter().map(|&b| self.entry(b)).collect()
     }
 
+    /// The head of each of `buckets`' stacks (as [`Heads::entries`] reads them): where walks of them
+    /// side by side begin.
+    pub(crate) fn stack_heads(&mut self, buckets: &[u64]) -> Result<Vec<u64>> {
+        Ok(self.entries(buckets)?.iter().map(|e| e.head).collect())
+    }
+
     /// Sets the entry of `bucket` (in RAM; on disk when a checkpoint round
     /// writes its page).
     pub fn set(&mut self, bucket: u64, entry: Entry) {

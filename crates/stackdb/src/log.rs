@@ -319,7 +319,7 @@ impl<B: StorageBackend> Log<B> {
     /// [`DISCARD_STEP`] until none is left); returns whether some is left.
     pub fn discard_step(&self, max: u64) -> Result<bool> {
         use std::sync::atomic::Ordering::{Acquire, Release};
-        let _one = self.discarding.lock().unwrap_or_else(|e| e.into_inner());
+        let _one = crate::db::lock(&self.discarding);
         let from = self.discarded.load(Acquire).max(BLOCK) / BLOCK * BLOCK;
         let below = self.floor() / BLOCK * BLOCK;
         let to = below.min(from.saturating_add(max));

@@ -30,7 +30,7 @@ impl Database {
     /// Re-appends the live records of the `splits` buckets from the split pointer as two new stacks each.
     fn split(&self, state: State, splits: u64) -> Result<()> {
         let buckets: Vec<u64> = (state.split..state.split + splits).collect();
-        let heads: Vec<u64> = lock(&self.heads).entries(&buckets)?.iter().map(|e| e.head).collect();
+        let heads = lock(&self.heads).stack_heads(&buckets)?;
         let live = live_records_many(&self.log, &heads)?;
         let mut batch = self.log.batch();
         let mut after = state;

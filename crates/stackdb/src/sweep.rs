@@ -179,7 +179,7 @@ impl Database {
         let buckets: Vec<u64> = plan.buckets().collect();
         let mut fresh: Vec<Option<Vec<Live<'_>>>> = buckets.iter().map(|_| None).collect();
         if state.commit_seq != plan.commit_seq {
-            let now: Vec<u64> = lock(&self.heads).entries(&buckets)?.iter().map(|e| e.head).collect();
+            let now = lock(&self.heads).stack_heads(&buckets)?;
             let changed: Vec<usize> = (0..now.len()).filter(|&i| now[i] != plan.heads[i]).collect();
             let heads: Vec<u64> = changed.iter().map(|&i| now[i]).collect();
             for (i, live) in changed.into_iter().zip(live_records_many(&self.log, &heads)?) {

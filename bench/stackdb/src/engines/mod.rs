@@ -21,7 +21,7 @@ pub trait Engine {
     fn commit(&mut self);
     /// Waits for the background work the writes so far left (space not yet given back) before the
     /// files are measured.
-    fn settle(&mut self) {}
+    fn catch_up(&mut self) {}
 }
 
 /// The engines' names, as `--engine` takes them.

@@ -45,7 +45,7 @@ impl Engine for Stackdb {
     }
 
     /// The checkpoint thread gives the log below a finished sweep back a step at a time.
-    fn settle(&mut self) {
+    fn catch_up(&mut self) {
         self.commit();
         self.db.catch_up().expect("catch up");
     }
