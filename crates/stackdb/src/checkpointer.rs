@@ -1,6 +1,7 @@
 //! The checkpoint thread: writes the slices a round is due to have written while the committing
 //! threads go on, so no commit waits for the head table's I/O (`docs/stackdb-format.md`,
-//! "Checkpoints"). A commit's step only paces the round and wakes the thread.
+//! "Checkpoints"). A commit's step only paces the round and wakes the thread. The thread also keeps
+//! zeros written ahead of the log's end (`log/zeros.rs`) and gives back the log below the floor.
 
 use crate::checkpoint::{CheckpointLog, write_round, write_slices};
 use crate::db::lock;
@@ -45,14 +46,15 @@ impl Shared {
         Ok(())
     }
 
-    /// Writes every slice due and gives back the log below the floor of the rounds that ended, a step
-    /// at a time, the slices that fall due meanwhile first; `pace`: resting [`REST`] times as long as
-    /// each step took before the next.
+    /// Writes every slice due, the zeros ahead of the log's end if short, and gives back the log below
+    /// the floor of the rounds that ended, a step at a time, the slices that fall due meanwhile first;
+    /// `pace`: resting [`REST`] times as long as each step took before the next.
     fn write_due(&self, pace: bool) -> Result<()> {
         loop {
             self.write_slices(true)?;
             let started = std::time::Instant::now();
-            if !self.log.discard_step(DISCARD_STEP)? {
+            let zeroed = self.log.zeros_step()?;
+            if !self.log.discard_step(DISCARD_STEP)? && !zeroed {
                 return Ok(());
             }
             if pace {
@@ -70,7 +72,7 @@ impl Shared {
 /// times as long, 4.6–5.0 and 5.6–6.4 ms (1 MiB resting four times as long: no better).
 const REST: u32 = 3;
 
-/// The checkpoint thread, woken when a slice is due.
+/// The checkpoint thread, woken when a slice is due or the zeros ahead run short.
 pub(crate) struct Checkpointer {
     shared: Arc<Shared>,
     wake: Option<SyncSender<()>>,

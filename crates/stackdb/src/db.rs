@@ -37,6 +37,9 @@ pub struct Options {
     pub checkpoint_every: u64,
     /// When and how fast dead records are reclaimed.
     pub compaction: Compaction,
+    /// Bytes of zeros the checkpoint thread keeps written ahead of the log's end once commits are
+    /// synced, so a commit's sync records no change of size (`log/zeros.rs`); 0: none.
+    pub zeros_ahead: u64,
 }
 
 impl Default for Options {
@@ -48,6 +51,7 @@ impl Default for Options {
             initial_level: 8,
             checkpoint_every: 64 << 20,
             compaction: Compaction::default(),
+            zeros_ahead: 16 << 20,
         }
     }
 }
@@ -179,7 +183,7 @@ impl Database {
         // The budget less what the writer needs besides the waiting entries
         // (`RESERVED_RAM`).
         let ram = options.ram_budget.saturating_sub(RESERVED_RAM).max(16 * PAGE);
-        let mut log = Log::open(backends.log)?;
+        let mut log = Log::open(backends.log)?.with_zeros_ahead(options.zeros_ahead);
         let mut heads = Heads::open(backends.heads, backends.doublewrite, ram, options.initial_level)?;
         // The checkpointed table points at nothing below its floor; a crash
         // may have come between that checkpoint and freeing the space.
@@ -305,13 +309,15 @@ impl Database {
     }
 
     /// Takes the next step of checkpointing after a commit (writer held): paces the round under way
-    /// (beginning one if due) and wakes the checkpoint thread if a slice is due — or, should the log
+    /// (beginning one if due) and wakes the checkpoint thread if a slice is due or the zeros written
+    /// ahead of the log's end run short — or, should the log
     /// have outgrown the round twice its pace, writes the rest itself. A round's end lets the log
     /// below its floor go (its header no longer points below it): the thread gives it back, a step at
     /// a time.
     pub(crate) fn checkpoint_step(&self) -> Result<()> {
         let due = lock(&self.heads).checkpoint_step(self.log.end(), self.options.checkpoint_every);
         match due {
+            Due::Nothing if self.log.zeros_short() => self.checkpointer.wake(),
             Due::Nothing => Ok(()),
             Due::Slice => self.checkpointer.wake(),
             Due::Overdue => self.checkpointer.rest_of_round(),

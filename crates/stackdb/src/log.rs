@@ -5,6 +5,8 @@ use crate::error::{Error, Result};
 use crate::record::{self, HEADER_LEN, Header, Kind};
 use crate::storage::StorageBackend;
 
+mod zeros;
+
 /// Bytes of the log's own header.
 pub const LOG_HEADER_LEN: u64 = 64;
 const MAGIC: &[u8; 8] = b"STACKDB\x01";
@@ -18,11 +20,6 @@ const UPGRADED_VERSION: u32 = 2;
 const COMMIT_VALUE_LEN: usize = 48;
 /// Holes are punched in whole blocks of this size.
 const BLOCK: u64 = 4096;
-/// Zeros written ahead of the log's end at a time when every commit is
-/// synced: a commit then overwrites blocks the file already has, so its
-/// `fdatasync` flushes data only, with no size change to journal (half the
-/// cost of a synced append on ext4 here). Recovery treats zeros as the end.
-const PREPARE_AHEAD: u64 = 4 << 20;
 /// Bytes below the floor given back at a time (16 MiB took about 4 ms of
 /// ext4 hole punching here; 570 MB at once took 120 ms).
 pub const DISCARD_STEP: u64 = 4 << 20;
@@ -219,8 +216,14 @@ pub struct Log<B: StorageBackend> {
     /// Nothing below this offset is referenced any more (it may be a hole).
     floor: std::sync::atomic::AtomicU64,
     /// Zeros are written up to here (the file's length): a commit ending
-    /// below it grows nothing. Written only by the one writer.
+    /// below it grows nothing (`zeros.rs`). Raised only under `zeroing`.
     prepared: std::sync::atomic::AtomicU64,
+    /// Held by a step of zeros ahead and by an append reaching past them.
+    zeroing: std::sync::Mutex<()>,
+    /// Whether synced commits have begun, so zeros ahead are worth writing.
+    zeros_wanted: std::sync::atomic::AtomicBool,
+    /// Bytes of zeros to keep ahead of the end.
+    zeros_ahead: u64,
     /// The space below this offset has been given back; from here to the
     /// floor it is given back a step at a time. Raised only under `discarding`.
     discarded: std::sync::atomic::AtomicU64,
@@ -276,6 +279,9 @@ impl<B: StorageBackend> Log<B> {
             end: end.into(),
             floor: LOG_HEADER_LEN.into(),
             prepared: end.into(),
+            zeroing: std::sync::Mutex::new(()),
+            zeros_wanted: false.into(),
+            zeros_ahead: zeros::DEFAULT_AHEAD,
             discarded: LOG_HEADER_LEN.into(),
             discarding: std::sync::Mutex::new(()),
             synced: 0.into(),
@@ -350,8 +356,8 @@ impl<B: StorageBackend> Log<B> {
         Ok(end)
     }
 
-    /// Writes `batch` and its commit record in one write, not synced; with [`Durability::Immediate`] the
-    /// storage is prepared first so the sync to come is cheap. Returns the new end. On an error the
+    /// Writes `batch` and its commit record in one write, not synced; with [`Durability::Immediate`] it
+    /// lands on zeros written ahead, so the sync to come is cheap (`zeros.rs`). Returns the new end. On an error the
     /// log's end is unchanged and whatever reached the storage is not a complete commit, so recovery
     /// will cut it off. One writer at a time: the caller serializes appends.
     pub fn append(&self, mut batch: Batch, commit: Commit, durability: Durability) -> Result<u64> {
@@ -366,11 +372,7 @@ impl<B: StorageBackend> Log<B> {
         value[32..40].copy_from_slice(&commit.bytes_delta.to_le_bytes());
         value[40..48].copy_from_slice(&commit.buckets.to_le_bytes());
         record::encode_flagged(&mut batch.buf, Kind::Commit, commit.kind as u8, &[], &value, 0)?;
-        if durability == Durability::Immediate {
-            self.prepare(batch.start + batch.buf.len() as u64)?;
-        }
-        self.backend.write(batch.start, &batch.buf)?;
-        let end = batch.start + batch.buf.len() as u64;
+        let end = self.write_at_end(batch.start, &batch.buf, durability == Durability::Immediate)?;
         self.end.store(end, std::sync::atomic::Ordering::Release);
         Ok(end)
     }
@@ -390,33 +392,6 @@ impl<B: StorageBackend> Log<B> {
         let covered = self.end();
         self.backend.sync_data()?;
         self.synced.fetch_max(covered, Release);
-        Ok(())
-    }
-
-    /// Makes sure the file holds written zeros up to `end` and a while past
-    /// it, starting their writeback at once so a later sync finds them
-    /// (mostly) on disk already. Only ever writes past the log's end.
-    fn prepare(&self, end: u64) -> Result<()> {
-        use std::sync::atomic::Ordering::{Acquire, Release};
-        let from = self.prepared.load(Acquire).max(self.end());
-        if end <= from {
-            return Ok(());
-        }
-        let to = (end + PREPARE_AHEAD).div_ceil(BLOCK) * BLOCK;
-        static ZEROS: [u8; 1 << 16] = [0; 1 << 16];
-        let mut at = from;
-        while at < to {
-            let n = (to - at).min(ZEROS.len() as u64);
-            self.backend.write(at, &ZEROS[..n as usize])?;
-            at += n;
-        }
-        if let Some(file) = self.backend.file() {
-            use std::os::fd::AsRawFd;
-            // A hint: if it fails, the next sync simply writes the zeros.
-            // SAFETY: sync_file_range on an open descriptor with a valid range.
-            unsafe { libc::sync_file_range(file.as_raw_fd(), from as i64, (to - from) as i64, libc::SYNC_FILE_RANGE_WRITE) };
-        }
-        self.prepared.store(to, Release);
         Ok(())
     }
 

@@ -61,9 +61,9 @@ impl Rng {
 }
 
 fn small(durability: Durability) -> Options {
-    // Four buckets to start, a 16-page cache and eager compaction: splits,
-    // evictions, checkpoints and whole sweeps all happen within a few
-    // hundred keys.
+    // Four buckets to start, a 16-page cache, eager compaction and a few
+    // zeros ahead: splits, evictions, checkpoints, whole sweeps and steps
+    // of zeros all happen within a few hundred keys.
     Options {
         durability,
         ram_budget: 16 * 4096,
@@ -71,6 +71,7 @@ fn small(durability: Durability) -> Options {
         initial_level: 2,
         checkpoint_every: 64 << 10,
         compaction: Compaction { trigger: 1.5, pace: 0.25, min_log_bytes: 4096 },
+        zeros_ahead: 64 << 10,
     }
 }
 

@@ -12,12 +12,13 @@ use std::time::Duration;
 
 const KEYS_PER_BATCH: u64 = 5;
 
-/// Small tables and eager compaction, so kills land in splits, sweeps and
-/// the freeing of the log as well as in commits.
+/// Small tables, eager compaction and few zeros ahead, so kills land in splits, sweeps, the freeing
+/// of the log and the zeros' steps as well as in commits.
 fn options() -> Options {
     Options {
         initial_level: 2,
         compaction: Compaction { trigger: 1.1, pace: 0.2, min_log_bytes: 64 << 10 },
+        zeros_ahead: 256 << 10,
         ..Options::default()
     }
 }
