@@ -145,28 +145,26 @@ impl Heads {
         self.round = Some(Round { next, cursor: 1, due: 1, ending: false, added: 0 });
     }
 
-    /// The round's waiting pages from its cursor below its due page, with the page the round ends
-    /// at; none once its last slice is taken.
-    fn due_pages(&self) -> Option<(impl Iterator<Item = u64> + '_, u64)> {
+    /// The round's waiting pages from its cursor below its due page, with that page and the page the
+    /// round ends at; none once its last slice is taken.
+    fn due_pages(&self) -> Option<(impl Iterator<Item = u64> + '_, u64, u64)> {
         let round = self.round.as_ref().filter(|r| !r.ending)?;
         let (end, due) = (round.next.pages, round.due.min(round.next.pages));
         let pages = std::iter::successors(self.waiting_pages.next_in(round.cursor, due), move |&n| self.waiting_pages.next_in(n + 1, due));
-        Some((pages, end))
+        Some((pages, due, end))
     }
 
     /// Whether a slice is due: a whole one, or the rest, which ends the round.
     fn slice_due(&self) -> bool {
-        let Some((pages, end)) = self.due_pages() else { return false };
-        let round_due = self.round.as_ref().map_or(0, |r| r.due);
-        pages.take(self.slice_pages).count() == self.slice_pages || round_due >= end
+        let Some((pages, due, end)) = self.due_pages() else { return false };
+        pages.take(self.slice_pages).count() == self.slice_pages || due >= end
     }
 
     /// The round's waiting pages below its due page, up to `most` of them, if at least `least` are
     /// there or they end the round (and its last slice is not taken already).
     fn pick(&self, most: usize, least: usize) -> Option<Pick> {
-        let (pages, end) = self.due_pages()?;
+        let (pages, due, end) = self.due_pages()?;
         let pages: Vec<u64> = pages.take(most).collect();
-        let due = self.round.as_ref().map_or(0, |r| r.due.min(end));
         let cursor = match pages.last() {
             Some(&n) if pages.len() == most => n + 1,
             _ => due,

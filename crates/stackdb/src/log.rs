@@ -357,9 +357,9 @@ impl<B: StorageBackend> Log<B> {
     }
 
     /// Writes `batch` and its commit record in one write, not synced; with [`Durability::Immediate`] it
-    /// lands on zeros written ahead, so the sync to come is cheap (`zeros.rs`). Returns the new end. On an error the
-    /// log's end is unchanged and whatever reached the storage is not a complete commit, so recovery
-    /// will cut it off. One writer at a time: the caller serializes appends.
+    /// lands on zeros written ahead, so the sync to come is cheap (`zeros.rs`). Returns the new end.
+    /// On an error the log's end is unchanged and whatever reached the storage is not a complete
+    /// commit, so recovery will cut it off. One writer at a time: the caller serializes appends.
     pub fn append(&self, mut batch: Batch, commit: Commit, durability: Durability) -> Result<u64> {
         if batch.start != self.end() {
             return Err(Error::Format("a batch must be committed where it began (one writer at a time)".into()));

@@ -208,10 +208,10 @@ fn into_backend_after(log: &mut Log<MemBackend>, f: impl FnOnce(&MemBackend)) ->
     mem
 }
 
+/// Synced and unsynced commits of ~85 KB (the latter as a sweep's copies go) race a thread writing
+/// zeros ahead of the end, over several of its steps; every commit replays intact.
 #[test]
 fn zeros_written_ahead_on_another_thread_never_overwrite_a_commit() {
-    // Synced and unsynced commits of ~100 KB (the latter as a sweep's copies go) race a thread
-    // writing zeros ahead of the end, over several of its steps; every commit must replay intact.
     let log = Log::open(MemBackend::new()).unwrap();
     let (batches, size) = (400u64, 400u64);
     let done = std::sync::atomic::AtomicBool::new(false);

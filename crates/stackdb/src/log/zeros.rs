@@ -12,14 +12,12 @@
 //! Zeros and records never overlap: an append reaching past the zeros holds `zeroing` while it
 //! writes, as does a step, which only writes from the zeros' end up.
 
-use super::Log;
+use super::{BLOCK, Log};
 use crate::db::lock;
 use crate::error::Result;
 use crate::storage::StorageBackend;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
-/// Whole blocks of zeros.
-const BLOCK: u64 = 4096;
 /// The zeros ahead a log keeps unless told ([`Log::with_zeros_ahead`]).
 pub(super) const DEFAULT_AHEAD: u64 = 16 << 20;
 
@@ -35,13 +33,14 @@ impl<B: StorageBackend> Log<B> {
         (self.zeros_ahead / 4).div_ceil(BLOCK) * BLOCK
     }
 
-    /// Writes zeros from where they end (or the log's end) to `to` (rounded up to a block), and starts
-    /// their writeback so a later sync finds them (mostly) on disk already. `zeroing` held.
-    fn write_zeros(&self, to: u64) -> Result<u64> {
+    /// Writes a step of zeros past where they end (or the log's end) or past `at_least`, whichever is
+    /// further, and starts their writeback so a later sync finds them (mostly) on disk already.
+    /// `zeroing` held.
+    fn write_zeros_past(&self, at_least: u64) -> Result<()> {
         let from = self.prepared.load(Acquire).max(self.end());
-        let to = to.div_ceil(BLOCK) * BLOCK;
+        let to = (from.max(at_least) + self.zeros_step_len()).div_ceil(BLOCK) * BLOCK;
         if to <= from {
-            return Ok(from);
+            return Ok(());
         }
         static ZEROS: [u8; 1 << 16] = [0; 1 << 16];
         let mut at = from;
@@ -50,10 +49,14 @@ impl<B: StorageBackend> Log<B> {
             self.backend.write(at, &ZEROS[..n as usize])?;
             at += n;
         }
-        // A hint: if it fails, the next sync simply writes the zeros.
-        self.start_writeback(from, to);
+        if let Some(file) = self.backend.file() {
+            use std::os::fd::AsRawFd;
+            // A hint: if it fails, the next sync simply writes the zeros.
+            // SAFETY: sync_file_range on an open descriptor with a valid range.
+            unsafe { libc::sync_file_range(file.as_raw_fd(), from as i64, (to - from) as i64, libc::SYNC_FILE_RANGE_WRITE) };
+        }
         self.prepared.store(to, Release);
-        Ok(to)
+        Ok(())
     }
 
     /// Writes `buf` at `at` (the log's end), first writing zeros past it if `synced` (a commit to be
@@ -70,7 +73,7 @@ impl<B: StorageBackend> Log<B> {
         }
         let _zeroing = lock(&self.zeroing);
         if synced {
-            self.write_zeros(end + self.zeros_step_len())?;
+            self.write_zeros_past(end)?;
         }
         self.backend.write(at, buf)?;
         self.prepared.fetch_max(end, Release);
@@ -92,20 +95,9 @@ impl<B: StorageBackend> Log<B> {
         }
         {
             let _zeroing = lock(&self.zeroing);
-            let from = self.prepared.load(Acquire).max(self.end());
-            self.write_zeros(from + self.zeros_step_len())?;
+            self.write_zeros_past(0)?;
         }
         self.backend.sync_data()?;
         Ok(true)
-    }
-
-    /// Starts writing `from..to` back to the disk without waiting. Only a hint: nothing happens if the
-    /// storage is not a file or the call fails.
-    pub fn start_writeback(&self, from: u64, to: u64) {
-        if let Some(file) = self.backend.file() {
-            use std::os::fd::AsRawFd;
-            // SAFETY: sync_file_range on an open descriptor with a valid range.
-            unsafe { libc::sync_file_range(file.as_raw_fd(), from as i64, to.saturating_sub(from) as i64, libc::SYNC_FILE_RANGE_WRITE) };
-        }
     }
 }
