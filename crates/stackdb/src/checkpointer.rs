@@ -5,11 +5,11 @@
 
 use crate::checkpoint::{CheckpointLog, write_round, write_slices};
 use crate::db::lock;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::heads::Heads;
 use crate::log::DISCARD_STEP;
 use crate::stack::LogFile;
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use crate::worker::Worker;
 use std::sync::{Arc, Mutex};
 
 impl CheckpointLog for LogFile {
@@ -32,8 +32,6 @@ struct Shared {
     heads: Arc<Mutex<Heads>>,
     /// Held while slices are written: one writer of the table at a time.
     busy: Mutex<()>,
-    /// The error the thread met last, reported by the next commit.
-    failed: Mutex<Option<Error>>,
 }
 
 impl Shared {
@@ -75,40 +73,22 @@ const REST: u32 = 3;
 /// The checkpoint thread, woken when a slice is due or the zeros ahead run short.
 pub(crate) struct Checkpointer {
     shared: Arc<Shared>,
-    wake: Option<SyncSender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    thread: Worker,
 }
 
 impl Checkpointer {
     /// Starts the thread.
     pub(crate) fn start(log: Arc<LogFile>, heads: Arc<Mutex<Heads>>) -> std::io::Result<Checkpointer> {
-        let shared = Arc::new(Shared { log, heads, busy: Mutex::new(()), failed: Mutex::new(None) });
-        // One wake-up waiting is enough: the thread writes everything due when it wakes.
-        let (wake, woken): (SyncSender<()>, Receiver<()>) = std::sync::mpsc::sync_channel(1);
+        let shared = Arc::new(Shared { log, heads, busy: Mutex::new(()) });
         let on_thread = Arc::clone(&shared);
-        let thread = std::thread::Builder::new().name("stackdb-checkpoint".into()).spawn(move || {
-            for () in woken {
-                if let Err(e) = on_thread.write_due(true) {
-                    *lock(&on_thread.failed) = Some(e);
-                }
-            }
-        })?;
-        Ok(Checkpointer { shared, wake: Some(wake), thread: Some(thread) })
+        let thread = Worker::start("stackdb-checkpoint", move || on_thread.write_due(true))?;
+        Ok(Checkpointer { shared, thread })
     }
 
     /// Wakes the thread to write the slices due (a commit's step found one), after reporting the
     /// error it met since the last call, if any.
     pub(crate) fn wake(&self) -> Result<()> {
-        if let Some(e) = lock(&self.shared.failed).take() {
-            return Err(e);
-        }
-        if let Some(wake) = &self.wake {
-            match wake.try_send(()) {
-                Ok(()) | Err(TrySendError::Full(())) => {}
-                Err(TrySendError::Disconnected(())) => return Err(Error::Format("the checkpoint thread ended".into())),
-            }
-        }
-        Ok(())
+        self.thread.wake()
     }
 
     /// Writes the rest of the round under way now, after the slice being written, if any (writer
@@ -138,15 +118,5 @@ impl Checkpointer {
     pub(crate) fn quiet<T>(&self, f: impl FnOnce() -> T) -> T {
         let _busy = lock(&self.shared.busy);
         f()
-    }
-}
-
-impl Drop for Checkpointer {
-    fn drop(&mut self) {
-        // Closing the wake-ups ends the thread's loop after the slices it is writing.
-        self.wake = None;
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
     }
 }

@@ -1,7 +1,6 @@
 //! The database: the log (data), the head table (bucket stacks), one writer,
 //! many readers (`docs/stackdb-format.md`).
 
-use crate::ahead::ReadAhead;
 use crate::checkpoint::Due;
 use crate::checkpointer::Checkpointer;
 use crate::error::{Error, Result};
@@ -14,6 +13,7 @@ use crate::stack::{LogFile, probe, restack};
 use crate::storage::{FileBackend, StorageBackend};
 use crate::sweep::Compaction;
 use crate::txn::WriteTxn;
+use crate::worker::Worker;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -101,24 +101,30 @@ pub struct Stats {
 
 /// An open database.
 pub struct Database {
-    pub(crate) log: Arc<LogFile>,
-    pub(crate) heads: Arc<Mutex<Heads>>,
-    pub(crate) writer: Mutex<()>,
-    /// Held by the one thread advancing the sweep after its commit ([`Database::sweep_step`]), with
-    /// the sweep's reader thread (none when compaction is off).
-    pub(crate) sweeping: Mutex<Option<ReadAhead>>,
-    /// Writes the head table's checkpoint slices on a thread of its own.
-    checkpointer: Checkpointer,
-    pub(crate) options: Options,
+    /// Sweeps on a thread of its own (none when compaction is off); stopped first, as it holds the
+    /// core too.
+    pub(crate) sweeper: Option<Worker>,
+    pub(crate) core: Arc<Core>,
     lookups: AtomicU64,
     probes: AtomicU64,
     bloom_answers: AtomicU64,
     _lock: Option<FileLock>,
 }
 
+/// What the committing threads and the sweep's thread share: the files, the one writer, the
+/// checkpoint thread.
+pub(crate) struct Core {
+    pub(crate) log: Arc<LogFile>,
+    pub(crate) heads: Arc<Mutex<Heads>>,
+    pub(crate) writer: Mutex<()>,
+    /// Writes the head table's checkpoint slices on a thread of its own.
+    checkpointer: Checkpointer,
+    pub(crate) options: Options,
+}
+
 impl std::fmt::Debug for Database {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Database").field("log_end", &self.log.end()).finish_non_exhaustive()
+        f.debug_struct("Database").field("log_end", &self.core.log.end()).finish_non_exhaustive()
     }
 }
 
@@ -158,6 +164,59 @@ const STALE_HEAD_RETRIES: u32 = 3;
 /// state behind it is only ever changed after the fallible work is done).
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Core {
+    /// Commits a batch of copies (a split's or a rewrite's) and applies it
+    /// to the head table with `apply` (writer held). No sync of its own:
+    /// recovery keeps a prefix of the commits, so the next synced commit
+    /// makes it durable too, and copies lost in a crash only leave a bucket
+    /// unsplit or unswept — nothing acknowledged is lost.
+    pub(crate) fn commit_copies(
+        &self,
+        batch: Batch,
+        kind: BatchKind,
+        buckets: u64,
+        apply: impl FnOnce(&mut Heads) -> Result<()>,
+    ) -> Result<()> {
+        let sequence = lock(&self.heads).state.commit_seq + 1;
+        self.log.commit(batch, Commit::copies(sequence, kind, buckets), Durability::Eventual)?;
+        let mut heads = lock(&self.heads);
+        apply(&mut heads)?;
+        heads.state.commit_seq = sequence;
+        Ok(())
+    }
+
+    /// Writes the whole head table now, before a commit that would set `incoming` entries, if they might
+    /// not fit in RAM beside the ones waiting to be written (writer held). Checkpoint rounds are paced to
+    /// end long before that ([`Core::checkpoint_step`]); a commit touching more buckets than the
+    /// budget holds meets it.
+    pub(crate) fn checkpoint_if_full(&self, incoming: usize) -> Result<()> {
+        let full = {
+            let heads = lock(&self.heads);
+            heads.waiting_bytes() + incoming * INCOMING_ENTRY_BYTES > heads.budget()
+        };
+        if full {
+            self.checkpointer.whole_round()?;
+        }
+        Ok(())
+    }
+
+    /// Takes the next step of checkpointing after a commit (writer held): paces the round under way
+    /// (beginning one if due) and wakes the checkpoint thread if a slice is due or the zeros written
+    /// ahead of the log's end run short — or, should the log
+    /// have outgrown the round twice its pace, writes the rest itself. A round's end lets the log
+    /// below its floor go (its header no longer points below it): the thread gives it back, a step at
+    /// a time.
+    pub(crate) fn checkpoint_step(&self) -> Result<()> {
+        let due = lock(&self.heads).checkpoint_step(self.log.end(), self.options.checkpoint_every);
+        match due {
+            Due::Nothing if self.log.zeros_short() => self.checkpointer.wake(),
+            Due::Nothing => Ok(()),
+            Due::Slice => self.checkpointer.wake(),
+            Due::Overdue => self.checkpointer.rest_of_round(),
+        }
+    }
 }
 
 impl Database {
@@ -200,17 +259,15 @@ impl Database {
         if over_budget {
             checkpointer.whole_round()?;
         }
-        let ahead = match options.compaction.trigger.is_finite() {
-            true => Some(ReadAhead::start(Arc::clone(&log), Arc::clone(&heads))?),
+        let sweeps = options.compaction.trigger.is_finite();
+        let core = Arc::new(Core { log, heads, writer: Mutex::new(()), checkpointer, options });
+        let sweeper = match sweeps {
+            true => Some(Core::start_sweeper(Arc::clone(&core))?),
             false => None,
         };
         Ok(Database {
-            log,
-            heads,
-            writer: Mutex::new(()),
-            sweeping: Mutex::new(ahead),
-            checkpointer,
-            options,
+            sweeper,
+            core,
             lookups: AtomicU64::new(0),
             probes: AtomicU64::new(0),
             bloom_answers: AtomicU64::new(0),
@@ -222,7 +279,7 @@ impl Database {
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let h = hash(key);
         let found = self.read_stack(|heads| heads.state.address(h), |entry| {
-            Ok(probe(&self.log, entry, key, h)?.map(|(put, depth)| (put.map(|r| r.value().to_vec()), depth)))
+            Ok(probe(&self.core.log, entry, key, h)?.map(|(put, depth)| (put.map(|r| r.value().to_vec()), depth)))
         })?;
         self.lookups.fetch_add(1, Relaxed);
         match found {
@@ -245,95 +302,45 @@ impl Database {
         let mut retries = 0;
         loop {
             let entry = {
-                let mut heads = lock(&self.heads);
+                let mut heads = lock(&self.core.heads);
                 let bucket = bucket_of(&heads);
                 heads.entry(bucket)?
             };
             match walk(entry) {
-                Err(Error::Corrupt { offset, .. }) if offset < self.log.floor() && retries < STALE_HEAD_RETRIES => retries += 1,
+                Err(Error::Corrupt { offset, .. }) if offset < self.core.log.floor() && retries < STALE_HEAD_RETRIES => retries += 1,
                 done => return done,
             }
         }
     }
 
-    /// Commits a batch of copies (a split's or a rewrite's) and applies it
-    /// to the head table with `apply` (writer held). No sync of its own:
-    /// recovery keeps a prefix of the commits, so the next synced commit
-    /// makes it durable too, and copies lost in a crash only leave a bucket
-    /// unsplit or unswept — nothing acknowledged is lost.
-    pub(crate) fn commit_copies(
-        &self,
-        batch: Batch,
-        kind: BatchKind,
-        buckets: u64,
-        apply: impl FnOnce(&mut Heads) -> Result<()>,
-    ) -> Result<()> {
-        let sequence = lock(&self.heads).state.commit_seq + 1;
-        self.log.commit(batch, Commit::copies(sequence, kind, buckets), Durability::Eventual)?;
-        let mut heads = lock(&self.heads);
-        apply(&mut heads)?;
-        heads.state.commit_seq = sequence;
-        Ok(())
-    }
-
     /// Buckets in use now.
     pub(crate) fn buckets(&self) -> u64 {
-        lock(&self.heads).state.buckets()
+        lock(&self.core.heads).state.buckets()
     }
 
     /// Starts the one write transaction; others wait until it commits or drops.
     pub fn begin_write(&self) -> WriteTxn<'_> {
-        WriteTxn::new(self, lock(&self.writer))
+        WriteTxn::new(self, lock(&self.core.writer))
     }
 
     /// Writes the head table as of the last commit, so the next open replays
     /// nothing. Also done automatically as the log grows.
     pub fn checkpoint(&self) -> Result<()> {
-        let _writer = lock(&self.writer);
-        self.checkpointer.whole_round()
+        let _writer = lock(&self.core.writer);
+        self.core.checkpointer.whole_round()
     }
 
-    /// Writes the whole head table now, before a commit that would set `incoming` entries, if they might
-    /// not fit in RAM beside the ones waiting to be written (writer held). Checkpoint rounds are paced to
-    /// end long before that ([`Database::checkpoint_step`]); a commit touching more buckets than the
-    /// budget holds meets it.
-    pub(crate) fn checkpoint_if_full(&self, incoming: usize) -> Result<()> {
-        let full = {
-            let heads = lock(&self.heads);
-            heads.waiting_bytes() + incoming * INCOMING_ENTRY_BYTES > heads.budget()
-        };
-        if full {
-            self.checkpointer.whole_round()?;
-        }
-        Ok(())
-    }
-
-    /// Takes the next step of checkpointing after a commit (writer held): paces the round under way
-    /// (beginning one if due) and wakes the checkpoint thread if a slice is due or the zeros written
-    /// ahead of the log's end run short — or, should the log
-    /// have outgrown the round twice its pace, writes the rest itself. A round's end lets the log
-    /// below its floor go (its header no longer points below it): the thread gives it back, a step at
-    /// a time.
-    pub(crate) fn checkpoint_step(&self) -> Result<()> {
-        let due = lock(&self.heads).checkpoint_step(self.log.end(), self.options.checkpoint_every);
-        match due {
-            Due::Nothing if self.log.zeros_short() => self.checkpointer.wake(),
-            Due::Nothing => Ok(()),
-            Due::Slice => self.checkpointer.wake(),
-            Due::Overdue => self.checkpointer.rest_of_round(),
-        }
-    }
-
-    /// Waits until the work the commits so far left to the background is done — the head table's
-    /// slices due written, and the log below a finished sweep given back, which takes the round
-    /// after the sweep — doing here what the checkpoint thread has not got to (the writer held).
-    /// [`Database::stats`] then shows the space the log settles at.
+    /// Waits until the work the commits so far left to the background is done — the sweep as far as
+    /// it is due, the head table's slices due written, and the log below a finished sweep given back,
+    /// which takes the round after the sweep — doing here what the background threads have not got
+    /// to (the writer held). [`Database::stats`] then shows the space the log settles at.
     pub fn catch_up(&self) -> Result<()> {
-        let _writer = lock(&self.writer);
+        let _writer = lock(&self.core.writer);
+        self.core.sweep(false)?;
         loop {
-            lock(&self.heads).checkpoint_step(self.log.end(), self.options.checkpoint_every);
-            self.checkpointer.catch_up()?;
-            let heads = lock(&self.heads);
+            lock(&self.core.heads).checkpoint_step(self.core.log.end(), self.core.options.checkpoint_every);
+            self.core.checkpointer.catch_up()?;
+            let heads = lock(&self.core.heads);
             if heads.state.floor <= heads.written.floor {
                 return Ok(());
             }
@@ -342,14 +349,14 @@ impl Database {
 
     /// Figures about the database.
     pub fn stats(&self) -> Result<Stats> {
-        let heads = lock(&self.heads);
+        let heads = lock(&self.core.heads);
         let reached_log = self.lookups.load(Relaxed) - self.bloom_answers.load(Relaxed);
         let live_bytes = heads.state.live_bytes;
-        let span = self.log.end().saturating_sub(heads.state.floor);
+        let span = self.core.log.end().saturating_sub(heads.state.floor);
         Ok(Stats {
             records: heads.state.records,
             buckets: heads.state.buckets(),
-            log_bytes: self.log.allocated()?,
+            log_bytes: self.core.log.allocated()?,
             live_bytes,
             space_amplification: if live_bytes == 0 { 0.0 } else { span as f64 / live_bytes as f64 },
             reclaimed_below: heads.state.floor,
@@ -369,9 +376,13 @@ impl Database {
     /// Checkpoints, waits for the table to reach the disk and closes (dropping without closing is safe
     /// too: the next open checks the last checkpoint's pages against the doublewrite file and replays
     /// the log since that checkpoint).
-    pub fn close(self) -> Result<()> {
+    pub fn close(mut self) -> Result<()> {
+        // A sweep's copies after the last checkpoint would be replayed at the next open.
+        if let Some(sweeper) = self.sweeper.take() {
+            sweeper.stop()?;
+        }
         self.checkpoint()?;
-        self.checkpointer.quiet(|| lock(&self.heads).settle())
+        self.core.checkpointer.quiet(|| lock(&self.core.heads).settle())
     }
 }
 

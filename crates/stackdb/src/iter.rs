@@ -40,7 +40,7 @@ impl Iterator for Iter<'_> {
             // and the rest are still visited.
             self.bucket += 1;
             match self.db.read_stack(|_| bucket, |entry| {
-                Ok(live_records(&self.db.log, entry.head)?.iter().map(|(r, _)| r.to_record()).collect())
+                Ok(live_records(&self.db.core.log, entry.head)?.iter().map(|(r, _)| r.to_record()).collect())
             }) {
                 Ok(live) => self.pending = live,
                 Err(e) => return Some(Err(e)),

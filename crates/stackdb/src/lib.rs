@@ -20,13 +20,12 @@
 //!   slices while commits go on).
 //! - [`db`]: [`Database`]: open, get, stats, checkpoints, recovery replay;
 //!   `txn` (the write transaction), `stack` (walking and rebuilding a
-//!   bucket's stack), `split` (linear hashing), `sweep` (compaction),
-//!   `ahead` (the sweep's reader thread),
-//!   `iter` (the full scan).
+//!   bucket's stack), `split` (linear hashing), `sweep` (compaction, on a
+//!   thread of its own), `plan` (the sweep's reads), `iter` (the full scan),
+//!   `worker` (the background threads' wake-ups, errors and stop).
 //! - [`error`]: the error type, [`Error`].
 #![deny(missing_docs)]
 
-mod ahead;
 mod checkpoint;
 mod checkpointer;
 pub mod db;
@@ -37,12 +36,14 @@ mod iter;
 pub mod log;
 mod map;
 mod page;
+mod plan;
 pub mod record;
 mod split;
 mod stack;
 pub mod storage;
 mod sweep;
 mod txn;
+mod worker;
 
 pub use db::{Backends, Database, Options, Stats};
 pub use iter::Iter;

@@ -18,8 +18,8 @@ impl Database {
     /// Splits buckets while the load exceeds `max_load` (writer held).
     pub(crate) fn grow(&self) -> Result<()> {
         loop {
-            let state = lock(&self.heads).state;
-            let splits = splits_due(&state, self.options.max_load);
+            let state = lock(&self.core.heads).state;
+            let splits = splits_due(&state, self.core.options.max_load);
             if splits == 0 {
                 return Ok(());
             }
@@ -30,13 +30,13 @@ impl Database {
     /// Re-appends the live records of the `splits` buckets from the split pointer as two new stacks each.
     fn split(&self, state: State, splits: u64) -> Result<()> {
         let buckets: Vec<u64> = (state.split..state.split + splits).collect();
-        let heads = lock(&self.heads).stack_heads(&buckets)?;
-        let live = live_records_many(&self.log, &heads)?;
-        let mut batch = self.log.batch();
+        let heads = lock(&self.core.heads).stack_heads(&buckets)?;
+        let live = live_records_many(&self.core.log, &heads)?;
+        let mut batch = self.core.log.batch();
         let mut after = state;
         advance(&mut after, splits);
         let placed = copy_records(&mut batch, live.iter().flat_map(|l| oldest_first(l)), &after)?;
-        self.commit_copies(batch, BatchKind::Split, splits, |heads| apply(heads, splits, placed))
+        self.core.commit_copies(batch, BatchKind::Split, splits, |heads| apply(heads, splits, placed))
     }
 }
 

@@ -5,12 +5,14 @@
 //! began, so after a checkpoint that part of the log is given back
 //! (`docs/stackdb-format.md`, "Space").
 
-use crate::db::{Database, lock};
+use crate::db::{Core, Database, lock};
 use crate::error::{Error, Result};
 use crate::heads::{Heads, State};
 use crate::log::BatchKind;
-use crate::ahead::{Plan, ReadAhead, read_plan};
+use crate::plan::{Plan, read_plan};
 use crate::stack::{Live, Placed, copy_records, live_records_many, oldest_first, restack};
+use crate::worker::Worker;
+use std::sync::Arc;
 
 /// When and how fast dead records are reclaimed.
 ///
@@ -66,17 +68,19 @@ impl Compaction {
     /// schedule when its share of buckets done matches its share of the
     /// (1 + `pace`) × live bytes it may append — or, if the log overshot
     /// `trigger` × live (a large commit, a run of splits), its share of
-    /// the overshoot, so it catches up.
+    /// the overshoot, so it catches up. A sweep not begun yet is due that
+    /// share of the overshoot too (at least its first bucket), so one the
+    /// sweep's thread has not got to begin counts as lagging.
     fn due(&self, state: &State, end: u64) -> Option<u64> {
         let live = self.live(state);
-        let span = end.saturating_sub(state.floor) as f64;
-        if state.sweep_from == 0 {
-            return (span > self.trigger * live).then_some(1);
-        }
-        let appended = end.saturating_sub(state.sweep_from) as f64;
-        let overshoot = span - self.trigger * live;
+        let overshoot = end.saturating_sub(state.floor) as f64 - self.trigger * live;
+        let appended = match state.sweep_from {
+            0 if overshoot <= 0.0 => return None,
+            0 => 0.0,
+            from => end.saturating_sub(from) as f64,
+        };
         let fraction = (appended.max(overshoot) / ((1.0 + self.pace) * live)).min(1.0);
-        Some(share_of_keys(state, fraction))
+        Some(share_of_keys(state, fraction).max(1))
     }
 }
 
@@ -102,41 +106,40 @@ fn share_of_keys(state: &State, fraction: f64) -> u64 {
 const CHASE: u64 = 2;
 /// Buckets a sweep step may always follow beyond [`CHASE`] times its own.
 const CHASE_SLACK: u64 = 256;
-/// Buckets the sweep may lag its schedule before a commit sweeps with the writer held.
+/// Buckets the sweep's thread may lag its schedule before a commit sweeps with the writer held (or an
+/// eighth of the table, if less: a small table's whole sweep may be due at once).
 const LAG: u64 = 4096;
 
 impl Database {
-    /// Sweeps with the writer held (in a commit) only when the sweep lags its schedule by more than
-    /// [`LAG`] buckets — the step after each commit ([`Database::sweep_step`]) keeps it on schedule
-    /// otherwise — so the log keeps its bound whoever gets the writer.
-    pub(crate) fn compact_if_behind(&self) -> Result<()> {
-        let state = lock(&self.heads).state;
-        match self.options.compaction.due(&state, self.log.end()) {
-            Some(due) if due.saturating_sub(state.sweep_cursor) > LAG => self.sweep(false, None),
+    /// Keeps the sweep on schedule after a commit (writer held): wakes the sweep's thread when the
+    /// log's growth has made buckets due — or, should the thread lag by more than [`LAG`] buckets
+    /// (committing threads that never let go of the writer starve it), sweeps here, so the log keeps
+    /// its bound whoever gets the writer.
+    pub(crate) fn sweep_step(&self) -> Result<()> {
+        let state = lock(&self.core.heads).state;
+        match (self.core.options.compaction.due(&state, self.core.log.end()), &self.sweeper) {
+            (Some(due), _) if due.saturating_sub(state.sweep_cursor) > LAG.min(state.buckets() / 8) => self.core.sweep(false),
+            (Some(due), Some(sweeper)) if due > state.sweep_cursor => sweeper.wake(),
             _ => Ok(()),
         }
     }
+}
 
-    /// Advances the sweep as far as the log's growth says it is due, with the writer free: each
-    /// rewrite's records are read without it — by the sweep's reader thread, ahead, while the
-    /// committing threads go on — then the writer is taken to copy them and commit the copies. One
-    /// thread steps the sweep at a time; another finding it busy goes on.
-    pub(crate) fn sweep_step(&self) -> Result<()> {
-        let mut ahead = match self.sweeping.try_lock() {
-            Ok(held) => held,
-            Err(std::sync::TryLockError::Poisoned(held)) => held.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return Ok(()),
-        };
-        self.sweep(true, ahead.as_mut())
+impl Core {
+    /// Starts the sweep's thread: woken by commits that find the sweep behind its schedule, it reads
+    /// each step's records without the writer, then takes the writer to copy them.
+    pub(crate) fn start_sweeper(core: Arc<Core>) -> std::io::Result<Worker> {
+        Worker::start("stackdb-sweep", move || core.sweep(true))
     }
 
     /// Advances the sweep as far as it is due, and gives back the log below a finished sweep.
-    /// `take_writer`: take the writer for each rewrite (else the caller holds it); `ahead`, if any, has
-    /// the next plan read while a sweep is under way. The sweep's own copies grow the log and so make
-    /// more buckets due: it follows them up to [`CHASE`] times the buckets due when called (and
-    /// [`CHASE_SLACK`] more), leaving the rest to the next commit — with copies near the pace's
+    /// `on_thread`: on the sweep's thread, which reads each step's records without the writer (a whole
+    /// plan, a little ahead of the schedule) and then takes it for the copies; else the caller holds
+    /// the writer and reads only what is due. The sweep's own copies grow the log and so make more
+    /// buckets due: it follows them up to [`CHASE`] times the buckets due when called (and
+    /// [`CHASE_SLACK`] more), leaving the rest to the next call — with copies near the pace's
     /// budget, chasing them all once rewrote a third of the table in one commit.
-    fn sweep(&self, take_writer: bool, mut ahead: Option<&mut ReadAhead>) -> Result<()> {
+    pub(crate) fn sweep(&self, on_thread: bool) -> Result<()> {
         let entry = lock(&self.heads).state;
         let Some(due) = self.options.compaction.due(&entry, self.log.end()) else { return Ok(()) };
         let limit = due + CHASE * due.saturating_sub(entry.sweep_cursor) + CHASE_SLACK;
@@ -146,25 +149,21 @@ impl Database {
                 Some(due) if state.floor == entry.floor && state.sweep_cursor < due.min(limit) => due.min(limit),
                 _ => return Ok(()),
             };
-            let plan = match ahead.as_mut().and_then(|a| a.take()) {
-                Some(Ok(plan)) if plan.fits(&state) => plan,
-                // None asked for, or one read for a state a commit's own sweep has since left (and
-                // maybe freed the log under): read here.
-                _ => read_plan(&self.log, &self.heads, &state, to)?,
+            let plan = match read_plan(&self.log, &self.heads, &state, if on_thread { state.buckets() } else { to }) {
+                // Read without the writer while a sweep the commits finished gave back the log under it:
+                // this sweep is over (the loop ends on the new floor).
+                Err(Error::Corrupt { offset, .. }) if on_thread && offset < self.log.floor() => continue,
+                plan => plan?,
             };
-            let _writer = take_writer.then(|| lock(&self.writer));
+            let _writer = on_thread.then(|| lock(&self.writer));
             self.rewrite(plan)?;
             self.checkpoint_step()?;
-            let after = lock(&self.heads).state;
-            if after.floor > entry.floor {
+            if lock(&self.heads).state.floor > entry.floor {
                 // The sweep is done. The header on disk must stop pointing below the new floor before
                 // that part of the log can go: the step above made the round under way due at once
                 // (or began one), the checkpoint thread writes it and, once a round holding the new
                 // floor ends, gives the log below back.
                 return Ok(());
-            }
-            if let Some(ahead) = ahead.as_mut() {
-                ahead.ask(after);
             }
         }
     }

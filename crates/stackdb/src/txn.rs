@@ -113,11 +113,11 @@ impl<'db> WriteTxn<'db> {
             let h = self.keys[i].hash;
             let key = &self.bytes[self.keys[i].key.clone()];
             let entry = {
-                let mut heads = lock(&self.db.heads);
+                let mut heads = lock(&self.db.core.heads);
                 let bucket = heads.state.address(h);
                 heads.entry(bucket)?
             };
-            self.keys[i].committed = match probe(&self.db.log, entry, key, h)? {
+            self.keys[i].committed = match probe(&self.db.core.log, entry, key, h)? {
                 Some((Some(r), _)) => Committed::Live { offset: r.offset, value_len: r.header.value_len },
                 _ => Committed::Absent,
             };
@@ -133,7 +133,7 @@ impl<'db> WriteTxn<'db> {
             Current::Written(op) => Ok(self.ops[op].value.clone().map(|v| self.bytes[v].to_vec())),
             Current::Deleted => Ok(None),
             Current::AsCommitted => match self.committed(i)? {
-                Committed::Live { offset, .. } => Ok(Some(self.db.log.view(offset)?.value().to_vec())),
+                Committed::Live { offset, .. } => Ok(Some(self.db.core.log.view(offset)?.value().to_vec())),
                 _ => Ok(None),
             },
         }
@@ -169,7 +169,7 @@ impl<'db> WriteTxn<'db> {
     /// known, and returns every written key's bucket and its committed entry.
     fn resolve(&mut self) -> Result<Vec<(u64, Entry)>> {
         let places = {
-            let mut heads = lock(&self.db.heads);
+            let mut heads = lock(&self.db.core.heads);
             let buckets: Vec<u64> = self.keys.iter().map(|k| heads.state.address(k.hash)).collect();
             let entries = heads.entries(&buckets)?;
             buckets.into_iter().zip(entries).collect::<Vec<_>>()
@@ -186,7 +186,7 @@ impl<'db> WriteTxn<'db> {
             }
         }
         let (keys, bytes) = (&mut self.keys, &self.bytes);
-        walk_many(&self.db.log, &walks, |i, r| {
+        walk_many(&self.db.core.log, &walks, |i, r| {
             let k = &mut keys[i];
             if r.key() != &bytes[k.key.clone()] {
                 return Ok(Step::Down);
@@ -216,7 +216,7 @@ impl<'db> WriteTxn<'db> {
                 _ => None,
             })
             .collect();
-        let mut batch = db.log.batch();
+        let mut batch = db.core.log.batch();
         let mut touched: FastMap<u64, Entry> = FastMap::with_capacity_and_hasher(self.keys.len(), Default::default());
         let (mut records_delta, mut bytes_delta) = (0i64, 0i64);
         for op in &self.ops {
@@ -246,12 +246,12 @@ impl<'db> WriteTxn<'db> {
         if batch.is_empty() {
             return Ok(());
         }
-        let sequence = lock(&db.heads).state.commit_seq + 1;
+        let sequence = lock(&db.core.heads).state.commit_seq + 1;
         let commit = Commit::user(sequence, records_delta, bytes_delta);
-        db.checkpoint_if_full(touched.len())?;
-        let end = db.log.append(batch, commit, db.options.durability)?;
+        db.core.checkpoint_if_full(touched.len())?;
+        let end = db.core.log.append(batch, commit, db.core.options.durability)?;
         {
-            let mut heads = lock(&db.heads);
+            let mut heads = lock(&db.core.heads);
             for (bucket, entry) in &touched {
                 heads.set(*bucket, *entry);
             }
@@ -261,15 +261,14 @@ impl<'db> WriteTxn<'db> {
             state.commit_seq = sequence;
         }
         db.grow()?;
-        db.compact_if_behind()?;
-        db.checkpoint_step()?;
+        db.sweep_step()?;
+        db.core.checkpoint_step()?;
         // Visible now, durable once synced: the next commit may take the writer meanwhile and share
         // this one's sync, or find it covered by one that started later (group commit). The sweep's
-        // step reads without the writer too, and its copies are synced with this commit.
+        // copies are synced with the next commit.
         drop(self.guard);
-        db.sweep_step()?;
-        if db.options.durability == Durability::Immediate {
-            db.log.sync_to(end)?;
+        if db.core.options.durability == Durability::Immediate {
+            db.core.log.sync_to(end)?;
         }
         Ok(())
     }

@@ -1,14 +1,13 @@
-//! The sweep's reads ahead of its writes: a [`Plan`] holds the next buckets' live records, copied out
-//! of the log without the writer, and [`ReadAhead`] reads the next plan on a thread of its own while
-//! the committing threads go on (`docs/stackdb-format.md`, "Space").
+//! The sweep's reads: a [`Plan`] holds the next buckets' live records, copied out of the log by the
+//! sweep's thread without the writer while the committing threads go on, then written back as fresh
+//! stacks with it (`docs/stackdb-format.md`, "Space").
 
 use crate::db::lock;
 use crate::error::Result;
 use crate::heads::{Heads, State};
 use crate::stack::{Live, LogFile, live_records_many};
 use std::ops::Range;
-use std::sync::mpsc::{Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// A plan stops growing past this many bytes of records (a rewrite batch's size).
 pub(crate) const PLAN_BYTES: usize = 256 << 10;
@@ -84,55 +83,4 @@ pub(crate) fn read_plan(log: &LogFile, heads: &Mutex<Heads>, state: &State, due:
         bucket += group.len() as u64;
     }
     Ok(plan)
-}
-
-/// The sweep's reader thread: given the state after a rewrite, it reads the next plan while the
-/// committing threads go on; the next sweep step takes it.
-pub(crate) struct ReadAhead {
-    requests: Option<Sender<State>>,
-    plans: Receiver<Result<Plan>>,
-    /// A plan was asked for and not taken yet.
-    asked: bool,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl ReadAhead {
-    /// Starts the thread.
-    pub(crate) fn start(log: Arc<LogFile>, heads: Arc<Mutex<Heads>>) -> std::io::Result<ReadAhead> {
-        let (requests, asked) = std::sync::mpsc::channel::<State>();
-        let (done, plans) = std::sync::mpsc::channel();
-        let thread = std::thread::Builder::new().name("stackdb-sweep".into()).spawn(move || {
-            for state in asked {
-                if done.send(read_plan(&log, &heads, &state, state.buckets())).is_err() {
-                    return;
-                }
-            }
-        })?;
-        Ok(ReadAhead { requests: Some(requests), plans, asked: false, thread: Some(thread) })
-    }
-
-    /// Asks for the plan that follows `state`, unless one is asked for already.
-    pub(crate) fn ask(&mut self, state: State) {
-        if !self.asked && self.requests.as_ref().is_some_and(|r| r.send(state).is_ok()) {
-            self.asked = true;
-        }
-    }
-
-    /// The plan asked for (waiting for it if it is still being read), if one was.
-    pub(crate) fn take(&mut self) -> Option<Result<Plan>> {
-        if !std::mem::take(&mut self.asked) {
-            return None;
-        }
-        self.plans.recv().ok()
-    }
-}
-
-impl Drop for ReadAhead {
-    fn drop(&mut self) {
-        // Closing the requests ends the thread's loop.
-        self.requests = None;
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
 }
