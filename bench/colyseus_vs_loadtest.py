@@ -95,8 +95,10 @@ for broadcast in (False, True):
     for n in counts[broadcast]:
         print(f"{n} clients:")
         official = measure("@colyseus/loadtest", ["node", "loadtest-bot.mjs", "--endpoint", "ws://127.0.0.1:PORT", "--room", "battle", "--numClients", str(n)], n, broadcast)
-        ours = measure("aggro arena swarm", [aggro, "arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:PORT", "--ccu", str(n),
-                                             "--duration", f"{secs + 200:.0f}s", "--quiet", "--out", f"/tmp/aggro-colyseus-bench-{n}.json"], n, broadcast)
-        if official["per_client_us"] > 0 and ours["per_client_us"] > 0:
-            print(f"  bots per core, aggro ÷ official: {official['per_client_us'] / ours['per_client_us']:.1f}× per client, "
-                  f"{official['us_per_move'] / ours['us_per_move']:.1f}× per move delivered; joins per second: {ours['joins_per_s']:.0f} vs {official['joins_per_s']:.1f}")
+        swarm = [aggro, "arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:PORT", "--ccu", str(n), "--duration", f"{secs + 200:.0f}s", "--quiet"]
+        for label, extra in (("aggro arena swarm", []), ("aggro, --poll-every 1ms", ["--poll-every", "1ms"])):
+            out = f"/tmp/aggro-colyseus-bench-{'broadcast-' if broadcast else ''}{n}{'-poll-1ms' if extra else ''}.json"
+            ours = measure(label, swarm + extra + ["--out", out], n, broadcast)
+            if official["per_client_us"] > 0 and ours["per_client_us"] > 0:
+                print(f"  bots per core, {label} ÷ official: {official['per_client_us'] / ours['per_client_us']:.1f}× per client, "
+                      f"{official['us_per_move'] / ours['us_per_move']:.1f}× per move delivered; joins per second: {ours['joins_per_s']:.0f} vs {official['joins_per_s']:.1f}")

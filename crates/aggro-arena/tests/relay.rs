@@ -112,3 +112,20 @@ fn a_join_burst_with_matchmaking_and_churn_loses_no_one_and_metrics_are_served()
     assert_eq!(m["aggro_relay_events_in_total"], s.events_in as f64);
     assert!(m["process_cpu_seconds_total"] > 0.0 && m["process_resident_memory_bytes"] > 1e6);
 }
+
+#[test]
+fn a_swarm_looking_every_20ms_times_delays_long_never_short() {
+    // Looking at its sockets and timers once per 20 ms, the swarm still gets every event, and times each
+    // when it looks: up to 20 ms late, where looking at once times them well under that on loopback.
+    let at_once = run(40, 4.0, 2.5, rooms_of_four(40, false, true), |_| {}, None);
+    let paced = run(40, 4.0, 2.5, rooms_of_four(40, false, true), |sc| sc.poll_every = Duration::from_millis(20), None);
+    for r in [&at_once, &paced] {
+        let (s, w) = (&r.server.counters, &r.swarm.counters);
+        assert_eq!(s.events_in, w.events_sent, "every raised event reached the server");
+        assert!(w.events_received * 100 >= s.events_out * 95, "received {} of {}", w.events_received, s.events_out);
+    }
+    let (fast, slow) = (&at_once.swarm.delay, &paced.swarm.delay);
+    // An event arrives anywhere in a 20 ms wait: half are timed ~10 ms late or more.
+    assert!(slow.p50_ns >= 4_000_000 && slow.p50_ns > 2 * fast.p50_ns, "paced {slow:?}, at once {fast:?}");
+    assert!(paced.swarm.counters.events_sent * 100 >= at_once.swarm.counters.events_sent * 95, "ticks still went out");
+}

@@ -67,6 +67,12 @@ pub struct SwarmConfig {
     /// Bots stop ticking this long before the end, so what they sent is received before they leave.
     #[serde(serialize_with = "crate::clock::secs")]
     pub drain: Duration,
+    /// The swarm looks at its sockets and timers at most once per this long, as a game client's frame
+    /// loop does: fewer wake-ups, less CPU per bot; what arrives meanwhile is timed when looked at, so
+    /// delays err long by up to this much, never short, and ticks may go out as late (zero: as soon as
+    /// anything is ready).
+    #[serde(serialize_with = "crate::clock::secs")]
+    pub poll_every: Duration,
     #[serde(skip)]
     pub secret: Secret,
 }
@@ -91,6 +97,7 @@ impl SwarmConfig {
             first_client_id: 1,
             receive_loss: 0.0,
             drain: Duration::ZERO,
+            poll_every: Duration::ZERO,
             secret,
         }
     }
@@ -251,6 +258,8 @@ impl<B: Behaviour> Swarm<B> {
         let mut next_interval = start + interval;
         let mut intervals = Vec::new();
         let mut respawns: Vec<(u64, usize)> = Vec::new();
+        let poll_every = self.cfg.poll_every.as_micros() as u64;
+        let mut looked = start;
         loop {
             let now = now_us();
             if now >= end || stop.load(Ordering::Relaxed) {
@@ -283,7 +292,12 @@ impl<B: Behaviour> Swarm<B> {
             }
             if !more {
                 let next_tick = if ticking { self.timers.peek().map_or(now + 1000, |Reverse((d, _))| *d) } else { end };
+                let now = now_us();
+                if looked + poll_every > now {
+                    std::thread::sleep(Duration::from_micros(looked + poll_every - now));
+                }
                 self.transport.wait(next_tick.min(next_interval).min(end));
+                looked = now_us();
             }
         }
         self.leave_all();

@@ -34,6 +34,9 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
     cfg.connect_rate = a.connect_rate.max(1);
     cfg.seed = a.common.seed;
     cfg.first_client_id = a.first_client_id;
+    if let Some(every) = &a.poll_every {
+        cfg.poll_every = duration(every, "poll-every")?;
+    }
     if !(0.0..1.0).contains(&a.receive_loss) {
         return Err(BadInput(format!("--receive-loss: {} is not a fraction in [0, 1)", a.receive_loss)).into());
     }

@@ -127,6 +127,11 @@ pub struct SwarmArgs {
     /// First client id (give each swarm process its own range when several play against one server).
     #[arg(long, default_value_t = 1)]
     pub first_client_id: u64,
+    /// Look at the sockets and timers at most once per this long (such as 1ms, or 16ms for a 60 Hz client's
+    /// frame loop): fewer wake-ups, so less CPU per bot, at the price of delays timed up to this much long
+    /// (never short) and ticks as late. Default: as soon as anything is ready.
+    #[arg(long, value_name = "DURATION")]
+    pub poll_every: Option<String>,
     #[command(flatten)]
     pub common: ArenaCommon,
 }
