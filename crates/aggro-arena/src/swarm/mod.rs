@@ -69,8 +69,8 @@ pub struct SwarmConfig {
     pub drain: Duration,
     /// The swarm looks at its sockets and timers at most once per this long, as a game client's frame
     /// loop does: fewer wake-ups, less CPU per bot; what arrives meanwhile is timed when looked at, so
-    /// delays err long by up to this much, never short, and ticks may go out as late (zero: as soon as
-    /// anything is ready).
+    /// delays err long by up to this much, never short, and ticks may go out as late (their lateness is
+    /// counted from the look that found them due) (zero: as soon as anything is ready).
     #[serde(serialize_with = "crate::clock::secs")]
     pub poll_every: Duration,
     #[serde(skip)]
@@ -200,6 +200,9 @@ pub struct Swarm<B: Behaviour> {
     traffic_seen: crate::udp::Traffic,
     /// Bots that left play since the loop last retired them.
     leaving: Vec<usize>,
+    /// When the loop last looked at the sockets and timers: with `poll_every`, a tick that fell due
+    /// before is late only from then.
+    looked: u64,
 }
 
 impl<B: Behaviour> std::fmt::Debug for Swarm<B> {
@@ -229,6 +232,7 @@ impl<B: Behaviour> Swarm<B> {
             out: Default::default(),
             traffic_seen: Default::default(),
             leaving: Vec::new(),
+            looked: 0,
         })
     }
 
@@ -259,7 +263,7 @@ impl<B: Behaviour> Swarm<B> {
         let mut intervals = Vec::new();
         let mut respawns: Vec<(u64, usize)> = Vec::new();
         let poll_every = self.cfg.poll_every.as_micros() as u64;
-        let mut looked = start;
+        self.looked = start;
         loop {
             let now = now_us();
             if now >= end || stop.load(Ordering::Relaxed) {
@@ -293,11 +297,11 @@ impl<B: Behaviour> Swarm<B> {
             if !more {
                 let next_tick = if ticking { self.timers.peek().map_or(now + 1000, |Reverse((d, _))| *d) } else { end };
                 let now = now_us();
-                if looked + poll_every > now {
-                    std::thread::sleep(Duration::from_micros(looked + poll_every - now));
+                if self.looked + poll_every > now {
+                    std::thread::sleep(Duration::from_micros(self.looked + poll_every - now));
                 }
                 self.transport.wait(next_tick.min(next_interval).min(end));
-                looked = now_us();
+                self.looked = now_us();
             }
         }
         self.leave_all();
@@ -320,7 +324,8 @@ impl<B: Behaviour> Swarm<B> {
                 continue;
             }
             if self.bots[i].active() {
-                self.profile.lateness(now - due);
+                let late_from = if self.cfg.poll_every.is_zero() { due } else { due.max(self.looked) };
+                self.profile.lateness(now.saturating_sub(late_from));
             }
             if self.bots[i].tick(now, &mut self.out, &mut self.heard) {
                 self.transport.send(i, &mut self.out);
