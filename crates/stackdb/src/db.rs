@@ -101,8 +101,8 @@ pub struct Stats {
 
 /// An open database.
 pub struct Database {
-    /// Sweeps on a thread of its own (none when compaction is off); stopped first, as it holds the
-    /// core too.
+    /// Sweeps on a thread of its own (none when compaction is off or commits are not synced);
+    /// stopped first, as it holds the core too.
     pub(crate) sweeper: Option<Worker>,
     pub(crate) core: Arc<Core>,
     lookups: AtomicU64,
@@ -259,12 +259,10 @@ impl Database {
         if over_budget {
             checkpointer.whole_round()?;
         }
-        let sweeps = options.compaction.trigger.is_finite();
+        // Only synced commits leave the writer free long enough for a thread of its own to sweep.
+        let sweeps = options.compaction.trigger.is_finite() && options.durability == Durability::Immediate;
         let core = Arc::new(Core { log, heads, writer: Mutex::new(()), checkpointer, options });
-        let sweeper = match sweeps {
-            true => Some(Core::start_sweeper(Arc::clone(&core))?),
-            false => None,
-        };
+        let sweeper = sweeps.then(|| Core::start_sweeper(Arc::clone(&core))).transpose()?;
         Ok(Database {
             sweeper,
             core,

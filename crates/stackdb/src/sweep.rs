@@ -111,15 +111,19 @@ const CHASE_SLACK: u64 = 256;
 const LAG: u64 = 4096;
 
 impl Database {
-    /// Keeps the sweep on schedule after a commit (writer held): wakes the sweep's thread when the
-    /// log's growth has made buckets due — or, should the thread lag by more than [`LAG`] buckets
-    /// (committing threads that never let go of the writer starve it), sweeps here, so the log keeps
-    /// its bound whoever gets the writer.
+    /// Keeps the sweep on schedule after a commit (writer held) when the log's growth has made buckets
+    /// due. With synced commits it wakes the sweep's thread, which copies while they wait for their
+    /// syncs with the writer free — unless the thread lags by more than [`LAG`] buckets (committing
+    /// threads that never let go of the writer starve it): then the commit sweeps here, so the log
+    /// keeps its bound whoever gets the writer. Unsynced commits have no sweep's thread and sweep
+    /// here: their thread takes the writer straight back, so a second one only adds hand-overs
+    /// (no-sync inserts measured 11 % slower with it).
     pub(crate) fn sweep_step(&self) -> Result<()> {
         let state = lock(&self.core.heads).state;
         match (self.core.options.compaction.due(&state, self.core.log.end()), &self.sweeper) {
             (Some(due), _) if due.saturating_sub(state.sweep_cursor) > LAG.min(state.buckets() / 8) => self.core.sweep(false),
             (Some(due), Some(sweeper)) if due > state.sweep_cursor => sweeper.wake(),
+            (Some(due), None) if due > state.sweep_cursor => self.core.sweep(false),
             _ => Ok(()),
         }
     }
