@@ -91,6 +91,7 @@ fn run_one(pair: &Pair, a: &ArenaBenchArgs, ccu: u32, budget: Option<f64>) -> an
         .collect();
     swarm.extend(r.reliable.then(|| "--reliable".to_string()));
     swarm.extend(r.matchmaking.then(|| "--matchmaking".to_string()));
+    swarm.extend(a.swarm_polling());
     let m: Measured = pair.run(&["--mode".into(), "relay".into()], &swarm)?;
     let (sv, sw) = (m.server_intervals("relay_server"), m.swarm_intervals());
     if sv.is_empty() || sw.is_empty() {

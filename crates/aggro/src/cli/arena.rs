@@ -258,8 +258,19 @@ pub struct ArenaBenchArgs {
     /// First UDP port to use (each run takes the next).
     #[arg(long, default_value_t = 7800)]
     pub port: u16,
+    /// The swarms look at their sockets at most once per this long (`aggro arena swarm --poll-every`): less
+    /// CPU per bot, delays timed up to this much long.
+    #[arg(long, value_name = "DURATION")]
+    pub poll_every: Option<String>,
     #[command(flatten)]
     pub common: ArenaCommon,
+}
+
+impl ArenaBenchArgs {
+    /// The swarm's command-line arguments for `--poll-every`, if given.
+    pub fn swarm_polling(&self) -> Vec<String> {
+        self.poll_every.iter().flat_map(|p| ["--poll-every".to_string(), p.clone()]).collect()
+    }
 }
 
 
