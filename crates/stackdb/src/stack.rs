@@ -123,10 +123,11 @@ impl<'l> Newest<'l> {
     /// Keeps `r` if it is the first record of its key met.
     fn offer(&mut self, r: RecordView<'l>) {
         let h = hash(r.key());
+        let scan = || self.records.iter().any(|(s, sh)| *sh == h && s.key() == r.key());
         let known = match &self.by_hash {
-            None => self.records.iter().any(|(s, sh)| *sh == h && s.key() == r.key()),
-            // A second key with the same hash is compared with every record kept.
-            Some(by_hash) => by_hash.get(&h).is_some_and(|&j| self.records[j].0.key() == r.key() || self.records.iter().any(|(s, _)| s.key() == r.key())),
+            None => scan(),
+            // A second key with the same hash is looked for among every record kept.
+            Some(by_hash) => by_hash.get(&h).is_some_and(|&j| self.records[j].0.key() == r.key() || scan()),
         };
         if known {
             return;

@@ -200,7 +200,7 @@ pub struct Swarm<B: Behaviour> {
     traffic_seen: crate::udp::Traffic,
     /// Bots that left play since the loop last retired them.
     leaving: Vec<usize>,
-    /// When the loop last looked at the sockets and timers: with `poll_every`, a tick that fell due
+    /// With `poll_every`, when the loop last looked at the sockets and timers: a tick that fell due
     /// before is late only from then.
     looked: u64,
 }
@@ -296,12 +296,16 @@ impl<B: Behaviour> Swarm<B> {
             }
             if !more {
                 let next_tick = if ticking { self.timers.peek().map_or(now + 1000, |Reverse((d, _))| *d) } else { end };
-                let now = now_us();
-                if self.looked + poll_every > now {
-                    std::thread::sleep(Duration::from_micros(self.looked + poll_every - now));
+                if poll_every > 0 {
+                    let now = now_us();
+                    if self.looked + poll_every > now {
+                        std::thread::sleep(Duration::from_micros(self.looked + poll_every - now));
+                    }
                 }
                 self.transport.wait(next_tick.min(next_interval).min(end));
-                self.looked = now_us();
+                if poll_every > 0 {
+                    self.looked = now_us();
+                }
             }
         }
         self.leave_all();

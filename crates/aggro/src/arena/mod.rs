@@ -29,9 +29,17 @@ pub fn main(command: ArenaCommand) -> anyhow::Result<()> {
         }
         ArenaCommand::Serve(a) => serve::main(a),
         ArenaCommand::Swarm(a) => swarm::main(a),
-        ArenaCommand::Bench(a) if a.mode == Mode::Relay => relay_bench::main(a),
-        ArenaCommand::Bench(a) if a.mode == Mode::Colyseus => colyseus_bench::main(a),
-        ArenaCommand::Bench(a) => bench::main(a),
+        ArenaCommand::Bench(a) => {
+            // Checked once here, not by each swarm the bench starts (after its server).
+            if let Some(every) = &a.poll_every {
+                crate::args::duration(every, "poll-every")?;
+            }
+            match a.mode {
+                Mode::Relay => relay_bench::main(a),
+                Mode::Colyseus => colyseus_bench::main(a),
+                Mode::Game => bench::main(a),
+            }
+        }
     }
 }
 

@@ -60,9 +60,11 @@ impl<B: StorageBackend> Log<B> {
     }
 
     /// Writes `buf` at `at` (the log's end), first writing zeros past it if `synced` (a commit to be
-    /// synced) and it reaches past them. Returns the new end.
+    /// synced), zeros are kept ahead and it reaches past them. Returns the new end.
     pub(super) fn write_at_end(&self, at: u64, buf: &[u8], synced: bool) -> Result<u64> {
         let end = at + buf.len() as u64;
+        // With no zeros kept ahead, a step would only write zeros the batch overwrites at once.
+        let synced = synced && self.zeros_ahead > 0;
         if synced {
             self.zeros_wanted.store(true, Relaxed);
         }
