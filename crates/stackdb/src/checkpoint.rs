@@ -440,7 +440,7 @@ mod tests {
         assert_eq!(lock(&heads).slice_pages, 8);
         let buckets: Vec<u64> = (0..60).map(|i| i * 255 + 3).collect(); // one entry on each of 60 pages
         for &b in &buckets {
-            lock(&heads).set(b, Entry { head: 1000 + b, bloom: 1 });
+            lock(&heads).set(b, Entry::new((1000 + b) * 8, 1, 0));
         }
         let log = Ends(64.into());
         let (mut steps, mut began) = (0, None);
@@ -459,7 +459,7 @@ mod tests {
             let mut after = open(&Arc::new(file.crash(0)), &Arc::new(dw.crash(0)), ram);
             for &b in &buckets {
                 let e = after.entry(b).unwrap();
-                assert!(e == Entry::default() || e == Entry { head: 1000 + b, bloom: 1 }, "step {steps}: bucket {b}: {e:?}");
+                assert!(e == Entry::default() || e == Entry::new((1000 + b) * 8, 1, 0), "step {steps}: bucket {b}: {e:?}");
             }
             if let Some(h) = ended {
                 break h;
@@ -471,7 +471,7 @@ mod tests {
         let mut reopened = open(&Arc::new(file.crash(0)), &Arc::new(dw.crash(0)), ram);
         assert_eq!(reopened.state.checkpoint, 2);
         for &b in &buckets {
-            assert_eq!(reopened.entry(b).unwrap(), Entry { head: 1000 + b, bloom: 1 });
+            assert_eq!(reopened.entry(b).unwrap(), Entry::new((1000 + b) * 8, 1, 0));
         }
     }
 
@@ -482,17 +482,17 @@ mod tests {
         let (file, dw) = (Arc::new(MemBackend::new()), Arc::new(MemBackend::new()));
         let mut heads = open(&file, &dw, 8 * PAGE * 32);
         let (a, b) = (3, 255 + 3); // pages 1 and 2
-        heads.set(a, Entry { head: 100, bloom: 1 });
-        heads.set(b, Entry { head: 200, bloom: 1 });
+        heads.set(a, Entry::new(800, 1, 0));
+        heads.set(b, Entry::new(1600, 1, 0));
         heads.begin_whole_round(64);
         let slice = heads.take_slice(8, 1, 64).unwrap().expect("both pages are due");
-        heads.set(b, Entry { head: 201, bloom: 1 });
+        heads.set(b, Entry::new(1608, 1, 0));
         slice.write(&Ends(64.into())).unwrap();
         let header = heads.finish_slice(slice).expect("the slice ends the round");
         assert_eq!(header.checkpoint, 2);
         assert!(!heads.waiting.contains_key(&1), "page 1 was written as it was");
-        assert_eq!(heads.entry(b).unwrap().head, 201, "page 2 keeps its newer entry waiting");
+        assert_eq!(heads.entry(b).unwrap().head(), 1608, "page 2 keeps its newer entry waiting");
         let mut reopened = open(&Arc::new(file.crash(0)), &Arc::new(dw.crash(0)), 8 * PAGE * 32);
-        assert_eq!((reopened.entry(a).unwrap().head, reopened.entry(b).unwrap().head), (100, 200));
+        assert_eq!((reopened.entry(a).unwrap().head(), reopened.entry(b).unwrap().head()), (800, 1600));
     }
 }

@@ -5,7 +5,7 @@ use crate::checkpoint::Due;
 use crate::checkpointer::Checkpointer;
 use crate::error::{Error, Result};
 use crate::hash::hash;
-use crate::heads::{Entry, Heads};
+use crate::heads::{Entry, Heads, MAX_SHARED};
 use crate::page::PAGE;
 use crate::iter::Iter;
 use crate::log::{Batch, BatchKind, Commit, Durability, Log, Record};
@@ -28,6 +28,11 @@ pub struct Options {
     pub ram_budget: usize,
     /// Live keys per bucket before a bucket is split.
     pub max_load: f64,
+    /// Splits in a row that may leave a bucket's stack shared with its new sibling instead of copying
+    /// its live records into two fresh stacks (0: every split copies; at most
+    /// [`MAX_SHARED`](crate::heads::MAX_SHARED)). Each halves what growing the table writes, and lengthens
+    /// the walks of those stacks until a split or the sweep copies them.
+    pub shared_splits: u8,
     /// A new database starts with `2^initial_level` buckets.
     pub initial_level: u32,
     /// Checkpoint when the log has grown half this much since the last one,
@@ -48,11 +53,22 @@ impl Default for Options {
             durability: Durability::Immediate,
             ram_budget: 32 << 20,
             max_load: 2.0,
+            shared_splits: 1,
             initial_level: 8,
             checkpoint_every: 64 << 20,
             compaction: Compaction::default(),
             zeros_ahead: 16 << 20,
         }
+    }
+}
+
+impl Options {
+    /// Checks the figures make sense.
+    pub fn validate(&self) -> Result<()> {
+        if self.shared_splits > MAX_SHARED {
+            return Err(Error::InvalidOption(format!("shared_splits is at most {MAX_SHARED} (got {})", self.shared_splits)));
+        }
+        self.compaction.validate()
     }
 }
 
@@ -238,7 +254,7 @@ impl Database {
 
     /// Opens a database on the given storage (tests use crash-simulating memory).
     pub fn open_with(backends: Backends, options: Options) -> Result<Database> {
-        options.compaction.validate()?;
+        options.validate()?;
         // The budget less what the writer needs besides the waiting entries
         // (`RESERVED_RAM`).
         let ram = options.ram_budget.saturating_sub(RESERVED_RAM).max(16 * PAGE);
@@ -391,6 +407,7 @@ fn replay(heads: &mut Heads, records: &[Record], commit: Commit) -> Result<()> {
         // A user batch's records go on top of their buckets' stacks.
         BatchKind::User => restack(heads, [], placed)?,
         BatchKind::Split => crate::split::apply(heads, commit.buckets, placed)?,
+        BatchKind::Share => crate::split::share(heads, &crate::split::decode_shared(records, commit.buckets)?)?,
         BatchKind::Rewrite => crate::sweep::apply(heads, commit.start, commit.buckets, placed)?,
     }
     let state = &mut heads.state;

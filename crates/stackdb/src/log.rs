@@ -10,11 +10,12 @@ mod zeros;
 /// Bytes of the log's own header.
 pub const LOG_HEADER_LEN: u64 = 64;
 const MAGIC: &[u8; 8] = b"STACKDB\x01";
-const VERSION: u32 = 3;
-/// The format before version 3, which it reads the same way: each of its split commits covers one
-/// bucket (its `buckets` field is 1). Its header is rewritten to 3 at open, before anything is
-/// appended, so a build that reads only 2 refuses the log instead of misreading the splits it will hold.
-const UPGRADED_VERSION: u32 = 2;
+const VERSION: u32 = 4;
+/// The formats before version 4, which it reads the same way: version 3 has no splits that share
+/// stacks (commit flag 3), and each of version 2's split commits covers one bucket (its `buckets`
+/// field is 1). Their header is rewritten to 4 at open, before anything is appended, so a build that
+/// reads only those refuses the log instead of misreading the splits it will hold.
+const UPGRADED_VERSIONS: [u32; 2] = [2, 3];
 /// Bytes of a commit record's value: batch start, sequence, record count,
 /// change in live keys, change in live bytes, buckets rewritten.
 const COMMIT_VALUE_LEN: usize = 48;
@@ -52,6 +53,9 @@ pub enum BatchKind {
     Split = 1,
     /// The copies of consecutive buckets' live records made by compaction.
     Rewrite = 2,
+    /// Linear-hashing splits of consecutive buckets that share each one's stack with its new sibling
+    /// (no records: version 4 on).
+    Share = 3,
 }
 
 impl BatchKind {
@@ -59,6 +63,7 @@ impl BatchKind {
         match flags {
             1 => BatchKind::Split,
             2 => BatchKind::Rewrite,
+            3 => BatchKind::Share,
             _ => BatchKind::User,
         }
     }
@@ -264,11 +269,14 @@ impl<B: StorageBackend> Log<B> {
             let version = u32::from_le_bytes(header[8..12].try_into().expect("4 bytes"));
             match version {
                 VERSION => {}
-                UPGRADED_VERSION => {
+                old if UPGRADED_VERSIONS.contains(&old) => {
                     backend.write(8, &VERSION.to_le_bytes())?;
                     backend.sync_data()?;
                 }
-                _ => return Err(Error::Format(format!("log format version {version}; this build reads {UPGRADED_VERSION} and {VERSION}"))),
+                _ => {
+                    let [a, b] = UPGRADED_VERSIONS;
+                    return Err(Error::Format(format!("log format version {version}; this build reads {a}, {b} and {VERSION}")));
+                }
             }
         }
         let map = backend.file().map(crate::map::FileMap::new).transpose()?;

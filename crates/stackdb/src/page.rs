@@ -7,7 +7,8 @@ use crate::heads::Entry;
 pub const PAGE: usize = 4096;
 /// Bucket entries per page.
 pub const ENTRIES_PER_PAGE: u64 = 255;
-const ENTRY: usize = 16;
+/// Bytes of a bucket's entry.
+pub(crate) const ENTRY: usize = 16;
 
 /// The page holding `bucket` (page 0 is the header page) and the bucket's
 /// slot in it.
@@ -24,16 +25,16 @@ pub(crate) fn entry_offset(bucket: u64) -> u64 {
 /// The entry in `slot` of `page`.
 pub(crate) fn read_entry(page: &[u8], slot: usize) -> Entry {
     let at = slot * ENTRY;
-    Entry {
-        head: u64::from_le_bytes(page[at..at + 8].try_into().expect("8 bytes")),
-        bloom: u64::from_le_bytes(page[at + 8..at + 16].try_into().expect("8 bytes")),
-    }
+    Entry::from_words(
+        u64::from_le_bytes(page[at..at + 8].try_into().expect("8 bytes")),
+        u64::from_le_bytes(page[at + 8..at + 16].try_into().expect("8 bytes")),
+    )
 }
 
 /// Sets the entry in `slot` of `page`.
 pub(crate) fn write_entry(page: &mut [u8], slot: usize, entry: Entry) {
     let at = slot * ENTRY;
-    page[at..at + 8].copy_from_slice(&entry.head.to_le_bytes());
+    page[at..at + 8].copy_from_slice(&entry.link().to_le_bytes());
     page[at + 8..at + 16].copy_from_slice(&entry.bloom.to_le_bytes());
 }
 
@@ -187,7 +188,7 @@ mod tests {
     #[test]
     fn a_page_keeps_its_waiting_entries_in_slot_order() {
         let mut w = Waiting::default();
-        let e = |h: u64| Entry { head: h, bloom: h };
+        let e = |h: u64| Entry::new(h * 8, h, (h % 8) as u8);
         assert!(w.set(254, e(254)) > 0, "the first entry allocates");
         for slot in [0, 64, 63] {
             w.set(slot, e(slot as u64));
@@ -202,10 +203,10 @@ mod tests {
     #[test]
     fn a_sealed_page_holds_only_under_its_own_number() {
         let mut page = vec![0u8; PAGE];
-        write_entry(&mut page, 7, Entry { head: 99, bloom: 5 });
+        write_entry(&mut page, 7, Entry::new(96, 5, 3));
         seal(&mut page, 3);
         assert!(holds(&page, 3) && !holds(&page, 4));
-        assert_eq!(read_entry(&page, 7), Entry { head: 99, bloom: 5 });
+        assert_eq!(read_entry(&page, 7), Entry::new(96, 5, 3));
         page[100] ^= 1;
         assert!(!holds(&page, 3));
     }

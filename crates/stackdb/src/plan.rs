@@ -4,7 +4,7 @@
 
 use crate::db::lock;
 use crate::error::Result;
-use crate::heads::{Heads, State};
+use crate::heads::{Entry, Heads, State};
 use crate::stack::{Live, LogFile, live_records_many};
 use std::ops::Range;
 use std::sync::Mutex;
@@ -20,8 +20,9 @@ pub(crate) struct Plan {
     pub(crate) sweep_from: u64,
     pub(crate) first: u64,
     pub(crate) commit_seq: u64,
-    /// Each bucket's head as read.
-    pub(crate) heads: Vec<u64>,
+    /// Each bucket's entry as read: its records are still the bucket's live ones while it is
+    /// unchanged (a split that shares the stack changes [`Entry::shared`]).
+    pub(crate) entries: Vec<Entry>,
     /// Keys and values back to back.
     bytes: Vec<u8>,
     /// Each record's key and value in `bytes`, and its key's hash; each bucket's newest first.
@@ -38,7 +39,7 @@ impl Plan {
 
     /// Buckets it covers.
     pub(crate) fn buckets(&self) -> Range<u64> {
-        self.first..self.first + self.heads.len() as u64
+        self.first..self.first + self.entries.len() as u64
     }
 
     /// Bucket `i`'s records (counted from the first), oldest first, as key, value and hash.
@@ -47,7 +48,7 @@ impl Plan {
         self.records[from..self.ends[i]].iter().rev().map(|(k, v, h)| (&self.bytes[k.clone()], &self.bytes[v.clone()], *h))
     }
 
-    fn push(&mut self, head: u64, live: &[Live<'_>]) {
+    fn push(&mut self, entry: Entry, live: &[Live<'_>]) {
         for (r, h) in live {
             let key = self.bytes.len()..self.bytes.len() + r.key().len();
             self.bytes.extend_from_slice(r.key());
@@ -55,7 +56,7 @@ impl Plan {
             self.bytes.extend_from_slice(r.value());
             self.records.push((key, value, *h));
         }
-        self.heads.push(head);
+        self.entries.push(entry);
         self.ends.push(self.records.len());
     }
 }
@@ -67,7 +68,7 @@ pub(crate) fn read_plan(log: &LogFile, heads: &Mutex<Heads>, state: &State, due:
         sweep_from: state.sweep_from,
         first: state.sweep_cursor,
         commit_seq: state.commit_seq,
-        heads: Vec::new(),
+        entries: Vec::new(),
         bytes: Vec::new(),
         records: Vec::new(),
         ends: Vec::new(),
@@ -76,9 +77,14 @@ pub(crate) fn read_plan(log: &LogFile, heads: &Mutex<Heads>, state: &State, due:
     let last = due.min(state.buckets());
     while bucket < last && plan.bytes.len() < PLAN_BYTES {
         let group: Vec<u64> = (bucket..last.min(bucket + WALK_TOGETHER)).collect();
-        let stacks = lock(heads).stack_heads(&group)?;
-        for (head, live) in stacks.iter().zip(live_records_many(log, &stacks)?) {
-            plan.push(*head, &live);
+        // The table as these entries were read addresses their keys, whatever commits came since.
+        let (entries, now) = {
+            let mut heads = lock(heads);
+            (heads.entries(&group)?, heads.state)
+        };
+        let stacks: Vec<u64> = entries.iter().map(Entry::head).collect();
+        for (entry, live) in entries.iter().zip(live_records_many(log, &stacks, &group, &now)?) {
+            plan.push(*entry, &live);
         }
         bucket += group.len() as u64;
     }

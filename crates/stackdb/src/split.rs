@@ -1,12 +1,15 @@
 //! Linear hashing: when live keys exceed `max_load` per bucket, the buckets
-//! from the split pointer on are re-appended as two fresh stacks each, as
-//! many as the load needs in one commit (`docs/stackdb-format.md`, "The head
-//! table").
+//! from the split pointer on are split, as many as the load needs in one
+//! commit. A split either shares the bucket's stack with its new sibling —
+//! no copies: each walk for one bucket passes over the other's records — or,
+//! once `shared_splits` splits in a row have shared it, re-appends its live
+//! records as two fresh stacks (`docs/stackdb-format.md`, "The head table").
 
 use crate::db::{Database, lock};
 use crate::error::{Error, Result};
-use crate::heads::{Heads, State};
-use crate::log::BatchKind;
+use crate::heads::{Entry, Heads, MAX_SHARED, State};
+use crate::log::{BatchKind, Record};
+use crate::page::{self, ENTRY};
 use crate::stack::{Placed, copy_records, live_records_many, oldest_first, restack};
 
 /// Buckets split in one commit at most: an insert of 1,000 keys needs ~500 splits, and one commit for
@@ -27,16 +30,27 @@ impl Database {
         }
     }
 
-    /// Re-appends the live records of the `splits` buckets from the split pointer as two new stacks each.
+    /// Splits the first of the `splits` buckets from the split pointer and those after it that split
+    /// the same way (sharing their stacks or copying them), in one commit.
     fn split(&self, state: State, splits: u64) -> Result<()> {
         let buckets: Vec<u64> = (state.split..state.split + splits).collect();
-        let heads = lock(&self.core.heads).stack_heads(&buckets)?;
-        let live = live_records_many(&self.core.log, &heads)?;
+        let entries = lock(&self.core.heads).entries(&buckets)?;
+        let shares = |e: &Entry| e.shared() < self.core.options.shared_splits;
+        let sharing = shares(&entries[0]);
+        let run = entries.iter().take_while(|e| shares(e) == sharing).count();
+        if sharing {
+            let shared = &entries[..run];
+            let mut batch = self.core.log.batch();
+            batch.put(&[], &encode_shared(shared), 0)?;
+            return self.core.commit_copies(batch, BatchKind::Share, run as u64, |heads| share(heads, shared));
+        }
+        let heads: Vec<u64> = entries[..run].iter().map(Entry::head).collect();
+        let live = live_records_many(&self.core.log, &heads, &buckets[..run], &state)?;
         let mut batch = self.core.log.batch();
         let mut after = state;
-        advance(&mut after, splits);
+        advance(&mut after, run as u64);
         let placed = copy_records(&mut batch, live.iter().flat_map(|l| oldest_first(l)), &after)?;
-        self.core.commit_copies(batch, BatchKind::Split, splits, |heads| apply(heads, splits, placed))
+        self.core.commit_copies(batch, BatchKind::Split, run as u64, |heads| apply(heads, run as u64, placed))
     }
 }
 
@@ -55,6 +69,51 @@ fn splits_due(state: &State, max_load: f64) -> u64 {
 /// Applies a split batch covering `splits` buckets: the buckets from the split pointer and their new
 /// siblings get the copies, and the split pointer advances past them.
 pub(crate) fn apply(heads: &mut Heads, splits: u64, placed: impl IntoIterator<Item = Placed>) -> Result<()> {
+    let (split, siblings) = split_range(heads, splits)?;
+    restack(heads, split.chain(siblings), placed)
+}
+
+/// Applies a sharing split of the buckets from the split pointer, whose entries were `shared` when it
+/// was made: each bucket and its new sibling both head the bucket's stack, shared once more (an empty
+/// bucket leaves two empty ones), and the split pointer advances past them. The entries come from the
+/// batch, not the table: recovery may find a bucket's page newer than the split (written by a later
+/// checkpoint round), and its stack then no longer the one shared.
+pub(crate) fn share(heads: &mut Heads, shared: &[Entry]) -> Result<()> {
+    let (split, siblings) = split_range(heads, shared.len() as u64)?;
+    for ((bucket, sibling), e) in split.zip(siblings).zip(shared) {
+        if e.shared() >= MAX_SHARED {
+            return Err(Error::Corrupt { what: "a stack shared by too many splits", offset: e.head() });
+        }
+        let both = if e.head() == 0 { Entry::default() } else { Entry::new(e.head(), e.bloom, e.shared() + 1) };
+        heads.set(bucket, both);
+        heads.set(sibling, both);
+    }
+    Ok(())
+}
+
+/// A sharing split's batch record: the value of its one record, the entries it shares, as stored in
+/// the head table.
+fn encode_shared(entries: &[Entry]) -> Vec<u8> {
+    let mut value = vec![0u8; entries.len() * ENTRY];
+    for (slot, e) in entries.iter().enumerate() {
+        page::write_entry(&mut value, slot, *e);
+    }
+    value
+}
+
+/// The entries a sharing split's batch shares (see [`encode_shared`]), checked to number `buckets`.
+pub(crate) fn decode_shared(records: &[Record], buckets: u64) -> Result<Vec<Entry>> {
+    match records {
+        [r] if r.key.is_empty() && r.value.len() as u64 == buckets * ENTRY as u64 => {
+            Ok((0..buckets as usize).map(|slot| page::read_entry(&r.value, slot)).collect())
+        }
+        _ => Err(Error::Corrupt { what: "a sharing split's batch", offset: records.first().map_or(0, |r| r.offset) }),
+    }
+}
+
+/// Checks `splits` buckets from the split pointer lie within its level, moves the pointer past them,
+/// and returns them and their new siblings.
+fn split_range(heads: &mut Heads, splits: u64) -> Result<(std::ops::Range<u64>, std::ops::Range<u64>)> {
     let state = heads.state;
     let half = 1u64 << state.level;
     if splits == 0 || state.split + splits > half {
@@ -62,8 +121,7 @@ pub(crate) fn apply(heads: &mut Heads, splits: u64, placed: impl IntoIterator<It
     }
     advance(&mut heads.state, splits);
     let split = state.split..state.split + splits;
-    let siblings = split.start + half..split.end + half;
-    restack(heads, split.chain(siblings), placed)
+    Ok((split.clone(), split.start + half..split.end + half))
 }
 
 /// Moves the split pointer past `splits` buckets (within one level: at its end the level grows).

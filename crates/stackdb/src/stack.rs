@@ -2,7 +2,7 @@
 //! links, and building fresh stacks from copies of live records.
 
 use crate::error::{Error, Result};
-use crate::hash::{bloom_bits, hash};
+use crate::hash::hash;
 use crate::heads::{Entry, Heads, State};
 use crate::hash::FastMap;
 use crate::log::{Batch, Log, RecordView};
@@ -20,7 +20,7 @@ pub(crate) fn probe<'l>(log: &'l LogFile, entry: Entry, key: &[u8], h: u64) -> R
     if !entry.may_hold(h) {
         return Ok(None);
     }
-    find(log, entry.head, key).map(Some)
+    find(log, entry.head(), key).map(Some)
 }
 
 /// Walks a stack from `head` to the newest record of `key`; returns it if
@@ -88,12 +88,17 @@ pub(crate) fn walk_many<'l>(
 /// A live record and its key's hash.
 pub(crate) type Live<'l> = (RecordView<'l>, u64);
 
-/// The newest version of every key in each of the stacks `heads`,
-/// tombstones dropped, newest first, each with its key's hash.
-pub(crate) fn live_records_many<'l>(log: &'l LogFile, heads: &[u64]) -> Result<Vec<Vec<Live<'l>>>> {
+/// The newest version of every key of bucket `buckets[i]` in the stack headed by `heads[i]`, for
+/// each `i`, as the table `state` addresses keys: tombstones dropped, newest first, each with its key's
+/// hash. A stack a split left shared holds other buckets' records too, which are passed over.
+pub(crate) fn live_records_many<'l>(log: &'l LogFile, heads: &[u64], buckets: &[u64], state: &State) -> Result<Vec<Vec<Live<'l>>>> {
+    debug_assert_eq!(heads.len(), buckets.len());
     let mut newest: Vec<Newest<'l>> = heads.iter().map(|_| Newest::default()).collect();
     walk_many(log, heads, |i, r| {
-        newest[i].offer(r);
+        let h = hash(r.key());
+        if state.address(h) == buckets[i] {
+            newest[i].offer(r, h);
+        }
         Ok(Step::Down)
     })?;
     Ok(newest
@@ -120,9 +125,8 @@ struct Newest<'l> {
 }
 
 impl<'l> Newest<'l> {
-    /// Keeps `r` if it is the first record of its key met.
-    fn offer(&mut self, r: RecordView<'l>) {
-        let h = hash(r.key());
+    /// Keeps `r`, of key hash `h`, if it is the first record of its key met.
+    fn offer(&mut self, r: RecordView<'l>, h: u64) {
         let scan = || self.records.iter().any(|(s, sh)| *sh == h && s.key() == r.key());
         let known = match &self.by_hash {
             None => scan(),
@@ -141,9 +145,10 @@ impl<'l> Newest<'l> {
     }
 }
 
-/// The newest version of every key in a stack, tombstones dropped; newest first.
-pub(crate) fn live_records(log: &LogFile, head: u64) -> Result<Vec<Live<'_>>> {
-    Ok(live_records_many(log, &[head])?.pop().unwrap_or_default())
+/// The newest version of every key of `bucket` in the stack headed by `head`, tombstones dropped;
+/// newest first.
+pub(crate) fn live_records<'l>(log: &'l LogFile, head: u64, bucket: u64, state: &State) -> Result<Vec<Live<'l>>> {
+    Ok(live_records_many(log, &[head], &[bucket], state)?.pop().unwrap_or_default())
 }
 
 /// Live records (newest first, as [`live_records_many`] gives them) oldest first, as key, value and
@@ -184,7 +189,7 @@ pub(crate) fn restack(heads: &mut Heads, cleared: impl IntoIterator<Item = u64>,
     for (offset, h) in placed {
         let bucket = heads.state.address(h);
         let e = heads.entry(bucket)?;
-        heads.set(bucket, Entry { head: offset, bloom: e.bloom | bloom_bits(h) });
+        heads.set(bucket, e.pushed(offset, h));
     }
     Ok(())
 }

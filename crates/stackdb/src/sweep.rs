@@ -185,10 +185,11 @@ impl Core {
         let buckets: Vec<u64> = plan.buckets().collect();
         let mut fresh: Vec<Option<Vec<Live<'_>>>> = buckets.iter().map(|_| None).collect();
         if state.commit_seq != plan.commit_seq {
-            let now = lock(&self.heads).stack_heads(&buckets)?;
-            let changed: Vec<usize> = (0..now.len()).filter(|&i| now[i] != plan.heads[i]).collect();
-            let heads: Vec<u64> = changed.iter().map(|&i| now[i]).collect();
-            for (i, live) in changed.into_iter().zip(live_records_many(&self.log, &heads)?) {
+            let now = lock(&self.heads).entries(&buckets)?;
+            let changed: Vec<usize> = (0..now.len()).filter(|&i| now[i] != plan.entries[i]).collect();
+            let heads: Vec<u64> = changed.iter().map(|&i| now[i].head()).collect();
+            let owners: Vec<u64> = changed.iter().map(|&i| buckets[i]).collect();
+            for (i, live) in changed.into_iter().zip(live_records_many(&self.log, &heads, &owners, &state)?) {
                 fresh[i] = Some(live);
             }
         }

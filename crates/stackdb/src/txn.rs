@@ -10,7 +10,7 @@
 
 use crate::db::{Database, lock};
 use crate::error::Result;
-use crate::hash::{FastMap, bloom_bits, hash};
+use crate::hash::{FastMap, hash};
 use crate::heads::Entry;
 use crate::log::{Commit, Durability};
 use crate::record::{Kind, check_lengths, padded_len};
@@ -181,7 +181,7 @@ impl<'db> WriteTxn<'db> {
                 k.committed = Committed::Absent;
                 let (_, entry) = places[i];
                 if entry.may_hold(k.hash) {
-                    walks[i] = entry.head;
+                    walks[i] = entry.head();
                 }
             }
         }
@@ -231,17 +231,17 @@ impl<'db> WriteTxn<'db> {
                     records_delta += i64::from(old.is_none());
                     bytes_delta += new as i64 - old.unwrap_or(0) as i64;
                     live[op.key] = Some(new);
-                    batch.put(key, &self.bytes[value.clone()], top.head)?
+                    batch.put(key, &self.bytes[value.clone()], top.head())?
                 }
                 None => {
                     let Some(old) = old else { continue };
                     records_delta -= 1;
                     bytes_delta -= old as i64;
                     live[op.key] = None;
-                    batch.delete(key, top.head)?
+                    batch.delete(key, top.head())?
                 }
             };
-            touched.insert(bucket, Entry { head: offset, bloom: top.bloom | bloom_bits(k.hash) });
+            touched.insert(bucket, top.pushed(offset, k.hash));
         }
         if batch.is_empty() {
             return Ok(());

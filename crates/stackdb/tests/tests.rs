@@ -161,26 +161,28 @@ fn garbage_and_short_files_are_refused_not_panicked_on() {
     assert_eq!(log.end(), LOG_HEADER_LEN);
 }
 
-/// A version-2 log (each split commit one bucket) opens, its header rewritten to version 3 first; an
-/// unknown version is refused by name.
+/// Version-2 and version-3 logs (each of 2's split commits one bucket; neither shares stacks) open,
+/// their header rewritten to version 4 first; an unknown version is refused by name.
 #[test]
-fn a_version_2_log_is_upgraded_and_an_unknown_version_refused() {
-    let mut log = Log::open(MemBackend::new()).unwrap();
-    replay(&mut log, 0);
-    commit_batches(&mut log, 1, 2, 5, Durability::Immediate);
+fn older_logs_are_upgraded_and_an_unknown_version_refused() {
     let version = |m: &MemBackend| {
         let mut v = [0u8; 4];
         m.read(8, &mut v).unwrap();
         u32::from_le_bytes(v)
     };
-    let mem = into_backend_after(&mut log, |m| m.write(8, &2u32.to_le_bytes()).unwrap());
-    let mut log = Log::open(mem).unwrap();
-    assert_eq!(replay(&mut log, 0), expected(1..3, 5));
-    let mem = into_backend_after(&mut log, |m| assert_eq!(version(m), 3, "upgraded at open"));
-    mem.write(8, &7u32.to_le_bytes()).unwrap();
-    match Log::open(mem) {
-        Err(Error::Format(message)) => assert!(message.contains("version 7"), "{message}"),
-        other => panic!("version 7 opened: {other:?}"),
+    for old in [2u32, 3] {
+        let mut log = Log::open(MemBackend::new()).unwrap();
+        replay(&mut log, 0);
+        commit_batches(&mut log, 1, 2, 5, Durability::Immediate);
+        let mem = into_backend_after(&mut log, |m| m.write(8, &old.to_le_bytes()).unwrap());
+        let mut log = Log::open(mem).unwrap();
+        assert_eq!(replay(&mut log, 0), expected(1..3, 5));
+        let mem = into_backend_after(&mut log, |m| assert_eq!(version(m), 4, "version {old} upgraded at open"));
+        mem.write(8, &7u32.to_le_bytes()).unwrap();
+        match Log::open(mem) {
+            Err(Error::Format(message)) => assert!(message.contains("version 7"), "{message}"),
+            other => panic!("version 7 opened: {other:?}"),
+        }
     }
 }
 
