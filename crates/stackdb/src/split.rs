@@ -79,11 +79,11 @@ pub(crate) fn apply(heads: &mut Heads, splits: u64, placed: impl IntoIterator<It
 /// batch, not the table: recovery may find a bucket's page newer than the split (written by a later
 /// checkpoint round), and its stack then no longer the one shared.
 pub(crate) fn share(heads: &mut Heads, shared: &[Entry]) -> Result<()> {
+    if let Some(e) = shared.iter().find(|e| e.shared() >= MAX_SHARED) {
+        return Err(Error::Corrupt { what: "a stack shared by too many splits", offset: e.head() });
+    }
     let (split, siblings) = split_range(heads, shared.len() as u64)?;
     for ((bucket, sibling), e) in split.zip(siblings).zip(shared) {
-        if e.shared() >= MAX_SHARED {
-            return Err(Error::Corrupt { what: "a stack shared by too many splits", offset: e.head() });
-        }
         let both = if e.head() == 0 { Entry::default() } else { Entry::new(e.head(), e.bloom, e.shared() + 1) };
         heads.set(bucket, both);
         heads.set(sibling, both);
@@ -136,6 +136,38 @@ fn advance(state: &mut State, splits: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::{Header, Kind};
+    use crate::storage::MemBackend;
+
+    /// A sharing split's batch, as recovery reads it back.
+    fn batch_record(entries: &[Entry]) -> Record {
+        let value = encode_shared(entries);
+        let header = Header { crc: 0, kind: Kind::Put, key_len: 0, value_len: value.len(), prev: 0, flags: 0 };
+        Record { offset: 64, header, key: Vec::new(), value }
+    }
+
+    #[test]
+    fn a_sharing_split_gives_bucket_and_sibling_the_recorded_stack_shared_once_more() {
+        let backend = |_| Box::new(MemBackend::new()) as Box<dyn crate::storage::StorageBackend>;
+        let mut heads = Heads::open(backend(0), backend(1), 1 << 20, 2).unwrap();
+        heads.state.records = 20;
+        heads.set(0, Entry::new(800, 0b11, 0));
+        heads.set(1, Entry::new(1600, 0b101, 1));
+        // What the split recorded wins over the table's newer entries (a page written after it).
+        let recorded = [Entry::new(808, 0b11, 0), Entry::new(1600, 0b101, 1), Entry::default()];
+        let record = batch_record(&recorded);
+        assert!(decode_shared(std::slice::from_ref(&record), 2).is_err(), "a batch of the wrong size is refused");
+        share(&mut heads, &decode_shared(&[record], 3).unwrap()).unwrap();
+        assert_eq!((heads.state.level, heads.state.split), (2, 3));
+        assert_eq!(heads.entry(0).unwrap(), Entry::new(808, 0b11, 1));
+        assert_eq!(heads.entry(4).unwrap(), Entry::new(808, 0b11, 1));
+        assert_eq!((heads.entry(1).unwrap(), heads.entry(5).unwrap()), (Entry::new(1600, 0b101, 2), Entry::new(1600, 0b101, 2)));
+        assert_eq!((heads.entry(2).unwrap(), heads.entry(6).unwrap()), (Entry::default(), Entry::default()), "empty stays empty");
+        // A stack shared as often as an entry can count is corrupt, and nothing is applied.
+        let before = heads.state;
+        assert!(share(&mut heads, &[Entry::new(8, 1, MAX_SHARED)]).is_err());
+        assert_eq!(heads.state, before);
+    }
 
     #[test]
     fn splits_bring_the_load_down_within_one_level() {
