@@ -492,6 +492,11 @@ mod tests {
         assert_eq!(header.checkpoint, 2);
         assert!(!heads.waiting.contains_key(&1), "page 1 was written as it was");
         assert_eq!(heads.entry(b).unwrap().head(), 1608, "page 2 keeps its newer entry waiting");
+        // Read together, page by page: page 1 from disk, page 2 waiting and on disk, page 3 not on disk.
+        let buckets = [a - 1, a, b - 1, b, b + 1, 2 * 255 + 7];
+        let one_by_one: Vec<Entry> = buckets.iter().map(|&x| heads.entry(x).unwrap()).collect();
+        assert_eq!(heads.entries(&buckets).unwrap(), one_by_one);
+        assert_eq!(one_by_one[1].head(), 800);
         let mut reopened = open(&Arc::new(file.crash(0)), &Arc::new(dw.crash(0)), 8 * PAGE * 32);
         assert_eq!((reopened.entry(a).unwrap().head(), reopened.entry(b).unwrap().head()), (800, 1600));
     }

@@ -325,7 +325,33 @@ impl Heads {
                 map.prefetch(page::entry_offset(b));
             }
         }
-        buckets.iter().map(|&b| self.entry(b)).collect()
+        // Buckets on one page one after another (a split's, a sweep's) find its waiting entries once.
+        let mut entries = Vec::with_capacity(buckets.len());
+        let mut rest = buckets;
+        while let Some(&first) = rest.first() {
+            let page_no = page::locate(first).0;
+            let run = rest.iter().take_while(|&&b| page::locate(b).0 == page_no).count();
+            let waiting = self.waiting.get(&page_no);
+            let mut unset = Vec::new();
+            for &b in &rest[..run] {
+                let slot = page::locate(b).1;
+                match waiting.and_then(|w| w.get(slot)) {
+                    Some(e) => entries.push(e),
+                    None => {
+                        unset.push((entries.len(), slot));
+                        entries.push(Entry::default());
+                    }
+                }
+            }
+            if !unset.is_empty() && page_no < self.disk_pages {
+                let page = self.disk_page(page_no)?;
+                for (i, slot) in unset {
+                    entries[i] = page::read_entry(page, slot);
+                }
+            }
+            rest = &rest[run..];
+        }
+        Ok(entries)
     }
 
     /// Sets the entry of `bucket` (in RAM; on disk when a checkpoint round
