@@ -30,27 +30,46 @@ impl Database {
         }
     }
 
-    /// Splits the first of the `splits` buckets from the split pointer and those after it that split
-    /// the same way (sharing their stacks or copying them), in one commit.
+    /// Splits the `splits` buckets from the split pointer: each run of them that splits the same way
+    /// (sharing their stacks or copying them) in one commit, their entries read once.
     fn split(&self, state: State, splits: u64) -> Result<()> {
         let buckets: Vec<u64> = (state.split..state.split + splits).collect();
         let entries = lock(&self.core.heads).entries(&buckets)?;
         let shares = |e: &Entry| e.shared() < self.core.options.shared_splits;
-        let sharing = shares(&entries[0]);
-        let run = entries.iter().take_while(|e| shares(e) == sharing).count();
-        if sharing {
-            let shared = &entries[..run];
-            let mut batch = self.core.log.batch();
-            batch.put(&[], &encode_shared(shared), 0)?;
-            return self.core.commit_copies(batch, BatchKind::Share, run as u64, |heads| share(heads, shared));
+        let mut done = 0;
+        while done < entries.len() {
+            let sharing = shares(&entries[done]);
+            let run = done..done + entries[done..].iter().take_while(|e| shares(e) == sharing).count();
+            if sharing {
+                self.share_run(&entries[run.clone()])?;
+            } else {
+                // The table as it stands before these splits addresses their buckets' keys.
+                let state = lock(&self.core.heads).state;
+                self.copy_run(state, &buckets[run.clone()], &entries[run.clone()])?;
+            }
+            done = run.end;
         }
-        let heads: Vec<u64> = entries[..run].iter().map(Entry::head).collect();
-        let live = live_records_many(&self.core.log, &heads, &buckets[..run], &state)?;
+        Ok(())
+    }
+
+    /// Splits the buckets from the split pointer, whose entries are `shared`, sharing their stacks.
+    fn share_run(&self, shared: &[Entry]) -> Result<()> {
+        let mut batch = self.core.log.batch();
+        batch.put(&[], &encode_shared(shared), 0)?;
+        self.core.commit_copies(batch, BatchKind::Share, shared.len() as u64, |heads| share(heads, shared))
+    }
+
+    /// Splits `buckets`, from the split pointer, whose entries are `entries`, re-appending their live
+    /// records as two fresh stacks each.
+    fn copy_run(&self, state: State, buckets: &[u64], entries: &[Entry]) -> Result<()> {
+        let splits = buckets.len() as u64;
+        let heads: Vec<u64> = entries.iter().map(Entry::head).collect();
+        let live = live_records_many(&self.core.log, &heads, buckets, &state)?;
         let mut batch = self.core.log.batch();
         let mut after = state;
-        advance(&mut after, run as u64);
+        advance(&mut after, splits);
         let placed = copy_records(&mut batch, live.iter().flat_map(|l| oldest_first(l)), &after)?;
-        self.core.commit_copies(batch, BatchKind::Split, run as u64, |heads| apply(heads, run as u64, placed))
+        self.core.commit_copies(batch, BatchKind::Split, splits, |heads| apply(heads, splits, placed))
     }
 }
 
@@ -75,7 +94,8 @@ pub(crate) fn apply(heads: &mut Heads, splits: u64, placed: impl IntoIterator<It
 
 /// Applies a sharing split of the buckets from the split pointer, whose entries were `shared` when it
 /// was made: each bucket and its new sibling both head the bucket's stack, shared once more (an empty
-/// bucket leaves two empty ones), and the split pointer advances past them. The entries come from the
+/// one too, though there is nothing to share: so a level's buckets keep one count, and splits of
+/// consecutive buckets one kind, in long runs), and the split pointer advances past them. The entries come from the
 /// batch, not the table: recovery may find a bucket's page newer than the split (written by a later
 /// checkpoint round), and its stack then no longer the one shared.
 pub(crate) fn share(heads: &mut Heads, shared: &[Entry]) -> Result<()> {
@@ -84,7 +104,7 @@ pub(crate) fn share(heads: &mut Heads, shared: &[Entry]) -> Result<()> {
     }
     let (split, siblings) = split_range(heads, shared.len() as u64)?;
     for ((bucket, sibling), e) in split.zip(siblings).zip(shared) {
-        let both = if e.head() == 0 { Entry::default() } else { Entry::new(e.head(), e.bloom, e.shared() + 1) };
+        let both = Entry::new(e.head(), e.bloom, e.shared() + 1);
         heads.set(bucket, both);
         heads.set(sibling, both);
     }
@@ -162,7 +182,7 @@ mod tests {
         assert_eq!(heads.entry(0).unwrap(), Entry::new(808, 0b11, 1));
         assert_eq!(heads.entry(4).unwrap(), Entry::new(808, 0b11, 1));
         assert_eq!((heads.entry(1).unwrap(), heads.entry(5).unwrap()), (Entry::new(1600, 0b101, 2), Entry::new(1600, 0b101, 2)));
-        assert_eq!((heads.entry(2).unwrap(), heads.entry(6).unwrap()), (Entry::default(), Entry::default()), "empty stays empty");
+        assert_eq!((heads.entry(2).unwrap(), heads.entry(6).unwrap()), (Entry::new(0, 0, 1), Entry::new(0, 0, 1)), "empty, counted");
         // A stack shared as often as an entry can count is corrupt, and nothing is applied.
         let before = heads.state;
         assert!(share(&mut heads, &[Entry::new(8, 1, MAX_SHARED)]).is_err());
