@@ -93,11 +93,11 @@ pub(crate) fn apply(heads: &mut Heads, splits: u64, placed: impl IntoIterator<It
 }
 
 /// Applies a sharing split of the buckets from the split pointer, whose entries were `shared` when it
-/// was made: each bucket and its new sibling both head the bucket's stack, shared once more (an empty
-/// one too, though there is nothing to share: so a level's buckets keep one count, and splits of
-/// consecutive buckets one kind, in long runs), and the split pointer advances past them. The entries come from the
-/// batch, not the table: recovery may find a bucket's page newer than the split (written by a later
-/// checkpoint round), and its stack then no longer the one shared.
+/// was made: each bucket and its new sibling both head the bucket's stack, shared once more, and the
+/// split pointer advances past them. An empty bucket's count goes up too, though it shares nothing: so
+/// a level's buckets keep one count and consecutive splits go one way, in long runs. The entries come
+/// from the batch, not the table: recovery may find a bucket's page newer than the split (written by a
+/// later checkpoint round), and its stack then no longer the one shared.
 pub(crate) fn share(heads: &mut Heads, shared: &[Entry]) -> Result<()> {
     if let Some(e) = shared.iter().find(|e| e.shared() >= MAX_SHARED) {
         return Err(Error::Corrupt { what: "a stack shared by too many splits", offset: e.head() });
