@@ -19,12 +19,16 @@ impl Disk {
     }
 
     fn open(&self, options: &Options) -> Database {
+        self.try_open(options).expect("open")
+    }
+
+    fn try_open(&self, options: &Options) -> Result<Database, Error> {
         let backends = Backends {
             log: Box::new(Arc::clone(&self.log)),
             heads: Box::new(Arc::clone(&self.heads)),
             doublewrite: Box::new(Arc::clone(&self.doublewrite)),
         };
-        Database::open_with(backends, options.clone()).expect("open")
+        Database::open_with(backends, options.clone())
     }
 
     /// The files as a power cut leaves them: synced bytes plus, of each file's unsynced writes, either a
@@ -311,6 +315,19 @@ fn a_real_directory_keeps_its_data() {
     assert_eq!(db.stats().unwrap().records, 1000);
     assert_eq!(db.get(b"cell-7-33").unwrap(), Some(b"v7".to_vec()));
     assert_eq!(db.get(b"cell-99-0").unwrap(), None);
+}
+
+/// Options that cannot work are refused by name before anything is opened.
+#[test]
+fn impossible_options_are_refused() {
+    let refused = |options: Options| match Disk::new().try_open(&options) {
+        Err(Error::InvalidOption(message)) => message,
+        other => panic!("opened with {options:?}: {:?}", other.map(|_| ())),
+    };
+    let too_shared = refused(Options { shared_splits: 8, ..small(Durability::Immediate) });
+    assert!(too_shared.contains("shared_splits is at most 7"), "{too_shared}");
+    let no_trigger = refused(Options { compaction: Compaction { trigger: 1.0, ..Compaction::default() }, ..small(Durability::Immediate) });
+    assert!(no_trigger.contains("trigger"), "{no_trigger}");
 }
 
 /// A growing table splits consecutive buckets the same way (sharing, or copying once shared), so a
