@@ -6,9 +6,12 @@
 #  2. YCSB's core workloads A and C, YCSB 0.17 (site.ycsb:core from Maven
 #     Central) on its no-op BasicDB vs aggro's ycsb-a/c on null:, 8 threads /
 #     loaders each, closed loop: the harness's own cost per operation;
-#  3. aggro's ycsb-a/c on Redis and PostgreSQL, closed loop and at a fixed
-#     rate, p99 from the intended start (YCSB's redis and jdbc bindings are
-#     not on Maven Central, so YCSB itself cannot run these here);
+#  3. YCSB A and C on Redis and PostgreSQL: YCSB 0.17 with 8 threads beside
+#     aggro's ycsb-a/c with 8 loaders on one thread, closed loop (and aggro at
+#     a fixed rate), p99 from the intended start. YCSB's own redis and jdbc
+#     bindings are not on Maven Central, so YCSB runs here through bindings
+#     written for this bench (bench/ycsb/: Jedis and the PostgreSQL JDBC
+#     driver, as YCSB's bindings use; same layouts);
 #  4. a two-step scenario on null: at 1,000,000 scheduled operations/s.
 # Prints Markdown tables for docs/BENCHMARKS.md.
 #   bench/scenario-vs-peers.sh [SECONDS]
@@ -17,19 +20,26 @@ cd "$(dirname "$0")/.."
 secs=${1:-20}
 source bench/peers-lib.sh
 
-# YCSB 0.17's core (and its dependencies) from Maven Central, once.
+# YCSB 0.17's core, Jedis and the PostgreSQL JDBC driver (with their
+# dependencies) from Maven Central, once; the bench's bindings compiled.
 ycsb=${YCSB_HOME:-$HOME/.cache/aggro/ycsb-0.17.0}
-if [ ! -f "$ycsb/lib/core-0.17.0.jar" ]; then
+if [ ! -f "$ycsb/lib/core-0.17.0.jar" ] || [ ! -f "$ycsb/lib/jedis-2.9.0.jar" ] || [ ! -f "$ycsb/lib/postgresql-42.7.4.jar" ]; then
   mkdir -p "$ycsb"
   cat >"$ycsb/pom.xml" <<'POM'
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
-  <groupId>aggro.bench</groupId><artifactId>ycsb-peer</artifactId><version>1</version><packaging>pom</packaging>
-  <dependencies><dependency><groupId>site.ycsb</groupId><artifactId>core</artifactId><version>0.17.0</version></dependency></dependencies>
+  <groupId>aggro.bench</groupId><artifactId>ycsb-peer</artifactId><version>2</version><packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>site.ycsb</groupId><artifactId>core</artifactId><version>0.17.0</version></dependency>
+    <dependency><groupId>redis.clients</groupId><artifactId>jedis</artifactId><version>2.9.0</version></dependency>
+    <dependency><groupId>org.postgresql</groupId><artifactId>postgresql</artifactId><version>42.7.4</version></dependency>
+  </dependencies>
 </project>
 POM
   (cd "$ycsb" && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib >/dev/null)
 fi
+rm -rf "$work/ycsb-classes"
+javac -cp "$ycsb/lib/*" -d "$work/ycsb-classes" bench/ycsb/*.java
 per_op() { python3 -c "print(f'{$1/$2*1e6:.2f}')"; }
 
 echo "| what | tool | ops/s | CPU s | CPU µs/op | peak RSS MiB |"
@@ -84,17 +94,42 @@ n=$(field "$work/two.json" "r['totals'][0]['ok']")
 row=$(field "$work/two.json" "f\"{r['totals'][0]['ok']/r['elapsed_s']:.0f} (max backlog {max(i['backlog'] for i in r['intervals'])}, timer lateness p99 {r['lag']['p99_ns']/1e3:.1f} µs)\"")
 echo "| two-step scenario at 1,000,000/s | aggro scenario on null: --loaders 8 --threads 2 | $row | $c | $(per_op "$c" "$n") | $(rss) |"
 
-# 3. aggro's YCSB A and C on the real servers.
+# 3. YCSB A and C on the real servers: YCSB itself (the bench's bindings),
+#    then aggro closed loop and at a fixed rate, on the same records.
 echo
-echo "| YCSB on a server | rate | ops/s | p50 / p99 µs (from the intended start) | aggro CPU µs/op |"
-echo "|---|---|---|---|---|"
+echo "| YCSB on a server | tool | rate | ops/s | p50 / p99 µs (aggro: from the intended start) | CPU µs/op | peak RSS MiB |"
+echo "|---|---|---|---|---|---|---|"
+redis_port=${AGGRO_TEST_REDIS##*:}
 for target in "$AGGRO_TEST_REDIS" "$pg"; do
+  case $target in
+    redis*) binding=(-db aggro.bench.ycsb.RedisPeer -p redis.port="$redis_port") ;;
+    *) binding=(-db aggro.bench.ycsb.JdbcPeer -p db.url="jdbc:postgresql://127.0.0.1:$pg_port/postgres" -p db.user=postgres) ;;
+  esac
   for w in a c; do
     "$aggro" scenario populate "scenarios/ycsb/$w.toml" --target "$target" --set records=100000 >/dev/null
+    case $w in
+      a) props=(-p readproportion=0.5 -p updateproportion=0.5) ;;
+      c) props=(-p readproportion=1 -p updateproportion=0) ;;
+    esac
+    props+=(-p recordcount=100000 -p operationcount=1000000000 -p workload=site.ycsb.workloads.CoreWorkload -p readallfields=true
+            -p scanproportion=0 -p insertproportion=0 -p requestdistribution=zipfian -p maxexecutiontime="$secs")
+    c=$(cpu java -cp "$work/ycsb-classes:$ycsb/lib/*" site.ycsb.Client -t "${binding[@]}" -threads $conns "${props[@]}")
+    row=$(python3 - "$work/out" "$c" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+ops = float(re.search(r"\[OVERALL\], Throughput\(ops/sec\), ([0-9.]+)", text).group(1))
+done = sum(int(n) for op, n in re.findall(r"\[(READ|UPDATE)\], Return=OK, (\d+)", text))
+failed = sum(int(n) for op, s, n in re.findall(r"\[(READ|UPDATE)\], Return=(?!OK)(\w+), (\d+)", text))
+p99 = " / ".join(f"{op.lower()} {v}" for op, v in re.findall(r"\[(READ|UPDATE)\], 99thPercentileLatency\(us\), (\d+)", text))
+note = f", {failed} failed" if failed else ""
+print(f"{ops:.0f}{note} | — / {p99} | {float(sys.argv[2]) / max(done, 1) * 1e6:.2f}")
+PY
+)
+    echo "| ycsb-$w on ${target%%:*} | YCSB 0.17 -threads $conns | max | $row | $(rss) |"
     for rate in max 5000; do
       c=$(cpu "$aggro" scenario run "scenarios/ycsb/$w.toml" --target "$target" --set records=100000 --rate $rate --loaders $conns --threads 1 --duration "${secs}s" --interval 5s -q --out "$work/s.json")
       row=$(field "$work/s.json" "f\"{r['totals'][0]['ok']/r['elapsed_s']:.0f} | {r['totals'][0]['latency']['p50_ns']/1e3:.0f} / {r['totals'][0]['latency']['p99_ns']/1e3:.0f} | {$c/max(r['totals'][0]['ok'],1)*1e6:.2f}\"")
-      echo "| ycsb-$w on ${target%%:*} | $rate | $row |"
+      echo "| ycsb-$w on ${target%%:*} | aggro --loaders $conns --threads 1 | $rate | $row | $(rss) |"
     done
   done
 done
