@@ -17,9 +17,11 @@
 //! - `populate`: generating the rows of a bulk load.
 //! - `verify`: the invariants against the run's committed counts.
 
+mod compile;
 pub mod dist;
 pub mod expr;
 pub mod file;
+mod model;
 mod loader;
 pub mod pgbench;
 mod populate;
