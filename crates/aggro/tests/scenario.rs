@@ -56,6 +56,37 @@ fn trio_round_trip(target: &str, rate: &str, checks: bool) {
     }
 }
 
+/// A run left out of the ledger breaks the invariants, and verify says that a missing
+/// result file is as likely as lost data (a scenario's store keeps no run log); with
+/// every file given they hold.
+#[test]
+fn a_run_left_out_of_the_ledger_is_named_as_a_possible_cause() {
+    let dir = tempdir();
+    let target = format!("sqlite:{}", path(dir.path(), "t.db"));
+    let scenario = file("mobile/write.toml");
+    ok(&["scenario", "populate", &scenario, "--target", &target, "--set", "users=2000"]);
+    let outs: Vec<String> = ["first", "second"].iter().map(|n| path(dir.path(), &format!("{n}.json"))).collect();
+    for out in &outs {
+        ok(&[
+            "scenario", "run", &scenario, "--target", &target, "--set", "users=2000", "--rate", "200", "--duration", "1s", "--loaders", "4",
+            "--interval", "1s", "--stop-on-backlog", "off", "-q", "--out", out,
+        ]);
+    }
+    let verify = |results: &[&String]| {
+        let mut args = vec!["scenario", "verify", &scenario, "--target", &target, "--set", "users=2000"];
+        for r in results {
+            args.extend(["--result", r.as_str()]);
+        }
+        let out = run(&args, Duration::from_secs(60));
+        (out.status.code(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    };
+    let (code, text) = verify(&[&outs[1]]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("BROKEN") && text.contains("unless a run since population is missing from the result files"), "{text}");
+    let (code, text) = verify(&[&outs[0], &outs[1]]);
+    assert_eq!(code, Some(0), "{text}");
+}
+
 #[test]
 fn the_trio_as_scenarios_on_sqlite() {
     let dir = tempdir();

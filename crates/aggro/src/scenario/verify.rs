@@ -38,7 +38,12 @@ pub async fn check<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed
     if broken.is_empty() {
         Ok(())
     } else {
-        anyhow::bail!("the store breaks the scenario's invariants: {}", broken.join(", "))
+        // Unlike mobile and MMO worlds, a scenario's store keeps no run log, so a run since population whose
+        // result file is missing cannot be told from lost data: the message says both.
+        anyhow::bail!(
+            "the store breaks the scenario's invariants: {} — lost or phantom updates, unless a run since population is missing from the result files counted (scenario runs keep no run log in the store to tell the two apart)",
+            broken.join(", ")
+        )
     }
 }
 
