@@ -207,7 +207,7 @@ pub enum Load {
 }
 
 /// A backend that runs scenario commands.
-pub trait ScenarioTarget: 'static {
+pub trait ScenarioTarget: crate::world::WorldStore + 'static {
     /// One loader's connection.
     type Conn: ScenarioConn;
 

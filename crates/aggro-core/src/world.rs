@@ -185,6 +185,10 @@ pub trait WorldStore: Send + Sync {
 
     /// Every entry of `workload`'s run log since its population, in any order.
     fn run_log(&self, workload: &str) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// Empties `workload`'s run log (a population that leaves aggro's own
+    /// records alone — a scenario's — starts it again this way); no log is fine.
+    fn forget_runs(&self, workload: &str) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
 /// Settles one shape flag against the store's value: a flag left out takes

@@ -31,6 +31,10 @@ impl WorldStore for NullTarget {
     async fn run_log(&self, _workload: &str) -> Result<Vec<String>, StoreError> {
         Ok(Vec::new())
     }
+
+    async fn forget_runs(&self, _workload: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 impl MobileTarget for NullTarget {

@@ -20,6 +20,8 @@ pub const WRITE_WORLD: &str =
 pub const LOG_RUN: &str = "INSERT INTO aggro_runs VALUES ($1, $2, $3)";
 /// `workload` ($1) → every entry of its run log.
 pub const RUN_LOG: &str = "SELECT entry FROM aggro_runs WHERE workload = $1";
+/// Empties `workload` ($1)'s run log.
+pub const FORGET_RUNS: &str = "DELETE FROM aggro_runs WHERE workload = $1";
 
 /// Statements a population runs first: `workload`'s world record and run
 /// log go before any of its data does.

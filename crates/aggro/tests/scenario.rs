@@ -56,13 +56,15 @@ fn trio_round_trip(target: &str, rate: &str, checks: bool) {
     }
 }
 
-/// A run left out of the ledger breaks the invariants, and verify says that a missing
-/// result file is as likely as lost data (a scenario's store keeps no run log); with
-/// every file given they hold.
+/// A scenario's runs log themselves in the store: a run left out of the
+/// ledger is named as such (exit code 4), not blamed on the store; with every
+/// file given the invariants hold; a store changed behind aggro's back breaks
+/// them (exit code 1).
 #[test]
-fn a_run_left_out_of_the_ledger_is_named_as_a_possible_cause() {
+fn a_run_left_out_of_the_ledger_is_told_from_lost_data() {
     let dir = tempdir();
-    let target = format!("sqlite:{}", path(dir.path(), "t.db"));
+    let db = path(dir.path(), "t.db");
+    let target = format!("sqlite:{db}");
     let scenario = file("mobile/write.toml");
     ok(&["scenario", "populate", &scenario, "--target", &target, "--set", "users=2000"]);
     let outs: Vec<String> = ["first", "second"].iter().map(|n| path(dir.path(), &format!("{n}.json"))).collect();
@@ -71,6 +73,7 @@ fn a_run_left_out_of_the_ledger_is_named_as_a_possible_cause() {
             "scenario", "run", &scenario, "--target", &target, "--set", "users=2000", "--rate", "200", "--duration", "1s", "--loaders", "4",
             "--interval", "1s", "--stop-on-backlog", "off", "-q", "--out", out,
         ]);
+        assert_eq!(result(Path::new(out))["run_ids"].as_array().map(Vec::len), Some(1), "{out} claims its run");
     }
     let verify = |results: &[&String]| {
         let mut args = vec!["scenario", "verify", &scenario, "--target", &target, "--set", "users=2000"];
@@ -81,9 +84,24 @@ fn a_run_left_out_of_the_ledger_is_named_as_a_possible_cause() {
         (out.status.code(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
     };
     let (code, text) = verify(&[&outs[1]]);
-    assert_eq!(code, Some(1), "{text}");
-    assert!(text.contains("BROKEN") && text.contains("unless a run since population is missing from the result files"), "{text}");
+    assert_eq!(code, Some(4), "{text}");
+    assert!(text.contains("the ledger is incomplete, not the store") && text.contains("1 run(s)") && text.contains("scenario run (mobile-write)"), "{text}");
     let (code, text) = verify(&[&outs[0], &outs[1]]);
+    assert_eq!(code, Some(0), "{text}");
+    // Gold taken behind aggro's back: every run is counted, so the store is at fault.
+    let conn = rusqlite::Connection::open(&db).expect("the database opens");
+    conn.execute("UPDATE users SET gold = gold - 1 WHERE id = 1", []).expect("an update");
+    drop(conn);
+    let (code, text) = verify(&[&outs[0], &outs[1]]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("BROKEN") && text.contains("lost or phantom updates"), "{text}");
+    // A population starts the log again: a fresh run alone is the whole ledger.
+    ok(&["scenario", "populate", &scenario, "--target", &target, "--set", "users=2000"]);
+    ok(&[
+        "scenario", "run", &scenario, "--target", &target, "--set", "users=2000", "--rate", "200", "--duration", "1s", "--loaders", "4",
+        "--interval", "1s", "--stop-on-backlog", "off", "-q", "--out", &outs[0],
+    ]);
+    let (code, text) = verify(&[&outs[0]]);
     assert_eq!(code, Some(0), "{text}");
 }
 

@@ -253,6 +253,32 @@ impl WorldStore for DynamoTarget {
             }
         }
     }
+
+    async fn forget_runs(&self, workload: &str) -> Result<(), StoreError> {
+        let mut c = self.client();
+        let table_name = self.table_of(workload);
+        loop {
+            let request = json!({
+                "TableName": table_name,
+                "KeyConditionExpression": "PK = :pk",
+                "ExpressionAttributeValues": { ":pk": { "S": runs_pk(workload) } },
+                "ProjectionExpression": "PK, SK",
+                "ConsistentRead": true,
+            });
+            let page = match c.call("Query", request.to_string().as_bytes()).await {
+                Ok(body) => table::parse(body)?,
+                Err(e) if table::missing(&e) => return Ok(()),
+                Err(e) => return Err(e),
+            };
+            let keys: Vec<Value> = page["Items"].as_array().into_iter().flatten().cloned().collect();
+            if keys.is_empty() {
+                return Ok(());
+            }
+            for key in keys {
+                c.call("DeleteItem", json!({ "TableName": table_name, "Key": key }).to_string().as_bytes()).await?;
+            }
+        }
+    }
 }
 
 fn runs_pk(workload: &str) -> String {

@@ -16,7 +16,7 @@ pub use scenario::PgScenarioConn;
 pub use mmo::PostgresMmoConn;
 
 use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
-use crate::sql_schema::{LOG_RUN, READ_WORLD, RUN_LOG, WORLD_TABLES, WRITE_WORLD, forget_world};
+use crate::sql_schema::{FORGET_RUNS, LOG_RUN, READ_WORLD, RUN_LOG, WORLD_TABLES, WRITE_WORLD, forget_world};
 use aggro_core::world::WorldStore;
 use aggro_core::{ErrorClass, StoreError};
 use crate::reconnect::Reconnecting;
@@ -201,6 +201,14 @@ impl WorldStore for PostgresTarget {
             Ok(rows) => Ok(rows.iter().map(|r| r.get(0)).collect()),
             Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Vec::new()),
             Err(e) => Err(classify(e)),
+        }
+    }
+
+    async fn forget_runs(&self, workload: &str) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        match client.execute(FORGET_RUNS, &[&workload]).await {
+            Err(e) if e.code() != Some(&SqlState::UNDEFINED_TABLE) => Err(classify(e)),
+            _ => Ok(()),
         }
     }
 }

@@ -157,6 +157,10 @@ impl WorldStore for RedisTarget {
             _ => Err(StoreError::new(ErrorClass::Protocol, "unexpected LRANGE reply")),
         }
     }
+
+    async fn forget_runs(&self, workload: &str) -> Result<(), StoreError> {
+        self.open().await?.call(&[b"DEL", runs_key(workload).as_bytes()]).await.map(drop)
+    }
 }
 
 impl MobileTarget for RedisTarget {

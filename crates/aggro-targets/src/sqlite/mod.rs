@@ -12,7 +12,7 @@ pub use mmo::SqliteMmoConn;
 pub use scenario::SqliteScenarioConn;
 
 use aggro_core::mobile::{GOLD_STEP, INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
-use crate::sql_schema::{LOG_RUN, READ_WORLD, RUN_LOG, WORLD_TABLES, WRITE_WORLD, forget_world};
+use crate::sql_schema::{FORGET_RUNS, LOG_RUN, READ_WORLD, RUN_LOG, WORLD_TABLES, WRITE_WORLD, forget_world};
 use aggro_core::world::WorldStore;
 use aggro_core::{ErrorClass, StoreError};
 use rusqlite::{Connection, ErrorCode, params};
@@ -134,6 +134,13 @@ impl WorldStore for SqliteTarget {
         };
         let rows = stmt.query_map(params![workload], |r| r.get(0)).map_err(classify)?;
         rows.collect::<Result<Vec<String>, _>>().map_err(classify)
+    }
+
+    async fn forget_runs(&self, workload: &str) -> Result<(), StoreError> {
+        match self.open()?.execute(FORGET_RUNS, params![workload]) {
+            Err(e) if no_such_table(&e) => Ok(()),
+            other => other.map(drop).map_err(classify),
+        }
     }
 }
 

@@ -179,6 +179,17 @@ impl WorldStore for StackDbTarget {
         let log = self.open()?.get(runs_key(workload).as_bytes()).map_err(|e| classify(&e, &self.path))?.unwrap_or_default();
         Ok(String::from_utf8_lossy(&log).lines().map(str::to_string).collect())
     }
+
+    async fn forget_runs(&self, workload: &str) -> Result<(), StoreError> {
+        if !self.exists() {
+            return Ok(());
+        }
+        let db = self.open()?;
+        let err = |e: stackdb::Error| classify(&e, &self.path);
+        let mut txn = db.begin_write();
+        txn.delete(runs_key(workload).as_bytes()).map_err(err)?;
+        txn.commit().map_err(err)
+    }
 }
 
 

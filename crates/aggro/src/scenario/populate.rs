@@ -27,6 +27,11 @@ impl ScenarioVisitor for Populate {
         let rows = aggro_workloads::scenario::populate(&target, &scenario, self.seed, &progress)
             .await
             .map_err(|e| anyhow::anyhow!("{}: {}", target.describe(), e.message))?;
+        // The runs logged before are of the data just replaced.
+        target
+            .forget_runs(super::verify::RUN_LOG)
+            .await
+            .map_err(|e| anyhow::anyhow!("{}: populated, but the run log could not be emptied: {}", target.describe(), e.message))?;
         bar.finish_and_clear();
         let secs = started.elapsed().as_secs_f64();
         match (&self.input, rows) {

@@ -27,6 +27,7 @@ impl ScenarioVisitor for Run {
         drive::place(&mut self.outputs.plan, target.blocking());
         let samples = Arc::new(ErrorSamples::default());
         let loaders = connect_loaders(&target, &scenario, self.exec.loaders, self.exec.seed, &samples).await?;
+        let run_id = super::verify::log(&target, self.command, &scenario).await?;
         eprintln!(
             "aggro {}: {} on {}, {} transaction(s), {} loaders, {}, seed {}",
             self.command,
@@ -44,11 +45,14 @@ impl ScenarioVisitor for Run {
             "plan": self.outputs.plan,
             "target": target.describe(),
         });
-        let record = self.outputs.run(self.command, spec, names, loaders, &samples, self.exec.threads).await?;
+        let mut record = self.outputs.run(self.command, spec, names, loaders, &samples, self.exec.threads).await?;
+        record.run_ids = run_id.into_iter().collect();
         self.outputs.deliver(&record)?;
         if self.check && !scenario.invariants.is_empty() {
-            let committed = super::verify::committed(&scenario, std::slice::from_ref(&record));
-            super::verify::check(&target, &scenario, &committed).await?;
+            let this_run = [(std::path::PathBuf::from("(this run)"), record)];
+            super::verify::judge(&target, &scenario, &this_run).await?;
+            let [(_, record)] = this_run;
+            return Ok(record);
         }
         Ok(record)
     }

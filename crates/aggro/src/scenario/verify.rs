@@ -1,29 +1,67 @@
 //! `aggro scenario verify`: the invariants against the committed counts of
-//! the runs since population.
+//! the runs since population — and, when they break, the store's run log,
+//! to tell a run whose result file is missing from data the store lost.
 
 use super::{Input, on_target};
 use crate::BadInput;
 use crate::cli::ScenarioVerifyArgs;
+use crate::world::{LedgerIncomplete, log_run, missing_runs};
 use aggro_core::scenario::ScenarioTarget;
 use aggro_report::RunRecord;
 use aggro_targets::ScenarioVisitor;
 use aggro_workloads::scenario::Scenario;
+use std::path::PathBuf;
 
-/// Each transaction's committed count summed over `records`: the `ok` of
+/// The store's run log every scenario with invariants writes to, and every
+/// scenario population empties: one for all scenarios, since scenarios may
+/// share their tables (the trio's files share one population).
+pub const RUN_LOG: &str = "scenario";
+
+/// Logs a run of `scenario` starting now when a verify could need it (the
+/// scenario has invariants for this target); its id, for the result file.
+pub async fn log<T: ScenarioTarget>(target: &T, command: &str, scenario: &Scenario) -> anyhow::Result<Option<String>> {
+    if scenario.invariants.is_empty() {
+        return Ok(None);
+    }
+    log_run(target, &target.describe(), RUN_LOG, command, &scenario.name, true).await.map(Some)
+}
+
+/// Each transaction's committed count summed over `results`: the `ok` of
 /// the transaction's operation (operation 0 when it is the only one).
-pub fn committed(scenario: &Scenario, records: &[RunRecord]) -> Vec<u64> {
+pub fn committed(scenario: &Scenario, results: &[(PathBuf, RunRecord)]) -> Vec<u64> {
     scenario
         .transactions
         .iter()
         .map(|t| {
             let name = &scenario.operations[t.op];
-            records.iter().map(|r| r.totals.iter().find(|o| &o.name == name).map_or(0, |o| o.ok)).sum()
+            results.iter().map(|(_, r)| r.totals.iter().find(|o| &o.name == name).map_or(0, |o| o.ok)).sum()
         })
         .collect()
 }
 
-/// Runs the invariants and prints each; an error names those that broke.
-pub async fn check<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed: &[u64]) -> anyhow::Result<()> {
+/// Judges the store by `results`, the runs since population: every
+/// invariant holds — ok; one breaks while the run log names runs that no
+/// result file accounts for — the ledger is incomplete (exit code 4); one
+/// breaks with every logged run counted — the store lost or invented updates.
+pub async fn judge<T: ScenarioTarget>(target: &T, scenario: &Scenario, results: &[(PathBuf, RunRecord)]) -> anyhow::Result<()> {
+    let broken = check(target, scenario, &committed(scenario, results)).await?;
+    let missing = missing_runs(target, &target.describe(), RUN_LOG, results).await?;
+    match (broken.is_empty(), missing.is_empty()) {
+        (true, true) => Ok(()),
+        (true, false) => {
+            println!("note: {} logged run(s) have no result file here; the invariants hold regardless", missing.len());
+            Ok(())
+        }
+        (false, false) => Err(LedgerIncomplete::new(&missing, &format!("the invariants {} do not hold against the files' counts", broken.join(", "))).into()),
+        (false, true) => anyhow::bail!(
+            "the store breaks the scenario's invariants: {} (lost or phantom updates: every run logged since population is counted)",
+            broken.join(", ")
+        ),
+    }
+}
+
+/// Runs the invariants and prints each; the names of those that broke.
+async fn check<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed: &[u64]) -> anyhow::Result<Vec<String>> {
     let checks = aggro_workloads::scenario::verify(target, scenario, committed)
         .await
         .map_err(|e| anyhow::anyhow!("{}: {}", target.describe(), e.message))?;
@@ -35,21 +73,12 @@ pub async fn check<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed
             broken.push(c.name.clone());
         }
     }
-    if broken.is_empty() {
-        Ok(())
-    } else {
-        // Unlike mobile and MMO worlds, a scenario's store keeps no run log, so a run since population whose
-        // result file is missing cannot be told from lost data: the message says both.
-        anyhow::bail!(
-            "the store breaks the scenario's invariants: {} — lost or phantom updates, unless a run since population is missing from the result files counted (scenario runs keep no run log in the store to tell the two apart)",
-            broken.join(", ")
-        )
-    }
+    Ok(broken)
 }
 
 struct Verify {
     input: Input,
-    records: Vec<RunRecord>,
+    results: Vec<(PathBuf, RunRecord)>,
 }
 
 impl ScenarioVisitor for Verify {
@@ -66,26 +95,26 @@ impl ScenarioVisitor for Verify {
             ))
             .into());
         }
-        for r in &self.records {
+        for (_, r) in &self.results {
             let name = r.spec["scenario"]["name"].as_str().unwrap_or_default();
             if name != scenario.name {
                 return Err(BadInput(format!("a result file of {name:?} ({}) is not a run of the scenario {}", r.started_at, scenario.name)).into());
             }
         }
-        let committed = committed(&scenario, &self.records);
+        let committed = committed(&scenario, &self.results);
         println!(
             "verifying {} on {} against {} run(s): committed {}",
             scenario.name,
             target.describe(),
-            self.records.len(),
+            self.results.len(),
             scenario.transactions.iter().zip(&committed).map(|(t, n)| format!("{} {n}", t.name)).collect::<Vec<_>>().join(", ")
         );
-        check(&target, &scenario, &committed).await
+        judge(&target, &scenario, &self.results).await
     }
 }
 
 pub fn main(a: ScenarioVerifyArgs) -> anyhow::Result<()> {
     let input = Input::file(a.scenario.file, &a.scenario.sets)?;
-    let records = a.results.iter().map(|p| crate::session::read(p)).collect::<anyhow::Result<Vec<_>>>()?;
-    crate::session::runtime(0)?.block_on(on_target(&a.scenario.target, Verify { input, records }))
+    let results = a.results.iter().map(|p| Ok((p.clone(), crate::session::read(p)?))).collect::<anyhow::Result<Vec<_>>>()?;
+    crate::session::runtime(0)?.block_on(on_target(&a.scenario.target, Verify { input, results }))
 }
