@@ -56,6 +56,15 @@ public class JdbcPeer extends DB {
     return s;
   }
 
+  /** Binds `values` as text from parameter `first` on; the next parameter's index. */
+  private static int bind(PreparedStatement s, int first, Iterable<ByteIterator> values) throws SQLException {
+    int i = first;
+    for (ByteIterator v : values) {
+      s.setString(i++, v.toString());
+    }
+    return i;
+  }
+
   private static void row(ResultSet rs, Set<String> fields, Map<String, ByteIterator> into) throws SQLException {
     ResultSetMetaData meta = rs.getMetaData();
     for (int c = 1; c <= meta.getColumnCount(); c++) {
@@ -106,19 +115,10 @@ public class JdbcPeer extends DB {
   @Override
   public Status update(String table, String key, Map<String, ByteIterator> values) {
     TreeMap<String, ByteIterator> sorted = new TreeMap<>(values);
-    StringBuilder sql = new StringBuilder("UPDATE ").append(table).append(" SET ");
-    for (String field : sorted.keySet()) {
-      sql.append(field).append(" = ?, ");
-    }
-    sql.setLength(sql.length() - 2);
-    sql.append(" WHERE ycsb_key = ?");
+    String sql = "UPDATE " + table + " SET " + String.join(" = ?, ", sorted.keySet()) + " = ? WHERE ycsb_key = ?";
     try {
-      PreparedStatement s = prepared(sql.toString());
-      int i = 1;
-      for (ByteIterator v : sorted.values()) {
-        s.setString(i++, v.toString());
-      }
-      s.setString(i, key);
+      PreparedStatement s = prepared(sql);
+      s.setString(bind(s, 1, sorted.values()), key);
       return s.executeUpdate() == 1 ? Status.OK : Status.NOT_FOUND;
     } catch (SQLException e) {
       return Status.ERROR;
@@ -128,18 +128,12 @@ public class JdbcPeer extends DB {
   @Override
   public Status insert(String table, String key, Map<String, ByteIterator> values) {
     TreeMap<String, ByteIterator> sorted = new TreeMap<>(values);
-    StringBuilder sql = new StringBuilder("INSERT INTO ").append(table).append(" (ycsb_key");
-    for (String field : sorted.keySet()) {
-      sql.append(", ").append(field);
-    }
-    sql.append(") VALUES (?").append(", ?".repeat(sorted.size())).append(")");
+    String sql = "INSERT INTO " + table + " (ycsb_key, " + String.join(", ", sorted.keySet()) + ") VALUES (?"
+        + ", ?".repeat(sorted.size()) + ")";
     try {
-      PreparedStatement s = prepared(sql.toString());
+      PreparedStatement s = prepared(sql);
       s.setString(1, key);
-      int i = 2;
-      for (ByteIterator v : sorted.values()) {
-        s.setString(i++, v.toString());
-      }
+      bind(s, 2, sorted.values());
       return s.executeUpdate() == 1 ? Status.OK : Status.ERROR;
     } catch (SQLException e) {
       return Status.ERROR;
