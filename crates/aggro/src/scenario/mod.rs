@@ -16,8 +16,9 @@ use crate::BadInput;
 use crate::cli::ScenarioCommand;
 use aggro_core::ErrorSamples;
 use aggro_core::scenario::{Command, Reply, ScenarioConn, ScenarioTarget, Value};
-use aggro_workloads::scenario::file::{Source, parse_override};
+use aggro_workloads::scenario::file::{ScenarioError, Source, parse_override};
 use aggro_workloads::scenario::pgbench::{self, Script};
+use aggro_workloads::scenario::ycsb;
 use aggro_workloads::scenario::{Scenario, ScenarioLoader};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -41,11 +42,23 @@ pub enum Input {
 }
 
 impl Input {
-    /// Reads a scenario file; errors are bad input (exit 2), one line each.
+    /// Reads a scenario file — or a YCSB workload file (a CoreWorkload
+    /// property file, translated), whose counts go before the `--set`s;
+    /// errors are bad input (exit 2), one line each.
     pub fn file(path: PathBuf, sets: &[String]) -> anyhow::Result<Self> {
-        let source = Box::new(Source::load(&path).map_err(|e| BadInput(e.to_string()))?);
-        let sets = sets.iter().map(|s| parse_override(s)).collect::<Result<_, _>>().map_err(BadInput)?;
-        Ok(Input::File { path, source, sets })
+        let bad = |e: ScenarioError| BadInput(e.to_string());
+        let text = std::fs::read_to_string(&path).map_err(|e| BadInput(format!("{}: cannot read: {e}", path.display())))?;
+        let (source, mut overrides) = if ycsb::looks_like(&path, &text) {
+            let t = ycsb::translate(&path, &text).map_err(bad)?;
+            (Source::from_text(&path, t.text), t.sets)
+        } else {
+            (Source::from_text(&path, text), Vec::new())
+        };
+        let source = Box::new(source.map_err(bad)?);
+        for s in sets {
+            overrides.push(parse_override(s).map_err(BadInput)?);
+        }
+        Ok(Input::File { path, source, sets: overrides })
     }
 
     /// The workload's name (for result files).

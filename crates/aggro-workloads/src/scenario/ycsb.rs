@@ -1,0 +1,229 @@
+//! YCSB workload files run unchanged: a CoreWorkload property file (YCSB's
+//! `workloads/workloada` and the like) translated into a scenario over the
+//! record layout of `scenarios/ycsb/core.toml` (built in), as pgbench's
+//! scripts are translated in [`pgbench`](super::pgbench).
+//!
+//! The proportions become the mix's weights, `requestdistribution` the key
+//! space's distribution, `recordcount` and `maxscanlength` the `records` and
+//! `scanlength` variables. What the layout cannot honour (another field count
+//! or length, `writeallfields`, another table) is refused by name; a key this
+//! translation does not know is refused with its line, as a typo would be.
+
+use super::file::ScenarioError;
+use aggro_core::scenario::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The record layout, population and operations every translated workload uses.
+const CORE: &str = include_str!("../../../../scenarios/ycsb/core.toml");
+
+/// Keys read for their value; each is checked below.
+const KNOWN: &[&str] = &[
+    "workload",
+    "recordcount",
+    "operationcount",
+    "readproportion",
+    "updateproportion",
+    "insertproportion",
+    "scanproportion",
+    "readmodifywriteproportion",
+    "requestdistribution",
+    "insertorder",
+    "hotspotdatafraction",
+    "hotspotopnfraction",
+    "exponential.percentile",
+    "exponential.frac",
+    "maxscanlength",
+    "scanlengthdistribution",
+    "fieldcount",
+    "fieldlength",
+    "fieldlengthdistribution",
+    "readallfields",
+    "writeallfields",
+    "table",
+];
+
+/// Whether `text` (of a file not named `.toml`) reads as a YCSB property file:
+/// a `key=value` line naming the workload class or a proportion.
+pub fn looks_like(path: &Path, text: &str) -> bool {
+    path.extension().is_none_or(|e| e != "toml")
+        && properties(text).is_ok_and(|p| p.contains_key("workload") || p.keys().any(|k| k.ends_with("proportion")))
+}
+
+/// `key=value` (or `key: value`) lines, `#` and `!` comments; each value with its line.
+fn properties(text: &str) -> Result<BTreeMap<String, (usize, String)>, (usize, String)> {
+    let mut out = BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
+            continue;
+        }
+        let Some(at) = line.find(['=', ':']) else {
+            return Err((i + 1, format!("{line:?}: expected key=value")));
+        };
+        out.insert(line[..at].trim().to_string(), (i + 1, line[at + 1..].trim().to_string()));
+    }
+    Ok(out)
+}
+
+/// A translated workload: the scenario's text, and the variables it sets
+/// (`records`, `scanlength`) to go before the user's `--set`s.
+#[derive(Debug)]
+pub struct Translated {
+    /// The scenario file's text (`core.toml` inside, no include).
+    pub text: String,
+    /// `records` and `scanlength` from the property file.
+    pub sets: Vec<(String, Value)>,
+}
+
+/// Translates the property file `text` (read from `path`) into a scenario.
+pub fn translate(path: &Path, text: &str) -> Result<Translated, ScenarioError> {
+    let fail = |line: usize, message: String| ScenarioError { at: format!("{}:{line}", path.display()), message };
+    let props = properties(text).map_err(|(line, m)| fail(line, m))?;
+    if let Some((key, (line, _))) = props.iter().find(|(k, _)| !KNOWN.contains(&k.as_str())) {
+        return Err(fail(*line, format!("{key}: not a CoreWorkload property aggro translates (it knows {})", KNOWN.join(", "))));
+    }
+    let get = |key: &str, default: &str| props.get(key).map_or((0, default.to_string()), |(l, v)| (*l, v.clone()));
+    let number = |key: &str, default: &str| -> Result<f64, ScenarioError> {
+        let (line, v) = get(key, default);
+        v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0).ok_or_else(|| fail(line, format!("{key}: {v:?} is not a non-negative number")))
+    };
+    let require = |key: &str, default: &str, wanted: &[&str], why: &str| -> Result<(), ScenarioError> {
+        let (line, v) = get(key, default);
+        if wanted.contains(&v.as_str()) { Ok(()) } else { Err(fail(line, format!("{key}={v}: {why}"))) }
+    };
+    require("workload", "site.ycsb.workloads.CoreWorkload", &["site.ycsb.workloads.CoreWorkload", "com.yahoo.ycsb.workloads.CoreWorkload"], "only YCSB's CoreWorkload is translated")?;
+    require("table", "usertable", &["usertable"], "the layout's table is usertable")?;
+    require("fieldcount", "10", &["10"], "the layout has 10 fields (scenarios/ycsb/core.toml)")?;
+    require("fieldlength", "100", &["100"], "the layout's fields are 100 characters")?;
+    require("fieldlengthdistribution", "constant", &["constant"], "the layout's field lengths are constant")?;
+    require("readallfields", "true", &["true"], "reads read every field in this layout")?;
+    require("writeallfields", "false", &["false"], "updates write one random field in this layout")?;
+    require("scanlengthdistribution", "uniform", &["uniform"], "scan lengths are uniform in this layout")?;
+
+    let (line, dist) = get("requestdistribution", "uniform");
+    let distribution = match dist.as_str() {
+        "uniform" => "distribution = \"uniform\"".to_string(),
+        // CoreWorkload's "zipfian" is its scrambled Zipfian.
+        "zipfian" => "distribution = \"scrambled-zipfian\"".to_string(),
+        "latest" => "distribution = \"latest\"".to_string(),
+        "sequential" => "distribution = \"sequential\"".to_string(),
+        "hotspot" => format!(
+            "distribution = \"hotspot\"\nhot_fraction = {}\nhot_share = {}",
+            number("hotspotdatafraction", "0.2")?,
+            number("hotspotopnfraction", "0.8")?
+        ),
+        "exponential" => format!(
+            "distribution = \"exponential\"\npercentile = {}\nfraction = {}",
+            number("exponential.percentile", "95")?,
+            number("exponential.frac", "0.8571428571")?
+        ),
+        other => return Err(fail(line, format!("requestdistribution={other}: one of uniform, zipfian, latest, hotspot, sequential, exponential"))),
+    };
+    let (line, order) = get("insertorder", "hashed");
+    let order = match order.as_str() {
+        "hashed" => "hashed",
+        "ordered" => "plain",
+        other => return Err(fail(line, format!("insertorder={other}: hashed or ordered"))),
+    };
+    let records = number("recordcount", "1000")?;
+    let scanlength = number("maxscanlength", "1000")?;
+    let draw = "{ let = [\"r = draw(record)\"] }";
+    let mix = [
+        ("read", "readproportion", "0.95", format!("[{draw}, {{ use = \"read\" }}]")),
+        ("update", "updateproportion", "0.05", "[{ let = [\"r = draw(record)\", \"f = random(0, 9)\"] }, { use = \"update\" }]".to_string()),
+        ("insert", "insertproportion", "0", "[{ let = [\"r = insert(record)\"] }, { use = \"insert\" }]".to_string()),
+        ("scan", "scanproportion", "0", "[{ let = [\"r = draw(record)\", \"len = random(1, scanlength)\"] }, { use = \"scan\" }]".to_string()),
+        (
+            "read-modify-write",
+            "readmodifywriteproportion",
+            "0",
+            "[{ let = [\"r = draw(record)\", \"f = random(0, 9)\"] }, { use = \"read\" }, { use = \"update\" }]".to_string(),
+        ),
+    ];
+    let mut transactions = String::new();
+    for (name, key, default, steps) in mix {
+        let weight = number(key, default)?;
+        if weight > 0.0 {
+            transactions.push_str(&format!("\n[[transaction]]\nname = \"{name}\"\nweight = {weight}\nstep = {steps}\n"));
+        }
+    }
+    if transactions.is_empty() {
+        return Err(ScenarioError { at: path.display().to_string(), message: "every proportion is 0: nothing to run".into() });
+    }
+    let stem = path.file_stem().map_or_else(|| "workload".into(), |s| s.to_string_lossy().into_owned());
+    let text = format!(
+        "name = \"ycsb-{stem}\"\ndescription = \"YCSB workload file {} (CoreWorkload), translated\"\n{CORE}\n[keys.record]\ncount = \"records\"\nprefix = \"user\"\norder = \"{order}\"\n{distribution}\n{transactions}",
+        path.display()
+    );
+    Ok(Translated { text, sets: vec![("records".into(), Value::Int(records as i64)), ("scanlength".into(), Value::Int(scanlength as i64))] })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::file::Source;
+    use aggro_core::scenario::Family;
+
+    /// YCSB 0.17's `workloads/workload[a-f]`, their keys as shipped.
+    fn shipped(w: char) -> String {
+        let mix = match w {
+            'a' => "readproportion=0.5\nupdateproportion=0.5\nscanproportion=0\ninsertproportion=0\nrequestdistribution=zipfian",
+            'b' => "readproportion=0.95\nupdateproportion=0.05\nscanproportion=0\ninsertproportion=0\nrequestdistribution=zipfian",
+            'c' => "readproportion=1\nupdateproportion=0\nscanproportion=0\ninsertproportion=0\nrequestdistribution=zipfian",
+            'd' => "readproportion=0.95\nupdateproportion=0\nscanproportion=0\ninsertproportion=0.05\nrequestdistribution=latest",
+            'e' => "readproportion=0\nupdateproportion=0\nscanproportion=0.95\ninsertproportion=0.05\nrequestdistribution=zipfian\nmaxscanlength=100\nscanlengthdistribution=uniform",
+            _ => "readproportion=0.5\nupdateproportion=0\nscanproportion=0\ninsertproportion=0\nreadmodifywriteproportion=0.5\nrequestdistribution=zipfian",
+        };
+        format!("# Yahoo! Cloud System Benchmark\nrecordcount=1000\noperationcount=1000\nworkload=site.ycsb.workloads.CoreWorkload\n\nreadallfields=true\n\n{mix}\n")
+    }
+
+    #[test]
+    fn ycsb_shipped_workloads_translate_to_the_shipped_scenarios() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/ycsb");
+        for w in ['a', 'b', 'c', 'd', 'e', 'f'] {
+            let path = Path::new("workloads").join(format!("workload{w}"));
+            let text = shipped(w);
+            assert!(looks_like(&path, &text), "{w}");
+            let t = translate(&path, &text).unwrap_or_else(|e| panic!("{w}: {e}"));
+            let translated = Source::from_text(&path, t.text).and_then(|s| s.compile(Family::Sql, &t.sets)).unwrap_or_else(|e| panic!("{w}: {e}"));
+            let theirs = Source::load(&dir.join(format!("{w}.toml"))).and_then(|s| s.compile(Family::Sql, &[])).expect("the shipped scenario");
+            let mix = |s: &crate::scenario::Scenario| {
+                let mut m = s.transactions.iter().map(|t| (t.name.clone(), t.weight)).collect::<Vec<_>>();
+                m.sort_by(|a, b| a.0.cmp(&b.0));
+                m
+            };
+            assert_eq!(mix(&translated), mix(&theirs), "workload {w}");
+            assert_eq!(format!("{:?}", translated.gens), format!("{:?}", theirs.gens), "workload {w}: key space and sizes");
+        }
+    }
+
+    #[test]
+    fn what_the_layout_cannot_honour_is_refused_by_line_and_key() {
+        let path = Path::new("my-workload");
+        let base = shipped('a');
+        for (extra, said) in [
+            ("fieldcount=20", "fieldcount=20: the layout has 10 fields"),
+            ("writeallfields=true", "writeallfields=true"),
+            ("requestdistribution=pareto", "requestdistribution=pareto: one of"),
+            ("recrodcount=5", "recrodcount: not a CoreWorkload property"),
+            ("readproportion=lots", "readproportion: \"lots\" is not a non-negative number"),
+        ] {
+            let text = format!("{base}{extra}\n");
+            let e = translate(path, &text).expect_err(extra);
+            assert!(e.to_string().starts_with("my-workload:") && e.to_string().contains(said), "{extra}: {e}");
+        }
+        let e = translate(path, "workload=site.ycsb.workloads.CoreWorkload\nreadproportion=0\nupdateproportion=0\n").expect_err("no mix");
+        assert!(e.to_string().contains("every proportion is 0"), "{e}");
+        assert!(!looks_like(Path::new("a.toml"), &base), "a .toml file is a scenario");
+    }
+
+    #[test]
+    fn hotspot_and_counts_carry_their_parameters() {
+        let text = "workload=site.ycsb.workloads.CoreWorkload\nrecordcount=5000\nreadproportion=1\nrequestdistribution=hotspot\nhotspotdatafraction=0.1\nhotspotopnfraction=0.9\n";
+        let t = translate(Path::new("hot"), text).expect("translates");
+        assert!(t.text.contains("distribution = \"hotspot\"\nhot_fraction = 0.1\nhot_share = 0.9"), "{}", t.text);
+        assert_eq!(t.sets[0], ("records".into(), Value::Int(5000)));
+        Source::from_text(Path::new("hot"), t.text).and_then(|s| s.compile(Family::Redis, &t.sets)).expect("compiles for redis");
+    }
+}
