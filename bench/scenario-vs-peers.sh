@@ -6,9 +6,10 @@
 #  2. YCSB's core workloads A and C, YCSB 0.17 (site.ycsb:core from Maven
 #     Central) on its no-op BasicDB vs aggro's ycsb-a/c on null:, 8 threads /
 #     loaders each, closed loop: the harness's own cost per operation;
-#  3. YCSB A and C on Redis and PostgreSQL: YCSB 0.17 with 8 threads beside
-#     aggro's ycsb-a/c with 8 loaders on one thread, closed loop (and aggro at
-#     a fixed rate), p99 from the intended start. YCSB's own redis and jdbc
+#  3. YCSB A and C on Redis and PostgreSQL from one YCSB workload file each,
+#     read by both tools: YCSB 0.17 with 8 threads beside aggro with 8 loaders
+#     on one thread, closed loop (and aggro at a fixed rate), p99 from the
+#     intended start. YCSB's own redis and jdbc
 #     bindings are not on Maven Central, so YCSB runs here through bindings
 #     written for this bench (bench/ycsb/: Jedis and the PostgreSQL JDBC
 #     driver, as YCSB's bindings use; same layouts);
@@ -94,26 +95,29 @@ n=$(field "$work/two.json" "r['totals'][0]['ok']")
 row=$(field "$work/two.json" "f\"{r['totals'][0]['ok']/r['elapsed_s']:.0f} (max backlog {max(i['backlog'] for i in r['intervals'])}, timer lateness p99 {r['lag']['p99_ns']/1e3:.1f} µs)\"")
 echo "| two-step scenario at 1,000,000/s | aggro scenario on null: --loaders 8 --threads 2 | $row | $c | $(per_op "$c" "$n") | $(rss) |"
 
-# 3. YCSB A and C on the real servers: YCSB itself (the bench's bindings),
-#    then aggro closed loop and at a fixed rate, on the same records.
+# 3. YCSB A and C on the real servers: one YCSB workload file per workload,
+#    read by both tools (aggro translates it onto scenarios/ycsb/core.toml):
+#    YCSB itself (the bench's bindings), then aggro closed loop and at a fixed
+#    rate, on the records aggro populated from the same file.
 echo
 echo "| YCSB on a server | tool | rate | ops/s | p50 / p99 µs (aggro: from the intended start) | CPU µs/op | peak RSS MiB |"
 echo "|---|---|---|---|---|---|---|"
 redis_port=${AGGRO_TEST_REDIS##*:}
+for w in a c; do
+  case $w in
+    a) mix="readproportion=0.5\nupdateproportion=0.5" ;;
+    c) mix="readproportion=1\nupdateproportion=0" ;;
+  esac
+  printf "recordcount=100000\noperationcount=1000000000\nworkload=site.ycsb.workloads.CoreWorkload\nreadallfields=true\n$mix\nscanproportion=0\ninsertproportion=0\nrequestdistribution=zipfian\n" >"$work/workload$w"
+done
 for target in "$AGGRO_TEST_REDIS" "$pg"; do
   case $target in
     redis*) binding=(-db aggro.bench.ycsb.RedisPeer -p redis.port="$redis_port") ;;
     *) binding=(-db aggro.bench.ycsb.JdbcPeer -p db.url="jdbc:postgresql://127.0.0.1:$pg_port/postgres" -p db.user=postgres) ;;
   esac
   for w in a c; do
-    "$aggro" scenario populate "scenarios/ycsb/$w.toml" --target "$target" --set records=100000 >/dev/null
-    case $w in
-      a) props=(-p readproportion=0.5 -p updateproportion=0.5) ;;
-      c) props=(-p readproportion=1 -p updateproportion=0) ;;
-    esac
-    props+=(-p recordcount=100000 -p operationcount=1000000000 -p workload=site.ycsb.workloads.CoreWorkload -p readallfields=true
-            -p scanproportion=0 -p insertproportion=0 -p requestdistribution=zipfian -p maxexecutiontime="$secs")
-    c=$(cpu java -cp "$work/ycsb-classes:$ycsb/lib/*" site.ycsb.Client -t "${binding[@]}" -threads $conns "${props[@]}")
+    "$aggro" scenario populate "$work/workload$w" --target "$target" >/dev/null
+    c=$(cpu java -cp "$work/ycsb-classes:$ycsb/lib/*" site.ycsb.Client -t "${binding[@]}" -threads $conns -P "$work/workload$w" -p maxexecutiontime="$secs")
     row=$(python3 - "$work/out" "$c" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
@@ -127,7 +131,7 @@ PY
 )
     echo "| ycsb-$w on ${target%%:*} | YCSB 0.17 -threads $conns | max | $row | $(rss) |"
     for rate in max 5000; do
-      c=$(cpu "$aggro" scenario run "scenarios/ycsb/$w.toml" --target "$target" --set records=100000 --rate $rate --loaders $conns --threads 1 --duration "${secs}s" --interval 5s -q --out "$work/s.json")
+      c=$(cpu "$aggro" scenario run "$work/workload$w" --target "$target" --rate $rate --loaders $conns --threads 1 --duration "${secs}s" --interval 5s -q --out "$work/s.json")
       row=$(field "$work/s.json" "f\"{r['totals'][0]['ok']/r['elapsed_s']:.0f} | {r['totals'][0]['latency']['p50_ns']/1e3:.0f} / {r['totals'][0]['latency']['p99_ns']/1e3:.0f} | {$c/max(r['totals'][0]['ok'],1)*1e6:.2f}\"")
       echo "| ycsb-$w on ${target%%:*} | aggro --loaders $conns --threads 1 | $rate | $row | $(rss) |"
     done
