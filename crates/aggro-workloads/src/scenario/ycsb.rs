@@ -5,7 +5,7 @@
 //!
 //! The proportions become the mix's weights, `requestdistribution` the key
 //! space's distribution, `recordcount` and `maxscanlength` the `records` and
-//! `scanlength` variables. What the layout cannot honour (another field count
+//! `scanlength` variables, `operationcount` the run's request limit. What the layout cannot honour (another field count
 //! or length, `writeallfields`, another table) is refused by name; a key this
 //! translation does not know is refused with its line, as a typo would be.
 
@@ -74,6 +74,8 @@ pub struct Translated {
     pub text: String,
     /// `records` and `scanlength` from the property file.
     pub sets: Vec<(String, Value)>,
+    /// `operationcount`, when the file gives it: how many requests a run makes.
+    pub operations: Option<u64>,
 }
 
 /// Translates the property file `text` (read from `path`) into a scenario.
@@ -127,6 +129,7 @@ pub fn translate(path: &Path, text: &str) -> Result<Translated, ScenarioError> {
         other => return Err(fail(line, format!("insertorder={other}: hashed or ordered"))),
     };
     let records = number("recordcount", "1000")?;
+    let operations = props.contains_key("operationcount").then(|| number("operationcount", "0")).transpose()?.map(|n| n as u64);
     let scanlength = number("maxscanlength", "1000")?;
     let draw = "{ let = [\"r = draw(record)\"] }";
     let mix = [
@@ -156,7 +159,7 @@ pub fn translate(path: &Path, text: &str) -> Result<Translated, ScenarioError> {
         "name = \"ycsb-{stem}\"\ndescription = \"YCSB workload file {} (CoreWorkload), translated\"\n{CORE}\n[keys.record]\ncount = \"records\"\nprefix = \"user\"\norder = \"{order}\"\n{distribution}\n{transactions}",
         path.display()
     );
-    Ok(Translated { text, sets: vec![("records".into(), Value::Int(records as i64)), ("scanlength".into(), Value::Int(scanlength as i64))] })
+    Ok(Translated { text, sets: vec![("records".into(), Value::Int(records as i64)), ("scanlength".into(), Value::Int(scanlength as i64))], operations })
 }
 
 #[cfg(test)]
@@ -224,6 +227,8 @@ mod tests {
         let t = translate(Path::new("hot"), text).expect("translates");
         assert!(t.text.contains("distribution = \"hotspot\"\nhot_fraction = 0.1\nhot_share = 0.9"), "{}", t.text);
         assert_eq!(t.sets[0], ("records".into(), Value::Int(5000)));
+        assert_eq!(t.operations, None, "no operationcount: no limit");
+        assert_eq!(translate(Path::new("a"), &shipped('a')).expect("a").operations, Some(1000));
         Source::from_text(Path::new("hot"), t.text).and_then(|s| s.compile(Family::Redis, &t.sets)).expect("compiles for redis");
     }
 }

@@ -35,8 +35,9 @@ pub fn main(command: ScenarioCommand) -> anyhow::Result<()> {
 
 /// What the workload is written in.
 pub enum Input {
-    /// A scenario file, read and checked, and its `--set` overrides.
-    File { path: PathBuf, source: Box<Source>, sets: Vec<(String, Value)> },
+    /// A scenario file, read and checked, and its `--set` overrides; for a
+    /// YCSB workload file, its `operationcount` as the runs' request limit.
+    File { path: PathBuf, source: Box<Source>, sets: Vec<(String, Value)>, requests: Option<u64> },
     /// pgbench scripts; the scale from `-s` or, if absent, from the store.
     Pgbench { scripts: Vec<Script>, scale: Option<i64>, defines: Vec<(String, Value)>, per_command: bool },
 }
@@ -48,17 +49,25 @@ impl Input {
     pub fn file(path: PathBuf, sets: &[String]) -> anyhow::Result<Self> {
         let bad = |e: ScenarioError| BadInput(e.to_string());
         let text = std::fs::read_to_string(&path).map_err(|e| BadInput(format!("{}: cannot read: {e}", path.display())))?;
-        let (source, mut overrides) = if ycsb::looks_like(&path, &text) {
+        let (source, mut overrides, requests) = if ycsb::looks_like(&path, &text) {
             let t = ycsb::translate(&path, &text).map_err(bad)?;
-            (Source::from_text(&path, t.text), t.sets)
+            (Source::from_text(&path, t.text), t.sets, t.operations)
         } else {
-            (Source::from_text(&path, text), Vec::new())
+            (Source::from_text(&path, text), Vec::new(), None)
         };
         let source = Box::new(source.map_err(bad)?);
         for s in sets {
             overrides.push(parse_override(s).map_err(BadInput)?);
         }
-        Ok(Input::File { path, source, sets: overrides })
+        Ok(Input::File { path, source, sets: overrides, requests })
+    }
+
+    /// How many requests a run makes when `--requests` is not given (a YCSB file's `operationcount`).
+    pub fn requests(&self) -> Option<u64> {
+        match self {
+            Input::File { requests, .. } => *requests,
+            Input::Pgbench { .. } => None,
+        }
     }
 
     /// The workload's name (for result files).

@@ -58,8 +58,12 @@ impl ScenarioVisitor for Run {
     }
 }
 
-pub fn main(a: ScenarioRunArgs) -> anyhow::Result<()> {
+pub fn main(mut a: ScenarioRunArgs) -> anyhow::Result<()> {
     let input = Input::file(a.scenario.file, &a.scenario.sets)?;
+    if let (None, Some(n)) = (a.run.requests, input.requests()) {
+        eprintln!("operationcount={n}: the run stops after {n} requests (or at --duration; --requests overrides)");
+        a.run.requests = Some(n);
+    }
     let exec = ExecSpec::resolve(&a.exec)?;
     let outputs = Outputs::resolve(a.run, &exec, &a.exec, &format!("scenario-{}", input.name()))?;
     let rt = crate::session::runtime(exec.threads)?;
