@@ -26,7 +26,7 @@ pub enum Command {
     /// The mobile-game transaction benchmark (seed 001): write, consistent-read, read.
     #[command(subcommand)]
     Mobile(Box<MobileCommand>),
-    /// Your own workload: a scenario file (TOML; YCSB's core workloads ship in scenarios/ycsb) on any target.
+    /// Your own workload: a scenario file (TOML; YCSB's core workloads ship in scenarios/ycsb) or a YCSB workload file, on any target.
     #[command(subcommand)]
     Scenario(Box<ScenarioCommand>),
     /// pgbench's scripts run unchanged (tpcb-like, simple-update, select-only, or your own -f files) through aggro's executor.
@@ -281,7 +281,7 @@ pub enum ScenarioCommand {
 /// Which scenario, where.
 #[derive(Debug, Args, Clone)]
 pub struct ScenarioArgs {
-    /// The scenario file (TOML; docs/SCENARIOS.md).
+    /// The scenario file (TOML; docs/SCENARIOS.md), or a YCSB CoreWorkload property file (such as YCSB's workloads/workloada).
     pub file: PathBuf,
     /// Target URL: null:, stackdb:DIR, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB], dynamodb://HOST:PORT[/TABLE].
     #[arg(long, env = "AGGRO_TARGET")]
