@@ -187,9 +187,25 @@ fn a_generator_short_of_cpu_is_named_with_its_figure() {
         "--loaders", "2", "-q", "--out", &out,
     ]);
     let r = result(std::path::Path::new(&out));
+    // The figure the signal judges: the busiest interval of at least 100 ms. Tests running beside this one
+    // may keep the thread from a whole core; the signal must then agree with the figure it got.
+    let peak = r["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["end_s"].as_f64().unwrap() - i["start_s"].as_f64().unwrap() >= 0.1)
+        .map(|i| i["cpu"]["generator_cores"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!(peak > 0.3, "a closed loop keeps its thread busy: peak {peak} cores; {text}");
+    let cpu = r["generator_signals"].as_array().into_iter().flatten().find(|s| s["signal"] == "cpu");
+    if peak <= 0.9 {
+        assert!(cpu.is_none(), "peak {peak}: {cpu:?}");
+        eprintln!("the machine was busy: this run's thread got at most {peak:.2} of a core, below the signal's 0.9");
+        return;
+    }
     assert_eq!(r["generator_bound"], true, "{text}");
-    let cpu = r["generator_signals"].as_array().unwrap().iter().find(|s| s["signal"] == "cpu").expect("the cpu signal");
-    assert!(cpu["figure"].as_f64().unwrap() > 0.9 && cpu["limit"].as_f64().unwrap() == 0.9, "{cpu}");
+    let cpu = cpu.expect("the cpu signal");
+    assert!((cpu["figure"].as_f64().unwrap() - peak).abs() < 1e-9 && cpu["limit"].as_f64().unwrap() == 0.9, "{cpu}");
     assert!(text.contains("warning: these figures may describe aggro") && text.contains("cpu: aggro's own CPU reached"), "{text}");
 }
 
