@@ -8,8 +8,38 @@ use aggro_targets::TargetUrl;
 use aggro_workloads::scenario::file::parse_override;
 use aggro_workloads::scenario::pgbench::Script;
 
-pub fn main(a: PgbenchArgs) -> anyhow::Result<()> {
+/// pgbench's own run flags in aggro's terms: `-c`, `-j`, `-T`, `-t` and
+/// `-R`; with `-T` or `-t` and no `-R` the run is closed loop, as pgbench's.
+fn as_pgbench_runs(a: &mut PgbenchArgs) -> Result<(), String> {
+    match a.mode.as_deref() {
+        None | Some("prepared") => {}
+        Some(other) => return Err(format!("-M {other}: aggro prepares every statement (-M prepared)")),
+    }
+    if let Some(c) = a.clients {
+        a.exec.loaders = c.max(1);
+    }
+    if let Some(j) = a.jobs {
+        a.exec.threads = j;
+    }
+    if let Some(t) = a.time {
+        a.run.duration = format!("{t}s");
+    }
+    if let Some(n) = a.transactions {
+        a.run.requests = Some(n * u64::from(a.exec.loaders));
+        // Until the transactions are done, as pgbench -t.
+        a.run.duration = "365d".into();
+    }
+    match a.target_rate {
+        Some(r) => a.run.rate = r.to_string(),
+        None if a.time.is_some() || a.transactions.is_some() => a.run.rate = "max".into(),
+        None => {}
+    }
+    Ok(())
+}
+
+pub fn main(mut a: PgbenchArgs) -> anyhow::Result<()> {
     let bad = |e: String| anyhow::Error::from(BadInput(e));
+    as_pgbench_runs(&mut a).map_err(bad)?;
     if !matches!(TargetUrl::parse(&a.target).map_err(|e| bad(e.to_string()))?, TargetUrl::Postgres { .. }) {
         return Err(bad(format!("aggro pgbench runs on postgres:// targets (pgbench's scripts and schema are PostgreSQL's), not {}", a.target)));
     }

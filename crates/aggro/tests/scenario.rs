@@ -249,6 +249,21 @@ fn pgbench_scripts_run_unchanged_on_postgres() {
     assert_eq!(r["operations"][1], "tpcb-like.1 BEGIN");
     assert_eq!(r["spec"]["scenario"]["input"]["scale"], serde_json::Value::Null, "the scale was read from the store");
 
+    // pgbench's own run flags: -c clients, -t transactions each, as fast as possible (no -R), -n and -M prepared.
+    let out = path(dir.path(), "t.json");
+    ok(&["pgbench", "-n", "-M", "prepared", "-c", "3", "-j", "1", "-t", "40", "--target", &url, "-q", "--out", &out]);
+    let r = result(Path::new(&out));
+    assert_eq!((totals(&r).0, totals(&r).1), (120, 0), "3 clients × 40: {r:#}");
+    assert_eq!(r["spec"]["exec"]["loaders"], 3, "{r:#}");
+    for (args, said) in [(&["-M", "simple"][..], "-M simple"), (&["-T", "1", "--rate", "100"][..], "cannot be used with")] {
+        let mut all = vec!["pgbench", "--target", &url];
+        all.extend(args);
+        let o = run(&all, Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+    }
+
     let script = path(dir.path(), "mine.sql");
     std::fs::write(
         &script,

@@ -356,6 +356,27 @@ pub struct PgbenchArgs {
     /// A variable for the scripts: NAME=VALUE (repeatable, as pgbench's -D).
     #[arg(short = 'D', long = "define", value_name = "NAME=VALUE")]
     pub defines: Vec<String>,
+    /// Clients, one connection each (as pgbench's -c; aggro's --loaders).
+    #[arg(short = 'c', value_name = "CLIENTS", conflicts_with = "loaders")]
+    pub clients: Option<u32>,
+    /// Threads (as pgbench's -j; aggro's --threads).
+    #[arg(short = 'j', value_name = "THREADS", conflicts_with = "threads")]
+    pub jobs: Option<usize>,
+    /// Run length in seconds (as pgbench's -T); without -R, as fast as possible, as pgbench runs.
+    #[arg(short = 'T', value_name = "SECONDS", conflicts_with_all = ["transactions", "rate", "duration", "stages"])]
+    pub time: Option<u64>,
+    /// Transactions per client (as pgbench's -t): the run ends after clients × N; without -R, as fast as possible.
+    #[arg(short = 't', value_name = "N", conflicts_with_all = ["rate", "duration", "stages", "requests"])]
+    pub transactions: Option<u64>,
+    /// Transactions per second, open loop (as pgbench's -R; aggro's --rate).
+    #[arg(short = 'R', value_name = "RATE", conflicts_with_all = ["rate", "stages"])]
+    pub target_rate: Option<f64>,
+    /// Accepted for pgbench's command lines: aggro never vacuums (as pgbench's -n).
+    #[arg(short = 'n')]
+    pub no_vacuum: bool,
+    /// Query mode (as pgbench's -M): only prepared, which is what aggro does.
+    #[arg(short = 'M', value_name = "MODE")]
+    pub mode: Option<String>,
     /// Target URL: postgres://USER@HOST:PORT/DB (or a wire-compatible server).
     #[arg(long, env = "AGGRO_TARGET")]
     pub target: String,
