@@ -52,10 +52,11 @@ for round in 1 2; do
   c=$(cpu "$AGGRO_PG_BIN/pgbench" -n -M prepared -b tpcb-like -c $conns -j 1 -T "$secs" -h 127.0.0.1 -p "$pg_port" -U postgres postgres)
   tps=$(grep -oP 'tps = \K[0-9.]+' "$work/out" | head -1)
   echo "| tpcb-like s=10 (round $round) | pgbench -M prepared -c $conns -j 1 | ${tps%.*} | $c | $(per_op "$c" "$(python3 -c "print($tps*$secs)")") | $(rss) |"
-  c=$(cpu "$aggro" pgbench --target "$pg" --rate max --loaders $conns --threads 1 --duration "${secs}s" --interval 5s -q --out "$work/tpcb.json")
+  # pgbench's own command line, given to aggro.
+  c=$(cpu "$aggro" pgbench -n -M prepared -b tpcb-like -c $conns -j 1 -T "$secs" --target "$pg" --interval 5s -q --out "$work/tpcb.json")
   ops=$(field "$work/tpcb.json" "r['totals'][0]['ok']/r['elapsed_s']")
   n=$(field "$work/tpcb.json" "r['totals'][0]['ok']")
-  echo "| tpcb-like s=10 (round $round) | aggro pgbench --loaders $conns --threads 1 | ${ops%.*} | $c | $(per_op "$c" "$n") | $(rss) |"
+  echo "| tpcb-like s=10 (round $round) | aggro pgbench -M prepared -c $conns -j 1 | ${ops%.*} | $c | $(per_op "$c" "$n") | $(rss) |"
 done
 
 # 2. YCSB A and C: the harness alone (YCSB's BasicDB vs aggro's null:).
