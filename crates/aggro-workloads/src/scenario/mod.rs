@@ -27,6 +27,7 @@ pub mod pgbench;
 mod populate;
 pub mod template;
 mod verify;
+mod writes;
 pub mod ycsb;
 
 pub use loader::ScenarioLoader;

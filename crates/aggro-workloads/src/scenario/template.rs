@@ -23,6 +23,15 @@ pub struct Template {
 }
 
 impl Template {
+    /// The text, when the template is literal text only (no `${…}`).
+    pub fn literal(&self) -> Option<&str> {
+        match self.parts.as_slice() {
+            [Part::Text(t)] => Some(t),
+            [] => Some(""),
+            _ => None,
+        }
+    }
+
     /// Parses and compiles `text`; `json` escapes interpolated values for a
     /// JSON string.
     pub fn compile(text: &str, scope: &dyn Scope, json: bool) -> Result<Self, String> {

@@ -6,21 +6,24 @@ use super::{Input, on_target};
 use crate::BadInput;
 use crate::cli::ScenarioVerifyArgs;
 use crate::world::{LedgerIncomplete, log_run, missing_runs};
-use aggro_core::scenario::ScenarioTarget;
+use aggro_core::scenario::{Family, ScenarioTarget};
 use aggro_report::RunRecord;
 use aggro_targets::ScenarioVisitor;
 use aggro_workloads::scenario::Scenario;
 use std::path::PathBuf;
 
-/// The store's run log every scenario with invariants writes to, and every
-/// scenario population empties: one for all scenarios, since scenarios may
-/// share their tables (the trio's files share one population).
+/// The store's run log every scenario that may write logs its runs in, and
+/// every scenario population empties: one for all scenarios, since scenarios
+/// may share their tables (the trio's files share one population).
 pub const RUN_LOG: &str = "scenario";
 
-/// Logs a run of `scenario` starting now when a verify could need it (the
-/// scenario has invariants for this target); its id, for the result file.
+/// Logs a run of `scenario` starting now when it may change the store
+/// ([`Scenario::writes`]; a read-only run commits nothing a verify must
+/// account for); its id, for the result file. Not on DynamoDB: no scenario
+/// invariant can be checked there (it cannot sum), and aggro's run log there
+/// lives in a table scenarios do not make.
 pub async fn log<T: ScenarioTarget>(target: &T, command: &str, scenario: &Scenario) -> anyhow::Result<Option<String>> {
-    if scenario.invariants.is_empty() {
+    if !scenario.writes() || target.family() == Family::Dynamo {
         return Ok(None);
     }
     log_run(target, &target.describe(), RUN_LOG, command, &scenario.name, true).await.map(Some)
