@@ -50,12 +50,17 @@ pub async fn log_run<T: WorldStore>(target: &T, describe: &str, workload: &str, 
 /// The runs logged in `workload`'s run log since population that commit
 /// changes and that none of `results` covers: runs whose result files are
 /// missing (killed, or left out), oldest first.
-pub async fn missing_runs<T: WorldStore>(target: &T, describe: &str, workload: &str, results: &[(PathBuf, RunRecord)]) -> anyhow::Result<Vec<RunEntry>> {
+pub async fn missing_runs<'a, T: WorldStore>(
+    target: &T,
+    describe: &str,
+    workload: &str,
+    results: impl IntoIterator<Item = &'a RunRecord>,
+) -> anyhow::Result<Vec<RunEntry>> {
     let log = target
         .run_log(workload)
         .await
         .map_err(|e| anyhow::anyhow!("{describe}: cannot read the run log: {}", e.message))?;
-    let covered: std::collections::HashSet<&str> = results.iter().flat_map(|(_, r)| r.run_ids.iter().map(String::as_str)).collect();
+    let covered: std::collections::HashSet<&str> = results.into_iter().flat_map(|r| r.run_ids.iter().map(String::as_str)).collect();
     let mut missing = Vec::new();
     for text in log {
         let entry: RunEntry = serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{describe}: a run log entry is malformed ({e}): {text}"))?;

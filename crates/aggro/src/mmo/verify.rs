@@ -32,7 +32,7 @@ impl MmoVisitor for Verify {
     async fn visit<T: MmoTarget>(self, target: T) -> anyhow::Result<Found> {
         let describe = MmoTarget::describe(&target);
         let missing = match &self.committed {
-            Some(_) => missing_runs(&target, &describe, "mmo", &self.results).await?,
+            Some(_) => missing_runs(&target, &describe, "mmo", self.results.iter().map(|(_, r)| r)).await?,
             None => Vec::new(),
         };
         // With runs missing, what each player should hold is unknown.

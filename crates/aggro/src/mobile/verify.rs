@@ -39,7 +39,7 @@ impl MobileVisitor for Verify {
             total
         });
         let missing = match ledger {
-            Some(_) => missing_runs(&target, &describe, "mobile", &self.results).await?,
+            Some(_) => missing_runs(&target, &describe, "mobile", self.results.iter().map(|(_, r)| r)).await?,
             None => Vec::new(),
         };
         let checked = ledger.map(|l| if missing.is_empty() { l } else { l.open_ended() });

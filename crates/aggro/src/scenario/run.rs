@@ -49,10 +49,8 @@ impl ScenarioVisitor for Run {
         record.run_ids = run_id.into_iter().collect();
         self.outputs.deliver(&record)?;
         if self.check && !scenario.invariants.is_empty() {
-            let this_run = [(std::path::PathBuf::from("(this run)"), record)];
-            super::verify::judge(&target, &scenario, &this_run).await?;
-            let [(_, record)] = this_run;
-            return Ok(record);
+            let this_run = std::slice::from_ref(&record);
+            super::verify::judge(&target, &scenario, &super::verify::committed(&scenario, this_run), this_run).await?;
         }
         Ok(record)
     }

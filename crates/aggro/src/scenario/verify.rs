@@ -10,7 +10,6 @@ use aggro_core::scenario::{Family, ScenarioTarget};
 use aggro_report::RunRecord;
 use aggro_targets::ScenarioVisitor;
 use aggro_workloads::scenario::Scenario;
-use std::path::PathBuf;
 
 /// The store's run log every scenario that may write logs its runs in, and
 /// every scenario population empties: one for all scenarios, since scenarios
@@ -19,9 +18,9 @@ pub const RUN_LOG: &str = "scenario";
 
 /// Logs a run of `scenario` starting now when it may change the store
 /// ([`Scenario::writes`]; a read-only run commits nothing a verify must
-/// account for); its id, for the result file. Not on DynamoDB: no scenario
-/// invariant can be checked there (it cannot sum), and aggro's run log there
-/// lives in a table scenarios do not make.
+/// account for); its id, for the result file. Not on DynamoDB: there aggro
+/// keeps its run log in the URL's table, which a scenario never creates (its
+/// tables are its own), so a scenario verify on DynamoDB cannot name unfiled runs.
 pub async fn log<T: ScenarioTarget>(target: &T, command: &str, scenario: &Scenario) -> anyhow::Result<Option<String>> {
     if !scenario.writes() || target.family() == Family::Dynamo {
         return Ok(None);
@@ -29,27 +28,28 @@ pub async fn log<T: ScenarioTarget>(target: &T, command: &str, scenario: &Scenar
     log_run(target, &target.describe(), RUN_LOG, command, &scenario.name, true).await.map(Some)
 }
 
-/// Each transaction's committed count summed over `results`: the `ok` of
+/// Each transaction's committed count summed over `records`: the `ok` of
 /// the transaction's operation (operation 0 when it is the only one).
-pub fn committed(scenario: &Scenario, results: &[(PathBuf, RunRecord)]) -> Vec<u64> {
+pub fn committed(scenario: &Scenario, records: &[RunRecord]) -> Vec<u64> {
     scenario
         .transactions
         .iter()
         .map(|t| {
             let name = &scenario.operations[t.op];
-            results.iter().map(|(_, r)| r.totals.iter().find(|o| &o.name == name).map_or(0, |o| o.ok)).sum()
+            records.iter().map(|r| r.totals.iter().find(|o| &o.name == name).map_or(0, |o| o.ok)).sum()
         })
         .collect()
 }
 
-/// Judges the store by `results`, the runs since population: every
-/// invariant holds — ok; one breaks while the run log names runs that no
-/// result file accounts for — the ledger is incomplete (exit code 4); one
-/// breaks with every logged run counted — the store lost or invented updates.
-/// When they hold: how many logged runs had no result file (they hold regardless).
-pub async fn judge<T: ScenarioTarget>(target: &T, scenario: &Scenario, results: &[(PathBuf, RunRecord)]) -> anyhow::Result<usize> {
-    let broken = check(target, scenario, &committed(scenario, results)).await?;
-    let missing = missing_runs(target, &target.describe(), RUN_LOG, results).await?;
+/// Judges the store by `records`, the runs since population, which
+/// committed `committed` ([`committed`]): every invariant holds — ok; one
+/// breaks while the run log names runs that no record accounts for — the
+/// ledger is incomplete (exit code 4); one breaks with every logged run
+/// counted — the store lost or invented updates. When they hold: how many
+/// logged runs had no record (they hold regardless).
+pub async fn judge<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed: &[u64], records: &[RunRecord]) -> anyhow::Result<usize> {
+    let broken = check(target, scenario, committed).await?;
+    let missing = missing_runs(target, &target.describe(), RUN_LOG, records).await?;
     match (broken.is_empty(), missing.is_empty()) {
         (true, _) => Ok(missing.len()),
         (false, false) => Err(LedgerIncomplete::new(&missing, &format!("the invariants {} do not hold against the files' counts", broken.join(", "))).into()),
@@ -78,7 +78,7 @@ async fn check<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed: &[
 
 struct Verify {
     input: Input,
-    results: Vec<(PathBuf, RunRecord)>,
+    records: Vec<RunRecord>,
 }
 
 impl ScenarioVisitor for Verify {
@@ -95,21 +95,21 @@ impl ScenarioVisitor for Verify {
             ))
             .into());
         }
-        for (_, r) in &self.results {
+        for r in &self.records {
             let name = r.spec["scenario"]["name"].as_str().unwrap_or_default();
             if name != scenario.name {
                 return Err(BadInput(format!("a result file of {name:?} ({}) is not a run of the scenario {}", r.started_at, scenario.name)).into());
             }
         }
-        let committed = committed(&scenario, &self.results);
+        let committed = committed(&scenario, &self.records);
         println!(
             "verifying {} on {} against {} run(s): committed {}",
             scenario.name,
             target.describe(),
-            self.results.len(),
+            self.records.len(),
             scenario.transactions.iter().zip(&committed).map(|(t, n)| format!("{} {n}", t.name)).collect::<Vec<_>>().join(", ")
         );
-        let unfiled = judge(&target, &scenario, &self.results).await?;
+        let unfiled = judge(&target, &scenario, &committed, &self.records).await?;
         if unfiled > 0 {
             println!("note: {unfiled} logged run(s) have no result file here; the invariants hold regardless");
         }
@@ -119,6 +119,6 @@ impl ScenarioVisitor for Verify {
 
 pub fn main(a: ScenarioVerifyArgs) -> anyhow::Result<()> {
     let input = Input::file(a.scenario.file, &a.scenario.sets)?;
-    let results = a.results.iter().map(|p| Ok((p.clone(), crate::session::read(p)?))).collect::<anyhow::Result<Vec<_>>>()?;
-    crate::session::runtime(0)?.block_on(on_target(&a.scenario.target, Verify { input, results }))
+    let records = a.results.iter().map(|p| crate::session::read(p)).collect::<anyhow::Result<Vec<_>>>()?;
+    crate::session::runtime(0)?.block_on(on_target(&a.scenario.target, Verify { input, records }))
 }
