@@ -1,5 +1,6 @@
 //! World records and run logs on every target: written and read back (a
-//! record replaced by a later write, every logged run kept), and forgotten
+//! record replaced by a later write, every logged run kept, one workload's
+//! runs forgotten alone), and forgotten
 //! by a population *before* it writes any data, so a population cut short
 //! never leaves a record claiming a whole world.
 
@@ -30,6 +31,12 @@ impl MobileVisitor for Step {
             let mut log = target.run_log("mobile").await.expect("run log");
             log.sort();
             assert_eq!(log, [r#"{"run":"a1"}"#, r#"{"run":"b2"}"#], "{}", target.describe());
+            // Forgetting one workload's runs (a scenario population's) leaves the others'.
+            target.log_run("scenario", "c3", r#"{"run":"c3"}"#).await.expect("log a scenario run");
+            target.forget_runs("scenario").await.expect("forget");
+            target.forget_runs("scenario").await.expect("forget an empty log");
+            assert_eq!(target.run_log("scenario").await.expect("run log"), Vec::<String>::new(), "{}", target.describe());
+            assert_eq!(target.run_log("mobile").await.expect("run log").len(), 2, "{}", target.describe());
             target.write_world("mobile", r#"{"first":1}"#).await.expect("write");
             target.write_world("mobile", r#"{"second":2}"#).await.expect("write again");
             let read = target.read_world("mobile").await.expect("read");

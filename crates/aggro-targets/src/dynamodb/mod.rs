@@ -231,6 +231,25 @@ impl WorldStore for DynamoTarget {
     }
 
     async fn run_log(&self, workload: &str) -> Result<Vec<String>, StoreError> {
+        let mut entries = Vec::new();
+        self.each_run(workload, |item| entries.extend(item["Record"]["S"].as_str().map(str::to_string))).await?;
+        Ok(entries)
+    }
+
+    async fn forget_runs(&self, workload: &str) -> Result<(), StoreError> {
+        let mut keys = Vec::new();
+        self.each_run(workload, |item| keys.push(json!({ "PK": item["PK"], "SK": item["SK"] }))).await?;
+        let mut c = self.client();
+        for key in keys {
+            c.call("DeleteItem", json!({ "TableName": self.table_of(workload), "Key": key }).to_string().as_bytes()).await?;
+        }
+        Ok(())
+    }
+}
+
+impl DynamoTarget {
+    /// Calls `each` with every item of `workload`'s run log (its partition, page by page; no table: none).
+    async fn each_run(&self, workload: &str, mut each: impl FnMut(&Value)) -> Result<(), StoreError> {
         let mut c = self.client();
         let mut request = json!({
             "TableName": self.table_of(workload),
@@ -238,44 +257,16 @@ impl WorldStore for DynamoTarget {
             "ExpressionAttributeValues": { ":pk": { "S": runs_pk(workload) } },
             "ConsistentRead": true,
         });
-        let mut entries = Vec::new();
         loop {
-            let page = match c.call("Query", request.to_string().as_bytes()).await {
-                Ok(body) => table::parse(body)?,
-                Err(e) if table::missing(&e) => return Ok(entries),
-                Err(e) => return Err(e),
-            };
-            let items = page["Items"].as_array().into_iter().flatten();
-            entries.extend(items.filter_map(|i| i["Record"]["S"].as_str().map(str::to_string)));
-            match page.get("LastEvaluatedKey") {
-                Some(next) if !next.is_null() => request["ExclusiveStartKey"] = next.clone(),
-                _ => return Ok(entries),
-            }
-        }
-    }
-
-    async fn forget_runs(&self, workload: &str) -> Result<(), StoreError> {
-        let mut c = self.client();
-        let table_name = self.table_of(workload);
-        loop {
-            let request = json!({
-                "TableName": table_name,
-                "KeyConditionExpression": "PK = :pk",
-                "ExpressionAttributeValues": { ":pk": { "S": runs_pk(workload) } },
-                "ProjectionExpression": "PK, SK",
-                "ConsistentRead": true,
-            });
             let page = match c.call("Query", request.to_string().as_bytes()).await {
                 Ok(body) => table::parse(body)?,
                 Err(e) if table::missing(&e) => return Ok(()),
                 Err(e) => return Err(e),
             };
-            let keys: Vec<Value> = page["Items"].as_array().into_iter().flatten().cloned().collect();
-            if keys.is_empty() {
-                return Ok(());
-            }
-            for key in keys {
-                c.call("DeleteItem", json!({ "TableName": table_name, "Key": key }).to_string().as_bytes()).await?;
+            page["Items"].as_array().into_iter().flatten().for_each(&mut each);
+            match page.get("LastEvaluatedKey") {
+                Some(next) if !next.is_null() => request["ExclusiveStartKey"] = next.clone(),
+                _ => return Ok(()),
             }
         }
     }
