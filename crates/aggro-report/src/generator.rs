@@ -82,14 +82,10 @@ pub fn signals(intervals: &[IntervalRecord], cores: f64) -> Vec<GeneratorSignal>
 
 fn cpu(intervals: &[IntervalRecord], cores: f64) -> Option<GeneratorSignal> {
     let length = |i: &IntervalRecord| (i.end_s - i.start_s).max(0.0);
-    let windows = intervals.iter().filter(|i| length(i) >= CPU_WINDOW_S);
-    let peak = match windows.clone().map(|i| i.cpu.generator_cores).reduce(f64::max) {
-        Some(peak) => peak,
-        None => {
-            let wall: f64 = intervals.iter().map(length).sum();
-            intervals.iter().map(|i| i.cpu.generator_cores * length(i)).sum::<f64>() / wall.max(f64::MIN_POSITIVE)
-        }
-    };
+    let peak = intervals.iter().filter(|i| length(i) >= CPU_WINDOW_S).map(|i| i.cpu.generator_cores).reduce(f64::max).unwrap_or_else(|| {
+        let wall: f64 = intervals.iter().map(length).sum();
+        intervals.iter().map(|i| i.cpu.generator_cores * length(i)).sum::<f64>() / wall.max(f64::MIN_POSITIVE)
+    });
     let limit = CPU_SHARE * cores;
     (peak > limit).then(|| GeneratorSignal {
         signal: Signal::Cpu,

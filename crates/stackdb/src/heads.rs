@@ -327,12 +327,14 @@ impl Heads {
         }
         // Buckets on one page one after another (a split's, a sweep's) find its waiting entries once.
         let mut entries = Vec::with_capacity(buckets.len());
+        // (index in `entries`, slot) of a run's buckets with no entry waiting: read from the page on disk.
+        let mut unset = Vec::new();
         let mut rest = buckets;
         while let Some(&first) = rest.first() {
             let page_no = page::locate(first).0;
             let run = rest.iter().take_while(|&&b| page::locate(b).0 == page_no).count();
             let waiting = self.waiting.get(&page_no);
-            let mut unset = Vec::new();
+            unset.clear();
             for &b in &rest[..run] {
                 let slot = page::locate(b).1;
                 match waiting.and_then(|w| w.get(slot)) {
@@ -345,7 +347,7 @@ impl Heads {
             }
             if !unset.is_empty() && page_no < self.disk_pages {
                 let page = self.disk_page(page_no)?;
-                for (i, slot) in unset {
+                for &(i, slot) in &unset {
                     entries[i] = page::read_entry(page, slot);
                 }
             }

@@ -105,11 +105,9 @@ pub fn translate(path: &Path, text: &str) -> Result<Translated, ScenarioError> {
 
     let (line, dist) = get("requestdistribution", "uniform");
     let distribution = match dist.as_str() {
-        "uniform" => "distribution = \"uniform\"".to_string(),
+        "uniform" | "latest" | "sequential" => format!("distribution = \"{dist}\""),
         // CoreWorkload's "zipfian" is its scrambled Zipfian.
         "zipfian" => "distribution = \"scrambled-zipfian\"".to_string(),
-        "latest" => "distribution = \"latest\"".to_string(),
-        "sequential" => "distribution = \"sequential\"".to_string(),
         "hotspot" => format!(
             "distribution = \"hotspot\"\nhot_fraction = {}\nhot_share = {}",
             number("hotspotdatafraction", "0.2")?,
