@@ -225,6 +225,21 @@ pub trait ScenarioTarget: crate::world::WorldStore + 'static {
     /// Opens a connection and prepares `commands` on it.
     fn connect(&self, commands: Arc<[Command]>) -> impl Future<Output = Result<Self::Conn, StoreError>> + Send;
 
+    /// Opens one connection that `loaders` loaders share, each with a request in flight: a handle per
+    /// loader. Only a protocol that answers pipelined requests in order can (Redis); the others open a
+    /// connection per loader.
+    fn connect_shared(&self, commands: Arc<[Command]>, loaders: usize) -> impl Future<Output = Result<Vec<Self::Conn>, StoreError>> + Send {
+        async move {
+            if loaders != 1 {
+                return Err(StoreError::new(
+                    crate::ErrorClass::Data,
+                    format!("{} answers one request at a time per connection: loaders cannot share connections there (only Redis pipelines them)", self.describe()),
+                ));
+            }
+            Ok(vec![self.connect(commands).await?])
+        }
+    }
+
     /// Drops everything the target holds that no command can drop, before a
     /// population (stackdb's files; SQL, Redis and DynamoDB scenarios drop
     /// their data with their own setup commands).

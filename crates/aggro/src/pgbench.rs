@@ -67,7 +67,7 @@ pub fn main(mut a: PgbenchArgs) -> anyhow::Result<()> {
     }
     let input = Input::Pgbench { scripts, scale: a.scale, defines, per_command: a.report_per_command };
     let outputs = Outputs::resolve(a.run, &exec, &a.exec, "pgbench")?;
-    let run = Run { command: "pgbench", input, exec, outputs, check: true };
+    let run = Run { command: "pgbench", input, exec, connections: None, outputs, check: true };
     let record = rt.block_on(on_target(&a.target, run))?;
     drive::exit_status(&record)
 }

@@ -165,6 +165,88 @@ fn the_trio_as_scenarios_on_dynamodb() {
     trio_round_trip(&url, "50", false);
 }
 
+/// Each loader's counter, its replies marked with the loader's number: a
+/// reply handed to the wrong loader fails the check step.
+const OWN_REPLIES: &str = r#"
+[[transaction]]
+name = "own"
+step = [
+  { name = "bump", redis = ["EVAL", "return redis.call('INCR', KEYS[1]) * 1000 + tonumber(ARGV[1])", "1", "own:${client_id}", "${client_id}"], capture = ["mark"] },
+  { name = "check", redis = ["EVAL", "if tonumber(ARGV[1]) % 1000 ~= tonumber(ARGV[2]) or math.floor(tonumber(ARGV[1]) / 1000) ~= tonumber(redis.call('GET', KEYS[1])) then return redis.error_reply('reply of another loader: ' .. ARGV[1]) end return 1", "1", "own:${client_id}", "${mark}", "${client_id}"] },
+  { name = "pay", redis = [["MULTI"], ["INCR", "paid"], ["INCR", "own:${client_id}:paid"], ["EXEC"]] },
+]
+"#;
+
+/// Loaders sharing Redis connections (`--connections`, pipelined) get their
+/// own replies, scripts included, at full speed and at a fixed rate; the
+/// trio's write keeps its invariant; a server killed mid-run fails every
+/// waiting request and the run still writes its result. Sharing where it
+/// cannot work is bad input: a step leaving WATCH for a later one, a target
+/// that answers one request at a time, more connections than loaders.
+#[test]
+fn loaders_sharing_redis_connections_get_their_own_replies() {
+    let Some(url) = service("AGGRO_TEST_REDIS") else { return };
+    let dir = tempdir();
+    let own = path(dir.path(), "own.toml");
+    std::fs::write(&own, OWN_REPLIES).unwrap();
+    let target = format!("{url}/8");
+    for rate in ["max", "3000"] {
+        let out = path(dir.path(), "own.json");
+        ok(&[
+            "scenario", "run", &own, "--target", &target, "--rate", rate, "--duration", "2s", "--loaders", "32", "--connections", "4",
+            "--stop-on-backlog", "off", "-q", "--out", &out,
+        ]);
+        let r = result(Path::new(&out));
+        let (done, errors, _) = totals(&r);
+        assert!(done > 1000 && errors == 0, "rate {rate}: {done} done, {errors} errors: {r:#}");
+        assert_eq!(r["spec"]["connections"], 4);
+    }
+
+    let write = file("mobile/write.toml");
+    ok(&["scenario", "populate", &write, "--target", &target, "--set", "users=2000"]);
+    let out = path(dir.path(), "write.json");
+    ok(&[
+        "scenario", "run", &write, "--target", &target, "--set", "users=2000", "--rate", "2000", "--duration", "2s", "--loaders", "16",
+        "--connections", "2", "--stop-on-backlog", "off", "-q", "--out", &out,
+    ]);
+    ok(&["scenario", "verify", &write, "--target", &target, "--set", "users=2000", "--result", &out]);
+
+    let (mut redis, private) = private_redis(dir.path());
+    let out = path(dir.path(), "killed.json");
+    let child = aggro()
+        .args(["scenario", "run", &own, "--target", &private, "--rate", "2000", "--duration", "3s", "--loaders", "16", "--connections", "2"])
+        .args(["--interval", "1s", "--stop-on-backlog", "off", "-q", "--out", &out])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    redis.kill().unwrap();
+    redis.wait().unwrap();
+    let output = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    let r = result(Path::new(&out));
+    let (done, errors, _) = totals(&r);
+    assert!(done > 500 && errors > 500, "{done} done, {errors} errors");
+    let failures = &r["totals"][0]["failures"];
+    assert_eq!(failures["disconnected"].as_u64().unwrap_or(0) + failures["connect"].as_u64().unwrap_or(0), errors, "{failures}");
+
+    let watched = path(dir.path(), "watch.toml");
+    std::fs::write(&watched, "[[transaction]]\nname = \"t\"\nstep = [{ name = \"watch\", redis = [\"WATCH\", \"a\"] }, { name = \"pay\", redis = [[\"MULTI\"], [\"INCR\", \"a\"], [\"EXEC\"]] }]\n").unwrap();
+    let db = format!("sqlite:{}", path(dir.path(), "t.db"));
+    for (file, target, loaders, connections, says) in [
+        (&watched, &target, "8", "2", "loaders cannot share connections: step \"watch\" sends WATCH"),
+        (&write, &db, "8", "2", "answers one request at a time per connection"),
+        (&own, &target, "8", "9", "--connections 9 is more than --loaders 8"),
+    ] {
+        let o = run(&["scenario", "run", file, "--target", target, "--loaders", loaders, "--connections", connections, "--duration", "1s", "-q"], Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(says), "{err}");
+    }
+}
+
 /// YCSB's core workloads, briefly: populated, run, every request served.
 fn ycsb_on(target: &str, rate: &str, skip: &[&str]) {
     let dir = tempdir();

@@ -9,6 +9,7 @@
 mod mmo;
 pub mod resp;
 mod scenario;
+mod shared;
 
 pub use mmo::RedisMmoConn;
 pub use scenario::RedisScenarioConn;

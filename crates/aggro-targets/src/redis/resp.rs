@@ -82,29 +82,16 @@ impl Connection {
 
     /// Appends a command of `count` scenario values (numbers as their decimal text).
     pub fn push_values<'a>(&mut self, count: usize, args: impl Iterator<Item = &'a Value>) {
-        use std::io::Write;
-        self.out.push(b'*');
-        push_number(&mut self.out, count);
-        let mut number = Vec::new();
-        for a in args {
-            let bytes: &[u8] = match a {
-                Value::Text(t) => t.as_bytes(),
-                Value::Null => b"",
-                Value::Int(i) => {
-                    number.clear();
-                    let _ = write!(number, "{i}");
-                    &number
-                }
-                Value::Float(f) => {
-                    number.clear();
-                    let _ = write!(number, "{f}");
-                    &number
-                }
-            };
-            self.out.push(b'$');
-            push_number(&mut self.out, bytes.len());
-            self.out.extend_from_slice(bytes);
-            self.out.extend_from_slice(b"\r\n");
+        encode_values(&mut self.out, count, args);
+    }
+
+    /// Queues commands encoded elsewhere ([`encode_values`]), leaving `encoded` empty (its buffer is
+    /// kept when nothing else was queued).
+    pub fn push_encoded(&mut self, encoded: &mut Vec<u8>) {
+        if self.out.is_empty() {
+            std::mem::swap(&mut self.out, encoded);
+        } else {
+            self.out.append(encoded);
         }
     }
 
@@ -203,6 +190,34 @@ impl Connection {
             Reply::Error(e) => Err(StoreError::new(ErrorClass::Server, e)),
             r => Ok(r),
         }
+    }
+}
+
+/// Appends a command of `count` scenario values to `out` (numbers as their decimal text).
+pub fn encode_values<'a>(out: &mut Vec<u8>, count: usize, args: impl Iterator<Item = &'a Value>) {
+    use std::io::Write;
+    out.push(b'*');
+    push_number(out, count);
+    let mut number = Vec::new();
+    for a in args {
+        let bytes: &[u8] = match a {
+            Value::Text(t) => t.as_bytes(),
+            Value::Null => b"",
+            Value::Int(i) => {
+                number.clear();
+                let _ = write!(number, "{i}");
+                &number
+            }
+            Value::Float(f) => {
+                number.clear();
+                let _ = write!(number, "{f}");
+                &number
+            }
+        };
+        out.push(b'$');
+        push_number(out, bytes.len());
+        out.extend_from_slice(bytes);
+        out.extend_from_slice(b"\r\n");
     }
 }
 

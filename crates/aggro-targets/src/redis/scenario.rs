@@ -1,33 +1,30 @@
-//! Scenario commands on Redis: each step's commands sent as one pipeline,
-//! its last reply flattened into the step's values. `EVAL script …` is
+//! Scenario commands on Redis: each step's commands sent as one pipeline
+//! (on a connection loaders may share: [`Shared`]), its last reply
+//! flattened into the step's values. `EVAL script …` is
 //! sent as `EVALSHA sha1(script) …`, the script loaded once per connection
 //! first (what Redis client libraries do), so a script's body crosses the
 //! wire once. Bulk loads pipeline 1,000 commands at a time.
 
-use super::resp::Reply as Resp;
-use super::{Link, RedisTarget};
+use super::RedisTarget;
+use super::resp::{Reply as Resp, encode_values};
+use super::shared::{Shared, Slot};
 use aggro_core::scenario::{Command, Family, Load, Reply, Rows, ScenarioConn, ScenarioTarget, Value};
 use aggro_core::{ErrorClass, StoreError};
 use sha1::{Digest, Sha1};
-use std::collections::HashSet;
 use std::sync::Arc;
 
 /// Commands per pipeline of a bulk load.
 const LOAD_PIPELINE: usize = 1_000;
 
-/// One loader's Redis connection.
+/// One loader's handle on a Redis connection it may share with other loaders ([`Shared`]).
 pub struct RedisScenarioConn {
     commands: Arc<[Command]>,
-    session: Session,
-}
-
-/// The connection and what it knows of the scripts loaded on it.
-struct Session {
-    link: Link,
-    /// SHA-1s (hex) of the scripts loaded on the current connection.
-    loaded: HashSet<String>,
+    shared: Arc<Shared>,
+    slot: Arc<Slot>,
     /// The last script seen and its SHA-1, so a steady mix hashes nothing.
     last_script: (Value, Value),
+    /// SHA-1s of the scripts this request loads first.
+    loading: Vec<String>,
 }
 
 impl std::fmt::Debug for RedisScenarioConn {
@@ -55,56 +52,57 @@ fn is_eval(args: &[Value]) -> bool {
     matches!(args.first(), Some(Value::Text(c)) if c.eq_ignore_ascii_case("EVAL")) && args.len() >= 2
 }
 
-impl Session {
-    async fn pipeline(&mut self, lengths: &[usize], args: &[Value], reply: &mut Reply) -> Result<(), StoreError> {
-        // Scripts first: load any this connection has not seen.
-        let mut at = 0;
-        for &len in lengths {
-            let cmd = &args[at..at + len];
-            at += len;
-            if is_eval(cmd) {
-                if self.last_script.0 != cmd[1] {
-                    self.last_script = (cmd[1].clone(), Value::Text(sha1_hex(&cmd[1].to_text())));
+impl RedisScenarioConn {
+    /// Queues a step's commands: a script not yet loaded on the connection is loaded first, and `EVAL`
+    /// goes out as `EVALSHA`.
+    fn queue(&mut self, lengths: &[usize], args: &[Value]) {
+        let Self { shared, slot, last_script, loading, .. } = self;
+        shared.queue(slot, |q| {
+            let mut at = 0;
+            for &len in lengths {
+                let cmd = &args[at..at + len];
+                at += len;
+                if !is_eval(cmd) {
+                    encode_values(&mut q.encoded, len, cmd.iter());
+                    continue;
                 }
-                if let Value::Text(sha) = &self.last_script.1
-                    && !self.loaded.contains(sha.as_str())
-                {
-                    let sha = sha.clone();
-                    let c = self.link.conn().await?;
-                    c.push_values(3, [Value::Text("SCRIPT".into()), Value::Text("LOAD".into()), cmd[1].clone()].iter());
-                    c.flush().await?;
-                    if let Resp::Error(e) = c.read().await? {
-                        return Err(StoreError::new(ErrorClass::Server, format!("SCRIPT LOAD: {e}")));
-                    }
-                    self.loaded.insert(sha);
+                if last_script.0 != cmd[1] {
+                    *last_script = (cmd[1].clone(), Value::Text(sha1_hex(&cmd[1].to_text())));
                 }
-            }
-        }
-        let c = self.link.conn().await?;
-        let mut at = 0;
-        for &len in lengths {
-            let cmd = &args[at..at + len];
-            at += len;
-            if is_eval(cmd) {
+                let Value::Text(sha) = &last_script.1 else { unreachable!("a SHA-1 is text") };
+                if !q.loaded.contains(sha) {
+                    q.loaded.insert(sha.clone());
+                    let load = [Value::Text("SCRIPT".into()), Value::Text("LOAD".into()), cmd[1].clone()];
+                    encode_values(&mut q.encoded, 3, load.iter());
+                    loading.push(sha.clone());
+                }
                 let evalsha = Value::Text("EVALSHA".into());
-                c.push_values(len, std::iter::once(&evalsha).chain(std::iter::once(&self.last_script.1)).chain(&cmd[2..]));
-            } else {
-                c.push_values(len, cmd.iter());
+                encode_values(&mut q.encoded, len, [&evalsha, &last_script.1].into_iter().chain(&cmd[2..]));
+            }
+            loading.len() + lengths.len()
+        });
+    }
+
+    /// Reads a step's replies into `reply`: its last reply's values; the first error fails it.
+    fn take(&mut self, replies: Vec<Resp>, commands: usize, reply: &mut Reply) -> Result<(), StoreError> {
+        let mut replies = replies.into_iter();
+        for sha in self.loading.drain(..) {
+            if let Some(Resp::Error(e)) = replies.next() {
+                self.shared.forget_script(&sha);
+                return Err(StoreError::new(ErrorClass::Server, format!("SCRIPT LOAD: {e}")));
             }
         }
-        c.flush().await?;
         let mut failed = None;
-        for i in 0..lengths.len() {
-            let r = c.read().await?;
+        for (i, r) in replies.enumerate() {
             match r {
                 Resp::Error(e) if failed.is_none() => {
                     let class = if e.starts_with("EXECABORT") { ErrorClass::Conflict } else { ErrorClass::Server };
                     failed = Some(StoreError::new(class, e));
                 }
-                Resp::Array(None) if i + 1 == lengths.len() && failed.is_none() => {
+                Resp::Array(None) if i + 1 == commands && failed.is_none() => {
                     failed = Some(StoreError::new(ErrorClass::Conflict, "EXEC aborted (a WATCHed key changed)"));
                 }
-                r if i + 1 == lengths.len() => {
+                r if i + 1 == commands => {
                     reply.rows = match &r {
                         Resp::Array(Some(items)) => items.len() as u64,
                         Resp::Bulk(None) => 0,
@@ -124,15 +122,14 @@ impl Session {
 impl ScenarioConn for RedisScenarioConn {
     async fn exec(&mut self, command: usize, args: &[Value], reply: &mut Reply) -> Result<(), StoreError> {
         reply.clear();
-        let Command::Redis { lengths } = &self.commands[command] else {
+        let commands = Arc::clone(&self.commands);
+        let Command::Redis { lengths } = &commands[command] else {
             return Err(StoreError::new(ErrorClass::Data, "a Redis target runs Redis commands only"));
         };
-        let session = &mut self.session;
-        let result = session.pipeline(lengths, args, reply).await;
-        if result.as_ref().is_err_and(|e| matches!(e.class, ErrorClass::Disconnected | ErrorClass::Protocol)) {
-            session.loaded.clear();
-        }
-        session.link.keep_if_healthy(result)
+        self.queue(lengths, args);
+        let replies = self.shared.replies(&self.slot).await;
+        let replies = replies.inspect_err(|_| self.loading.clear())?;
+        self.take(replies, lengths.len(), reply)
     }
 }
 
@@ -148,11 +145,24 @@ impl ScenarioTarget for RedisTarget {
     }
 
     async fn connect(&self, commands: Arc<[Command]>) -> Result<RedisScenarioConn, StoreError> {
+        let mut one = self.connect_shared(commands, 1).await?;
+        Ok(one.pop().expect("one handle"))
+    }
+
+    async fn connect_shared(&self, commands: Arc<[Command]>, loaders: usize) -> Result<Vec<RedisScenarioConn>, StoreError> {
         if commands.iter().any(|c| !matches!(c, Command::Redis { .. })) {
             return Err(StoreError::new(ErrorClass::Data, "a Redis target runs Redis commands only"));
         }
-        let session = Session { link: Link::open(self).await?, loaded: HashSet::new(), last_script: (Value::Null, Value::Null) };
-        Ok(RedisScenarioConn { commands, session })
+        let shared = Arc::new(Shared::open(self).await?);
+        Ok((0..loaders)
+            .map(|_| RedisScenarioConn {
+                commands: Arc::clone(&commands),
+                shared: Arc::clone(&shared),
+                slot: Arc::default(),
+                last_script: (Value::Null, Value::Null),
+                loading: Vec::new(),
+            })
+            .collect())
     }
 
     async fn load(&self, load: &Load, rows: &Rows) -> Result<(), StoreError> {

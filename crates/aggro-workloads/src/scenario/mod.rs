@@ -25,6 +25,7 @@ mod model;
 mod loader;
 pub mod pgbench;
 mod populate;
+mod sharing;
 pub mod template;
 mod verify;
 mod writes;

@@ -307,7 +307,19 @@ pub struct ScenarioRunArgs {
     #[command(flatten)]
     pub exec: ExecArgs,
     #[command(flatten)]
+    pub sharing: SharingArgs,
+    #[command(flatten)]
     pub run: RateArgs,
+}
+
+/// How a scenario's loaders map onto connections.
+#[derive(Debug, Args)]
+pub struct SharingArgs {
+    /// Connections the loaders share (default: one per loader). Fewer than --loaders pipelines: each
+    /// connection carries several loaders' requests at once, sent together and answered in order, as
+    /// memtier's --pipeline (Redis only; no step may leave WATCH or an open MULTI for a later one).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub connections: Option<u32>,
 }
 
 #[derive(Debug, Args)]
@@ -316,6 +328,8 @@ pub struct ScenarioFindMaxArgs {
     pub scenario: ScenarioArgs,
     #[command(flatten)]
     pub exec: ExecArgs,
+    #[command(flatten)]
+    pub sharing: SharingArgs,
     #[command(flatten)]
     pub search: SearchArgs,
     /// Result file (default ./aggro-results/<time>-find-max-<scenario>.json).

@@ -16,6 +16,7 @@ use std::sync::Arc;
 struct Search {
     input: Input,
     exec: ExecSpec,
+    connections: Option<u32>,
     find: FindMax,
     out: PathBuf,
 }
@@ -26,7 +27,7 @@ impl ScenarioVisitor for Search {
     async fn visit<T: ScenarioTarget>(self, target: T) -> anyhow::Result<()> {
         let scenario = self.input.compile(&target).await?;
         let samples = Arc::new(ErrorSamples::default());
-        let loaders = connect_loaders(&target, &scenario, self.exec.loaders, self.exec.seed, &samples).await?;
+        let loaders = connect_loaders(&target, &scenario, self.exec.loaders, self.connections, self.exec.seed, &samples).await?;
         // Logged, but its result file does not claim the id (as `mobile find-max`): the file keeps only the last
         // trial's counts, so a verify names the search instead of blaming the store.
         super::verify::log(&target, "scenario find-max", &scenario).await?;
@@ -39,7 +40,7 @@ impl ScenarioVisitor for Search {
             format_nanos(self.find.p99_bound_ns)
         );
         let connect_one = async || {
-            let mut one = connect_loaders(&target, &scenario, 1, self.exec.seed, &samples).await?;
+            let mut one = connect_loaders(&target, &scenario, 1, None, self.exec.seed, &samples).await?;
             one.pop().ok_or_else(|| anyhow::anyhow!("no loader"))
         };
         let names = super::operation_names(&scenario);
@@ -64,5 +65,5 @@ pub fn main(a: ScenarioFindMaxArgs) -> anyhow::Result<()> {
     let exec = ExecSpec::resolve(&a.exec)?;
     let find = FindMax::resolve(&a.search)?;
     let out = a.out.unwrap_or_else(|| session::default_out(&format!("find-max-{}", input.name())));
-    session::runtime(exec.threads)?.block_on(on_target(&a.scenario.target, Search { input, exec, find, out }))
+    session::runtime(exec.threads)?.block_on(on_target(&a.scenario.target, Search { input, exec, connections: a.sharing.connections, find, out }))
 }

@@ -129,22 +129,40 @@ pub fn operation_names(scenario: &Scenario) -> &'static [&'static str] {
     Box::leak(scenario.operations.iter().map(|n| &*Box::leak(n.clone().into_boxed_str())).collect())
 }
 
-/// Opens `count` loaders; a store without the scenario's schema is
-/// reported once, plainly, before any load.
+/// Opens `count` loaders on `connections` connections (None: one each; fewer pipeline, loaders spread
+/// evenly); a store without the scenario's schema is reported once, plainly, before any load.
 pub async fn connect_loaders<T: ScenarioTarget>(
     target: &T,
     scenario: &Arc<Scenario>,
     count: u32,
+    connections: Option<u32>,
     seed: u64,
     samples: &Arc<ErrorSamples>,
 ) -> anyhow::Result<Vec<ScenarioLoader<T::Conn>>> {
+    let connections = connections.unwrap_or(count);
+    if connections > count {
+        return Err(BadInput(format!("--connections {connections} is more than --loaders {count}: a connection without a loader carries nothing")).into());
+    }
+    if connections < count
+        && let Some(why) = scenario.connection_state()
+    {
+        return Err(BadInput(format!("{}: loaders cannot share connections: {why}", scenario.name)).into());
+    }
     let mut loaders = Vec::with_capacity(count as usize);
-    for i in 0..count {
-        let conn = target.connect(scenario.commands.clone()).await.map_err(|e| {
-            let hint = if e.class == aggro_core::ErrorClass::Data { " (populate the scenario first)" } else { "" };
-            anyhow::anyhow!("{}: loader {i} of {count}: {}{hint}", target.describe(), e.message)
+    for c in 0..connections {
+        let share = count / connections + u32::from(c < count % connections);
+        let conns = target.connect_shared(scenario.commands.clone(), share as usize).await.map_err(|e| {
+            let i = loaders.len();
+            match (e.class, share) {
+                (aggro_core::ErrorClass::Data, 1) => anyhow::anyhow!("{}: loader {i} of {count}: {} (populate the scenario first)", target.describe(), e.message),
+                (aggro_core::ErrorClass::Data, _) => BadInput(format!("--connections: {}", e.message)).into(),
+                _ => anyhow::anyhow!("{}: loader {i} of {count}: {}", target.describe(), e.message),
+            }
         })?;
-        loaders.push(ScenarioLoader::new(conn, Arc::clone(scenario), u64::from(i), seed, Arc::clone(samples)));
+        for conn in conns {
+            let i = loaders.len() as u64;
+            loaders.push(ScenarioLoader::new(conn, Arc::clone(scenario), i, seed, Arc::clone(samples)));
+        }
     }
     Ok(loaders)
 }

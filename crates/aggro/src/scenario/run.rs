@@ -15,6 +15,8 @@ pub struct Run {
     pub command: &'static str,
     pub input: Input,
     pub exec: ExecSpec,
+    /// Connections the loaders share (None: one each).
+    pub connections: Option<u32>,
     pub outputs: Outputs,
     pub check: bool,
 }
@@ -26,7 +28,7 @@ impl ScenarioVisitor for Run {
         let scenario = self.input.compile(&target).await?;
         drive::place(&mut self.outputs.plan, target.blocking());
         let samples = Arc::new(ErrorSamples::default());
-        let loaders = connect_loaders(&target, &scenario, self.exec.loaders, self.exec.seed, &samples).await?;
+        let loaders = connect_loaders(&target, &scenario, self.exec.loaders, self.connections, self.exec.seed, &samples).await?;
         let run_id = super::verify::log(&target, self.command, &scenario).await?;
         eprintln!(
             "aggro {}: {} on {}, {} transaction(s), {} loaders, {}, seed {}",
@@ -42,6 +44,7 @@ impl ScenarioVisitor for Run {
         let spec = serde_json::json!({
             "scenario": { "name": scenario.name, "input": self.input.describe(), "transactions": scenario.transactions.iter().map(|t| &t.name).collect::<Vec<_>>() },
             "exec": self.exec,
+            "connections": self.connections.unwrap_or(self.exec.loaders),
             "plan": self.outputs.plan,
             "target": target.describe(),
         });
@@ -65,7 +68,7 @@ pub fn main(mut a: ScenarioRunArgs) -> anyhow::Result<()> {
     let exec = ExecSpec::resolve(&a.exec)?;
     let outputs = Outputs::resolve(a.run, &exec, &a.exec, &format!("scenario-{}", input.name()))?;
     let rt = crate::session::runtime(exec.threads)?;
-    let run = Run { command: "scenario run", input, exec, outputs, check: false };
+    let run = Run { command: "scenario run", input, exec, connections: a.sharing.connections, outputs, check: false };
     let record = rt.block_on(on_target(&a.scenario.target, run))?;
     drive::exit_status(&record)
 }
