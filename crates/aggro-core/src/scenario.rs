@@ -226,14 +226,14 @@ pub trait ScenarioTarget: crate::world::WorldStore + 'static {
     fn connect(&self, commands: Arc<[Command]>) -> impl Future<Output = Result<Self::Conn, StoreError>> + Send;
 
     /// Opens one connection that `loaders` loaders share, each with a request in flight: a handle per
-    /// loader. Only a protocol that answers pipelined requests in order can (Redis); the others open a
-    /// connection per loader.
+    /// loader. Only a protocol that answers pipelined requests in order can (Redis, PostgreSQL); the
+    /// others open a connection per loader.
     fn connect_shared(&self, commands: Arc<[Command]>, loaders: usize) -> impl Future<Output = Result<Vec<Self::Conn>, StoreError>> + Send {
         async move {
             if loaders != 1 {
                 return Err(StoreError::new(
                     crate::ErrorClass::Data,
-                    format!("{} answers one request at a time per connection: loaders cannot share connections there (only Redis pipelines them)", self.describe()),
+                    format!("{} answers one request at a time per connection: loaders cannot share connections there (Redis and PostgreSQL pipeline them)", self.describe()),
                 ));
             }
             Ok(vec![self.connect(commands).await?])

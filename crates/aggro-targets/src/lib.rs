@@ -9,6 +9,8 @@
 //! - [`url`]: parsing target URLs into [`TargetUrl`], with clear errors.
 //! - `reconnect`: re-opening a broken connection at most once a second
 //!   (PostgreSQL, Redis, DynamoDB).
+//! - `pipeline`: a connection several loaders share, their requests sent in
+//!   batches and answered in order (Redis, PostgreSQL).
 //! - [`null`]: does nothing, to measure the harness itself.
 //! - `stackdb` (feature `stackdb`): aggro's own embedded engine.
 //! - `sqlite` (feature `sqlite`): rusqlite, WAL, `BEGIN IMMEDIATE` transactions.
@@ -25,6 +27,8 @@ pub mod dynamodb;
 #[cfg(any(feature = "postgres", feature = "redis", feature = "dynamodb"))]
 pub mod net;
 pub mod null;
+#[cfg(any(feature = "postgres", feature = "redis"))]
+mod pipeline;
 #[cfg(any(feature = "postgres", feature = "redis", feature = "dynamodb"))]
 mod reconnect;
 #[cfg(feature = "postgres")]

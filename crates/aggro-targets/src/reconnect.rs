@@ -42,6 +42,11 @@ impl<T> Reconnecting<T> {
         Ok(self.live.as_mut().expect("set above"))
     }
 
+    /// The connection, if one is held.
+    pub(crate) fn current(&mut self) -> Option<&mut T> {
+        self.live.as_mut()
+    }
+
     /// Forgets the connection (it broke); the next `get` opens another.
     pub(crate) fn forget(&mut self) {
         self.live = None;

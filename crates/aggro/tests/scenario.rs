@@ -165,43 +165,72 @@ fn the_trio_as_scenarios_on_dynamodb() {
     trio_round_trip(&url, "50", false);
 }
 
-/// Each loader's counter, its replies marked with the loader's number: a
-/// reply handed to the wrong loader fails the check step.
-const OWN_REPLIES: &str = r#"
+/// Each loader's counter, its answers marked with the loader's number: an
+/// answer handed to the wrong loader fails the check step (Redis: a script
+/// error; SQL: a division by zero).
+const OWN_ANSWERS: &str = r#"
+[populate]
+rows = 64
+setup = [
+  { name = "drop", sql = "DROP TABLE IF EXISTS own", redis = ["FLUSHDB"] },
+  { name = "create", sql = "CREATE TABLE own (id BIGINT PRIMARY KEY, n BIGINT NOT NULL)" },
+]
+sql = { table = "own", columns = ["id", "n"], values = ["n", "0"] }
+redis = ["SET", "own:${n}", "0"]
+
 [[transaction]]
 name = "own"
 step = [
-  { name = "bump", redis = ["EVAL", "return redis.call('INCR', KEYS[1]) * 1000 + tonumber(ARGV[1])", "1", "own:${client_id}", "${client_id}"], capture = ["mark"] },
-  { name = "check", redis = ["EVAL", "if tonumber(ARGV[1]) % 1000 ~= tonumber(ARGV[2]) or math.floor(tonumber(ARGV[1]) / 1000) ~= tonumber(redis.call('GET', KEYS[1])) then return redis.error_reply('reply of another loader: ' .. ARGV[1]) end return 1", "1", "own:${client_id}", "${mark}", "${client_id}"] },
+  { name = "bump", redis = ["EVAL", "return redis.call('INCR', KEYS[1]) * 1000 + tonumber(ARGV[1])", "1", "own:${client_id}", "${client_id}"], sql = "UPDATE own SET n = n + 1 WHERE id = $1 RETURNING n * 1000 + id", params = ["client_id"], capture = ["mark"] },
+  { name = "check", redis = ["EVAL", "if tonumber(ARGV[1]) % 1000 ~= tonumber(ARGV[2]) or math.floor(tonumber(ARGV[1]) / 1000) ~= tonumber(redis.call('GET', KEYS[1])) then return redis.error_reply('answer of another loader: ' .. ARGV[1]) end return 1", "1", "own:${client_id}", "${mark}", "${client_id}"], sql = "SELECT 1 / (CASE WHEN $1::bigint % 1000 = $2 AND $1::bigint / 1000 = n THEN 1 ELSE 0 END) FROM own WHERE id = $2", params = ["mark", "client_id"] },
   { name = "pay", redis = [["MULTI"], ["INCR", "paid"], ["INCR", "own:${client_id}:paid"], ["EXEC"]] },
 ]
 "#;
 
-/// Loaders sharing Redis connections (`--connections`, pipelined) get their
-/// own replies, scripts included, at full speed and at a fixed rate; the
-/// trio's write keeps its invariant; a server killed mid-run fails every
-/// waiting request and the run still writes its result. Sharing where it
-/// cannot work is bad input: a step leaving WATCH for a later one, a target
-/// that answers one request at a time, more connections than loaders.
-#[test]
-fn loaders_sharing_redis_connections_get_their_own_replies() {
-    let Some(url) = service("AGGRO_TEST_REDIS") else { return };
+/// Loaders sharing connections (`--connections`, pipelined) get their own
+/// answers, at full speed and at a fixed rate, on Redis (scripts and a
+/// step's MULTI … EXEC included) and PostgreSQL.
+fn loaders_sharing_connections_get_their_own_answers(target: &str) {
     let dir = tempdir();
     let own = path(dir.path(), "own.toml");
-    std::fs::write(&own, OWN_REPLIES).unwrap();
-    let target = format!("{url}/8");
+    std::fs::write(&own, OWN_ANSWERS).unwrap();
+    ok(&["scenario", "populate", &own, "--target", target]);
     for rate in ["max", "3000"] {
         let out = path(dir.path(), "own.json");
         ok(&[
-            "scenario", "run", &own, "--target", &target, "--rate", rate, "--duration", "2s", "--loaders", "32", "--connections", "4",
+            "scenario", "run", &own, "--target", target, "--rate", rate, "--duration", "2s", "--loaders", "32", "--connections", "4",
             "--stop-on-backlog", "off", "-q", "--out", &out,
         ]);
         let r = result(Path::new(&out));
         let (done, errors, _) = totals(&r);
-        assert!(done > 1000 && errors == 0, "rate {rate}: {done} done, {errors} errors: {r:#}");
+        assert!(done > 1000 && errors == 0, "{target} at {rate}: {done} done, {errors} errors: {r:#}");
         assert_eq!(r["spec"]["connections"], 4);
     }
+}
 
+#[test]
+fn loaders_sharing_postgres_connections_get_their_own_answers() {
+    let Some(url) = service("AGGRO_TEST_POSTGRES") else { return };
+    let target = pg_database(&url, "aggro_scenario_sharing");
+    loaders_sharing_connections_get_their_own_answers(&target);
+    // A transaction held open across steps cannot share its connection.
+    let o = run(&["scenario", "run", &file("mobile/write.toml"), "--target", &target, "--loaders", "8", "--connections", "2", "-q"], Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("loaders cannot share connections: step \"begin\" runs BEGIN"), "{err}");
+}
+
+/// On Redis besides: the trio's write keeps its invariant on shared
+/// connections; a server killed mid-run fails every waiting request and the
+/// run still writes its result. Sharing where it cannot work is bad input: a
+/// step leaving WATCH for a later one, a target that answers one request at
+/// a time, more connections than loaders.
+#[test]
+fn loaders_sharing_redis_connections_get_their_own_answers() {
+    let Some(url) = service("AGGRO_TEST_REDIS") else { return };
+    let target = format!("{url}/8");
+    loaders_sharing_connections_get_their_own_answers(&target);
+    let dir = tempdir();
     let write = file("mobile/write.toml");
     ok(&["scenario", "populate", &write, "--target", &target, "--set", "users=2000"]);
     let out = path(dir.path(), "write.json");
@@ -211,6 +240,8 @@ fn loaders_sharing_redis_connections_get_their_own_replies() {
     ]);
     ok(&["scenario", "verify", &write, "--target", &target, "--set", "users=2000", "--result", &out]);
 
+    let own = path(dir.path(), "own.toml");
+    std::fs::write(&own, OWN_ANSWERS).unwrap();
     let (mut redis, private) = private_redis(dir.path());
     let out = path(dir.path(), "killed.json");
     let child = aggro()
@@ -237,7 +268,7 @@ fn loaders_sharing_redis_connections_get_their_own_replies() {
     let db = format!("sqlite:{}", path(dir.path(), "t.db"));
     for (file, target, loaders, connections, says) in [
         (&watched, &target, "8", "2", "loaders cannot share connections: step \"watch\" sends WATCH"),
-        (&write, &db, "8", "2", "answers one request at a time per connection"),
+        (&file("ycsb/c.toml"), &db, "8", "2", "answers one request at a time per connection"),
         (&own, &target, "8", "9", "--connections 9 is more than --loaders 8"),
     ] {
         let o = run(&["scenario", "run", file, "--target", target, "--loaders", loaders, "--connections", connections, "--duration", "1s", "-q"], Duration::from_secs(30));

@@ -1,22 +1,25 @@
 //! Scenario commands on PostgreSQL: each SQL command a prepared statement
 //! (`s0`, `s1`, …) whose parameter types the server infers, executed with
-//! text parameters in one round trip on the loader's own socket
-//! ([`Wire`]); bulk loads by `COPY … FROM STDIN`.
+//! text parameters in one round trip ([`Wire`]) on a connection loaders may
+//! share ([`crate::pipeline`]: Bind, Execute and Sync per request, so one
+//! request's error leaves the others' alone); bulk loads by `COPY … FROM
+//! STDIN`.
 
 use super::PostgresTarget;
-use super::wire::Wire;
+use super::wire::{self, Wire};
+use crate::pipeline::{Pipelined, Shared, Slot};
 use crate::reconnect::Reconnecting;
 use aggro_core::scenario::{Command, Family, Load, Reply, Rows, ScenarioConn, ScenarioTarget, Value};
 use aggro_core::{ErrorClass, StoreError};
+use bytes::BytesMut;
 use std::sync::Arc;
 
-/// One loader's connection with the scenario's statements prepared.
+/// One loader's handle on a connection it may share with other loaders ([`crate::pipeline`]).
 pub struct PgScenarioConn {
-    target: PostgresTarget,
-    commands: Arc<[Command]>,
-    names: Vec<String>,
-    live: Reconnecting<Wire>,
-    row: Vec<Option<String>>,
+    shared: Arc<Shared<Statements>>,
+    slot: Arc<Slot<Statements>>,
+    /// The scenario's statement names (`s0`, `s1`, …).
+    names: Arc<[String]>,
 }
 
 impl std::fmt::Debug for PgScenarioConn {
@@ -24,6 +27,18 @@ impl std::fmt::Debug for PgScenarioConn {
         f.debug_struct("PgScenarioConn").field("statements", &self.names.len()).finish()
     }
 }
+
+/// A connection with the scenario's statements prepared (again after it is re-opened).
+struct Statements {
+    target: PostgresTarget,
+    commands: Arc<[Command]>,
+    names: Arc<[String]>,
+    live: Reconnecting<Wire>,
+}
+
+/// A statement's answer: the rows it touched or returned and its first row, or its error; and whether
+/// a transaction is left open (to roll back after an error).
+type Answer = (Result<(u64, Vec<Option<String>>), StoreError>, bool);
 
 async fn open(target: &PostgresTarget, commands: &[Command], names: &[String]) -> Result<Wire, StoreError> {
     let mut wire = target.wire().await?;
@@ -36,22 +51,69 @@ async fn open(target: &PostgresTarget, commands: &[Command], names: &[String]) -
     Ok(wire)
 }
 
+impl Pipelined for Statements {
+    type Batch = BytesMut;
+    /// Whether the first row is kept.
+    type Ask = bool;
+    type Answer = Answer;
+    type Known = ();
+
+    async fn send(&mut self, batch: &mut BytesMut) -> Result<(), StoreError> {
+        self.live.drop_if(Wire::is_broken);
+        let Self { target, commands, names, live } = self;
+        live.get(|| open(target, commands, names)).await?.send_encoded(batch).await
+    }
+
+    async fn answer(&mut self, keep_row: &bool) -> Result<Answer, StoreError> {
+        let wire = self.live.current().ok_or_else(|| StoreError::new(ErrorClass::Disconnected, "no connection"))?;
+        let mut row = Vec::new();
+        match wire.read_answer(keep_row.then_some(&mut row)).await {
+            Err(e) if wire.is_broken() => Err(e),
+            result => Ok((result.map(|rows| (rows, row)), wire.in_transaction())),
+        }
+    }
+
+    fn drop_connection(&mut self) {
+        self.live.forget();
+    }
+
+    fn discard(batch: &mut BytesMut) {
+        batch.clear();
+    }
+}
+
+impl PgScenarioConn {
+    /// Runs one request through the shared connection.
+    async fn run(&self, encode: impl FnOnce(&mut BytesMut) -> Result<(), StoreError>, keep_row: bool) -> Result<Answer, StoreError> {
+        let mut encoded = Ok(());
+        self.shared.queue(&self.slot, |batch, ()| {
+            let mark = batch.len();
+            encoded = encode(batch);
+            if encoded.is_err() {
+                batch.truncate(mark);
+            }
+            keep_row
+        });
+        let answer = self.shared.answer(&self.slot).await;
+        encoded?;
+        answer
+    }
+}
+
 impl ScenarioConn for PgScenarioConn {
     async fn exec(&mut self, command: usize, args: &[Value], reply: &mut Reply) -> Result<(), StoreError> {
         reply.clear();
-        self.live.drop_if(Wire::is_broken);
-        let (target, commands, names) = (&self.target, &self.commands, &self.names);
-        let wire = self.live.get(|| open(target, commands, names)).await?;
-        let row = reply.want_values.then_some(&mut self.row);
-        match wire.execute_text(&self.names[command], args, row).await {
-            Ok(rows) => {
+        let name = &self.names[command];
+        let (result, in_transaction) = self.run(|batch| wire::encode_text(batch, name, args), reply.want_values).await?;
+        match result {
+            Ok((rows, row)) => {
                 reply.rows = rows;
-                reply.values.extend(self.row.drain(..).map(|c| c.map_or(Value::Null, Value::Text)));
+                reply.values.extend(row.into_iter().map(|c| c.map_or(Value::Null, Value::Text)));
                 Ok(())
             }
             Err(e) => {
-                if !wire.is_broken() && wire.in_transaction() {
-                    let _ = wire.simple("ROLLBACK").await;
+                if in_transaction {
+                    let _ = self.run(|batch| wire::encode_simple(batch, "ROLLBACK"), false).await;
                 }
                 Err(e)
             }
@@ -96,9 +158,16 @@ impl ScenarioTarget for PostgresTarget {
     }
 
     async fn connect(&self, commands: Arc<[Command]>) -> Result<PgScenarioConn, StoreError> {
-        let names: Vec<String> = (0..commands.len()).map(|i| format!("s{i}")).collect();
+        let mut one = self.connect_shared(commands, 1).await?;
+        Ok(one.pop().expect("one handle"))
+    }
+
+    async fn connect_shared(&self, commands: Arc<[Command]>, loaders: usize) -> Result<Vec<PgScenarioConn>, StoreError> {
+        let names: Arc<[String]> = (0..commands.len()).map(|i| format!("s{i}")).collect();
         let wire = open(self, &commands, &names).await?;
-        Ok(PgScenarioConn { target: self.clone(), commands, names, live: Reconnecting::new(wire), row: Vec::new() })
+        let statements = Statements { target: self.clone(), commands, names: Arc::clone(&names), live: Reconnecting::new(wire) };
+        let shared = Arc::new(Shared::new(statements));
+        Ok((0..loaders).map(|_| PgScenarioConn { shared: Arc::clone(&shared), slot: Arc::default(), names: Arc::clone(&names) }).collect())
     }
 
     async fn load(&self, load: &Load, rows: &Rows) -> Result<(), StoreError> {

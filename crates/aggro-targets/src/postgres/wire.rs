@@ -90,6 +90,35 @@ fn server_error(body: &postgres_protocol::message::backend::ErrorResponseBody) -
 
 /// Appends `i` in decimal (the hot path's integer parameters; `write!`
 /// costs several times as much).
+/// Appends Bind (parameters and results in `format`, each parameter written by `encode`), Execute and Sync
+/// for prepared statement `name`.
+fn encode_bind_execute<P>(out: &mut BytesMut, name: &str, format: i16, params: &[P], encode: impl FnMut(&P, &mut BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>>) -> Result<(), StoreError> {
+    frontend::bind("", name, [format], params, encode, [format], out).map_err(|_| protocol("cannot encode the parameters"))?;
+    frontend::execute("", 0, out).map_err(io_error)?;
+    frontend::sync(out);
+    Ok(())
+}
+
+/// Appends a run of prepared statement `name` with `params` in text format (None is NULL), results in
+/// text, and a Sync.
+pub fn encode_text(out: &mut BytesMut, name: &str, params: &[Value]) -> Result<(), StoreError> {
+    encode_bind_execute(out, name, TEXT, params, |v, buf| {
+        use std::fmt::Write;
+        match v {
+            Value::Null => return Ok(IsNull::Yes),
+            Value::Int(i) => push_decimal(buf, *i),
+            Value::Float(f) => write!(buf, "{f}")?,
+            Value::Text(t) => buf.extend_from_slice(t.as_bytes()),
+        }
+        Ok(IsNull::No)
+    })
+}
+
+/// Appends `sql` as a simple query (`ROLLBACK`).
+pub fn encode_simple(out: &mut BytesMut, sql: &str) -> Result<(), StoreError> {
+    frontend::query(sql, out).map_err(io_error)
+}
+
 fn push_decimal(buf: &mut BytesMut, i: i64) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
@@ -204,9 +233,7 @@ impl Wire {
     /// Sends Bind (parameters and results in `format`, each parameter written by `encode`), Execute and Sync
     /// for prepared statement `name`.
     async fn bind_execute<P>(&mut self, name: &str, format: i16, params: &[P], encode: impl FnMut(&P, &mut BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>>) -> Result<(), StoreError> {
-        frontend::bind("", name, [format], params, encode, [format], &mut self.out).map_err(|_| protocol("cannot encode the parameters"))?;
-        frontend::execute("", 0, &mut self.out).map_err(io_error)?;
-        frontend::sync(&mut self.out);
+        encode_bind_execute(&mut self.out, name, format, params, encode)?;
         self.flush().await
     }
 
@@ -229,17 +256,25 @@ impl Wire {
     /// Runs prepared statement `name` with `params` in text format (None is
     /// NULL); the first row's columns, as text, go to `first_row`.
     pub async fn execute_text(&mut self, name: &str, params: &[Value], first_row: Option<&mut Vec<Option<String>>>) -> Result<u64, StoreError> {
-        self.bind_execute(name, TEXT, params, |v, buf| {
-            use std::fmt::Write;
-            match v {
-                Value::Null => return Ok(IsNull::Yes),
-                Value::Int(i) => push_decimal(buf, *i),
-                Value::Float(f) => write!(buf, "{f}")?,
-                Value::Text(t) => buf.extend_from_slice(t.as_bytes()),
-            }
-            Ok(IsNull::No)
-        })
-        .await?;
+        encode_text(&mut self.out, name, params)?;
+        self.flush().await?;
+        self.read_answer(first_row).await
+    }
+
+    /// Sends requests encoded elsewhere ([`encode_text`], [`encode_simple`]) back to back, leaving `batch`
+    /// empty; each is answered by its own [`Wire::read_answer`], in order.
+    pub async fn send_encoded(&mut self, batch: &mut BytesMut) -> Result<(), StoreError> {
+        if self.out.is_empty() {
+            std::mem::swap(&mut self.out, batch);
+        } else {
+            self.out.unsplit(batch.split());
+        }
+        self.flush().await
+    }
+
+    /// Reads one request's answer: the rows it touched or returned (its first row's columns, as text, go
+    /// to `first_row`), or its error once the server is ready again.
+    pub async fn read_answer(&mut self, first_row: Option<&mut Vec<Option<String>>>) -> Result<u64, StoreError> {
         // No row buffer: nothing of the rows is kept (the rows count comes from CommandComplete).
         let mut row = first_row;
         if let Some(r) = row.as_deref_mut() {

@@ -1,13 +1,13 @@
 //! Scenario commands on Redis: each step's commands sent as one pipeline
-//! (on a connection loaders may share: [`Shared`]), its last reply
+//! (on a connection loaders may share: [`crate::pipeline`]), its last reply
 //! flattened into the step's values. `EVAL script …` is
 //! sent as `EVALSHA sha1(script) …`, the script loaded once per connection
 //! first (what Redis client libraries do), so a script's body crosses the
 //! wire once. Bulk loads pipeline 1,000 commands at a time.
 
-use super::RedisTarget;
 use super::resp::{Reply as Resp, encode_values};
-use super::shared::{Shared, Slot};
+use super::{Link, RedisTarget};
+use crate::pipeline::{Shared, Slot};
 use aggro_core::scenario::{Command, Family, Load, Reply, Rows, ScenarioConn, ScenarioTarget, Value};
 use aggro_core::{ErrorClass, StoreError};
 use sha1::{Digest, Sha1};
@@ -19,8 +19,8 @@ const LOAD_PIPELINE: usize = 1_000;
 /// One loader's handle on a Redis connection it may share with other loaders ([`Shared`]).
 pub struct RedisScenarioConn {
     commands: Arc<[Command]>,
-    shared: Arc<Shared>,
-    slot: Arc<Slot>,
+    shared: Arc<Shared<Link>>,
+    slot: Arc<Slot<Link>>,
     /// The last script seen and its SHA-1, so a steady mix hashes nothing.
     last_script: (Value, Value),
     /// SHA-1s of the scripts this request loads first.
@@ -57,27 +57,27 @@ impl RedisScenarioConn {
     /// goes out as `EVALSHA`.
     fn queue(&mut self, lengths: &[usize], args: &[Value]) {
         let Self { shared, slot, last_script, loading, .. } = self;
-        shared.queue(slot, |q| {
+        shared.queue(slot, |batch, loaded| {
             let mut at = 0;
             for &len in lengths {
                 let cmd = &args[at..at + len];
                 at += len;
                 if !is_eval(cmd) {
-                    encode_values(&mut q.encoded, len, cmd.iter());
+                    encode_values(batch, len, cmd.iter());
                     continue;
                 }
                 if last_script.0 != cmd[1] {
                     *last_script = (cmd[1].clone(), Value::Text(sha1_hex(&cmd[1].to_text())));
                 }
                 let Value::Text(sha) = &last_script.1 else { unreachable!("a SHA-1 is text") };
-                if !q.loaded.contains(sha) {
-                    q.loaded.insert(sha.clone());
+                if !loaded.contains(sha) {
+                    loaded.insert(sha.clone());
                     let load = [Value::Text("SCRIPT".into()), Value::Text("LOAD".into()), cmd[1].clone()];
-                    encode_values(&mut q.encoded, 3, load.iter());
+                    encode_values(batch, 3, load.iter());
                     loading.push(sha.clone());
                 }
                 let evalsha = Value::Text("EVALSHA".into());
-                encode_values(&mut q.encoded, len, [&evalsha, &last_script.1].into_iter().chain(&cmd[2..]));
+                encode_values(batch, len, [&evalsha, &last_script.1].into_iter().chain(&cmd[2..]));
             }
             loading.len() + lengths.len()
         });
@@ -88,7 +88,9 @@ impl RedisScenarioConn {
         let mut replies = replies.into_iter();
         for sha in self.loading.drain(..) {
             if let Some(Resp::Error(e)) = replies.next() {
-                self.shared.forget_script(&sha);
+                self.shared.amend(|loaded| {
+                    loaded.remove(&sha);
+                });
                 return Err(StoreError::new(ErrorClass::Server, format!("SCRIPT LOAD: {e}")));
             }
         }
@@ -127,7 +129,7 @@ impl ScenarioConn for RedisScenarioConn {
             return Err(StoreError::new(ErrorClass::Data, "a Redis target runs Redis commands only"));
         };
         self.queue(lengths, args);
-        let replies = self.shared.replies(&self.slot).await;
+        let replies = self.shared.answer(&self.slot).await;
         let replies = replies.inspect_err(|_| self.loading.clear())?;
         self.take(replies, lengths.len(), reply)
     }
@@ -153,7 +155,7 @@ impl ScenarioTarget for RedisTarget {
         if commands.iter().any(|c| !matches!(c, Command::Redis { .. })) {
             return Err(StoreError::new(ErrorClass::Data, "a Redis target runs Redis commands only"));
         }
-        let shared = Arc::new(Shared::open(self).await?);
+        let shared = Arc::new(Shared::new(Link::open(self).await?));
         Ok((0..loaders)
             .map(|_| RedisScenarioConn {
                 commands: Arc::clone(&commands),

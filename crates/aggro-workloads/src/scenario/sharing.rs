@@ -2,10 +2,19 @@
 //! the connection for a later step. On Redis, a step's commands go out
 //! together, so `MULTI … EXEC` within one step is whole whoever else writes
 //! to the connection; `WATCH`, `SELECT`, or a `MULTI` that a later step
-//! ends would act on (or be ended by) another loader's commands.
+//! ends would act on (or be ended by) another loader's commands. On SQL, each
+//! statement commits on its own unless a `BEGIN` holds a transaction open
+//! across steps, which another loader's statements would join; session
+//! settings, cursors and locks are the same.
 
 use super::{Arg, Scenario, Step};
 use aggro_core::scenario::Command;
+
+/// SQL statements (by their first word) whose effect outlives the statement.
+const SQL_STATEFUL: &[&str] = &[
+    "BEGIN", "START", "COMMIT", "END", "ROLLBACK", "ABORT", "SAVEPOINT", "RELEASE", "SET", "RESET", "LISTEN", "UNLISTEN", "PREPARE",
+    "DEALLOCATE", "DECLARE", "FETCH", "MOVE", "CLOSE", "DISCARD", "LOCK",
+];
 
 /// Redis commands whose effect outlives the step that sends them.
 const REDIS_STATEFUL: &[&str] = &["WATCH", "UNWATCH", "SELECT", "CLIENT", "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "MONITOR", "RESET", "AUTH", "HELLO"];
@@ -17,14 +26,25 @@ impl Scenario {
         self.transactions.iter().flat_map(|t| &t.steps).find_map(|step| {
             let Step::Exec(e) = step else { return None };
             let variants = e.variant.as_ref().map_or(1, |(_, n)| *n);
-            self.commands[e.command..e.command + variants].iter().find_map(|c| redis_state(c, &e.args)).map(|why| format!("step {:?} {why}", e.name))
+            self.commands[e.command..e.command + variants].iter().find_map(|c| state(c, &e.args)).map(|why| format!("step {:?} {why}", e.name))
         })
     }
 }
 
+/// Why a step's command leaves state on the connection, if it does.
+fn state(command: &Command, args: &[Arg]) -> Option<String> {
+    match command {
+        Command::Sql { text } => {
+            let head = text.split_whitespace().next().unwrap_or_default().to_ascii_uppercase();
+            SQL_STATEFUL.contains(&head.as_str()).then(|| format!("runs {head}, whose effect outlives the statement"))
+        }
+        Command::Redis { lengths } => redis_state(lengths, args),
+        Command::Kv { .. } | Command::Dynamo { .. } => None,
+    }
+}
+
 /// Why a Redis step's commands leave state on the connection, if they do.
-fn redis_state(command: &Command, args: &[Arg]) -> Option<String> {
-    let Command::Redis { lengths } = command else { return None };
+fn redis_state(lengths: &[usize], args: &[Arg]) -> Option<String> {
     let mut open_multi = false;
     let mut at = 0;
     for &n in lengths {
@@ -50,8 +70,12 @@ mod tests {
     use crate::scenario::file::Source;
     use aggro_core::scenario::Family;
 
+    fn state_on(text: &str, family: Family) -> Option<String> {
+        Source::from_text(std::path::Path::new("t.toml"), text.to_string()).and_then(|s| s.compile(family, &[])).expect("compiles").connection_state()
+    }
+
     fn state(text: &str) -> Option<String> {
-        Source::from_text(std::path::Path::new("t.toml"), text.to_string()).and_then(|s| s.compile(Family::Redis, &[])).expect("compiles").connection_state()
+        state_on(text, Family::Redis)
     }
 
     #[test]
@@ -77,11 +101,34 @@ step = [{ name = "open", redis = [["MULTI"], ["INCR", "a"]] }, { name = "close",
     }
 
     #[test]
-    fn the_shipped_redis_scenarios_can_share_connections() {
-        for file in ["ycsb/a.toml", "ycsb/c.toml", "ycsb/f.toml", "mobile/write.toml", "mobile/consistent-read.toml", "mobile/read.toml"] {
+    fn a_transaction_held_open_across_sql_steps_keeps_its_connection() {
+        let autocommit = r#"
+[[transaction]]
+name = "t"
+step = [{ name = "pay", sql = "UPDATE t SET n = n + 1 WHERE id = 1" }, { name = "look", sql = "SELECT n FROM t WHERE id = 1" }]
+"#;
+        assert_eq!(state_on(autocommit, Family::Sql), None);
+        let held = r#"
+[[transaction]]
+name = "t"
+step = [{ name = "open", sql = "begin" }, { name = "pay", sql = "UPDATE t SET n = n + 1 WHERE id = 1" }, { name = "close", sql = "COMMIT" }]
+"#;
+        assert_eq!(state_on(held, Family::Sql).as_deref(), Some("step \"open\" runs BEGIN, whose effect outlives the statement"));
+    }
+
+    /// The files whose steps stand alone can share; the trio's SQL writes hold a transaction across steps.
+    #[test]
+    fn which_shipped_scenarios_can_share_connections() {
+        let load = |file: &str, family| {
             let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios").join(file);
-            let sc = Source::load(&path).and_then(|s| s.compile(Family::Redis, &[])).expect(file);
-            assert_eq!(sc.connection_state(), None, "{file}");
+            Source::load(&path).and_then(|s| s.compile(family, &[])).expect(file).connection_state()
+        };
+        for file in ["ycsb/a.toml", "ycsb/c.toml", "ycsb/f.toml", "mobile/write.toml", "mobile/consistent-read.toml", "mobile/read.toml"] {
+            assert_eq!(load(file, Family::Redis), None, "{file}");
         }
+        for file in ["ycsb/a.toml", "ycsb/c.toml", "ycsb/f.toml", "mobile/read.toml"] {
+            assert_eq!(load(file, Family::Sql), None, "{file}");
+        }
+        assert!(load("mobile/write.toml", Family::Sql).is_some_and(|why| why.contains("BEGIN")));
     }
 }

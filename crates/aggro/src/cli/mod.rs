@@ -317,7 +317,8 @@ pub struct ScenarioRunArgs {
 pub struct SharingArgs {
     /// Connections the loaders share (default: one per loader). Fewer than --loaders pipelines: each
     /// connection carries several loaders' requests at once, sent together and answered in order, as
-    /// memtier's --pipeline (Redis only; no step may leave WATCH or an open MULTI for a later one).
+    /// memtier's --pipeline (Redis and PostgreSQL; no step may leave state for a later one: WATCH, an
+    /// open MULTI, BEGIN).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub connections: Option<u32>,
 }
