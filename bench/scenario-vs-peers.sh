@@ -7,9 +7,10 @@
 #     Central) on its no-op BasicDB vs aggro's ycsb-a/c on null:, 8 threads /
 #     loaders each, closed loop: the harness's own cost per operation;
 #  3. YCSB A and C on Redis and PostgreSQL from one YCSB workload file each,
-#     read by both tools: YCSB 0.17 with 8 threads beside aggro with 8 loaders
-#     on one thread, closed loop (and aggro at a fixed rate), p99 from the
-#     intended start. YCSB's own redis and jdbc
+#     read by both tools: YCSB 0.17 with 8 threads beside aggro on the same 8
+#     connections, one thread, closed loop — one loader per connection, and
+#     16 per connection pipelined (--connections) — and at a fixed rate, p99
+#     from the intended start. YCSB's own redis and jdbc
 #     bindings are not on Maven Central, so YCSB runs here through bindings
 #     written for this bench (bench/ycsb/: Jedis and the PostgreSQL JDBC
 #     driver, as YCSB's bindings use; same layouts);
@@ -131,10 +132,15 @@ print(f"{ops:.0f}{note} | — / {p99} | {float(sys.argv[2]) / max(done, 1) * 1e6
 PY
 )
     echo "| ycsb-$w on ${target%%:*} | YCSB 0.17 -threads $conns | max | $row | $(rss) |"
-    for rate in max 5000; do
-      c=$(cpu "$aggro" scenario run "$work/workload$w" --target "$target" --rate $rate --loaders $conns --threads 1 --duration "${secs}s" --interval 5s -q --out "$work/s.json")
+    # One loader per connection (as YCSB's threads), then the same connections carrying 16 loaders each
+    # (--connections: requests pipelined in batches, answered in order).
+    for shape in "max $conns" "5000 $conns" "max $((conns * 16)) --connections $conns"; do
+      set -- $shape
+      rate=$1 loaders=$2
+      shift 2
+      c=$(cpu "$aggro" scenario run "$work/workload$w" --target "$target" --rate $rate --loaders $loaders "$@" --threads 1 --duration "${secs}s" --interval 5s -q --out "$work/s.json")
       row=$(field "$work/s.json" "f\"{r['totals'][0]['ok']/r['elapsed_s']:.0f} | {r['totals'][0]['latency']['p50_ns']/1e3:.0f} / {r['totals'][0]['latency']['p99_ns']/1e3:.0f} | {$c/max(r['totals'][0]['ok'],1)*1e6:.2f}\"")
-      echo "| ycsb-$w on ${target%%:*} | aggro --loaders $conns --threads 1 | $rate | $row | $(rss) |"
+      echo "| ycsb-$w on ${target%%:*} | aggro --loaders $loaders $* --threads 1 | $rate | $row | $(rss) |"
     done
   done
 done

@@ -39,6 +39,7 @@ impl ScenarioVisitor for Search {
             self.find.step_ns as f64 / 1e9,
             format_nanos(self.find.p99_bound_ns)
         );
+        // A loader the search adds has a connection of its own.
         let connect_one = async || {
             let mut one = connect_loaders(&target, &scenario, 1, None, self.exec.seed, &samples).await?;
             one.pop().ok_or_else(|| anyhow::anyhow!("no loader"))
@@ -49,6 +50,7 @@ impl ScenarioVisitor for Search {
         record.spec = serde_json::json!({
             "scenario": { "name": scenario.name, "input": self.input.describe() },
             "exec": self.exec,
+            "connections": self.connections.unwrap_or(self.exec.loaders),
             "search": self.find.search,
             "p99_bound_ns": self.find.p99_bound_ns,
             "step_ns": self.find.step_ns,
