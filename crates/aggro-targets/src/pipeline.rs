@@ -9,8 +9,9 @@
 //! for a later one (`WATCH`, `BEGIN`) cannot be shared, which the scenario
 //! layer checks.
 //!
-//! One loader alone on a connection takes the same path: it queues, finds
-//! the connection free, and sends its own request.
+//! A loader alone on its connection ([`Pipe::Own`]) sends each request as a
+//! batch of one, with no queue or lock between it and the socket (the
+//! default: what a request costs the generator stays what it was).
 
 use aggro_core::{ErrorClass, StoreError};
 use parking_lot::Mutex;
@@ -38,6 +39,65 @@ pub(crate) trait Pipelined: Send + 'static {
     fn discard(batch: &mut Self::Batch);
 }
 
+/// One loader's way to its connection: its own, or shared with other loaders.
+pub(crate) enum Pipe<P: Pipelined> {
+    /// The connection is this loader's alone.
+    Own { pipe: P, batch: P::Batch, known: P::Known, in_flight: bool },
+    /// Several loaders send through it.
+    Shared { shared: Arc<Shared<P>>, slot: Arc<Slot<P>> },
+}
+
+impl<P: Pipelined> Pipe<P> {
+    /// Handles for `loaders` loaders on connection `pipe`.
+    pub(crate) fn handles(pipe: P, loaders: usize) -> Vec<Self> {
+        if loaders == 1 {
+            return vec![Pipe::Own { pipe, batch: P::Batch::default(), known: P::Known::default(), in_flight: false }];
+        }
+        let shared = Arc::new(Shared::new(pipe));
+        (0..loaders).map(|_| Pipe::Shared { shared: Arc::clone(&shared), slot: Arc::default() }).collect()
+    }
+
+    /// Sends one request — `encode` appends it to the batch and says how to read its answer — and
+    /// returns its answer.
+    pub(crate) async fn request(&mut self, encode: impl FnOnce(&mut P::Batch, &mut P::Known) -> P::Ask) -> Result<P::Answer, StoreError> {
+        match self {
+            Pipe::Own { pipe, batch, known, in_flight } => {
+                if std::mem::take(in_flight) {
+                    // A request cancelled midway left its answer unread.
+                    pipe.drop_connection();
+                    *known = P::Known::default();
+                }
+                let ask = encode(batch, known);
+                *in_flight = true;
+                let result = async {
+                    pipe.send(batch).await?;
+                    pipe.answer(&ask).await
+                }
+                .await;
+                *in_flight = false;
+                if result.is_err() {
+                    P::discard(batch);
+                    pipe.drop_connection();
+                    *known = P::Known::default();
+                }
+                result
+            }
+            Pipe::Shared { shared, slot } => {
+                shared.queue(slot, encode);
+                shared.answer(slot).await
+            }
+        }
+    }
+
+    /// Changes what the connection is taken to know (a script whose loading failed is not loaded).
+    pub(crate) fn amend(&mut self, change: impl FnOnce(&mut P::Known)) {
+        match self {
+            Pipe::Own { known, .. } => change(known),
+            Pipe::Shared { shared, .. } => change(&mut shared.queue.lock().known),
+        }
+    }
+}
+
 /// The connection and what waits to go out on it.
 pub(crate) struct Shared<P: Pipelined> {
     queue: Mutex<Queue<P>>,
@@ -45,11 +105,11 @@ pub(crate) struct Shared<P: Pipelined> {
 }
 
 /// Requests queued since the last batch went out.
-pub(crate) struct Queue<P: Pipelined> {
+struct Queue<P: Pipelined> {
     /// Their encoding, back to back.
-    pub(crate) batch: P::Batch,
+    batch: P::Batch,
     /// What the connection has been told (or will be, by a queued request).
-    pub(crate) known: P::Known,
+    known: P::Known,
     waiting: Vec<(Arc<Slot<P>>, P::Ask)>,
 }
 
@@ -90,7 +150,7 @@ impl<P: Pipelined> Slot<P> {
 
 impl<P: Pipelined> Shared<P> {
     /// Shares `pipe`.
-    pub(crate) fn new(pipe: P) -> Self {
+    fn new(pipe: P) -> Self {
         Self {
             queue: Mutex::new(Queue { batch: P::Batch::default(), known: P::Known::default(), waiting: Vec::new() }),
             sender: tokio::sync::Mutex::new(Sender { pipe, batch: P::Batch::default(), taken: Vec::new(), in_flight: false }),
@@ -98,7 +158,7 @@ impl<P: Pipelined> Shared<P> {
     }
 
     /// Queues one request of `slot`'s loader: `encode` appends it to the batch and says how to read its answer.
-    pub(crate) fn queue(&self, slot: &Arc<Slot<P>>, encode: impl FnOnce(&mut P::Batch, &mut P::Known) -> P::Ask) {
+    fn queue(&self, slot: &Arc<Slot<P>>, encode: impl FnOnce(&mut P::Batch, &mut P::Known) -> P::Ask) {
         let mut q = self.queue.lock();
         let Queue { batch, known, .. } = &mut *q;
         let ask = encode(batch, known);
@@ -106,13 +166,8 @@ impl<P: Pipelined> Shared<P> {
         slot.set(State::Queued);
     }
 
-    /// Changes what the connection is taken to know (a script whose loading failed is not loaded).
-    pub(crate) fn amend(&self, change: impl FnOnce(&mut P::Known)) {
-        change(&mut self.queue.lock().known);
-    }
-
     /// The answer to `slot`'s queued request, sending the queue if no other loader has.
-    pub(crate) async fn answer(&self, slot: &Slot<P>) -> Result<P::Answer, StoreError> {
+    async fn answer(&self, slot: &Slot<P>) -> Result<P::Answer, StoreError> {
         let mut sender = self.sender.lock().await;
         match slot.take() {
             State::Done(result) => return result,

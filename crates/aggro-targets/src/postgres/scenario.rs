@@ -7,7 +7,7 @@
 
 use super::PostgresTarget;
 use super::wire::{self, Wire};
-use crate::pipeline::{Pipelined, Shared, Slot};
+use crate::pipeline::{Pipe, Pipelined};
 use crate::reconnect::Reconnecting;
 use aggro_core::scenario::{Command, Family, Load, Reply, Rows, ScenarioConn, ScenarioTarget, Value};
 use aggro_core::{ErrorClass, StoreError};
@@ -16,8 +16,7 @@ use std::sync::Arc;
 
 /// One loader's handle on a connection it may share with other loaders ([`crate::pipeline`]).
 pub struct PgScenarioConn {
-    shared: Arc<Shared<Statements>>,
-    slot: Arc<Slot<Statements>>,
+    pipe: Pipe<Statements>,
     /// The scenario's statement names (`s0`, `s1`, …).
     names: Arc<[String]>,
 }
@@ -82,29 +81,28 @@ impl Pipelined for Statements {
     }
 }
 
-impl PgScenarioConn {
-    /// Runs one request through the shared connection.
-    async fn run(&self, encode: impl FnOnce(&mut BytesMut) -> Result<(), StoreError>, keep_row: bool) -> Result<Answer, StoreError> {
-        let mut encoded = Ok(());
-        self.shared.queue(&self.slot, |batch, ()| {
+/// Runs one request on `pipe`'s connection.
+async fn run(pipe: &mut Pipe<Statements>, encode: impl FnOnce(&mut BytesMut) -> Result<(), StoreError>, keep_row: bool) -> Result<Answer, StoreError> {
+    let mut encoded = Ok(());
+    let answer = pipe
+        .request(|batch, ()| {
             let mark = batch.len();
             encoded = encode(batch);
             if encoded.is_err() {
                 batch.truncate(mark);
             }
             keep_row
-        });
-        let answer = self.shared.answer(&self.slot).await;
-        encoded?;
-        answer
-    }
+        })
+        .await;
+    encoded?;
+    answer
 }
 
 impl ScenarioConn for PgScenarioConn {
     async fn exec(&mut self, command: usize, args: &[Value], reply: &mut Reply) -> Result<(), StoreError> {
         reply.clear();
-        let name = &self.names[command];
-        let (result, in_transaction) = self.run(|batch| wire::encode_text(batch, name, args), reply.want_values).await?;
+        let Self { pipe, names } = self;
+        let (result, in_transaction) = run(pipe, |batch| wire::encode_text(batch, &names[command], args), reply.want_values).await?;
         match result {
             Ok((rows, row)) => {
                 reply.rows = rows;
@@ -113,7 +111,7 @@ impl ScenarioConn for PgScenarioConn {
             }
             Err(e) => {
                 if in_transaction {
-                    let _ = self.run(|batch| wire::encode_simple(batch, "ROLLBACK"), false).await;
+                    let _ = run(pipe, |batch| wire::encode_simple(batch, "ROLLBACK"), false).await;
                 }
                 Err(e)
             }
@@ -166,8 +164,7 @@ impl ScenarioTarget for PostgresTarget {
         let names: Arc<[String]> = (0..commands.len()).map(|i| format!("s{i}")).collect();
         let wire = open(self, &commands, &names).await?;
         let statements = Statements { target: self.clone(), commands, names: Arc::clone(&names), live: Reconnecting::new(wire) };
-        let shared = Arc::new(Shared::new(statements));
-        Ok((0..loaders).map(|_| PgScenarioConn { shared: Arc::clone(&shared), slot: Arc::default(), names: Arc::clone(&names) }).collect())
+        Ok(Pipe::handles(statements, loaders).into_iter().map(|pipe| PgScenarioConn { pipe, names: Arc::clone(&names) }).collect())
     }
 
     async fn load(&self, load: &Load, rows: &Rows) -> Result<(), StoreError> {

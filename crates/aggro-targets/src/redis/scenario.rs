@@ -7,7 +7,7 @@
 
 use super::resp::{Reply as Resp, encode_values};
 use super::{Link, RedisTarget};
-use crate::pipeline::{Shared, Slot};
+use crate::pipeline::Pipe;
 use aggro_core::scenario::{Command, Family, Load, Reply, Rows, ScenarioConn, ScenarioTarget, Value};
 use aggro_core::{ErrorClass, StoreError};
 use sha1::{Digest, Sha1};
@@ -19,8 +19,7 @@ const LOAD_PIPELINE: usize = 1_000;
 /// One loader's handle on a Redis connection it may share with other loaders ([`Shared`]).
 pub struct RedisScenarioConn {
     commands: Arc<[Command]>,
-    shared: Arc<Shared<Link>>,
-    slot: Arc<Slot<Link>>,
+    pipe: Pipe<Link>,
     /// The last script seen and its SHA-1, so a steady mix hashes nothing.
     last_script: (Value, Value),
     /// SHA-1s of the scripts this request loads first.
@@ -53,11 +52,11 @@ fn is_eval(args: &[Value]) -> bool {
 }
 
 impl RedisScenarioConn {
-    /// Queues a step's commands: a script not yet loaded on the connection is loaded first, and `EVAL`
-    /// goes out as `EVALSHA`.
-    fn queue(&mut self, lengths: &[usize], args: &[Value]) {
-        let Self { shared, slot, last_script, loading, .. } = self;
-        shared.queue(slot, |batch, loaded| {
+    /// Sends a step's commands and returns their replies: a script not yet loaded on the connection is
+    /// loaded first, and `EVAL` goes out as `EVALSHA`.
+    async fn send(&mut self, lengths: &[usize], args: &[Value]) -> Result<Vec<Resp>, StoreError> {
+        let Self { pipe, last_script, loading, .. } = self;
+        pipe.request(|batch, loaded| {
             let mut at = 0;
             for &len in lengths {
                 let cmd = &args[at..at + len];
@@ -80,7 +79,8 @@ impl RedisScenarioConn {
                 encode_values(batch, len, [&evalsha, &last_script.1].into_iter().chain(&cmd[2..]));
             }
             loading.len() + lengths.len()
-        });
+        })
+        .await
     }
 
     /// Reads a step's replies into `reply`: its last reply's values; the first error fails it.
@@ -88,7 +88,7 @@ impl RedisScenarioConn {
         let mut replies = replies.into_iter();
         for sha in self.loading.drain(..) {
             if let Some(Resp::Error(e)) = replies.next() {
-                self.shared.amend(|loaded| {
+                self.pipe.amend(|loaded| {
                     loaded.remove(&sha);
                 });
                 return Err(StoreError::new(ErrorClass::Server, format!("SCRIPT LOAD: {e}")));
@@ -128,9 +128,7 @@ impl ScenarioConn for RedisScenarioConn {
         let Command::Redis { lengths } = &commands[command] else {
             return Err(StoreError::new(ErrorClass::Data, "a Redis target runs Redis commands only"));
         };
-        self.queue(lengths, args);
-        let replies = self.shared.answer(&self.slot).await;
-        let replies = replies.inspect_err(|_| self.loading.clear())?;
+        let replies = self.send(lengths, args).await.inspect_err(|_| self.loading.clear())?;
         self.take(replies, lengths.len(), reply)
     }
 }
@@ -155,16 +153,8 @@ impl ScenarioTarget for RedisTarget {
         if commands.iter().any(|c| !matches!(c, Command::Redis { .. })) {
             return Err(StoreError::new(ErrorClass::Data, "a Redis target runs Redis commands only"));
         }
-        let shared = Arc::new(Shared::new(Link::open(self).await?));
-        Ok((0..loaders)
-            .map(|_| RedisScenarioConn {
-                commands: Arc::clone(&commands),
-                shared: Arc::clone(&shared),
-                slot: Arc::default(),
-                last_script: (Value::Null, Value::Null),
-                loading: Vec::new(),
-            })
-            .collect())
+        let pipes = Pipe::handles(Link::open(self).await?, loaders);
+        Ok(pipes.into_iter().map(|pipe| RedisScenarioConn { commands: Arc::clone(&commands), pipe, last_script: (Value::Null, Value::Null), loading: Vec::new() }).collect())
     }
 
     async fn load(&self, load: &Load, rows: &Rows) -> Result<(), StoreError> {
