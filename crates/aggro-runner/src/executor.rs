@@ -2,7 +2,9 @@
 //!
 //! Each loader takes the next slot from the shared [`Schedule`] when it is
 //! free, waits on its own precise timer until the slot's intended time if that
-//! is still ahead, runs the request and records it into its own recorder.
+//! is still ahead, runs the request and records it — into a recorder it
+//! shares with a few other loaders (a couple per core), or its own when the
+//! plan keeps loaders apart ([`RunPlan::per_loader`]).
 //! Slots are taken in time order, so a backlog (due slots nobody has taken)
 //! is simply `due_by(now) - issued`, and a free loader always starts the
 //! oldest waiting slot at once.
@@ -30,13 +32,30 @@ const SPIN_WINDOW_NS: Nanos = 150_000;
 /// take less than this (its recent service time, smoothed).
 const FAST_SERVICE_NS: Nanos = 100_000;
 
+/// Recorders per core when loaders share them: a recorder's histograms take
+/// 0.1–0.3 MB each at millisecond latencies, so one per loader grew to
+/// hundreds of MB with a hundred loaders; a couple per core keeps loaders on
+/// different cores from contending.
+const RECORDERS_PER_CORE: usize = 2;
+
 /// What one loader shares with the monitor, on its own cache lines so
 /// loaders on different cores never contend.
 #[repr(align(128))]
 pub(crate) struct LoaderSlot {
-    pub recorder: Mutex<Recorder>,
     pub started: AtomicU64,
     pub completed: AtomicU64,
+}
+
+/// A recorder some loaders share, on its own cache lines.
+#[repr(align(128))]
+pub(crate) struct RecorderSlot(pub Mutex<Recorder>);
+
+/// How many recorders `loaders` loaders record into.
+fn recorder_count(loaders: usize, per_loader: bool) -> usize {
+    if per_loader {
+        return loaders;
+    }
+    loaders.min(RECORDERS_PER_CORE * std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// State shared by the loaders and the monitor of one run.
@@ -46,6 +65,8 @@ pub(crate) struct Shared<C: Clock> {
     pub origin: Nanos,
     pub schedule: Mutex<Schedule>,
     pub loaders: Vec<LoaderSlot>,
+    /// Loader `i` records into recorder `i % recorders.len()`.
+    pub recorders: Vec<RecorderSlot>,
     /// Fired when no new request may start (schedule closed early).
     pub halt: StopHandle,
 }
@@ -110,13 +131,8 @@ where
     let origin = clock.now();
     let shared = Arc::new(Shared {
         schedule: Mutex::new(Schedule::new(&plan.rate, plan.pacing, plan.limit, plan.seed).shared(plan.share)),
-        loaders: (0..loaders.len())
-            .map(|_| LoaderSlot {
-                recorder: Mutex::new(Recorder::new(op_count)),
-                started: AtomicU64::new(0),
-                completed: AtomicU64::new(0),
-            })
-            .collect(),
+        loaders: (0..loaders.len()).map(|_| LoaderSlot { started: AtomicU64::new(0), completed: AtomicU64::new(0) }).collect(),
+        recorders: (0..recorder_count(loaders.len(), plan.per_loader)).map(|_| RecorderSlot(Mutex::new(Recorder::new(op_count)))).collect(),
         halt: StopHandle::new(),
         clock,
         origin,
@@ -213,7 +229,7 @@ async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, 
             s => s - s / 8 + (end - start) / 8,
         };
         {
-            let mut recorder = mine.recorder.lock();
+            let mut recorder = shared.recorders[index % shared.recorders.len()].0.lock();
             match result {
                 Ok(()) => recorder.record_ok(0, end - intended.unwrap_or(start).min(start), end - start),
                 Err(class) => recorder.record_failure(0, class),

@@ -2,8 +2,8 @@
 //!
 //! It wakes at each interval boundary and once a second in between (the
 //! backlog rule is checked per second, as the seed-001 tool did), swaps every
-//! loader's recorder for an empty one, merges them, and hands the interval to
-//! the [`Observer`]. Nothing per request passes through it.
+//! recorder for an empty one, merges them, and hands the interval to the
+//! [`Observer`]. Nothing per request passes through it.
 
 use crate::executor::{RunOutcome, Shared};
 use crate::loader::Loader;
@@ -27,7 +27,8 @@ pub struct IntervalReport<'a> {
     pub end_ns: Nanos,
     /// Every loader's figures merged.
     pub merged: &'a Recorder,
-    /// Each loader's own figures (the seed's per-loader view).
+    /// Each loader's own figures (the seed's per-loader view), when the plan keeps loaders apart
+    /// ([`RunPlan::per_loader`]); empty otherwise.
     pub loaders: &'a [Recorder],
     /// Due requests not yet started at the end of the interval.
     pub backlog: u64,
@@ -79,7 +80,7 @@ pub(crate) struct Monitor<'p, C: Clock> {
 
 impl<'p, C: Clock> Monitor<'p, C> {
     pub fn new(plan: &'p RunPlan, op_count: usize, shared: Arc<Shared<C>>) -> Self {
-        let spare = (0..shared.loaders.len()).map(|_| Recorder::new(op_count)).collect();
+        let spare = (0..shared.recorders.len()).map(|_| Recorder::new(op_count)).collect();
         Self {
             plan,
             shared,
@@ -205,8 +206,8 @@ impl<'p, C: Clock> Monitor<'p, C> {
     }
 
     fn flush<O: Observer + ?Sized>(&mut self, now: Nanos, backlog: u64, due: u64, observer: &mut O) {
-        for (live, spare) in self.shared.loaders.iter().zip(self.spare.iter_mut()) {
-            std::mem::swap(&mut *live.recorder.lock(), spare);
+        for (live, spare) in self.shared.recorders.iter().zip(self.spare.iter_mut()) {
+            std::mem::swap(&mut *live.0.lock(), spare);
         }
         self.merged.reset();
         for r in &self.spare {
@@ -217,7 +218,7 @@ impl<'p, C: Clock> Monitor<'p, C> {
             start_ns: self.interval_start,
             end_ns: now,
             merged: &self.merged,
-            loaders: &self.spare,
+            loaders: if self.plan.per_loader { &self.spare } else { &[] },
             backlog,
             due,
             started: self.shared.started(),

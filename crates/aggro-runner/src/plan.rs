@@ -118,6 +118,10 @@ pub struct RunPlan {
     /// How loaders wait for their slots.
     #[serde(default)]
     pub timer: TimerMode,
+    /// Keep each loader's figures apart (the per-loader view); otherwise loaders share a couple of
+    /// recorders per core.
+    #[serde(default)]
+    pub per_loader: bool,
 }
 
 /// Why a run ended.

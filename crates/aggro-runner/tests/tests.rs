@@ -27,11 +27,14 @@ impl Loader for Stalling {
 struct Log {
     ticks: Vec<(Nanos, u64)>,
     intervals: Vec<(u64, u64, u64)>, // (ok, max latency, backlog)
+    /// Each interval's per-loader ok counts (empty unless the plan keeps loaders apart).
+    per_loader: Vec<Vec<u64>>,
 }
 
 impl Observer for Log {
     fn on_interval(&mut self, r: &IntervalReport<'_>) {
         self.intervals.push((r.merged.ops[0].ok, r.merged.ops[0].latency.max(), r.backlog));
+        self.per_loader.push(r.loaders.iter().map(|l| l.ops[0].ok).collect());
     }
     fn on_tick(&mut self, now: Nanos, backlog: u64) {
         self.ticks.push((now, backlog));
@@ -51,6 +54,7 @@ fn plan(rate: f64, seconds: u64) -> RunPlan {
         share: aggro_core::Share::WHOLE,
         // Precise waits spin, and a spin never lets a paused clock advance.
         timer: aggro_runner::TimerMode::Cheap,
+        per_loader: false,
     }
 }
 
@@ -122,6 +126,31 @@ async fn loaders_share_the_schedule_and_the_books_balance() {
     assert_eq!(per_interval, 600);
     // 8 loaders × 1/30 ms = 266/s of capacity: no request waited for a slot.
     assert!(out.totals.ops[0].latency.max() < 32 * MS);
+}
+
+/// Loaders share a few recorders unless the plan keeps them apart; the
+/// merged figures are the same either way, and kept apart each loader's own
+/// add up to them.
+#[tokio::test(start_paused = true)]
+async fn loaders_share_recorders_unless_kept_apart() {
+    for per_loader in [false, true] {
+        let loaders: Vec<_> = (0..40).map(|_| Stalling { service: Duration::from_millis(30), stall_at: None, stall: Duration::ZERO }).collect();
+        let mut p = plan(400.0, 3);
+        p.per_loader = per_loader;
+        let mut log = Log::default();
+        let out = run(&p, 1, loaders, TokioClock::start(), &StopHandle::new(), &mut log).await;
+        assert_eq!(out.completed, 1200);
+        assert_eq!(out.totals.ops[0].ok, 1200);
+        assert_eq!(log.intervals.iter().map(|i| i.0).sum::<u64>(), 1200);
+        for (interval, loaders) in log.intervals.iter().zip(&log.per_loader) {
+            if per_loader {
+                assert_eq!(loaders.len(), 40);
+                assert_eq!(loaders.iter().sum::<u64>(), interval.0);
+            } else {
+                assert!(loaders.is_empty());
+            }
+        }
+    }
 }
 
 #[tokio::test(start_paused = true)]

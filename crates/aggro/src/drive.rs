@@ -70,6 +70,7 @@ impl ExecSpec {
             placement: Placement::Tasks,
             share: aggro_core::Share::WHOLE,
             timer: self.timer,
+            per_loader: false,
         }
     }
 }
@@ -103,6 +104,7 @@ impl Outputs {
         }
         let mut plan = exec.plan(rate, a.requests);
         plan.share = a.shard.worker.as_deref().map(session::worker).transpose()?.unwrap_or_default();
+        plan.per_loader = exec_args.per_loader;
         Ok(Self {
             plan,
             verbosity: Verbosity { quiet: exec_args.quiet, per_loader: exec_args.per_loader },

@@ -401,6 +401,29 @@ fn a_server_killed_mid_run_is_counted_and_the_result_still_written() {
     }
 }
 
+/// `--per-loader` prints each loader's line under each interval's (the
+/// seed-001 view): every loader has one, and they add up to the interval.
+#[test]
+fn per_loader_lines_add_up_to_their_interval() {
+    let dir = tempdir();
+    let out = path(dir.path(), "per-loader.json");
+    let text = ok(&["mobile", "run", "--target", "null:", "--rate", "400", "--duration", "2s", "--interval", "1s", "--loaders", "4", "--per-loader", "--out", &out]);
+    let done = |line: &str, label: &str| -> Option<u64> {
+        let rest = line.split_once(label)?.1;
+        rest.split_whitespace().next()?.parse().ok()
+    };
+    let mut intervals = 0;
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let Some(total) = done(line, "s write ") else { continue };
+        let per_loader: Vec<u64> = (0..4).filter_map(|i| lines.next().and_then(|l| done(l, &format!("loader {i} ")))).collect();
+        assert_eq!(per_loader.len(), 4, "{text}");
+        assert_eq!(per_loader.iter().sum::<u64>(), total, "{text}");
+        intervals += 1;
+    }
+    assert_eq!(intervals, 2, "{text}");
+}
+
 #[test]
 fn ctrl_c_ends_the_run_cleanly_with_a_result() {
     let dir = tempdir();

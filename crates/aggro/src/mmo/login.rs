@@ -64,6 +64,7 @@ impl Login {
             placement: if target.blocking() { Placement::Threads } else { Placement::Tasks },
             share: aggro_core::Share::WHOLE,
             timer: aggro_runner::TimerMode::default(),
+            per_loader: false,
         };
         let stop = StopHandle::new();
         stop.stop_on_signals();

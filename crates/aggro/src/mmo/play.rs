@@ -242,6 +242,7 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
         placement: Placement::Tasks,
         share,
         timer: TimerMode::default(),
+        per_loader: false,
     };
     let play = Play {
         spec: PlaySpec {
