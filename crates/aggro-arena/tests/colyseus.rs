@@ -94,6 +94,22 @@ fn fifty_bots_join_move_get_patches_at_the_patch_rate_and_every_broadcast() {
     assert!(c.bytes_in > 0 && c.packets_out >= c.events_sent);
 }
 
+/// A swarm that looks at its sockets only every 20 ms still times each broadcast when the kernel received
+/// it (its receive timestamp), not when the swarm looked: a look-time delay would spread over 0–20 ms with a
+/// median near 10 ms; the arrival's sits near the room's own sub-millisecond delivery.
+#[test]
+fn broadcasts_are_timed_at_their_arrival_however_seldom_the_swarm_looks() {
+    let Some(server) = Reference::start(20) else { return };
+    let play = Play::reference("battle", Duration::from_millis(100));
+    let mut cfg = config(server.addr, 20, 3.0);
+    cfg.poll_every = Duration::from_millis(20);
+    let (_, w) = swarm(cfg, ColyseusBots::new(play, 20, 20, 0.0), &AtomicBool::new(false));
+    let c = &w.counters;
+    assert_eq!(c.events_received, c.events_sent * 19, "{c:?}");
+    assert_eq!(w.delay.count, c.events_received);
+    assert!(w.delay.p50_ns < 4_000_000, "timed at the look, not the arrival: {:?}", w.delay);
+}
+
 #[test]
 fn a_full_room_refuses_the_rest_and_the_refusals_are_counted() {
     let Some(server) = Reference::start(10) else { return };

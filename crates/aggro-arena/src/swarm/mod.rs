@@ -68,9 +68,10 @@ pub struct SwarmConfig {
     #[serde(serialize_with = "crate::clock::secs")]
     pub drain: Duration,
     /// The swarm looks at its sockets and timers at most once per this long, as a game client's frame
-    /// loop does: fewer wake-ups, less CPU per bot; what arrives meanwhile is timed when looked at, so
-    /// delays err long by up to this much, never short, and ticks may go out as late (their lateness is
-    /// counted from the look that found them due) (zero: as soon as anything is ready).
+    /// loop does: fewer wake-ups, less CPU per bot. What arrives meanwhile is timed when the kernel received
+    /// it if the transport knows ([`Transport::arrived_us`]: WebSocket), else when looked at, so delays err
+    /// long by up to this much, never short; ticks may go out as late (their lateness is counted from the
+    /// look that found them due) (zero: as soon as anything is ready).
     #[serde(serialize_with = "crate::clock::secs")]
     pub poll_every: Duration,
     #[serde(skip)]
@@ -382,8 +383,9 @@ impl<B: Behaviour> Swarm<B> {
                 self.heard.counters.injected_losses += 1;
                 continue;
             }
+            let at = self.transport.arrived_us(k).unwrap_or_else(now_us);
             let Some((i, arrival)) = self.transport.arrival(k) else { continue };
-            let reply = self.bots[i].receive(now_us(), arrival, &mut self.out, &mut self.heard);
+            let reply = self.bots[i].receive(at, arrival, &mut self.out, &mut self.heard);
             if reply {
                 self.transport.send(i, &mut self.out);
             }

@@ -22,6 +22,11 @@ pub trait Transport {
     fn receive(&mut self) -> (usize, bool);
     /// Arrival `k` of the last [`receive`](Self::receive) and the bot it is for; None when it is for no bot.
     fn arrival(&self, k: usize) -> Option<(usize, Self::In<'_>)>;
+    /// When arrival `k` reached this machine (the shared clock, µs), if the transport knows (the
+    /// kernel's receive timestamp); otherwise the swarm times it as it hands it over.
+    fn arrived_us(&self, _k: usize) -> Option<u64> {
+        None
+    }
     /// Sends (or starts) what bot `bot` wrote into `out`, and clears `out`.
     fn send(&mut self, bot: usize, out: &mut Self::Out);
     /// Pushes out what sends have queued.

@@ -32,7 +32,7 @@ pub fn main(command: ArenaCommand) -> anyhow::Result<()> {
         ArenaCommand::Bench(a) => {
             // Checked once here, not by each swarm the bench starts (after its server).
             if let Some(every) = &a.poll_every {
-                crate::args::duration(every, "poll-every")?;
+                crate::args::duration_or_zero(every, "poll-every")?;
             }
             match a.mode {
                 Mode::Relay => relay_bench::main(a),

@@ -4,16 +4,20 @@
 
 use mio::net::TcpStream;
 use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
 use tungstenite::WebSocket;
 use tungstenite::handshake::MidHandshake;
 use tungstenite::handshake::client::ClientHandshake;
 
-/// A TCP stream that counts its bytes, and knows when it was drained.
+/// A TCP stream that counts its bytes, knows when it was drained, and when its last bytes arrived.
 #[derive(Debug)]
 pub(super) struct Counted {
     pub(super) stream: TcpStream,
     pub(super) read: u64,
     pub(super) written: u64,
+    /// When the kernel received the last bytes read (CLOCK_REALTIME ns, its `SO_TIMESTAMPNS`), 0 if it
+    /// did not say.
+    pub(super) arrived_ns: u64,
     /// The last read came back short: the socket held no more, so the next read would only say
     /// "would block" — it says so without the system call (half of all reads otherwise). Data that
     /// arrives later raises a new edge on the epoll set, and the socket is read again.
@@ -28,8 +32,11 @@ impl Read for Counted {
         if std::mem::take(&mut self.drained) {
             return Err(io::ErrorKind::WouldBlock.into());
         }
-        let n = self.stream.read(buf)?;
+        let (n, arrived_ns) = receive_stamped(&self.stream, buf)?;
         self.read += n as u64;
+        if arrived_ns != 0 {
+            self.arrived_ns = arrived_ns;
+        }
         self.drained = !self.closing && n > 0 && n < buf.len();
         Ok(n)
     }
@@ -48,10 +55,49 @@ impl Write for Counted {
 }
 
 impl Counted {
-    /// A fresh stream.
+    /// A fresh stream; the kernel is asked to timestamp what it receives.
     pub(super) fn new(stream: TcpStream) -> Self {
-        Self { stream, read: 0, written: 0, drained: false, closing: false }
+        let on: libc::c_int = 1;
+        // SAFETY: setsockopt reads a c_int we own; the fd is ours and open. Without it reads carry no
+        // timestamp and arrivals are timed when the swarm looks.
+        unsafe {
+            libc::setsockopt(stream.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, (&raw const on).cast(), size_of::<libc::c_int>() as u32);
+        }
+        Self { stream, read: 0, written: 0, arrived_ns: 0, drained: false, closing: false }
     }
+}
+
+/// `recvmsg` into `buf`: the bytes read, and when the kernel received the last of them (CLOCK_REALTIME
+/// ns; 0 if no timestamp came).
+fn receive_stamped(stream: &TcpStream, buf: &mut [u8]) -> io::Result<(usize, u64)> {
+    // Room for one control message holding a timespec (CMSG_SPACE, rounded up generously).
+    let mut control = [0u64; 8];
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    // SAFETY: msghdr is plain data; zeroed is a valid empty header, filled in below.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &raw mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = size_of_val(&control) as _;
+    // SAFETY: the iovec points into `buf` and the control buffer into `control`, both alive and as long
+    // as stated; the fd is ours and open.
+    let n = unsafe { libc::recvmsg(stream.as_raw_fd(), &raw mut msg, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut arrived_ns = 0;
+    // SAFETY: the CMSG_* walk stays inside the control buffer the kernel filled (msg_controllen).
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
+        while !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::timespec>());
+                arrived_ns = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
+            }
+            cmsg = libc::CMSG_NXTHDR(&raw const msg, cmsg);
+        }
+    }
+    Ok((n as usize, arrived_ns))
 }
 
 /// An HTTP/1.0 call: the request goes out, the answer is read to the end of the stream.

@@ -73,7 +73,11 @@ pub struct WebSockets {
     links: Vec<Link>,
     /// Bots whose sockets reported readiness (and whether the peer closed), to drive on the next receive.
     pending: Vec<(usize, bool)>,
-    ready: Vec<(u32, Kind, u32, u32)>,
+    /// (bot, kind, start and end in the inbox, when the kernel received it: CLOCK_REALTIME ns, 0 unknown).
+    ready: Vec<(u32, Kind, u32, u32, u64)>,
+    /// CLOCK_MONOTONIC minus CLOCK_REALTIME (ns) at the last receive: turns the kernel's receive
+    /// timestamps into the shared clock.
+    realtime_to_monotonic: i64,
     inbox: Vec<u8>,
     /// Traffic of links already dropped; messages counted as they pass.
     retired: Traffic,
@@ -83,11 +87,21 @@ pub struct WebSockets {
     config: WebSocketConfig,
 }
 
+/// CLOCK_REALTIME in ns (the clock of the kernel's receive timestamps).
+fn realtime_ns() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+}
+
 impl WebSockets {
     fn push(&mut self, bot: usize, kind: Kind, bytes: &[u8]) {
+        self.push_stamped(bot, kind, bytes, 0);
+    }
+
+    /// [`push`](Self::push), with when the kernel received it (CLOCK_REALTIME ns; 0 if unknown).
+    fn push_stamped(&mut self, bot: usize, kind: Kind, bytes: &[u8], arrived_ns: u64) {
         let start = self.inbox.len() as u32;
         self.inbox.extend_from_slice(bytes);
-        self.ready.push((bot as u32, kind, start, self.inbox.len() as u32));
+        self.ready.push((bot as u32, kind, start, self.inbox.len() as u32, arrived_ns));
     }
 
     /// Replaces bot `bot`'s link, keeping the old one's byte counts.
@@ -156,11 +170,11 @@ impl WebSockets {
             match ws.read() {
                 Ok(Message::Binary(b)) => {
                     self.messages_in += 1;
-                    self.push(bot, Kind::Message, &b);
+                    self.push_stamped(bot, Kind::Message, &b, ws.get_ref().arrived_ns);
                 }
                 Ok(Message::Text(t)) => {
                     self.messages_in += 1;
-                    self.push(bot, Kind::Text, t.as_bytes());
+                    self.push_stamped(bot, Kind::Text, t.as_bytes(), ws.get_ref().arrived_ns);
                 }
                 // Pings are answered by tungstenite (flushed below); pongs and raw frames say nothing.
                 Ok(_) => {}
@@ -265,6 +279,7 @@ impl Transport for WebSockets {
             links,
             pending: Vec::new(),
             ready: Vec::new(),
+            realtime_to_monotonic: 0,
             inbox: Vec::new(),
             retired: Traffic::default(),
             messages_in: 0,
@@ -277,6 +292,7 @@ impl Transport for WebSockets {
     fn receive(&mut self) -> (usize, bool) {
         self.ready.clear();
         self.inbox.clear();
+        self.realtime_to_monotonic = aggro_core::clock::monotonic_ns() as i64 - realtime_ns() as i64;
         // What is pending came from the last wait (every loop ends in one) and from links just started.
         let mut pending = std::mem::take(&mut self.pending);
         pending.sort_unstable();
@@ -294,7 +310,7 @@ impl Transport for WebSockets {
     }
 
     fn arrival(&self, k: usize) -> Option<(usize, WsEvent<'_>)> {
-        let &(bot, kind, start, end) = self.ready.get(k)?;
+        let &(bot, kind, start, end, _) = self.ready.get(k)?;
         let bytes = &self.inbox[start as usize..end as usize];
         let event = match kind {
             Kind::Response(status) => WsEvent::Response { status, body: bytes },
@@ -304,6 +320,13 @@ impl Transport for WebSockets {
             Kind::Closed => WsEvent::Closed { why: std::str::from_utf8(bytes).unwrap_or("closed") },
         };
         Some((bot as usize, event))
+    }
+
+    /// A message's time is the kernel's receive timestamp of the last bytes read with it: never earlier
+    /// than the message arrived, and not delayed by how often the swarm looks.
+    fn arrived_us(&self, k: usize) -> Option<u64> {
+        let &(_, _, _, _, arrived_ns) = self.ready.get(k)?;
+        (arrived_ns != 0).then(|| (arrived_ns as i64 + self.realtime_to_monotonic).max(0) as u64 / 1_000)
     }
 
     fn send(&mut self, bot: usize, out: &mut Requests) {
