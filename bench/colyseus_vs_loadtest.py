@@ -96,9 +96,13 @@ for broadcast in (False, True):
         print(f"{n} clients:")
         official = measure("@colyseus/loadtest", ["node", "loadtest-bot.mjs", "--endpoint", "ws://127.0.0.1:PORT", "--room", "battle", "--numClients", str(n)], n, broadcast)
         swarm = [aggro, "arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:PORT", "--ccu", str(n), "--duration", f"{secs + 200:.0f}s", "--quiet"]
-        for label, extra in (("aggro arena swarm", []), ("aggro, --poll-every 1ms", ["--poll-every", "1ms"])):
-            out = f"/tmp/aggro-colyseus-bench-{'broadcast-' if broadcast else ''}{n}{'-poll-1ms' if extra else ''}.json"
+        for label, extra in (("aggro arena swarm", []), ("aggro, --poll-every 0", ["--poll-every", "0"])):
+            out = f"/tmp/aggro-colyseus-bench-{'broadcast-' if broadcast else ''}{n}{'-at-once' if extra else ''}.json"
             ours = measure(label, swarm + extra + ["--out", out], n, broadcast)
+            if broadcast:
+                import json
+                d = json.load(open(out))["totals"][0]["latency"]
+                print(f"  {label}: broadcast delay p50 / p99 {d['p50_ns'] / 1e6:.2f} / {d['p99_ns'] / 1e6:.2f} ms", flush=True)
             if official["per_client_us"] > 0 and ours["per_client_us"] > 0:
                 print(f"  bots per core, {label} ÷ official: {official['per_client_us'] / ours['per_client_us']:.1f}× per client, "
                       f"{official['us_per_move'] / ours['us_per_move']:.1f}× per move delivered; joins per second: {ours['joins_per_s']:.0f} vs {official['joins_per_s']:.1f}")
