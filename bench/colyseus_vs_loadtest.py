@@ -96,8 +96,8 @@ for broadcast in (False, True):
         print(f"{n} clients:")
         official = measure("@colyseus/loadtest", ["node", "loadtest-bot.mjs", "--endpoint", "ws://127.0.0.1:PORT", "--room", "battle", "--numClients", str(n)], n, broadcast)
         swarm = [aggro, "arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:PORT", "--ccu", str(n), "--duration", f"{secs + 200:.0f}s", "--quiet"]
-        for label, extra in (("aggro arena swarm", []), ("aggro, --poll-every 0", ["--poll-every", "0"])):
-            out = f"/tmp/aggro-colyseus-bench-{'broadcast-' if broadcast else ''}{n}{'-at-once' if extra else ''}.json"
+        for label, extra in (("aggro arena swarm", []), ("aggro, --poll-every 1ms", ["--poll-every", "1ms"])):
+            out = f"/tmp/aggro-colyseus-bench-{'broadcast-' if broadcast else ''}{n}{'-poll-1ms' if extra else ''}.json"
             ours = measure(label, swarm + extra + ["--out", out], n, broadcast)
             if broadcast:
                 import json

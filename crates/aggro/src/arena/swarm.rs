@@ -22,11 +22,6 @@ use aggro_core::Share;
 use arena_proto::Secret;
 use std::net::SocketAddr;
 
-/// How often a WebSocket swarm looks at its sockets unless told (`--poll-every`): about a third less CPU
-/// per bot at 500 Colyseus clients than looking at once (docs/BENCHMARKS.md), ticks going out up to this
-/// late (counted from the look), delays still timed at each message's arrival.
-const WEBSOCKET_POLL_EVERY: std::time::Duration = std::time::Duration::from_millis(2);
-
 pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
     let server = match a.behaviour {
         Kind::Colyseus => websocket_address(&a.server)?,
@@ -39,12 +34,9 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
     cfg.connect_rate = a.connect_rate.max(1);
     cfg.seed = a.common.seed;
     cfg.first_client_id = a.first_client_id;
-    cfg.poll_every = match (&a.poll_every, a.behaviour) {
-        (Some(every), _) => crate::args::duration_or_zero(every, "poll-every")?,
-        // WebSocket arrivals carry the kernel's receive timestamp: looking less often costs no precision.
-        (None, Kind::Colyseus) => WEBSOCKET_POLL_EVERY,
-        (None, _) => std::time::Duration::ZERO,
-    };
+    if let Some(every) = &a.poll_every {
+        cfg.poll_every = crate::args::duration_or_zero(every, "poll-every")?;
+    }
     if !(0.0..1.0).contains(&a.receive_loss) {
         return Err(BadInput(format!("--receive-loss: {} is not a fraction in [0, 1)", a.receive_loss)).into());
     }

@@ -128,10 +128,10 @@ pub struct SwarmArgs {
     #[arg(long, default_value_t = 1)]
     pub first_client_id: u64,
     /// Look at the sockets and timers at most once per this long (such as 1ms, or 16ms for a 60 Hz client's
-    /// frame loop): fewer wake-ups, so less CPU per bot, at the price of ticks up to this late and, over UDP,
+    /// frame loop): fewer wake-ups, so less CPU per bot, at the price of ticks up to this late — bots' sends
+    /// then reach the server in bunches, which costs it less than independent clients do — and, over UDP,
     /// delays timed up to this much long (never short); WebSocket messages are timed at their arrival (the
-    /// kernel's receive timestamp) however seldom the swarm looks. Default: 2ms with --mode colyseus, else as
-    /// soon as anything is ready (0).
+    /// kernel's receive timestamp) however seldom the swarm looks. Default: as soon as anything is ready.
     #[arg(long, value_name = "DURATION")]
     pub poll_every: Option<String>,
     #[command(flatten)]
@@ -260,8 +260,9 @@ pub struct ArenaBenchArgs {
     /// First UDP port to use (each run takes the next).
     #[arg(long, default_value_t = 7800)]
     pub port: u16,
-    /// The swarms look at their sockets at most once per this long (`aggro arena swarm --poll-every`; its
-    /// default unless given): less CPU per bot, ticks up to this late, UDP delays timed up to this much long.
+    /// The swarms look at their sockets at most once per this long (`aggro arena swarm --poll-every`): less
+    /// CPU per bot, but sends in bunches the server handles more cheaply than independent clients' — not for
+    /// finding a server's limit.
     #[arg(long, value_name = "DURATION")]
     pub poll_every: Option<String>,
     #[command(flatten)]
