@@ -69,8 +69,8 @@ pub struct SwarmConfig {
     pub drain: Duration,
     /// The swarm looks at its sockets and timers at most once per this long, as a game client's frame
     /// loop does: fewer wake-ups, less CPU per bot. What arrives meanwhile is timed when the kernel received
-    /// it if the transport knows ([`Transport::arrived_us`]: WebSocket), else when looked at, so delays err
-    /// long by up to this much, never short; ticks may go out as late (their lateness is counted from the
+    /// the read that took it if the transport knows ([`Transport::arrived_us`]: WebSocket), else when looked
+    /// at, so delays err long by up to this much, never short; ticks may go out as late (their lateness is counted from the
     /// look that found them due), so sends reach the server in bunches, which it handles more cheaply
     /// than independent clients' (zero: as soon as anything is ready).
     #[serde(serialize_with = "crate::clock::secs")]

@@ -1,23 +1,25 @@
 //! One WebSocket per bot, thousands on one thread: non-blocking TCP sockets in
-//! one epoll set ([`mio`]), the WebSocket protocol by [`tungstenite`] (frames,
+//! one epoll set waited on to the nanosecond ([`readiness`]), the WebSocket protocol by [`tungstenite`] (frames,
 //! masking, pings, close), and one-shot HTTP/1.0 calls beside them (a game
 //! server's matchmaking: Colyseus reserves a seat over HTTP before the socket
 //! opens). A bot asks for [`Request`]s and is handed [`WsEvent`]s.
 
 mod http;
 mod link;
+mod readiness;
 
 use http::parse_answer;
 use link::{Counted, HttpCall, Link};
+use readiness::Readiness;
 
 use super::SwarmConfig;
 use super::transport::Transport;
 use crate::procstat::ProcessGauges;
 use crate::udp::Traffic;
 use mio::net::TcpStream;
-use mio::{Events, Interest, Poll, Token};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::time::Duration;
 use tungstenite::handshake::client::ClientHandshake;
 use tungstenite::protocol::WebSocketConfig;
@@ -68,8 +70,7 @@ enum Kind {
 #[derive(Debug)]
 pub struct WebSockets {
     server: SocketAddr,
-    poll: Poll,
-    events: Events,
+    readiness: Readiness,
     links: Vec<Link>,
     /// Bots whose sockets reported readiness (and whether the peer closed), to drive on the next receive.
     pending: Vec<(usize, bool)>,
@@ -118,9 +119,9 @@ impl WebSockets {
     }
 
     fn connect(&mut self, bot: usize) -> io::Result<Counted> {
-        let mut stream = TcpStream::connect(self.server)?;
+        let stream = TcpStream::connect(self.server)?;
         stream.set_nodelay(true)?;
-        self.poll.registry().register(&mut stream, Token(bot), Interest::READABLE | Interest::WRITABLE)?;
+        self.readiness.register(stream.as_raw_fd(), bot)?;
         Ok(Counted::new(stream))
     }
 
@@ -274,8 +275,7 @@ impl Transport for WebSockets {
         let config = WebSocketConfig::default().read_buffer_size(4096).write_buffer_size(0).max_message_size(Some(16 << 20));
         Ok(Self {
             server: cfg.server,
-            poll: Poll::new()?,
-            events: Events::with_capacity(1024),
+            readiness: Readiness::new(1024)?,
             links,
             pending: Vec::new(),
             ready: Vec::new(),
@@ -323,7 +323,8 @@ impl Transport for WebSockets {
     }
 
     /// A message's time is the kernel's receive timestamp of the last bytes read with it: never earlier
-    /// than the message arrived, and not delayed by how often the swarm looks.
+    /// than the message arrived, nor later than the latest arrival its read took (a read takes what came
+    /// since the last look, so messages read together are timed at the latest one's arrival).
     fn arrived_us(&self, k: usize) -> Option<u64> {
         let &(_, _, _, _, arrived_ns) = self.ready.get(k)?;
         (arrived_ns != 0).then(|| (arrived_ns as i64 + self.realtime_to_monotonic).max(0) as u64 / 1_000)
@@ -340,7 +341,11 @@ impl Transport for WebSockets {
 
     fn wait(&mut self, deadline_us: u64) {
         let now = crate::clock::now_us();
-        self.wait_for(Some(Duration::from_micros(deadline_us.saturating_sub(now))));
+        if let Err(e) = self.readiness.wait(Duration::from_micros(deadline_us.saturating_sub(now)), &mut self.pending)
+            && e.kind() != io::ErrorKind::Interrupted
+        {
+            self.errors += 1;
+        }
     }
 
     fn traffic(&self) -> Traffic {
@@ -361,18 +366,5 @@ impl Transport for WebSockets {
 
     fn take_errors(&mut self) -> u64 {
         std::mem::take(&mut self.errors)
-    }
-}
-
-impl WebSockets {
-    /// Polls the sockets once, for at most `timeout`, noting which bots' sockets are ready.
-    fn wait_for(&mut self, timeout: Option<Duration>) {
-        if let Err(e) = self.poll.poll(&mut self.events, timeout) {
-            if e.kind() != io::ErrorKind::Interrupted {
-                self.errors += 1;
-            }
-            return;
-        }
-        self.pending.extend(self.events.iter().map(|e| (e.token().0, e.is_read_closed() || e.is_error())));
     }
 }
