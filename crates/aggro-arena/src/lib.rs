@@ -4,6 +4,7 @@
 //! # Layout
 //! - [`clock`]: the monotonic clock server and swarm share, precise sleeps, CPU time.
 //! - [`udp`]: a nonblocking socket that receives and sends in batches.
+//! - [`arrival`]: the kernel's receive stamps, on the shared clock.
 //! - [`game`]: the map, the spatial grid and the match (movement, shots, zone).
 //! - [`codec`]: bit codes, actor states and deltas, the game's messages, the client's view.
 //! - [`server`]: the frame loop and its phases, replication, the per-phase profile.
@@ -17,6 +18,7 @@
 //!
 //! The wire protocol underneath is the `arena-proto` crate.
 
+pub mod arrival;
 pub mod clock;
 pub mod codec;
 pub mod fuzzing;

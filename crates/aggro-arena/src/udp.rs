@@ -59,6 +59,10 @@ pub struct BatchSocket {
     rx_len: Vec<usize>,
     rx_from: Vec<libc::sockaddr_storage>,
     rx_count: usize,
+    /// With [`stamp_arrivals`](Self::stamp_arrivals): a control buffer per slot, and each datagram's
+    /// arrival stamp (CLOCK_REALTIME ns, 0 if none) — empty otherwise.
+    rx_control: Vec<crate::arrival::Control>,
+    rx_at: Vec<u64>,
     tx: Vec<u8>,
     tx_msgs: Vec<(usize, usize, SocketAddr)>,
     /// Datagrams the kernel refused to send (buffer full); counted, not retried.
@@ -103,12 +107,27 @@ impl BatchSocket {
             rx_len: vec![0; BATCH],
             rx_from: vec![unsafe { std::mem::zeroed() }; BATCH],
             rx_count: 0,
+            rx_control: Vec::new(),
+            rx_at: Vec::new(),
             tx: Vec::with_capacity(SLOT * BATCH),
             tx_msgs: Vec::with_capacity(BATCH),
             send_failures: 0,
             traffic: Traffic::default(),
             send_call_ns: 0,
         })
+    }
+
+    /// Asks the kernel to stamp each datagram's arrival, read back by [`received_at`](Self::received_at).
+    pub fn stamp_arrivals(&mut self) {
+        crate::arrival::stamp_arrivals(self.sock.as_raw_fd());
+        self.rx_control = vec![Default::default(); BATCH];
+        self.rx_at = vec![0; BATCH];
+    }
+
+    /// When the kernel received the i-th datagram of the last batch (CLOCK_REALTIME ns; 0 unless
+    /// [`stamp_arrivals`](Self::stamp_arrivals) was asked for).
+    pub fn received_at(&self, i: usize) -> u64 {
+        self.rx_at.get(i).copied().unwrap_or(0)
     }
 
     /// Everything received and sent so far.
@@ -137,8 +156,12 @@ impl BatchSocket {
             msgs[i].msg_hdr.msg_iovlen = 1;
             msgs[i].msg_hdr.msg_name = (&raw mut self.rx_from[i]).cast();
             msgs[i].msg_hdr.msg_namelen = size_of::<libc::sockaddr_storage>() as u32;
+            if let Some(control) = self.rx_control.get_mut(i) {
+                crate::arrival::ask_for_stamp(&mut msgs[i].msg_hdr, control);
+            }
         }
-        // SAFETY: every mmsghdr points at an iovec and a sockaddr_storage that live until the call returns.
+        // SAFETY: every mmsghdr points at an iovec, a sockaddr_storage and (when stamping) a control buffer
+        // that live until the call returns.
         let n = unsafe { libc::recvmmsg(self.sock.as_raw_fd(), msgs.as_mut_ptr(), BATCH as u32, libc::MSG_DONTWAIT, std::ptr::null_mut()) };
         if n < 0 {
             let e = io::Error::last_os_error();
@@ -149,6 +172,9 @@ impl BatchSocket {
         for (len, m) in self.rx_len.iter_mut().zip(&msgs[..self.rx_count]) {
             *len = m.msg_len as usize;
             self.traffic.bytes_in += *len as u64;
+        }
+        for (at, m) in self.rx_at.iter_mut().zip(&msgs[..self.rx_count]) {
+            *at = crate::arrival::stamp_of(&m.msg_hdr);
         }
         self.traffic.packets_in += self.rx_count as u64;
         Ok(self.rx_count)

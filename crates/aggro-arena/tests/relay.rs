@@ -114,9 +114,10 @@ fn a_join_burst_with_matchmaking_and_churn_loses_no_one_and_metrics_are_served()
 }
 
 #[test]
-fn a_swarm_looking_every_20ms_times_delays_long_never_short() {
+fn a_swarm_looking_every_20ms_times_events_at_their_arrival() {
     // Looking at its sockets and timers once per 20 ms, the swarm still gets every event, and times each
-    // when it looks: up to 20 ms late, where looking at once times them well under that on loopback.
+    // by the kernel's stamp of the datagram's arrival, not when it looked (timed at the look, half the
+    // events were ~10 ms late or more).
     let at_once = run(40, 4.0, 2.5, rooms_of_four(40, false, true), |_| {}, None);
     let paced = run(40, 4.0, 2.5, rooms_of_four(40, false, true), |sc| sc.poll_every = Duration::from_millis(20), None);
     for r in [&at_once, &paced] {
@@ -125,8 +126,7 @@ fn a_swarm_looking_every_20ms_times_delays_long_never_short() {
         assert!(w.events_received * 100 >= s.events_out * 95, "received {} of {}", w.events_received, s.events_out);
     }
     let (fast, slow) = (&at_once.swarm.delay, &paced.swarm.delay);
-    // An event arrives anywhere in a 20 ms wait: half are timed ~10 ms late or more.
-    assert!(slow.p50_ns >= 4_000_000 && slow.p50_ns > 2 * fast.p50_ns, "paced {slow:?}, at once {fast:?}");
+    assert!(slow.p50_ns > 0 && slow.p50_ns < 4_000_000, "timed at the look, not the arrival: paced {slow:?}, at once {fast:?}");
     assert!(paced.swarm.counters.events_sent * 100 >= at_once.swarm.counters.events_sent * 95, "ticks still went out");
     // Ticks wait for the next look by design: late only from the look that found them due.
     assert!(paced.swarm.timer_lateness.p99_ns < 5_000_000, "tick lateness {:?}", paced.swarm.timer_lateness);

@@ -5,6 +5,7 @@
 
 use super::SwarmConfig;
 use super::transport::Transport;
+use crate::arrival::Clocks;
 use crate::procstat::ProcessGauges;
 use crate::udp::{BATCH, BatchSocket, Traffic};
 use std::net::{Ipv6Addr, SocketAddr};
@@ -29,6 +30,8 @@ pub struct Datagrams {
     slot_to_bot: Vec<u32>,
     /// The last receive's datagrams: (socket, index in its batch, bot, sequence number).
     ready: Vec<(u16, u16, u32, u32)>,
+    /// Turns the kernel's receive stamps into the shared clock; read at each receive.
+    clocks: Clocks,
     errors: u64,
 }
 
@@ -61,14 +64,16 @@ impl Transport for Datagrams {
             (false, false) => SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)),
         };
         let count = if cfg.sockets > 0 { cfg.sockets } else { cfg.bots.div_ceil(512).clamp(1, 8) };
-        let sockets = (0..count).map(|_| BatchSocket::bind(local)).collect::<std::io::Result<Vec<_>>>()?;
+        let mut sockets = (0..count).map(|_| BatchSocket::bind(local)).collect::<std::io::Result<Vec<_>>>()?;
+        sockets.iter_mut().for_each(BatchSocket::stamp_arrivals);
         let pollfds = sockets.iter().map(BatchSocket::pollfd).collect();
-        Ok(Self { server, first_client_id: cfg.first_client_id, bots: cfg.bots, sockets, pollfds, slot_to_bot: Vec::new(), ready: Vec::new(), errors: 0 })
+        Ok(Self { server, first_client_id: cfg.first_client_id, bots: cfg.bots, sockets, pollfds, slot_to_bot: Vec::new(), ready: Vec::new(), clocks: Clocks::default(), errors: 0 })
     }
 
     /// One batch (up to 64 datagrams) from each socket.
     fn receive(&mut self) -> (usize, bool) {
         self.ready.clear();
+        self.clocks = Clocks::now();
         let mut more = false;
         for s in 0..self.sockets.len() {
             let n = match self.sockets[s].recv_batch() {
@@ -96,6 +101,12 @@ impl Transport for Datagrams {
     fn arrival(&self, k: usize) -> Option<(usize, Datagram<'_>)> {
         let &(s, i, bot, seq) = self.ready.get(k)?;
         Some((bot as usize, Datagram { seq, bytes: self.sockets[s as usize].received(i as usize).1 }))
+    }
+
+    /// A datagram's time is the kernel's stamp of its arrival, however late the swarm read it.
+    fn arrived_us(&self, k: usize) -> Option<u64> {
+        let &(s, i, _, _) = self.ready.get(k)?;
+        self.clocks.shared_us(self.sockets[s as usize].received_at(i as usize))
     }
 
     fn send(&mut self, bot: usize, out: &mut Vec<u8>) {

@@ -68,11 +68,12 @@ pub struct SwarmConfig {
     #[serde(serialize_with = "crate::clock::secs")]
     pub drain: Duration,
     /// The swarm looks at its sockets and timers at most once per this long, as a game client's frame
-    /// loop does: fewer wake-ups, less CPU per bot. What arrives meanwhile is timed when the kernel received
-    /// the read that took it if the transport knows ([`Transport::arrived_us`]: WebSocket), else when looked
-    /// at, so delays err long by up to this much, never short; ticks may go out as late (their lateness is counted from the
-    /// look that found them due), so sends reach the server in bunches, which it handles more cheaply
-    /// than independent clients' (zero: as soon as anything is ready).
+    /// loop does: fewer wake-ups, less CPU per bot. What arrives meanwhile is timed by the kernel's stamp of
+    /// its arrival ([`Transport::arrived_us`]: a datagram exactly; a WebSocket message at the arrival of the
+    /// last bytes its read took, so messages read together err long by up to this much, never short); ticks
+    /// may go out as late (their lateness is counted from the look that found them due), so sends reach
+    /// the server in bunches, which it handles more cheaply than independent clients' (zero: as soon as
+    /// anything is ready).
     #[serde(serialize_with = "crate::clock::secs")]
     pub poll_every: Duration,
     #[serde(skip)]

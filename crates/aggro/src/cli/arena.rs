@@ -129,9 +129,9 @@ pub struct SwarmArgs {
     pub first_client_id: u64,
     /// Look at the sockets and timers at most once per this long (such as 1ms, or 16ms for a 60 Hz client's
     /// frame loop): fewer wake-ups, so less CPU per bot, at the price of ticks up to this late — bots' sends
-    /// then reach the server in bunches, which costs it less than independent clients do — and delays
-    /// timed up to this much long (never short): over UDP when looked at, over WebSocket at the kernel's
-    /// receive timestamp of the read that took them. Default: as soon as anything is ready.
+    /// then reach the server in bunches, which costs it less than independent clients do. Arrivals are
+    /// timed by the kernel's receive stamp: a datagram exactly, a WebSocket message at the arrival of the
+    /// last bytes its read took (up to this much long, never short). Default: as soon as anything is ready.
     #[arg(long, value_name = "DURATION")]
     pub poll_every: Option<String>,
     #[command(flatten)]

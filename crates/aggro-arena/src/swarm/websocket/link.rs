@@ -2,6 +2,7 @@
 //! its bytes, and the stage it is at (an HTTP call, connecting, the WebSocket
 //! handshake, open).
 
+use crate::arrival;
 use mio::net::TcpStream;
 use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
@@ -55,49 +56,30 @@ impl Write for Counted {
 }
 
 impl Counted {
-    /// A fresh stream; the kernel is asked to timestamp what it receives.
+    /// A fresh stream; the kernel is asked to stamp what it receives.
     pub(super) fn new(stream: TcpStream) -> Self {
-        let on: libc::c_int = 1;
-        // SAFETY: setsockopt reads a c_int we own; the fd is ours and open. Without it reads carry no
-        // timestamp and arrivals are timed when the swarm looks.
-        unsafe {
-            libc::setsockopt(stream.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, (&raw const on).cast(), size_of::<libc::c_int>() as u32);
-        }
+        arrival::stamp_arrivals(stream.as_raw_fd());
         Self { stream, read: 0, written: 0, arrived_ns: 0, drained: false, closing: false }
     }
 }
 
 /// `recvmsg` into `buf`: the bytes read, and when the kernel received the last of them (CLOCK_REALTIME
-/// ns; 0 if no timestamp came).
+/// ns; 0 if no stamp came).
 fn receive_stamped(stream: &TcpStream, buf: &mut [u8]) -> io::Result<(usize, u64)> {
-    // Room for one control message holding a timespec (CMSG_SPACE, rounded up generously).
-    let mut control = [0u64; 8];
     let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
     // SAFETY: msghdr is plain data; zeroed is a valid empty header, filled in below.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_iov = &raw mut iov;
     msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = size_of_val(&control) as _;
+    let mut control = arrival::Control::default();
+    arrival::ask_for_stamp(&mut msg, &mut control);
     // SAFETY: the iovec points into `buf` and the control buffer into `control`, both alive and as long
     // as stated; the fd is ours and open.
     let n = unsafe { libc::recvmsg(stream.as_raw_fd(), &raw mut msg, 0) };
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
-    let mut arrived_ns = 0;
-    // SAFETY: the CMSG_* walk stays inside the control buffer the kernel filled (msg_controllen).
-    unsafe {
-        let mut cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
-        while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_TIMESTAMPNS {
-                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::timespec>());
-                arrived_ns = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
-            }
-            cmsg = libc::CMSG_NXTHDR(&raw const msg, cmsg);
-        }
-    }
-    Ok((n as usize, arrived_ns))
+    Ok((n as usize, arrival::stamp_of(&msg)))
 }
 
 /// An HTTP/1.0 call: the request goes out, the answer is read to the end of the stream.

@@ -14,6 +14,7 @@ use readiness::Readiness;
 
 use super::SwarmConfig;
 use super::transport::Transport;
+use crate::arrival::Clocks;
 use crate::procstat::ProcessGauges;
 use crate::udp::Traffic;
 use mio::net::TcpStream;
@@ -76,9 +77,8 @@ pub struct WebSockets {
     pending: Vec<(usize, bool)>,
     /// (bot, kind, start and end in the inbox, when the kernel received it: CLOCK_REALTIME ns, 0 unknown).
     ready: Vec<(u32, Kind, u32, u32, u64)>,
-    /// CLOCK_MONOTONIC minus CLOCK_REALTIME (ns) at the last receive: turns the kernel's receive
-    /// timestamps into the shared clock.
-    realtime_to_monotonic: i64,
+    /// Turns the kernel's receive stamps into the shared clock; read at each receive.
+    clocks: Clocks,
     inbox: Vec<u8>,
     /// Traffic of links already dropped; messages counted as they pass.
     retired: Traffic,
@@ -86,11 +86,6 @@ pub struct WebSockets {
     messages_out: u64,
     errors: u64,
     config: WebSocketConfig,
-}
-
-/// CLOCK_REALTIME in ns (the clock of the kernel's receive timestamps).
-fn realtime_ns() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
 }
 
 impl WebSockets {
@@ -279,7 +274,7 @@ impl Transport for WebSockets {
             links,
             pending: Vec::new(),
             ready: Vec::new(),
-            realtime_to_monotonic: 0,
+            clocks: Clocks::default(),
             inbox: Vec::new(),
             retired: Traffic::default(),
             messages_in: 0,
@@ -292,7 +287,7 @@ impl Transport for WebSockets {
     fn receive(&mut self) -> (usize, bool) {
         self.ready.clear();
         self.inbox.clear();
-        self.realtime_to_monotonic = aggro_core::clock::monotonic_ns() as i64 - realtime_ns() as i64;
+        self.clocks = Clocks::now();
         // What is pending came from the last wait (every loop ends in one) and from links just started.
         let mut pending = std::mem::take(&mut self.pending);
         pending.sort_unstable();
@@ -327,7 +322,7 @@ impl Transport for WebSockets {
     /// since the last look, so messages read together are timed at the latest one's arrival).
     fn arrived_us(&self, k: usize) -> Option<u64> {
         let &(_, _, _, _, arrived_ns) = self.ready.get(k)?;
-        (arrived_ns != 0).then(|| (arrived_ns as i64 + self.realtime_to_monotonic).max(0) as u64 / 1_000)
+        self.clocks.shared_us(arrived_ns)
     }
 
     fn send(&mut self, bot: usize, out: &mut Requests) {
