@@ -139,6 +139,11 @@ impl StackDbMmoConn {
     fn get(&self, k: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         self.db.get(k).map_err(self.err())
     }
+
+    /// [`get`](Self::get) of many keys, read together (their memory reads overlap).
+    fn get_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        self.db.get_many(&keys.iter().map(AsRef::as_ref).collect::<Vec<_>>()).map_err(self.err())
+    }
 }
 
 impl StackDbTarget {
@@ -271,15 +276,15 @@ impl MmoConn for StackDbMmoConn {
         let core = decode_core(&core).ok_or_else(|| corrupt("a player"))?;
         let parts = self.get(&key(b'R', id))?.ok_or_else(|| missing(format!("player {id}'s parts")))?;
         let parts = decode_parts(&parts).ok_or_else(|| corrupt("a player's parts"))?;
+        let slots: Vec<_> = (0..core.slot_end).map(|slot| item_key(id, slot)).collect();
         let mut items = Vec::with_capacity(core.item_count as usize);
-        for slot in 0..core.slot_end {
-            if let Some(b) = self.get(&item_key(id, slot))? {
-                items.push(decode_item(&b).ok_or_else(|| corrupt("an item"))?);
-            }
+        for b in self.get_many(&slots)?.into_iter().flatten() {
+            items.push(decode_item(&b).ok_or_else(|| corrupt("an item"))?);
         }
+        let numbers: Vec<_> = (0..core.quest_count).map(|n| quest_key(id, n)).collect();
         let mut quests = Vec::with_capacity(core.quest_count as usize);
-        for n in 0..core.quest_count {
-            let b = self.get(&quest_key(id, n))?.ok_or_else(|| missing(format!("player {id}'s quest {n}")))?;
+        for (n, b) in self.get_many(&numbers)?.into_iter().enumerate() {
+            let b = b.ok_or_else(|| missing(format!("player {id}'s quest {n}")))?;
             quests.push(decode_quest(&b).ok_or_else(|| corrupt("a quest"))?);
         }
         Ok(PlayerGraph { core, parts, items, quests })
@@ -299,9 +304,10 @@ impl MmoConn for StackDbMmoConn {
             Some(b) => decode_ids(&b).ok_or_else(|| corrupt("a guild's member list"))?,
             None => Vec::new(),
         };
+        let cores: Vec<_> = ids.iter().map(|&p| key(b'P', p)).collect();
         let mut members = Vec::with_capacity(ids.len());
-        for p in ids {
-            let b = self.get(&key(b'P', p))?.ok_or_else(|| missing(format!("member {p}")))?;
+        for (p, b) in ids.into_iter().zip(self.get_many(&cores)?) {
+            let b = b.ok_or_else(|| missing(format!("member {p}")))?;
             let core = decode_core(&b).ok_or_else(|| corrupt("a player"))?;
             members.push(Member { player: p, name: core.name, rank: core.rank });
         }
