@@ -68,7 +68,9 @@ fn a_colyseus_sweep_feeds_the_planner() {
         // A move every 100 ms from each bot, each broadcast to the 39 (or 79, in two rooms of 40) others.
         let sent = row["messages_sent_per_s"].as_f64().unwrap();
         assert!((sent - ccu * 10.0).abs() < ccu * 1.5, "{row}");
-        assert!((15.0..=22.0).contains(&row["patches_per_bot_s"].as_f64().unwrap()), "{row}");
+        // A patch goes out each 50 ms in which the state changed. Bots join 1 ms apart and keep that
+        // phase, so 40 bots' moves fill 40 ms of every 100: one patch window or both (seen: 10.0/s).
+        assert!((9.0..=22.0).contains(&row["patches_per_bot_s"].as_f64().unwrap()), "{row}");
         assert!(row["server_cpu_pct"].as_f64().unwrap() > 1.0, "{row}");
         assert_eq!(row["missing"], 0.0, "{row}");
         assert!(row["broadcast_delay"]["count"].as_u64().unwrap() > 0, "{row}");
