@@ -88,8 +88,6 @@ fn server_error(body: &postgres_protocol::message::backend::ErrorResponseBody) -
     StoreError::new(class, format!("db error: {message}"))
 }
 
-/// Appends `i` in decimal (the hot path's integer parameters; `write!`
-/// costs several times as much).
 /// Appends Bind (parameters and results in `format`, each parameter written by `encode`), Execute and Sync
 /// for prepared statement `name`.
 fn encode_bind_execute<P>(out: &mut BytesMut, name: &str, format: i16, params: &[P], encode: impl FnMut(&P, &mut BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>>) -> Result<(), StoreError> {
@@ -119,6 +117,8 @@ pub fn encode_simple(out: &mut BytesMut, sql: &str) -> Result<(), StoreError> {
     frontend::query(sql, out).map_err(io_error)
 }
 
+/// Appends `i` in decimal (the hot path's integer parameters; `write!`
+/// costs several times as much).
 fn push_decimal(buf: &mut BytesMut, i: i64) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
@@ -251,14 +251,6 @@ impl Wire {
         frontend::sync(&mut self.out);
         self.flush().await?;
         self.until_ready().await.map(drop)
-    }
-
-    /// Runs prepared statement `name` with `params` in text format (None is
-    /// NULL); the first row's columns, as text, go to `first_row`.
-    pub async fn execute_text(&mut self, name: &str, params: &[Value], first_row: Option<&mut Vec<Option<String>>>) -> Result<u64, StoreError> {
-        encode_text(&mut self.out, name, params)?;
-        self.flush().await?;
-        self.read_answer(first_row).await
     }
 
     /// Sends requests encoded elsewhere ([`encode_text`], [`encode_simple`]) back to back, leaving `batch`
