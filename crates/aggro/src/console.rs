@@ -14,8 +14,6 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 pub struct Verbosity {
     /// No interval lines or progress bar.
     pub quiet: bool,
-    /// One line per loader per interval too (the seed-001 view).
-    pub per_loader: bool,
 }
 
 /// Prints each interval and keeps its record.
@@ -93,10 +91,9 @@ impl Observer for Console {
         for line in text::interval_lines(&record) {
             self.print(line);
         }
-        if self.verbosity.per_loader {
-            for (i, l) in r.loaders.iter().enumerate() {
-                self.print(text::loader_line(record.end_s, i, &l.ops[0]));
-            }
+        // Loaders' own figures come only when the plan keeps them apart (`--per-loader`, the seed-001 view).
+        for (i, l) in r.loaders.iter().enumerate() {
+            self.print(text::loader_line(record.end_s, i, &l.ops[0]));
         }
         self.intervals.push(record);
     }

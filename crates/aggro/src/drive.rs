@@ -107,7 +107,7 @@ impl Outputs {
         plan.per_loader = exec_args.per_loader;
         Ok(Self {
             plan,
-            verbosity: Verbosity { quiet: exec_args.quiet, per_loader: exec_args.per_loader },
+            verbosity: Verbosity { quiet: exec_args.quiet },
             out: a.out.unwrap_or_else(|| session::default_out(name)),
             exports: a.exports,
             start_at: session::start_at(a.shard.start_at.as_deref())?,

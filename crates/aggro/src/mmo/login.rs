@@ -68,7 +68,7 @@ impl Login {
         };
         let stop = StopHandle::new();
         stop.stop_on_signals();
-        let mut console = Console::new(&OPS, None, Verbosity { quiet: true, per_loader: false });
+        let mut console = Console::new(&OPS, None, Verbosity { quiet: true });
         let started_at = aggro_report::record::now_rfc3339();
         let outcome = aggro_runner::run(&plan, 1, loaders, MonotonicClock::start(), &stop, &mut console).await;
         console.finish();

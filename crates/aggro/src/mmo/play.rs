@@ -92,7 +92,7 @@ impl MmoVisitor for Play {
         println!("{} players logged in, loaded and leased in {fill_s:.2}s", s.players as usize * s.zones.len());
         let stop = StopHandle::new();
         stop.stop_on_signals();
-        let verbosity = Verbosity { quiet: self.quiet || !s.realtime, per_loader: false };
+        let verbosity = Verbosity { quiet: self.quiet || !s.realtime };
         let mut console = Console::new(&OPERATIONS, self.plan.rate.duration_ns(), verbosity);
         session::wait_until(self.start_at).await;
         let started_at = aggro_report::record::now_rfc3339();
