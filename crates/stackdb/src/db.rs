@@ -9,8 +9,7 @@ use crate::heads::{Entry, Heads, MAX_SHARED};
 use crate::page::PAGE;
 use crate::iter::Iter;
 use crate::log::{Batch, BatchKind, Commit, Durability, Log, Record};
-use crate::record::Kind;
-use crate::stack::{LogFile, Step, probe, restack, walk_many};
+use crate::stack::{LogFile, newest_many, probe, restack};
 use crate::storage::{FileBackend, StorageBackend};
 use crate::sweep::Compaction;
 use crate::txn::WriteTxn;
@@ -323,22 +322,12 @@ impl Database {
         // A key its bucket's Bloom word rules out needs no walk.
         let tops: Vec<u64> = entries.iter().zip(&hashes).map(|(e, &h)| if e.may_hold(h) { e.head() } else { 0 }).collect();
         let mut values: Vec<Option<Vec<u8>>> = vec![None; keys.len()];
-        let mut depth = 0;
-        let walked = walk_many(&self.core.log, &tops, |i, r| {
-            depth += 1;
-            if r.key() != keys[i] {
-                return Ok(Step::Down);
-            }
-            if r.header.kind == Kind::Put {
-                values[i] = Some(r.value().to_vec());
-            }
-            Ok(Step::Stop)
-        });
+        let walked = newest_many(&self.core.log, &tops, &mut values, |_, i| keys[i], |values, i, r| values[i] = Some(r.value().to_vec()));
         match walked {
             // A sweep finished and freed the log under a head read before it: one by one, each read again.
             Err(Error::Corrupt { offset, .. }) if offset < self.core.log.floor() => keys.iter().map(|k| self.get(k)).collect(),
             Err(e) => Err(e),
-            Ok(()) => {
+            Ok(depth) => {
                 self.lookups.fetch_add(keys.len() as u64, Relaxed);
                 self.bloom_answers.fetch_add(tops.iter().filter(|&&t| t == 0).count() as u64, Relaxed);
                 self.probes.fetch_add(depth, Relaxed);

@@ -85,6 +85,31 @@ pub(crate) fn walk_many<'l>(
     Ok(())
 }
 
+/// The newest records of many keys, their stacks walked together ([`walk_many`]): key `i`
+/// (`key_of(state, i)`) is looked for in the stack headed by `tops[i]` (0: none to walk), and
+/// `found(state, i, record)` is told its newest record if that is a put (a tombstone or no record
+/// says nothing). Returns how many records were read.
+pub(crate) fn newest_many<'l, 'k, S>(
+    log: &'l LogFile,
+    tops: &[u64],
+    state: &mut S,
+    key_of: impl Fn(&S, usize) -> &'k [u8],
+    mut found: impl FnMut(&mut S, usize, RecordView<'l>),
+) -> Result<u64> {
+    let mut depth = 0;
+    walk_many(log, tops, |i, r| {
+        depth += 1;
+        if r.key() != key_of(state, i) {
+            return Ok(Step::Down);
+        }
+        if r.header.kind == Kind::Put {
+            found(state, i, r);
+        }
+        Ok(Step::Stop)
+    })?;
+    Ok(depth)
+}
+
 /// A live record and its key's hash.
 pub(crate) type Live<'l> = (RecordView<'l>, u64);
 

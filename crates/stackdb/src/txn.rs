@@ -13,8 +13,8 @@ use crate::error::Result;
 use crate::hash::{FastMap, hash};
 use crate::heads::Entry;
 use crate::log::{Commit, Durability};
-use crate::record::{Kind, check_lengths, padded_len};
-use crate::stack::{Step, probe, walk_many};
+use crate::record::{check_lengths, padded_len};
+use crate::stack::{newest_many, probe};
 use std::ops::Range;
 use std::sync::MutexGuard;
 
@@ -185,17 +185,14 @@ impl<'db> WriteTxn<'db> {
                 }
             }
         }
-        let (keys, bytes) = (&mut self.keys, &self.bytes);
-        walk_many(&self.db.core.log, &walks, |i, r| {
-            let k = &mut keys[i];
-            if r.key() != &bytes[k.key.clone()] {
-                return Ok(Step::Down);
-            }
-            if r.header.kind == Kind::Put {
-                k.committed = Committed::Live { offset: r.offset, value_len: r.header.value_len };
-            }
-            Ok(Step::Stop)
-        })?;
+        let bytes = &self.bytes;
+        newest_many(
+            &self.db.core.log,
+            &walks,
+            &mut self.keys,
+            |keys, i| &bytes[keys[i].key.clone()],
+            |keys, i, r| keys[i].committed = Committed::Live { offset: r.offset, value_len: r.header.value_len },
+        )?;
         Ok(places)
     }
 
