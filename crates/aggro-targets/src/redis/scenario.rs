@@ -16,6 +16,9 @@ use std::sync::Arc;
 /// Commands per pipeline of a bulk load.
 const LOAD_PIPELINE: usize = 1_000;
 
+/// The command an `EVAL` goes out as (made once, not per request).
+static EVALSHA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| Value::Text("EVALSHA".into()));
+
 /// One loader's handle on a Redis connection it may share with other loaders ([`Shared`]).
 pub struct RedisScenarioConn {
     commands: Arc<[Command]>,
@@ -51,38 +54,37 @@ fn is_eval(args: &[Value]) -> bool {
     matches!(args.first(), Some(Value::Text(c)) if c.eq_ignore_ascii_case("EVAL")) && args.len() >= 2
 }
 
-impl RedisScenarioConn {
-    /// Sends a step's commands and returns their replies: a script not yet loaded on the connection is
-    /// loaded first, and `EVAL` goes out as `EVALSHA`.
-    async fn send(&mut self, lengths: &[usize], args: &[Value]) -> Result<Vec<Resp>, StoreError> {
-        let Self { pipe, last_script, loading, .. } = self;
-        pipe.request(|batch, loaded| {
-            let mut at = 0;
-            for &len in lengths {
-                let cmd = &args[at..at + len];
-                at += len;
-                if !is_eval(cmd) {
-                    encode_values(batch, len, cmd.iter());
-                    continue;
-                }
-                if last_script.0 != cmd[1] {
-                    *last_script = (cmd[1].clone(), Value::Text(sha1_hex(&cmd[1].to_text())));
-                }
-                let Value::Text(sha) = &last_script.1 else { unreachable!("a SHA-1 is text") };
-                if !loaded.contains(sha) {
-                    loaded.insert(sha.clone());
-                    let load = [Value::Text("SCRIPT".into()), Value::Text("LOAD".into()), cmd[1].clone()];
-                    encode_values(batch, 3, load.iter());
-                    loading.push(sha.clone());
-                }
-                let evalsha = Value::Text("EVALSHA".into());
-                encode_values(batch, len, [&evalsha, &last_script.1].into_iter().chain(&cmd[2..]));
+/// Sends a step's commands on `pipe` and returns their replies: a script not yet loaded on the connection
+/// is loaded first (its SHA-1 noted in `loading`), and `EVAL` goes out as `EVALSHA` (`last_script`: the
+/// last script seen and its SHA-1).
+async fn send(pipe: &mut Pipe<Link>, last_script: &mut (Value, Value), loading: &mut Vec<String>, lengths: &[usize], args: &[Value]) -> Result<Vec<Resp>, StoreError> {
+    pipe.request(|batch, loaded| {
+        let mut at = 0;
+        for &len in lengths {
+            let cmd = &args[at..at + len];
+            at += len;
+            if !is_eval(cmd) {
+                encode_values(batch, len, cmd.iter());
+                continue;
             }
-            loading.len() + lengths.len()
-        })
-        .await
-    }
+            if last_script.0 != cmd[1] {
+                *last_script = (cmd[1].clone(), Value::Text(sha1_hex(&cmd[1].to_text())));
+            }
+            let Value::Text(sha) = &last_script.1 else { unreachable!("a SHA-1 is text") };
+            if !loaded.contains(sha) {
+                loaded.insert(sha.clone());
+                let load = [Value::Text("SCRIPT".into()), Value::Text("LOAD".into()), cmd[1].clone()];
+                encode_values(batch, 3, load.iter());
+                loading.push(sha.clone());
+            }
+            encode_values(batch, len, [&*EVALSHA, &last_script.1].into_iter().chain(&cmd[2..]));
+        }
+        loading.len() + lengths.len()
+    })
+    .await
+}
 
+impl RedisScenarioConn {
     /// Reads a step's replies into `reply`: its last reply's values; the first error fails it.
     fn take(&mut self, replies: Vec<Resp>, commands: usize, reply: &mut Reply) -> Result<(), StoreError> {
         let mut replies = replies.into_iter();
@@ -124,12 +126,13 @@ impl RedisScenarioConn {
 impl ScenarioConn for RedisScenarioConn {
     async fn exec(&mut self, command: usize, args: &[Value], reply: &mut Reply) -> Result<(), StoreError> {
         reply.clear();
-        let commands = Arc::clone(&self.commands);
+        let Self { commands, pipe, last_script, loading } = self;
         let Command::Redis { lengths } = &commands[command] else {
             return Err(StoreError::new(ErrorClass::Data, "a Redis target runs Redis commands only"));
         };
-        let replies = self.send(lengths, args).await.inspect_err(|_| self.loading.clear())?;
-        self.take(replies, lengths.len(), reply)
+        let (sent, count) = (send(pipe, last_script, loading, lengths, args).await, lengths.len());
+        let replies = sent.inspect_err(|_| self.loading.clear())?;
+        self.take(replies, count, reply)
     }
 }
 
