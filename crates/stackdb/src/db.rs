@@ -360,9 +360,11 @@ impl Database {
         lock(&self.core.heads).state.buckets()
     }
 
-    /// Starts the one write transaction; others wait until it commits or drops.
+    /// Starts the one write transaction. It takes the writer at its first read of the store or at
+    /// its commit, whichever comes first, and holds it until it commits or drops; other transactions
+    /// then wait for it.
     pub fn begin_write(&self) -> WriteTxn<'_> {
-        WriteTxn::new(self, lock(&self.core.writer))
+        WriteTxn::new(self)
     }
 
     /// Writes the head table as of the last commit, so the next open replays

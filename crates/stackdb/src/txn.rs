@@ -3,10 +3,19 @@
 //!
 //! A put or delete only notes what it does. The committed state of the keys
 //! written — needed for the live-key and live-byte counts, and to drop a
-//! tombstone for a key that is not there — is looked up at commit for all
-//! of them together, their stacks walked side by side so the memory reads
-//! overlap (`stack::walk_many`), and the records are encoded then, on top
-//! of their buckets' stacks.
+//! tombstone for a key that is not there — is looked up for all of them
+//! together, their stacks walked side by side so the memory reads overlap
+//! (`stack::walk_many`), and the records are encoded at commit, on top of
+//! their buckets' stacks.
+//!
+//! The writer is taken at the transaction's first read of the store or at
+//! its commit, whichever comes first: until then it has only written blindly,
+//! so it is as if it had begun there. Just before taking it, the keys written
+//! so far are looked up without it; once it is held, each of those whose
+//! bucket's head entry (or the table's size) has changed meanwhile is looked
+//! up again. So the walks of a large batch of writes keep no other writer
+//! waiting, and what the commit finally uses was read under the writer or
+//! has not changed since.
 
 use crate::db::{Database, lock};
 use crate::error::Result;
@@ -29,6 +38,15 @@ enum Committed {
     Live { offset: u64, value_len: usize },
 }
 
+/// The head table as a transaction's look-ahead saw it.
+#[derive(Clone, Copy, Debug)]
+struct TableSeen {
+    /// The last commit's sequence number (every change of a head entry is a commit).
+    commit_seq: u64,
+    /// Its size in buckets.
+    buckets: u64,
+}
+
 /// What this transaction has done to a key so far.
 #[derive(Clone, Copy, Debug)]
 enum Current {
@@ -49,6 +67,8 @@ struct KeyState {
     current: Current,
     /// The next key with the same hash (a 64-bit collision), if any.
     same_hash: Option<usize>,
+    /// The key's bucket and that bucket's head entry when `committed` was looked up.
+    place: Option<(u64, Entry)>,
 }
 
 /// A put (with its value's place in the transaction's bytes) or a delete.
@@ -62,7 +82,8 @@ struct Op {
 /// [`WriteTxn::commit`]; dropping it discards them.
 pub struct WriteTxn<'db> {
     db: &'db Database,
-    guard: MutexGuard<'db, ()>,
+    /// The writer, once the transaction has read the store or is committing.
+    guard: Option<MutexGuard<'db, ()>>,
     /// The keys and values of this transaction, back to back.
     bytes: Vec<u8>,
     keys: Vec<KeyState>,
@@ -78,8 +99,8 @@ impl std::fmt::Debug for WriteTxn<'_> {
 }
 
 impl<'db> WriteTxn<'db> {
-    pub(crate) fn new(db: &'db Database, guard: MutexGuard<'db, ()>) -> Self {
-        WriteTxn { db, guard, bytes: Vec::new(), keys: Vec::new(), by_hash: FastMap::default(), ops: Vec::new() }
+    pub(crate) fn new(db: &'db Database) -> Self {
+        WriteTxn { db, guard: None, bytes: Vec::new(), keys: Vec::new(), by_hash: FastMap::default(), ops: Vec::new() }
     }
 
     /// The index of `key`'s state, made on first use.
@@ -97,7 +118,7 @@ impl<'db> WriteTxn<'db> {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(key);
         let i = self.keys.len();
-        self.keys.push(KeyState { key: start..self.bytes.len(), hash: h, committed: Committed::Unknown, current: Current::AsCommitted, same_hash: None });
+        self.keys.push(KeyState { key: start..self.bytes.len(), hash: h, committed: Committed::Unknown, current: Current::AsCommitted, same_hash: None, place: None });
         match last {
             Some(l) => self.keys[l].same_hash = Some(i),
             None => {
@@ -107,20 +128,104 @@ impl<'db> WriteTxn<'db> {
         i
     }
 
-    /// How key `i` stood at the last commit, looked up now if not yet.
+    /// Takes the writer if the transaction does not hold it yet, the keys written so far looked up
+    /// just before and, once it is held, looked up again where their buckets changed meanwhile.
+    fn take_writer(&mut self) -> Result<()> {
+        if self.guard.is_some() {
+            return Ok(());
+        }
+        let seen = self.look_ahead();
+        self.guard = Some(lock(&self.db.core.writer));
+        self.confirm(seen)
+    }
+
+    /// Looks up every key not yet known, without the writer; returns the table as it saw it.
+    /// Walks that meet the log freed under them leave their keys to be looked up with the writer.
+    fn look_ahead(&mut self) -> TableSeen {
+        let unknown: Vec<usize> = (0..self.keys.len()).filter(|&i| self.keys[i].committed == Committed::Unknown).collect();
+        let (seen, places) = {
+            let mut heads = lock(&self.db.core.heads);
+            let seen = TableSeen { commit_seq: heads.state.commit_seq, buckets: heads.state.buckets() };
+            let buckets: Vec<u64> = unknown.iter().map(|&i| heads.state.address(self.keys[i].hash)).collect();
+            let Ok(entries) = heads.entries(&buckets) else { return seen };
+            (seen, buckets.into_iter().zip(entries).collect::<Vec<_>>())
+        };
+        let mut walks = vec![0; self.keys.len()];
+        for (&i, &(bucket, entry)) in unknown.iter().zip(&places) {
+            let k = &mut self.keys[i];
+            k.committed = Committed::Absent;
+            k.place = Some((bucket, entry));
+            if entry.may_hold(k.hash) {
+                walks[i] = entry.head();
+            }
+        }
+        if self.walk(&walks).is_err() {
+            for &i in &unknown {
+                self.keys[i].committed = Committed::Unknown;
+                self.keys[i].place = None;
+            }
+        }
+        seen
+    }
+
+    /// With the writer just taken: forgets what [`look_ahead`](Self::look_ahead) found for each
+    /// key whose bucket's head entry has changed since, or for all if the table's size has. With no
+    /// commit since (every change of an entry is one), nothing has changed.
+    fn confirm(&mut self, then: TableSeen) -> Result<()> {
+        let seen: Vec<usize> = (0..self.keys.len()).filter(|&i| self.keys[i].place.is_some()).collect();
+        if seen.is_empty() {
+            return Ok(());
+        }
+        let now = {
+            let mut heads = lock(&self.db.core.heads);
+            if heads.state.commit_seq == then.commit_seq {
+                return Ok(());
+            }
+            if heads.state.buckets() == then.buckets {
+                let buckets: Vec<u64> = seen.iter().map(|&i| self.keys[i].place.expect("seen").0).collect();
+                Some(heads.entries(&buckets)?)
+            } else {
+                None
+            }
+        };
+        for (n, &i) in seen.iter().enumerate() {
+            let k = &mut self.keys[i];
+            if now.as_ref().is_none_or(|now| Some(now[n]) != k.place.map(|(_, e)| e)) {
+                k.committed = Committed::Unknown;
+                k.place = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// Walks the stacks from `walks` (0: none) side by side, noting each key's newest put.
+    fn walk(&mut self, walks: &[u64]) -> Result<u64> {
+        let bytes = &self.bytes;
+        newest_many(
+            &self.db.core.log,
+            walks,
+            &mut self.keys,
+            |keys, i| &bytes[keys[i].key.clone()],
+            |keys, i, r| keys[i].committed = Committed::Live { offset: r.offset, value_len: r.header.value_len },
+        )
+    }
+
+    /// How key `i` stood at the last commit, looked up now (writer held) if not yet.
     fn committed(&mut self, i: usize) -> Result<Committed> {
+        self.take_writer()?;
         if self.keys[i].committed == Committed::Unknown {
             let h = self.keys[i].hash;
             let key = &self.bytes[self.keys[i].key.clone()];
-            let entry = {
+            let (bucket, entry) = {
                 let mut heads = lock(&self.db.core.heads);
                 let bucket = heads.state.address(h);
-                heads.entry(bucket)?
+                (bucket, heads.entry(bucket)?)
             };
             self.keys[i].committed = match probe(&self.db.core.log, entry, key, h)? {
                 Some((Some(r), _)) => Committed::Live { offset: r.offset, value_len: r.header.value_len },
                 _ => Committed::Absent,
             };
+            self.keys[i].place = Some((bucket, entry));
         }
         Ok(self.keys[i].committed)
     }
@@ -165,35 +270,29 @@ impl<'db> WriteTxn<'db> {
         Ok(())
     }
 
-    /// Looks up, all together, the committed state of every key not yet
-    /// known, and returns every written key's bucket and its committed entry.
+    /// With the writer held: looks up, all together, the committed state of
+    /// every key not yet known, and returns every key's bucket and its
+    /// committed entry.
     fn resolve(&mut self) -> Result<Vec<(u64, Entry)>> {
-        let places = {
+        let missing: Vec<usize> = (0..self.keys.len()).filter(|&i| self.keys[i].place.is_none()).collect();
+        let found = {
             let mut heads = lock(&self.db.core.heads);
-            let buckets: Vec<u64> = self.keys.iter().map(|k| heads.state.address(k.hash)).collect();
+            let buckets: Vec<u64> = missing.iter().map(|&i| heads.state.address(self.keys[i].hash)).collect();
             let entries = heads.entries(&buckets)?;
             buckets.into_iter().zip(entries).collect::<Vec<_>>()
         };
         let mut walks = vec![0; self.keys.len()];
-        for (i, k) in self.keys.iter_mut().enumerate() {
-            if k.committed == Committed::Unknown {
-                // Absent unless a walk meets the key.
-                k.committed = Committed::Absent;
-                let (_, entry) = places[i];
-                if entry.may_hold(k.hash) {
-                    walks[i] = entry.head();
-                }
+        for (&i, &place) in missing.iter().zip(&found) {
+            let k = &mut self.keys[i];
+            k.place = Some(place);
+            // Only a key not yet looked up is missing its place: absent unless a walk meets it.
+            k.committed = Committed::Absent;
+            if place.1.may_hold(k.hash) {
+                walks[i] = place.1.head();
             }
         }
-        let bytes = &self.bytes;
-        newest_many(
-            &self.db.core.log,
-            &walks,
-            &mut self.keys,
-            |keys, i| &bytes[keys[i].key.clone()],
-            |keys, i, r| keys[i].committed = Committed::Live { offset: r.offset, value_len: r.header.value_len },
-        )?;
-        Ok(places)
+        self.walk(&walks)?;
+        Ok(self.keys.iter().map(|k| k.place.expect("every key placed")).collect())
     }
 
     /// Makes every put and delete of this transaction durable (as the
@@ -203,6 +302,7 @@ impl<'db> WriteTxn<'db> {
         if self.ops.is_empty() {
             return Ok(());
         }
+        self.take_writer()?;
         let places = self.resolve()?;
         // Each key's live record length as the operations go, from the committed one.
         let mut live: Vec<Option<usize>> = self
@@ -263,7 +363,7 @@ impl<'db> WriteTxn<'db> {
         // Visible now, durable once synced: the next commit may take the writer meanwhile and share
         // this one's sync, or find it covered by one that started later (group commit). The sweep's
         // copies are synced with the next commit.
-        drop(self.guard);
+        drop(self.guard.take());
         if db.core.options.durability == Durability::Immediate {
             db.core.log.sync_to(end)?;
         }

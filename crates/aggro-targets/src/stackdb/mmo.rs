@@ -318,16 +318,8 @@ impl MmoConn for StackDbMmoConn {
         // A lease with more than half its length left is not rewritten.
         let renew_before = c.now_ms + c.lease_until_ms.saturating_sub(c.now_ms) / 2;
         let mut txn = self.db.begin_write();
-        for p in &c.players {
-            let id = p.core.id;
-            let until = self.fence(&mut txn, id, c.owner)?;
-            txn.put(&key(b'P', id), &encode_core(&p.core)).map_err(self.err())?;
-            if p.release {
-                txn.delete(&key(b'L', id)).map_err(self.err())?;
-            } else if until < renew_before {
-                txn.put(&key(b'L', id), &encode_lease(c.owner, c.lease_until_ms)).map_err(self.err())?;
-            }
-        }
+        // The blind writes first: the transaction takes the writer at its first read (the first
+        // fence), having looked up the keys written so far without it (`stackdb::WriteTxn`).
         // Deletes first: a slot freed and reused within one set holds the new item.
         for i in &c.delete_items {
             txn.delete(&item_key(i.owner, i.slot)).map_err(self.err())?;
@@ -337,6 +329,18 @@ impl MmoConn for StackDbMmoConn {
         }
         for q in &c.new_quests {
             txn.put(&quest_key(q.player, q.seq), &encode_quest(q)).map_err(self.err())?;
+        }
+        for p in &c.players {
+            txn.put(&key(b'P', p.core.id), &encode_core(&p.core)).map_err(self.err())?;
+        }
+        for p in &c.players {
+            let id = p.core.id;
+            let until = self.fence(&mut txn, id, c.owner)?;
+            if p.release {
+                txn.delete(&key(b'L', id)).map_err(self.err())?;
+            } else if until < renew_before {
+                txn.put(&key(b'L', id), &encode_lease(c.owner, c.lease_until_ms)).map_err(self.err())?;
+            }
         }
         for m in &c.guild_moves {
             self.move_member(&mut txn, m)?;
