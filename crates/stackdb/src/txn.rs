@@ -136,36 +136,59 @@ impl<'db> WriteTxn<'db> {
         }
         let seen = self.look_ahead();
         self.guard = Some(lock(&self.db.core.writer));
-        self.confirm(seen)
+        seen.map_or(Ok(()), |seen| self.confirm(seen))
     }
 
-    /// Looks up every key not yet known, without the writer; returns the table as it saw it.
-    /// Walks that meet the log freed under them leave their keys to be looked up with the writer.
-    fn look_ahead(&mut self) -> TableSeen {
-        let unknown: Vec<usize> = (0..self.keys.len()).filter(|&i| self.keys[i].committed == Committed::Unknown).collect();
+    /// The keys not looked up yet.
+    fn unplaced(&self) -> Vec<usize> {
+        (0..self.keys.len()).filter(|&i| self.keys[i].place.is_none()).collect()
+    }
+
+    /// Looks up, all together, how the keys `unplaced` stood at the last commit: their buckets' head
+    /// entries, then their stacks walked side by side. Returns the table as it read it.
+    fn look_up(&mut self, unplaced: &[usize]) -> Result<TableSeen> {
         let (seen, places) = {
             let mut heads = lock(&self.db.core.heads);
             let seen = TableSeen { commit_seq: heads.state.commit_seq, buckets: heads.state.buckets() };
-            let buckets: Vec<u64> = unknown.iter().map(|&i| heads.state.address(self.keys[i].hash)).collect();
-            let Ok(entries) = heads.entries(&buckets) else { return seen };
+            let buckets: Vec<u64> = unplaced.iter().map(|&i| heads.state.address(self.keys[i].hash)).collect();
+            let entries = heads.entries(&buckets)?;
             (seen, buckets.into_iter().zip(entries).collect::<Vec<_>>())
         };
         let mut walks = vec![0; self.keys.len()];
-        for (&i, &(bucket, entry)) in unknown.iter().zip(&places) {
+        for (&i, &place) in unplaced.iter().zip(&places) {
             let k = &mut self.keys[i];
+            k.place = Some(place);
+            // Absent unless a walk meets the key.
             k.committed = Committed::Absent;
-            k.place = Some((bucket, entry));
-            if entry.may_hold(k.hash) {
-                walks[i] = entry.head();
+            if place.1.may_hold(k.hash) {
+                walks[i] = place.1.head();
             }
         }
-        if self.walk(&walks).is_err() {
-            for &i in &unknown {
-                self.keys[i].committed = Committed::Unknown;
-                self.keys[i].place = None;
+        let bytes = &self.bytes;
+        newest_many(
+            &self.db.core.log,
+            &walks,
+            &mut self.keys,
+            |keys, i| &bytes[keys[i].key.clone()],
+            |keys, i, r| keys[i].committed = Committed::Live { offset: r.offset, value_len: r.header.value_len },
+        )?;
+        Ok(seen)
+    }
+
+    /// Looks up the keys not yet known without the writer; returns the table as it saw it. A walk
+    /// that meets the log freed under it leaves them all to be looked up with the writer.
+    fn look_ahead(&mut self) -> Option<TableSeen> {
+        let unplaced = self.unplaced();
+        match self.look_up(&unplaced) {
+            Ok(seen) => Some(seen),
+            Err(_) => {
+                for &i in &unplaced {
+                    self.keys[i].committed = Committed::Unknown;
+                    self.keys[i].place = None;
+                }
+                None
             }
         }
-        seen
     }
 
     /// With the writer just taken: forgets what [`look_ahead`](Self::look_ahead) found for each
@@ -196,18 +219,6 @@ impl<'db> WriteTxn<'db> {
             }
         }
         Ok(())
-    }
-
-    /// Walks the stacks from `walks` (0: none) side by side, noting each key's newest put.
-    fn walk(&mut self, walks: &[u64]) -> Result<u64> {
-        let bytes = &self.bytes;
-        newest_many(
-            &self.db.core.log,
-            walks,
-            &mut self.keys,
-            |keys, i| &bytes[keys[i].key.clone()],
-            |keys, i, r| keys[i].committed = Committed::Live { offset: r.offset, value_len: r.header.value_len },
-        )
     }
 
     /// How key `i` stood at the last commit, looked up now (writer held) if not yet.
@@ -274,25 +285,11 @@ impl<'db> WriteTxn<'db> {
     /// every key not yet known, and returns every key's bucket and its
     /// committed entry.
     fn resolve(&mut self) -> Result<Vec<(u64, Entry)>> {
-        let missing: Vec<usize> = (0..self.keys.len()).filter(|&i| self.keys[i].place.is_none()).collect();
-        let found = {
-            let mut heads = lock(&self.db.core.heads);
-            let buckets: Vec<u64> = missing.iter().map(|&i| heads.state.address(self.keys[i].hash)).collect();
-            let entries = heads.entries(&buckets)?;
-            buckets.into_iter().zip(entries).collect::<Vec<_>>()
-        };
-        let mut walks = vec![0; self.keys.len()];
-        for (&i, &place) in missing.iter().zip(&found) {
-            let k = &mut self.keys[i];
-            k.place = Some(place);
-            // Only a key not yet looked up is missing its place: absent unless a walk meets it.
-            k.committed = Committed::Absent;
-            if place.1.may_hold(k.hash) {
-                walks[i] = place.1.head();
-            }
+        let unplaced = self.unplaced();
+        if !unplaced.is_empty() {
+            self.look_up(&unplaced)?;
         }
-        self.walk(&walks)?;
-        Ok(self.keys.iter().map(|k| k.place.expect("every key placed")).collect())
+        Ok(self.keys.iter().map(|k| k.place.expect("every key looked up")).collect())
     }
 
     /// Makes every put and delete of this transaction durable (as the

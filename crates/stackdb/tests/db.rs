@@ -3,7 +3,7 @@
 use stackdb::log::BatchKind;
 use stackdb::{Backends, Compaction, Database, Durability, Error, MemBackend, Options};
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 /// The three in-memory files of a database, kept so a test can crash them.
 #[derive(Clone)]
@@ -11,11 +11,23 @@ struct Disk {
     log: Arc<MemBackend>,
     heads: Arc<MemBackend>,
     doublewrite: Arc<MemBackend>,
+    /// Held shared by every change to the files, exclusively by a crash: a power cut is one instant
+    /// for all three.
+    gate: Arc<RwLock<()>>,
 }
 
 impl Disk {
     fn new() -> Disk {
-        Disk { log: Arc::new(MemBackend::new()), heads: Arc::new(MemBackend::new()), doublewrite: Arc::new(MemBackend::new()) }
+        Disk::of(Arc::new(MemBackend::new()), Arc::new(MemBackend::new()), Arc::new(MemBackend::new()))
+    }
+
+    fn of(log: Arc<MemBackend>, heads: Arc<MemBackend>, doublewrite: Arc<MemBackend>) -> Disk {
+        Disk { log, heads, doublewrite, gate: Arc::new(RwLock::new(())) }
+    }
+
+    /// One of the files as the database sees it, its changes gated.
+    fn gated(&self, file: &Arc<MemBackend>) -> Box<Gated> {
+        Box::new(Gated { file: Arc::clone(file), gate: Arc::clone(&self.gate) })
     }
 
     fn open(&self, options: &Options) -> Database {
@@ -23,11 +35,7 @@ impl Disk {
     }
 
     fn try_open(&self, options: &Options) -> Result<Database, Error> {
-        let backends = Backends {
-            log: Box::new(Arc::clone(&self.log)),
-            heads: Box::new(Arc::clone(&self.heads)),
-            doublewrite: Box::new(Arc::clone(&self.doublewrite)),
-        };
+        let backends = Backends { log: self.gated(&self.log), heads: self.gated(&self.heads), doublewrite: self.gated(&self.doublewrite) };
         Database::open_with(backends, options.clone())
     }
 
@@ -46,7 +54,46 @@ impl Disk {
                 }),
             })
         };
-        Disk { log: cut(&self.log, rng), heads: cut(&self.heads, rng), doublewrite: cut(&self.doublewrite, rng) }
+        // One instant for all three files, though the database's threads may be writing them.
+        let _instant = self.gate.write().unwrap_or_else(|e| e.into_inner());
+        Disk::of(cut(&self.log, rng), cut(&self.heads, rng), cut(&self.doublewrite, rng))
+    }
+}
+
+/// A file of a [`Disk`]: writes, syncs and holes wait while the disk is being crashed.
+struct Gated {
+    file: Arc<MemBackend>,
+    gate: Arc<RwLock<()>>,
+}
+
+impl Gated {
+    fn change<T>(&self, f: impl FnOnce(&MemBackend) -> T) -> T {
+        let _open = self.gate.read().unwrap_or_else(|e| e.into_inner());
+        f(&self.file)
+    }
+}
+
+impl stackdb::StorageBackend for Gated {
+    fn len(&self) -> std::io::Result<u64> {
+        self.file.len()
+    }
+    fn read(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.file.read(offset, buf)
+    }
+    fn write(&self, offset: u64, data: &[u8]) -> std::io::Result<()> {
+        self.change(|f| f.write(offset, data))
+    }
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        self.change(|f| f.set_len(len))
+    }
+    fn sync_data(&self) -> std::io::Result<()> {
+        self.change(|f| f.sync_data())
+    }
+    fn discard(&self, offset: u64, len: u64) -> std::io::Result<()> {
+        self.change(|f| f.discard(offset, len))
+    }
+    fn allocated(&self) -> std::io::Result<u64> {
+        self.file.allocated()
     }
 }
 
