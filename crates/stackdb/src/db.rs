@@ -314,13 +314,9 @@ impl Database {
     /// each other (a player's items, a guild's members).
     pub fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>> {
         let hashes: Vec<u64> = keys.iter().map(|k| hash(k)).collect();
-        let entries = {
-            let mut heads = lock(&self.core.heads);
-            let buckets: Vec<u64> = hashes.iter().map(|&h| heads.state.address(h)).collect();
-            heads.entries(&buckets)?
-        };
+        let places = lock(&self.core.heads).places(hashes.iter().copied())?;
         // A key its bucket's Bloom word rules out needs no walk.
-        let tops: Vec<u64> = entries.iter().zip(&hashes).map(|(e, &h)| if e.may_hold(h) { e.head() } else { 0 }).collect();
+        let tops: Vec<u64> = places.iter().zip(&hashes).map(|(&(_, e), &h)| if e.may_hold(h) { e.head() } else { 0 }).collect();
         let mut values: Vec<Option<Vec<u8>>> = vec![None; keys.len()];
         let walked = newest_many(&self.core.log, &tops, &mut values, |_, i| keys[i], |values, i, r| values[i] = Some(r.value().to_vec()));
         match walked {

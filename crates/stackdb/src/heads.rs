@@ -317,6 +317,13 @@ impl Heads {
         Ok(page::read_entry(self.disk_page(page_no)?, slot))
     }
 
+    /// The bucket each of `hashes` addresses now, with its entry (read as [`entries`](Self::entries)).
+    pub fn places(&mut self, hashes: impl IntoIterator<Item = u64>) -> Result<Vec<(u64, Entry)>> {
+        let buckets: Vec<u64> = hashes.into_iter().map(|h| self.state.address(h)).collect();
+        let entries = self.entries(&buckets)?;
+        Ok(buckets.into_iter().zip(entries).collect())
+    }
+
     /// The entries of `buckets`, all asked of the CPU's cache before the
     /// first is read, so their memory reads overlap.
     pub fn entries(&mut self, buckets: &[u64]) -> Result<Vec<Entry>> {

@@ -23,19 +23,26 @@ use crate::hash::{FastMap, hash};
 use crate::heads::Entry;
 use crate::log::{Commit, Durability};
 use crate::record::{check_lengths, padded_len};
-use crate::stack::{newest_many, probe};
+use crate::stack::newest_many;
 use std::ops::Range;
 use std::sync::MutexGuard;
 
 /// How a key stood at the last commit.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Committed {
-    /// Not looked up yet.
-    Unknown,
     /// No record, or its newest is a tombstone.
     Absent,
     /// Its newest record is a put at this log offset, with a value this long.
     Live { offset: u64, value_len: usize },
+}
+
+/// How a key stood at the last commit, and where it was looked up: its bucket and that bucket's
+/// head entry then.
+#[derive(Clone, Copy, Debug)]
+struct Found {
+    committed: Committed,
+    bucket: u64,
+    entry: Entry,
 }
 
 /// The head table as a transaction's look-ahead saw it.
@@ -63,12 +70,11 @@ enum Current {
 struct KeyState {
     key: Range<usize>,
     hash: u64,
-    committed: Committed,
     current: Current,
     /// The next key with the same hash (a 64-bit collision), if any.
     same_hash: Option<usize>,
-    /// The key's bucket and that bucket's head entry when `committed` was looked up.
-    place: Option<(u64, Entry)>,
+    /// How it stood at the last commit, once looked up.
+    found: Option<Found>,
 }
 
 /// A put (with its value's place in the transaction's bytes) or a delete.
@@ -118,7 +124,7 @@ impl<'db> WriteTxn<'db> {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(key);
         let i = self.keys.len();
-        self.keys.push(KeyState { key: start..self.bytes.len(), hash: h, committed: Committed::Unknown, current: Current::AsCommitted, same_hash: None, place: None });
+        self.keys.push(KeyState { key: start..self.bytes.len(), hash: h, current: Current::AsCommitted, same_hash: None, found: None });
         match last {
             Some(l) => self.keys[l].same_hash = Some(i),
             None => {
@@ -140,37 +146,36 @@ impl<'db> WriteTxn<'db> {
     }
 
     /// The keys not looked up yet.
-    fn unplaced(&self) -> Vec<usize> {
-        (0..self.keys.len()).filter(|&i| self.keys[i].place.is_none()).collect()
+    fn unknown(&self) -> Vec<usize> {
+        (0..self.keys.len()).filter(|&i| self.keys[i].found.is_none()).collect()
     }
 
-    /// Looks up, all together, how the keys `unplaced` stood at the last commit: their buckets' head
+    /// Looks up, all together, how the keys `unknown` stood at the last commit: their buckets' head
     /// entries, then their stacks walked side by side. Returns the table as it read it.
-    fn look_up(&mut self, unplaced: &[usize]) -> Result<TableSeen> {
+    fn look_up(&mut self, unknown: &[usize]) -> Result<TableSeen> {
         let (seen, places) = {
             let mut heads = lock(&self.db.core.heads);
             let seen = TableSeen { commit_seq: heads.state.commit_seq, buckets: heads.state.buckets() };
-            let buckets: Vec<u64> = unplaced.iter().map(|&i| heads.state.address(self.keys[i].hash)).collect();
-            let entries = heads.entries(&buckets)?;
-            (seen, buckets.into_iter().zip(entries).collect::<Vec<_>>())
+            (seen, heads.places(unknown.iter().map(|&i| self.keys[i].hash))?)
         };
-        let mut walks = vec![0; self.keys.len()];
-        for (&i, &place) in unplaced.iter().zip(&places) {
+        let mut tops = Vec::with_capacity(unknown.len());
+        for (&i, &(bucket, entry)) in unknown.iter().zip(&places) {
             let k = &mut self.keys[i];
-            k.place = Some(place);
             // Absent unless a walk meets the key.
-            k.committed = Committed::Absent;
-            if place.1.may_hold(k.hash) {
-                walks[i] = place.1.head();
-            }
+            k.found = Some(Found { committed: Committed::Absent, bucket, entry });
+            tops.push(if entry.may_hold(k.hash) { entry.head() } else { 0 });
         }
         let bytes = &self.bytes;
         newest_many(
             &self.db.core.log,
-            &walks,
+            &tops,
             &mut self.keys,
-            |keys, i| &bytes[keys[i].key.clone()],
-            |keys, i, r| keys[i].committed = Committed::Live { offset: r.offset, value_len: r.header.value_len },
+            |keys, n| &bytes[keys[unknown[n]].key.clone()],
+            |keys, n, r| {
+                if let Some(found) = &mut keys[unknown[n]].found {
+                    found.committed = Committed::Live { offset: r.offset, value_len: r.header.value_len };
+                }
+            },
         )?;
         Ok(seen)
     }
@@ -178,13 +183,12 @@ impl<'db> WriteTxn<'db> {
     /// Looks up the keys not yet known without the writer; returns the table as it saw it. A walk
     /// that meets the log freed under it leaves them all to be looked up with the writer.
     fn look_ahead(&mut self) -> Option<TableSeen> {
-        let unplaced = self.unplaced();
-        match self.look_up(&unplaced) {
+        let unknown = self.unknown();
+        match self.look_up(&unknown) {
             Ok(seen) => Some(seen),
             Err(_) => {
-                for &i in &unplaced {
-                    self.keys[i].committed = Committed::Unknown;
-                    self.keys[i].place = None;
+                for &i in &unknown {
+                    self.keys[i].found = None;
                 }
                 None
             }
@@ -195,7 +199,7 @@ impl<'db> WriteTxn<'db> {
     /// key whose bucket's head entry has changed since, or for all if the table's size has. With no
     /// commit since (every change of an entry is one), nothing has changed.
     fn confirm(&mut self, then: TableSeen) -> Result<()> {
-        let seen: Vec<usize> = (0..self.keys.len()).filter(|&i| self.keys[i].place.is_some()).collect();
+        let seen: Vec<(usize, Found)> = self.keys.iter().enumerate().filter_map(|(i, k)| k.found.map(|f| (i, f))).collect();
         if seen.is_empty() {
             return Ok(());
         }
@@ -204,18 +208,15 @@ impl<'db> WriteTxn<'db> {
             if heads.state.commit_seq == then.commit_seq {
                 return Ok(());
             }
-            if heads.state.buckets() == then.buckets {
-                let buckets: Vec<u64> = seen.iter().map(|&i| self.keys[i].place.expect("seen").0).collect();
-                Some(heads.entries(&buckets)?)
-            } else {
+            if heads.state.buckets() != then.buckets {
                 None
+            } else {
+                Some(heads.entries(&seen.iter().map(|(_, f)| f.bucket).collect::<Vec<_>>())?)
             }
         };
-        for (n, &i) in seen.iter().enumerate() {
-            let k = &mut self.keys[i];
-            if now.as_ref().is_none_or(|now| Some(now[n]) != k.place.map(|(_, e)| e)) {
-                k.committed = Committed::Unknown;
-                k.place = None;
+        for (n, &(i, f)) in seen.iter().enumerate() {
+            if now.as_ref().is_none_or(|now| now[n] != f.entry) {
+                self.keys[i].found = None;
             }
         }
         Ok(())
@@ -224,21 +225,10 @@ impl<'db> WriteTxn<'db> {
     /// How key `i` stood at the last commit, looked up now (writer held) if not yet.
     fn committed(&mut self, i: usize) -> Result<Committed> {
         self.take_writer()?;
-        if self.keys[i].committed == Committed::Unknown {
-            let h = self.keys[i].hash;
-            let key = &self.bytes[self.keys[i].key.clone()];
-            let (bucket, entry) = {
-                let mut heads = lock(&self.db.core.heads);
-                let bucket = heads.state.address(h);
-                (bucket, heads.entry(bucket)?)
-            };
-            self.keys[i].committed = match probe(&self.db.core.log, entry, key, h)? {
-                Some((Some(r), _)) => Committed::Live { offset: r.offset, value_len: r.header.value_len },
-                _ => Committed::Absent,
-            };
-            self.keys[i].place = Some((bucket, entry));
+        if self.keys[i].found.is_none() {
+            self.look_up(&[i])?;
         }
-        Ok(self.keys[i].committed)
+        Ok(self.keys[i].found.expect("looked up").committed)
     }
 
     /// The value of `key` as this transaction sees it: its own puts and
@@ -271,7 +261,7 @@ impl<'db> WriteTxn<'db> {
         let i = self.slot(key);
         let absent = match self.keys[i].current {
             Current::Deleted => true,
-            Current::AsCommitted => self.keys[i].committed == Committed::Absent,
+            Current::AsCommitted => self.keys[i].found.is_some_and(|f| f.committed == Committed::Absent),
             Current::Written(_) => false,
         };
         if !absent {
@@ -281,15 +271,14 @@ impl<'db> WriteTxn<'db> {
         Ok(())
     }
 
-    /// With the writer held: looks up, all together, the committed state of
-    /// every key not yet known, and returns every key's bucket and its
-    /// committed entry.
-    fn resolve(&mut self) -> Result<Vec<(u64, Entry)>> {
-        let unplaced = self.unplaced();
-        if !unplaced.is_empty() {
-            self.look_up(&unplaced)?;
+    /// With the writer held: looks up, all together, how every key not yet
+    /// known stood at the last commit.
+    fn resolve(&mut self) -> Result<()> {
+        let unknown = self.unknown();
+        if !unknown.is_empty() {
+            self.look_up(&unknown)?;
         }
-        Ok(self.keys.iter().map(|k| k.place.expect("every key looked up")).collect())
+        Ok(())
     }
 
     /// Makes every put and delete of this transaction durable (as the
@@ -300,14 +289,15 @@ impl<'db> WriteTxn<'db> {
             return Ok(());
         }
         self.take_writer()?;
-        let places = self.resolve()?;
+        self.resolve()?;
+        let found = |k: &KeyState| k.found.expect("every key looked up");
         // Each key's live record length as the operations go, from the committed one.
         let mut live: Vec<Option<usize>> = self
             .keys
             .iter()
-            .map(|k| match k.committed {
+            .map(|k| match found(k).committed {
                 Committed::Live { value_len, .. } => Some(padded_len(k.key.len(), value_len)),
-                _ => None,
+                Committed::Absent => None,
             })
             .collect();
         let mut batch = db.core.log.batch();
@@ -315,8 +305,8 @@ impl<'db> WriteTxn<'db> {
         let (mut records_delta, mut bytes_delta) = (0i64, 0i64);
         for op in &self.ops {
             let k = &self.keys[op.key];
-            let (bucket, committed) = places[op.key];
-            let top = touched.get(&bucket).copied().unwrap_or(committed);
+            let Found { bucket, entry, .. } = found(k);
+            let top = touched.get(&bucket).copied().unwrap_or(entry);
             let key = &self.bytes[k.key.clone()];
             let old = live[op.key];
             let offset = match &op.value {

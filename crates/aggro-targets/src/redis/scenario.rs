@@ -130,8 +130,8 @@ impl ScenarioConn for RedisScenarioConn {
         let Command::Redis { lengths } = &commands[command] else {
             return Err(StoreError::new(ErrorClass::Data, "a Redis target runs Redis commands only"));
         };
-        let (sent, count) = (send(pipe, last_script, loading, lengths, args).await, lengths.len());
-        let replies = sent.inspect_err(|_| self.loading.clear())?;
+        let count = lengths.len();
+        let replies = send(pipe, last_script, loading, lengths, args).await.inspect_err(|_| loading.clear())?;
         self.take(replies, count, reply)
     }
 }
