@@ -12,8 +12,8 @@
 //! its commit, whichever comes first: until then it has only written blindly,
 //! so it is as if it had begun there. Just before taking it, the keys written
 //! so far are looked up without it; once it is held, each of those whose
-//! bucket's head entry (or the table's size) has changed meanwhile is looked
-//! up again. So the walks of a large batch of writes keep no other writer
+//! place has changed meanwhile — the bucket its hash addresses (the table
+//! grew past it) or that bucket's head entry — is looked up again. So the walks of a large batch of writes keep no other writer
 //! waiting, and what the commit finally uses was read under the writer or
 //! has not changed since.
 
@@ -45,13 +45,11 @@ struct Found {
     entry: Entry,
 }
 
-/// The head table as a transaction's look-ahead saw it.
+/// The last commit's sequence number when a transaction's look-ahead read the head table (every
+/// change of a head entry is a commit).
 #[derive(Clone, Copy, Debug)]
 struct TableSeen {
-    /// The last commit's sequence number (every change of a head entry is a commit).
     commit_seq: u64,
-    /// Its size in buckets.
-    buckets: u64,
 }
 
 /// What this transaction has done to a key so far.
@@ -155,7 +153,7 @@ impl<'db> WriteTxn<'db> {
     fn look_up(&mut self, unknown: &[usize]) -> Result<TableSeen> {
         let (seen, places) = {
             let mut heads = lock(&self.db.core.heads);
-            let seen = TableSeen { commit_seq: heads.state.commit_seq, buckets: heads.state.buckets() };
+            let seen = TableSeen { commit_seq: heads.state.commit_seq };
             (seen, heads.places(unknown.iter().map(|&i| self.keys[i].hash))?)
         };
         let mut tops = Vec::with_capacity(unknown.len());
@@ -196,8 +194,10 @@ impl<'db> WriteTxn<'db> {
     }
 
     /// With the writer just taken: forgets what [`look_ahead`](Self::look_ahead) found for each
-    /// key whose bucket's head entry has changed since, or for all if the table's size has. With no
-    /// commit since (every change of an entry is one), nothing has changed.
+    /// key whose place has changed since — the bucket its hash addresses now (a split moved it) or
+    /// that bucket's head entry. A key's records all lie in its bucket's stack, so a commit that
+    /// left both as they were left the key as it was; splits of other buckets do not matter. With
+    /// no commit since (every change of an entry is one), nothing has changed.
     fn confirm(&mut self, then: TableSeen) -> Result<()> {
         let seen: Vec<(usize, Found)> = self.keys.iter().enumerate().filter_map(|(i, k)| k.found.map(|f| (i, f))).collect();
         if seen.is_empty() {
@@ -208,14 +208,10 @@ impl<'db> WriteTxn<'db> {
             if heads.state.commit_seq == then.commit_seq {
                 return Ok(());
             }
-            if heads.state.buckets() != then.buckets {
-                None
-            } else {
-                Some(heads.entries(&seen.iter().map(|(_, f)| f.bucket).collect::<Vec<_>>())?)
-            }
+            heads.places(seen.iter().map(|&(i, _)| self.keys[i].hash))?
         };
-        for (n, &(i, f)) in seen.iter().enumerate() {
-            if now.as_ref().is_none_or(|now| now[n] != f.entry) {
+        for (&(i, f), place) in seen.iter().zip(now) {
+            if place != (f.bucket, f.entry) {
                 self.keys[i].found = None;
             }
         }
