@@ -13,9 +13,10 @@
 //! so it is as if it had begun there. Just before taking it, the keys written
 //! so far are looked up without it; once it is held, each of those whose
 //! place has changed meanwhile — the bucket its hash addresses (the table
-//! grew past it) or that bucket's head entry — is looked up again. So the walks of a large batch of writes keep no other writer
-//! waiting, and what the commit finally uses was read under the writer or
-//! has not changed since.
+//! grew past it) or that bucket's head entry — is looked up again. So the
+//! walks of a large batch of writes keep no other writer waiting, and what
+//! the commit finally uses was read under the writer or has not changed
+//! since.
 
 use crate::db::{Database, lock};
 use crate::error::Result;
@@ -133,7 +134,7 @@ impl<'db> WriteTxn<'db> {
     }
 
     /// Takes the writer if the transaction does not hold it yet, the keys written so far looked up
-    /// just before and, once it is held, looked up again where their buckets changed meanwhile.
+    /// just before and, once it is held, looked up again where their places changed meanwhile.
     fn take_writer(&mut self) -> Result<()> {
         if self.guard.is_some() {
             return Ok(());
