@@ -20,7 +20,9 @@ use std::sync::Arc;
 /// and is paced to finish by the time the log has grown by
 /// (1 + `pace`) × the live bytes: its own copies plus `pace` × live of new
 /// writes. So the log stays under about (`trigger` + 1 + `pace`) × live, and
-/// each byte written costs about 1 + 1 / (`trigger` − 1) bytes of log.
+/// each byte written costs about 1 + 1 / (`trigger` − 1) bytes of log. A sweep
+/// ends with the log (1 + `pace`) × live above its new floor, so `pace` must be
+/// below `trigger` − 1, or the next sweep would begin overdue.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Compaction {
     /// Span of the log, in multiples of the live bytes, that starts a sweep
@@ -51,6 +53,15 @@ impl Compaction {
         if !sound {
             return Err(Error::InvalidOption(format!(
                 "compaction trigger must exceed 1 and pace must be positive (got trigger {}, pace {})",
+                self.trigger, self.pace
+            )));
+        }
+        // A sweep ends with the log (1 + pace) × live above its new floor: at or past the trigger the
+        // next sweep begins overdue, and commits sweep a large part of the table with the writer held
+        // (MMO zones with pace 1.5 and 2 at trigger 2: single periods of 1.7 and 1.9 s).
+        if self.pace >= self.trigger - 1.0 {
+            return Err(Error::InvalidOption(format!(
+                "compaction pace must be below trigger - 1 (got trigger {}, pace {}): a sweep grows the log by (1 + pace) × the live bytes, so it would end past the trigger and the next would begin overdue",
                 self.trigger, self.pace
             )));
         }

@@ -381,6 +381,9 @@ fn impossible_options_are_refused() {
     assert!(too_shared.contains("shared_splits is at most 7"), "{too_shared}");
     let no_trigger = refused(Options { compaction: Compaction { trigger: 1.0, ..Compaction::default() }, ..small(Durability::Immediate) });
     assert!(no_trigger.contains("trigger"), "{no_trigger}");
+    // A sweep that grows the log past the trigger before it ends leaves the next one overdue.
+    let too_slow = refused(Options { compaction: Compaction { trigger: 2.0, pace: 1.0, min_log_bytes: 4096 }, ..small(Durability::Immediate) });
+    assert!(too_slow.contains("pace must be below trigger - 1"), "{too_slow}");
 }
 
 /// A growing table splits consecutive buckets the same way (sharing, or copying once shared), so a
