@@ -97,8 +97,10 @@ fn fifty_bots_join_move_get_patches_at_the_patch_rate_and_every_broadcast() {
 /// A swarm that looks at its sockets only every 20 ms still times each broadcast by when the kernel received
 /// it (its receive timestamp), not when the swarm looked. Timed at the look, the median delay was 20.6 ms.
 /// A read takes everything that arrived since the last look and carries the timestamp of its last
-/// segment, so messages read together are timed at the latest one's arrival (measured: p50 3–4.5 ms,
-/// p95 up to 33 ms) — better than the look, not exact: hence the bound at half the look-time median.
+/// segment, so messages read together are timed at the latest one's arrival — better than the look, not
+/// exact. With the bots' sends at spread phases (each at its own join moment) a bot's socket holds ~4
+/// messages a look, and the median delay measured 3.5–7.9 ms (4.5 ms when joins came on exact 1 ms
+/// slots): hence the bound well below the look-time median.
 #[test]
 fn broadcasts_are_timed_at_their_arrival_however_seldom_the_swarm_looks() {
     let Some(server) = Reference::start(20) else { return };
@@ -109,7 +111,7 @@ fn broadcasts_are_timed_at_their_arrival_however_seldom_the_swarm_looks() {
     let c = &w.counters;
     assert_eq!(c.events_received, c.events_sent * 19, "{c:?}");
     assert_eq!(w.delay.count, c.events_received);
-    assert!(w.delay.p50_ns < 10_000_000, "timed at the look, not the arrival: {:?}", w.delay);
+    assert!(w.delay.p50_ns < 13_000_000, "timed at the look, not the arrival: {:?}", w.delay);
 }
 
 #[test]

@@ -217,6 +217,15 @@ impl<B: Behaviour> std::fmt::Debug for Swarm<B> {
 /// Arrivals handed to bots between two looks at the tick timers.
 const TICKS_EVERY: usize = 8;
 
+/// The random stream of the bots' join moments (a bot's own stream is numbered by its client id, which
+/// never comes this far).
+const JOIN_MOMENTS: u64 = u64::MAX;
+
+/// When bot `i` joins, from the swarm's start: at a random moment of its own slot of `gap` µs.
+fn join_moment(i: u64, gap: u64, rng: &mut Rng) -> u64 {
+    i * gap + rng.range_inclusive(0, gap.saturating_sub(1))
+}
+
 impl<B: Behaviour> Swarm<B> {
     /// Opens the transport; nothing is sent yet.
     pub fn new(cfg: SwarmConfig, behaviour: B) -> std::io::Result<Self> {
@@ -253,11 +262,15 @@ impl<B: Behaviour> Swarm<B> {
         let period = (self.cfg.tick_every.as_micros() as u64).max(1);
         let connect_gap = 1_000_000 / self.cfg.connect_rate.max(1) as u64;
         self.generation = vec![0; self.cfg.bots];
+        // Bots join at the connect rate, each at a random moment of its own slot, and tick from there,
+        // so their ticks spread over the period as independent players' do: slots' starts alone put
+        // every bot on one phase whenever the gap is a multiple of the period (10 joins a second, a
+        // move every 100 ms), and in 1 ms bunches at 1,000 a second.
+        let mut moments = Rng::stream(self.cfg.seed, JOIN_MOMENTS);
         for i in 0..self.cfg.bots {
             let b = self.make_bot(i, start);
             self.bots.push(b);
-            // Bots join at the connect rate; each one's ticks are spread over the period.
-            self.timers.push(Reverse((start + i as u64 * connect_gap, i as u32)));
+            self.timers.push(Reverse((start + join_moment(i as u64, connect_gap, &mut moments), i as u32)));
         }
         let end = start + self.cfg.duration.as_micros() as u64;
         let quiet_from = end.saturating_sub(self.cfg.drain.as_micros() as u64);
@@ -414,5 +427,27 @@ impl<B: Behaviour> Swarm<B> {
             }
         }
         self.transport.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bots_joining_on_a_gap_the_period_divides_still_tick_at_spread_phases() {
+        // 10 joins a second, a tick every 100 ms: each bot keeps the phase of its join.
+        let (gap, period) = (100_000, 100_000);
+        let mut rng = Rng::stream(1, JOIN_MOMENTS);
+        let moments: Vec<u64> = (0..200).map(|i| join_moment(i, gap, &mut rng)).collect();
+        for (i, &at) in moments.iter().enumerate() {
+            assert!((i as u64 * gap..(i as u64 + 1) * gap).contains(&at), "bot {i} joined outside its slot: {at}");
+        }
+        // Phases over the period, in tenths: every tenth holds some bots, none holds a third of them.
+        let mut tenths = [0usize; 10];
+        for at in &moments {
+            tenths[(at % period * 10 / period) as usize] += 1;
+        }
+        assert!(tenths.iter().all(|&n| n > 0 && n < moments.len() / 3), "phases bunched: {tenths:?}");
     }
 }
