@@ -46,13 +46,6 @@ struct Found {
     entry: Entry,
 }
 
-/// The last commit's sequence number when a transaction's look-ahead read the head table (every
-/// change of a head entry is a commit).
-#[derive(Clone, Copy, Debug)]
-struct TableSeen {
-    commit_seq: u64,
-}
-
 /// What this transaction has done to a key so far.
 #[derive(Clone, Copy, Debug)]
 enum Current {
@@ -139,9 +132,9 @@ impl<'db> WriteTxn<'db> {
         if self.guard.is_some() {
             return Ok(());
         }
-        let seen = self.look_ahead();
+        let seen_at = self.look_ahead();
         self.guard = Some(lock(&self.db.core.writer));
-        seen.map_or(Ok(()), |seen| self.confirm(seen))
+        seen_at.map_or(Ok(()), |seen_at| self.confirm(seen_at))
     }
 
     /// The keys not looked up yet.
@@ -150,12 +143,12 @@ impl<'db> WriteTxn<'db> {
     }
 
     /// Looks up, all together, how the keys `unknown` stood at the last commit: their buckets' head
-    /// entries, then their stacks walked side by side. Returns the table as it read it.
-    fn look_up(&mut self, unknown: &[usize]) -> Result<TableSeen> {
-        let (seen, places) = {
+    /// entries, then their stacks walked side by side. Returns the last commit's sequence number as
+    /// it read the entries (every change of an entry is a commit).
+    fn look_up(&mut self, unknown: &[usize]) -> Result<u64> {
+        let (commit_seq, places) = {
             let mut heads = lock(&self.db.core.heads);
-            let seen = TableSeen { commit_seq: heads.state.commit_seq };
-            (seen, heads.places(unknown.iter().map(|&i| self.keys[i].hash))?)
+            (heads.state.commit_seq, heads.places(unknown.iter().map(|&i| self.keys[i].hash))?)
         };
         let mut tops = Vec::with_capacity(unknown.len());
         for (&i, &(bucket, entry)) in unknown.iter().zip(&places) {
@@ -176,15 +169,16 @@ impl<'db> WriteTxn<'db> {
                 }
             },
         )?;
-        Ok(seen)
+        Ok(commit_seq)
     }
 
-    /// Looks up the keys not yet known without the writer; returns the table as it saw it. A walk
-    /// that meets the log freed under it leaves them all to be looked up with the writer.
-    fn look_ahead(&mut self) -> Option<TableSeen> {
+    /// Looks up the keys not yet known without the writer; returns the last commit's sequence number
+    /// as it saw it. A walk that meets the log freed under it leaves them all to be looked up with the
+    /// writer.
+    fn look_ahead(&mut self) -> Option<u64> {
         let unknown = self.unknown();
         match self.look_up(&unknown) {
-            Ok(seen) => Some(seen),
+            Ok(commit_seq) => Some(commit_seq),
             Err(_) => {
                 for &i in &unknown {
                     self.keys[i].found = None;
@@ -199,14 +193,14 @@ impl<'db> WriteTxn<'db> {
     /// that bucket's head entry. A key's records all lie in its bucket's stack, so a commit that
     /// left both as they were left the key as it was; splits of other buckets do not matter. With
     /// no commit since (every change of an entry is one), nothing has changed.
-    fn confirm(&mut self, then: TableSeen) -> Result<()> {
+    fn confirm(&mut self, seen_at: u64) -> Result<()> {
         let seen: Vec<(usize, Found)> = self.keys.iter().enumerate().filter_map(|(i, k)| k.found.map(|f| (i, f))).collect();
         if seen.is_empty() {
             return Ok(());
         }
         let now = {
             let mut heads = lock(&self.db.core.heads);
-            if heads.state.commit_seq == then.commit_seq {
+            if heads.state.commit_seq == seen_at {
                 return Ok(());
             }
             heads.places(seen.iter().map(|&(i, _)| self.keys[i].hash))?

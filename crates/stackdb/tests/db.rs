@@ -3,6 +3,7 @@
 use stackdb::log::BatchKind;
 use stackdb::{Backends, Compaction, Database, Durability, Error, MemBackend, Options};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// The three in-memory files of a database, kept so a test can crash them.
@@ -25,9 +26,10 @@ impl Disk {
         Disk { log, heads, doublewrite, gate: Arc::new(RwLock::new(())) }
     }
 
-    /// One of the files as the database sees it, its changes gated.
-    fn gated(&self, file: &Arc<MemBackend>) -> Box<Gated> {
-        Box::new(Gated { file: Arc::clone(file), gate: Arc::clone(&self.gate) })
+    /// One of the files as the database sees it, its changes gated; `slow_syncs`: each sync takes
+    /// 1 ms and is counted there.
+    fn gated(&self, file: &Arc<MemBackend>, slow_syncs: Option<&Arc<AtomicU64>>) -> Box<Gated> {
+        Box::new(Gated { file: Arc::clone(file), gate: Arc::clone(&self.gate), slow_syncs: slow_syncs.cloned() })
     }
 
     fn open(&self, options: &Options) -> Database {
@@ -35,7 +37,17 @@ impl Disk {
     }
 
     fn try_open(&self, options: &Options) -> Result<Database, Error> {
-        let backends = Backends { log: self.gated(&self.log), heads: self.gated(&self.heads), doublewrite: self.gated(&self.doublewrite) };
+        self.open_with_log_syncs(options, None)
+    }
+
+    /// Opens with the log's syncs slow (1 ms) and counted in `slow_syncs`, if given, so commits from
+    /// several threads overlap them.
+    fn open_with_log_syncs(&self, options: &Options, slow_syncs: Option<&Arc<AtomicU64>>) -> Result<Database, Error> {
+        let backends = Backends {
+            log: self.gated(&self.log, slow_syncs),
+            heads: self.gated(&self.heads, None),
+            doublewrite: self.gated(&self.doublewrite, None),
+        };
         Database::open_with(backends, options.clone())
     }
 
@@ -64,6 +76,8 @@ impl Disk {
 struct Gated {
     file: Arc<MemBackend>,
     gate: Arc<RwLock<()>>,
+    /// Syncs take 1 ms and are counted here.
+    slow_syncs: Option<Arc<AtomicU64>>,
 }
 
 impl Gated {
@@ -87,6 +101,10 @@ impl stackdb::StorageBackend for Gated {
         self.change(|f| f.set_len(len))
     }
     fn sync_data(&self) -> std::io::Result<()> {
+        if let Some(syncs) = &self.slow_syncs {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            syncs.fetch_add(1, Ordering::Relaxed);
+        }
         self.change(|f| f.sync_data())
     }
     fn discard(&self, offset: u64, len: u64) -> std::io::Result<()> {
@@ -576,38 +594,6 @@ fn a_transaction_counts_each_keys_last_state() {
     assert_eq!(after.live_bytes, 64);
 }
 
-/// A log whose syncs are slow (1 ms) and counted, so commits from several threads overlap them.
-struct SlowSyncs {
-    log: Arc<MemBackend>,
-    syncs: Arc<std::sync::atomic::AtomicU64>,
-}
-
-impl stackdb::StorageBackend for SlowSyncs {
-    fn len(&self) -> std::io::Result<u64> {
-        self.log.len()
-    }
-    fn read(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        self.log.read(offset, buf)
-    }
-    fn write(&self, offset: u64, data: &[u8]) -> std::io::Result<()> {
-        self.log.write(offset, data)
-    }
-    fn set_len(&self, len: u64) -> std::io::Result<()> {
-        self.log.set_len(len)
-    }
-    fn sync_data(&self) -> std::io::Result<()> {
-        std::thread::sleep(std::time::Duration::from_millis(1));
-        self.syncs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.log.sync_data()
-    }
-    fn discard(&self, offset: u64, len: u64) -> std::io::Result<()> {
-        self.log.discard(offset, len)
-    }
-    fn allocated(&self) -> std::io::Result<u64> {
-        self.log.allocated()
-    }
-}
-
 /// Group commit: four threads each add to one counter, read and written back inside their
 /// transactions, and commit durably. No update is lost, every batch is whole, the threads' commits
 /// share syncs (fewer syncs than commits), and all of it is there after a power cut.
@@ -616,14 +602,9 @@ fn concurrent_writers_share_syncs_and_lose_no_update() {
     const THREADS: u64 = 4;
     const COMMITS: u64 = 60;
     let disk = Disk::new();
-    let syncs = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let backends = Backends {
-        log: Box::new(SlowSyncs { log: Arc::clone(&disk.log), syncs: Arc::clone(&syncs) }),
-        heads: Box::new(Arc::clone(&disk.heads)),
-        doublewrite: Box::new(Arc::clone(&disk.doublewrite)),
-    };
-    let db = Database::open_with(backends, small(Durability::Immediate)).unwrap();
-    let before = syncs.load(std::sync::atomic::Ordering::Relaxed);
+    let syncs = Arc::new(AtomicU64::new(0));
+    let db = disk.open_with_log_syncs(&small(Durability::Immediate), Some(&syncs)).unwrap();
+    let before = syncs.load(Ordering::Relaxed);
     std::thread::scope(|s| {
         for t in 0..THREADS {
             let db = &db;
@@ -639,7 +620,7 @@ fn concurrent_writers_share_syncs_and_lose_no_update() {
         }
     });
     let commits = THREADS * COMMITS;
-    let synced = syncs.load(std::sync::atomic::Ordering::Relaxed) - before;
+    let synced = syncs.load(Ordering::Relaxed) - before;
     assert!(synced < commits, "{synced} syncs for {commits} commits: none shared");
     let mut model = BTreeMap::new();
     model.insert(b"counter".to_vec(), commits.to_le_bytes().to_vec());
@@ -669,7 +650,7 @@ fn blind_writes_looked_up_before_the_writer_keep_the_counts_exact() {
     const KEYS: u64 = 100;
     let disk = Disk::new();
     let db = disk.open(&small(Durability::Immediate));
-    let counted = std::sync::atomic::AtomicU64::new(0);
+    let counted = AtomicU64::new(0);
     std::thread::scope(|s| {
         for t in 0..THREADS {
             let (db, counted) = (&db, &counted);
@@ -687,7 +668,7 @@ fn blind_writes_looked_up_before_the_writer_keep_the_counts_exact() {
                     if i % 3 == 0 {
                         let n = w.get(b"counter").unwrap().map_or(0, |v| u64::from_le_bytes(v.try_into().unwrap()));
                         w.put(b"counter", &(n + 1).to_le_bytes()).unwrap();
-                        counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        counted.fetch_add(1, Ordering::Relaxed);
                     }
                     w.commit().unwrap();
                 }
@@ -701,7 +682,7 @@ fn blind_writes_looked_up_before_the_writer_keep_the_counts_exact() {
         let bytes: usize = all.iter().map(|(k, v)| stackdb::record::padded_len(k.len(), v.len())).sum();
         assert_eq!(stats.live_bytes, bytes as u64, "{context}: live bytes counted");
         let counter = db.get(b"counter").unwrap().map(|v| u64::from_le_bytes(v.try_into().unwrap()));
-        assert_eq!(counter, Some(counted.load(std::sync::atomic::Ordering::Relaxed)), "{context}: a counter update was lost");
+        assert_eq!(counter, Some(counted.load(Ordering::Relaxed)), "{context}: a counter update was lost");
         for (k, v) in &all {
             assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "{context}: {}", String::from_utf8_lossy(k));
         }
