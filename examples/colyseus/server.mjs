@@ -4,7 +4,7 @@
 // timestamp, echoed untouched, so a receiver on the same machine measures the
 // action-to-observer delay on the shared clock.
 //
-//   PORT=2567 MAX_CLIENTS=50 PATCH_MS=50 [BROADCAST=0] [STATS=1] node server.mjs
+//   PORT=2567 MAX_CLIENTS=50 PATCH_MS=50 BACKLOG=4096 [BROADCAST=0] [STATS=1] node server.mjs
 //
 // Rooms: "battle" (joinOrCreate makes a new one when every room is full) and
 // "lobby" (one room made at start; `join` is refused once it is full).
@@ -28,6 +28,9 @@ const env = (name, fallback) => {
 const PORT = env("PORT", 2567);
 const MAX_CLIENTS = env("MAX_CLIENTS", 50);
 const PATCH_MS = env("PATCH_MS", 50);
+// The listen queue (the kernel caps it at net.core.somaxconn). Node's default of 511 overflowed at 1,000
+// joins a second: the kernel dropped SYNs, and each such join waited a second for its retry.
+const BACKLOG = env("BACKLOG", 4096);
 // BROADCAST=0: moves change the state (and so the patches) but are not broadcast.
 const BROADCAST = process.env.BROADCAST !== "0";
 
@@ -57,7 +60,7 @@ class Battle extends Room {
 const server = new Server({ transport: new WebSocketTransport(), gracefullyShutdown: true, greet: false });
 server.define("battle", Battle);
 server.define("lobby", Battle);
-await server.listen(PORT, "127.0.0.1");
+await server.listen(PORT, "127.0.0.1", BACKLOG);
 await matchMaker.createRoom("lobby", {});
 // STATS=1: a line every STATS_MS (default 1000) with the clients connected and the moves received so far (the benchmark reads how far a load tester got).
 if (process.env.STATS === "1") {

@@ -82,6 +82,7 @@ fn fifty_bots_join_move_get_patches_at_the_patch_rate_and_every_broadcast() {
     let (_, w) = swarm(config(server.addr, 50, 4.0), ColyseusBots::new(play, 50, 50, 0.0), &AtomicBool::new(false));
     let c = &w.counters;
     assert_eq!((c.joins, c.refused, c.failed_joins, c.disconnects, c.decode_errors), (50, 0, 0, 0, 0), "{c:?}");
+    assert_eq!(c.retried_opens, 0, "50 joins fit the server's listen queue: {c:?}");
     // A move every 100 ms from each bot, from its join until the drain: ~2.8 s of 3.3 s.
     assert!(c.events_sent >= 50 * 25, "moves sent: {c:?}");
     // One room of 50: each move is broadcast to the other 49, every one received (the drain lets the last land).
@@ -215,6 +216,35 @@ fn an_answer_that_is_not_http_is_a_failed_join() {
     let (_, w) = swarm(cfg, ColyseusBots::new(play, 0, 1, 0.0), &AtomicBool::new(false));
     assert_eq!(w.counters.joins, 0);
     assert!(w.counters.failed_joins + w.counters.refused >= 1, "{:?}", w.counters);
+}
+
+/// A server whose listen queue holds one connection and that accepts nothing for its first 300 ms: the
+/// other bots' SYNs are dropped and sent again a second later — joins that waited, counted as such.
+#[test]
+fn connections_the_servers_full_listen_queue_made_retransmit_are_counted() {
+    use std::os::fd::AsRawFd;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    // SAFETY: the fd is the listener's, open; listen may be called again to change the backlog.
+    assert_eq!(unsafe { libc::listen(listener.as_raw_fd(), 0) }, 0);
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        for mut s in listener.incoming().take(16).flatten() {
+            let mut buf = [0u8; 2048];
+            let _ = s.read(&mut buf);
+            let body = br#"{"code":4212,"error":"no rooms found"}"#;
+            let _ = write!(s, "HTTP/1.0 520 Unknown\r\nContent-Length: {}\r\n\r\n", body.len());
+            let _ = s.write_all(body);
+        }
+    });
+    let play = Play::reference("battle", Duration::from_millis(100));
+    let mut cfg = config(addr, 4, 2.5);
+    cfg.drain = Duration::ZERO;
+    let (_, w) = swarm(cfg, ColyseusBots::new(play, 0, 4, 0.0), &AtomicBool::new(false));
+    let c = &w.counters;
+    assert!(c.refused >= 4, "every bot's call was answered in the end: {c:?}");
+    // The first connection fitted the queue; at least two of the others' SYNs were dropped.
+    assert!((2..c.refused).contains(&c.retried_opens), "{c:?}");
 }
 
 #[test]

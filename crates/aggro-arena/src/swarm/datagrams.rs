@@ -137,7 +137,7 @@ impl Transport for Datagrams {
         ProcessGauges::read(self.sockets.iter().filter_map(|s| s.local_addr().ok()).map(|a| a.port()))
     }
 
-    fn take_errors(&mut self) -> u64 {
-        std::mem::take(&mut self.errors)
+    fn count_into(&mut self, counters: &mut super::SwarmCounters) {
+        counters.socket_errors += std::mem::take(&mut self.errors);
     }
 }

@@ -373,7 +373,7 @@ impl<B: Behaviour> Swarm<B> {
         self.traffic_seen = traffic;
         let mut c = std::mem::take(&mut self.heard.counters);
         (c.packets_in, c.bytes_in, c.packets_out, c.bytes_out) = (t.packets_in, t.bytes_in, t.packets_out, t.bytes_out);
-        c.socket_errors += self.transport.take_errors();
+        self.transport.count_into(&mut c);
         self.profile.counters = c;
         let gauges = profile::SwarmGauges { active: self.active() as u64, process: self.transport.gauges() };
         self.peak = profile::SwarmGauges { active: self.peak.active.max(gauges.active), process: gauges.process };

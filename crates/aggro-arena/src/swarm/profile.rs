@@ -41,6 +41,10 @@ pub struct SwarmCounters {
     pub failed_joins: u64,
     pub server_errors: u64,
     pub other_messages: u64,
+    /// TCP connections (WebSocket, HTTP) that had to retransmit before the server answered — a SYN or
+    /// the first request sent again, each costing its join ≥ 200 ms: on a local server, its listen queue
+    /// overflowed (the joins outran its accepts).
+    pub retried_opens: u64,
 }
 
 impl std::ops::AddAssign for SwarmCounters {
@@ -48,7 +52,7 @@ impl std::ops::AddAssign for SwarmCounters {
         macro_rules! add { ($($f:ident),*) => { $(self.$f += o.$f;)* } }
         add!(packets_in, bytes_in, packets_out, bytes_out, snapshots, decode_errors, connects, deaths, respawns, disconnects, socket_errors);
         add!(joins, refused, events_sent, events_received, reliable_disorder, reliable_missing, unreliable_lost, unreliable_late, queue_full, injected_losses);
-        add!(failed_joins, server_errors, other_messages);
+        add!(failed_joins, server_errors, other_messages, retried_opens);
     }
 }
 

@@ -37,6 +37,7 @@ pub trait Transport {
     fn traffic(&self) -> Traffic;
     /// Memory and kernel queues now.
     fn gauges(&self) -> ProcessGauges;
-    /// Socket errors since the last call.
-    fn take_errors(&mut self) -> u64;
+    /// Adds what the transport counted since the last call (socket errors; connections whose opening
+    /// needed a retransmission) to `counters`.
+    fn count_into(&mut self, counters: &mut super::SwarmCounters);
 }

@@ -235,6 +235,9 @@ impl Reported for SwarmInterval {
         if c.joins + c.refused + c.failed_joins > 0 || self.snapshots_per_bot_s > 0.0 {
             s.push_str(&format!(" | joins {} refused {} failed {} | patches {:.1}/s per bot", c.joins, c.refused, c.failed_joins, self.snapshots_per_bot_s));
         }
+        if c.retried_opens > 0 {
+            s.push_str(&format!(" | {} connections retransmitted while opening (the server's listen queue overflowed?)", c.retried_opens));
+        }
         if c.events_sent > 0 {
             s.push_str(&format!(" | events {} sent {} received, reliable disorder {} missing {}, unreliable lost {}", c.events_sent, c.events_received, c.reliable_disorder, c.reliable_missing, c.unreliable_lost));
         }

@@ -61,6 +61,17 @@ impl Counted {
         arrival::stamp_arrivals(stream.as_raw_fd());
         Self { stream, read: 0, written: 0, arrived_ns: 0, drained: false, closing: false }
     }
+
+    /// The kernel sent some segment of this connection twice (its `TCP_INFO` total): read once the
+    /// server has answered, a SYN or the first request resent — a listen queue that overflowed drops both.
+    pub(super) fn retransmitted(&self) -> bool {
+        // SAFETY: tcp_info is plain data; zeroed is valid.
+        let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+        // SAFETY: the fd is ours and open; `info` has `len` bytes, which the kernel may shorten.
+        let got = unsafe { libc::getsockopt(self.stream.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_INFO, (&raw mut info).cast(), &raw mut len) };
+        got == 0 && info.tcpi_total_retrans > 0
+    }
 }
 
 /// `recvmsg` into `buf`: the bytes read, and when the kernel received the last of them (CLOCK_REALTIME

@@ -85,6 +85,8 @@ pub struct WebSockets {
     messages_in: u64,
     messages_out: u64,
     errors: u64,
+    /// Connections that retransmitted before the server's first answer (HTTP answer, handshake).
+    retried_opens: u64,
     config: WebSocketConfig,
 }
 
@@ -150,6 +152,7 @@ impl WebSockets {
     fn finish_handshake<R>(&mut self, bot: usize, result: Result<(WebSocket<Counted>, R), HandshakeError<ClientHandshake<Counted>>>) {
         match result {
             Ok((ws, _)) => {
+                self.retried_opens += ws.get_ref().retransmitted() as u64;
                 self.links[bot] = Link::Open(ws);
                 self.push(bot, Kind::Opened, &[]);
                 // Bytes may have come with the handshake's answer.
@@ -213,6 +216,7 @@ impl WebSockets {
                 Err(e) => return self.fail(bot, &format!("HTTP answer from {}: {e}", self.server)),
             }
         }
+        self.retried_opens += call.stream.retransmitted() as u64;
         self.retire(&call.stream);
         match parse_answer(&call.answer) {
             Ok((status, body)) => self.push(bot, Kind::Response(status), body),
@@ -280,6 +284,7 @@ impl Transport for WebSockets {
             messages_in: 0,
             messages_out: 0,
             errors: 0,
+            retried_opens: 0,
             config,
         })
     }
@@ -359,7 +364,8 @@ impl Transport for WebSockets {
         ProcessGauges::read([])
     }
 
-    fn take_errors(&mut self) -> u64 {
-        std::mem::take(&mut self.errors)
+    fn count_into(&mut self, counters: &mut crate::swarm::SwarmCounters) {
+        counters.socket_errors += std::mem::take(&mut self.errors);
+        counters.retried_opens += std::mem::take(&mut self.retried_opens);
     }
 }
