@@ -236,6 +236,14 @@ impl<'db> WriteTxn<'db> {
         }
     }
 
+    /// Notes that the transaction will read `key`: it is looked up with the keys written so far, before
+    /// the writer is taken, so that its [`get`](Self::get) under the writer walks no stack unless a
+    /// commit moved the key meanwhile. (A game push checks its players' leases after its blind writes:
+    /// noted, those checks no longer hold the writer for a walk each.)
+    pub fn will_read(&mut self, key: &[u8]) {
+        self.slot(key);
+    }
+
     /// Sets `key` to `value`.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         check_lengths(key, value)?;

@@ -28,7 +28,7 @@ impl Disk {
 
     /// One of the files as the database sees it, its changes gated; `slow_syncs`: each sync takes
     /// 1 ms and is counted there.
-    fn gated(&self, file: &Arc<MemBackend>, slow_syncs: Option<&Arc<AtomicU64>>) -> Box<Gated> {
+    fn gated(&self, file: &Arc<MemBackend>, slow_syncs: Option<&Arc<Syncs>>) -> Box<Gated> {
         Box::new(Gated { file: Arc::clone(file), gate: Arc::clone(&self.gate), slow_syncs: slow_syncs.cloned() })
     }
 
@@ -42,7 +42,7 @@ impl Disk {
 
     /// Opens with the log's syncs slow (1 ms) and counted in `slow_syncs`, if given, so commits from
     /// several threads overlap them.
-    fn open_with_log_syncs(&self, options: &Options, slow_syncs: Option<&Arc<AtomicU64>>) -> Result<Database, Error> {
+    fn open_with_log_syncs(&self, options: &Options, slow_syncs: Option<&Arc<Syncs>>) -> Result<Database, Error> {
         let backends = Backends {
             log: self.gated(&self.log, slow_syncs),
             heads: self.gated(&self.heads, None),
@@ -77,7 +77,15 @@ struct Gated {
     file: Arc<MemBackend>,
     gate: Arc<RwLock<()>>,
     /// Syncs take 1 ms and are counted here.
-    slow_syncs: Option<Arc<AtomicU64>>,
+    slow_syncs: Option<Arc<Syncs>>,
+}
+
+/// Syncs of a [`Gated`] file: how many, and the most under way at once.
+#[derive(Default)]
+struct Syncs {
+    done: AtomicU64,
+    under_way: AtomicU64,
+    most_at_once: AtomicU64,
 }
 
 impl Gated {
@@ -102,8 +110,11 @@ impl stackdb::StorageBackend for Gated {
     }
     fn sync_data(&self) -> std::io::Result<()> {
         if let Some(syncs) = &self.slow_syncs {
+            let now = syncs.under_way.fetch_add(1, Ordering::SeqCst) + 1;
+            syncs.most_at_once.fetch_max(now, Ordering::SeqCst);
             std::thread::sleep(std::time::Duration::from_millis(1));
-            syncs.fetch_add(1, Ordering::Relaxed);
+            syncs.under_way.fetch_sub(1, Ordering::SeqCst);
+            syncs.done.fetch_add(1, Ordering::Relaxed);
         }
         self.change(|f| f.sync_data())
     }
@@ -596,15 +607,18 @@ fn a_transaction_counts_each_keys_last_state() {
 
 /// Group commit: four threads each add to one counter, read and written back inside their
 /// transactions, and commit durably. No update is lost, every batch is whole, the threads' commits
-/// share syncs (fewer syncs than commits), and all of it is there after a power cut.
+/// share syncs (fewer syncs than commits) and run two side by side (never more), and all of it is there
+/// after a power cut.
 #[test]
 fn concurrent_writers_share_syncs_and_lose_no_update() {
     const THREADS: u64 = 4;
     const COMMITS: u64 = 60;
     let disk = Disk::new();
-    let syncs = Arc::new(AtomicU64::new(0));
-    let db = disk.open_with_log_syncs(&small(Durability::Immediate), Some(&syncs)).unwrap();
-    let before = syncs.load(Ordering::Relaxed);
+    let syncs = Arc::new(Syncs::default());
+    // No zeros written ahead: every sync of the log is a commit's (or a checkpoint slice's).
+    let options = Options { zeros_ahead: 0, ..small(Durability::Immediate) };
+    let db = disk.open_with_log_syncs(&options, Some(&syncs)).unwrap();
+    let before = syncs.done.load(Ordering::Relaxed);
     std::thread::scope(|s| {
         for t in 0..THREADS {
             let db = &db;
@@ -620,8 +634,9 @@ fn concurrent_writers_share_syncs_and_lose_no_update() {
         }
     });
     let commits = THREADS * COMMITS;
-    let synced = syncs.load(Ordering::Relaxed) - before;
+    let synced = syncs.done.load(Ordering::Relaxed) - before;
     assert!(synced < commits, "{synced} syncs for {commits} commits: none shared");
+    assert_eq!(syncs.most_at_once.load(Ordering::SeqCst), 2, "syncs side by side ({synced} syncs)");
     let mut model = BTreeMap::new();
     model.insert(b"counter".to_vec(), commits.to_le_bytes().to_vec());
     for t in 0..THREADS {
@@ -635,6 +650,38 @@ fn concurrent_writers_share_syncs_and_lose_no_update() {
     let reopened = cut.open(&small(Durability::Immediate));
     assert_eq!(reopened.get(b"counter").unwrap(), Some(commits.to_le_bytes().to_vec()), "after the power cut");
     assert_matches(&reopened, &model, commits, "after the power cut");
+}
+
+/// A key a transaction said it will read is looked up before the writer, with its blind writes; a
+/// commit that changes it while the transaction waits for the writer is seen: the read gives the new
+/// value, not the one looked up ahead.
+#[test]
+fn a_read_noted_ahead_sees_a_commit_made_while_it_waited_for_the_writer() {
+    let disk = Disk::new();
+    let db = disk.open(&small(Durability::Immediate));
+    let mut w = db.begin_write();
+    w.put(b"lease", b"zone a").unwrap();
+    w.commit().unwrap();
+    // Another zone holds the writer (its first read took it).
+    let mut other = db.begin_write();
+    assert_eq!(other.get(b"lease").unwrap(), Some(b"zone a".to_vec()));
+    std::thread::scope(|s| {
+        let reader = s.spawn(|| {
+            let mut w = db.begin_write();
+            w.put(b"core", b"state").unwrap();
+            w.will_read(b"lease");
+            // Looks "core" and "lease" up, then waits for the writer.
+            let lease = w.get(b"lease").unwrap();
+            w.commit().unwrap();
+            lease
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        other.put(b"lease", b"zone b").unwrap();
+        other.commit().unwrap();
+        assert_eq!(reader.join().unwrap(), Some(b"zone b".to_vec()), "the lease as committed when the writer was taken");
+    });
+    assert_eq!(db.get(b"core").unwrap(), Some(b"state".to_vec()));
+    assert_eq!(db.stats().unwrap().records, 2);
 }
 
 /// Transactions that write blindly look their keys up before they take the writer: three threads

@@ -319,7 +319,8 @@ impl MmoConn for StackDbMmoConn {
         let renew_before = c.now_ms + c.lease_until_ms.saturating_sub(c.now_ms) / 2;
         let mut txn = self.db.begin_write();
         // The blind writes first: the transaction takes the writer at its first read (the first
-        // fence), having looked up the keys written so far without it (`stackdb::WriteTxn`).
+        // fence), having looked up the keys written so far and the leases and member lists it will
+        // read without it (`stackdb::WriteTxn`).
         // Deletes first: a slot freed and reused within one set holds the new item.
         for i in &c.delete_items {
             txn.delete(&item_key(i.owner, i.slot)).map_err(self.err())?;
@@ -332,6 +333,11 @@ impl MmoConn for StackDbMmoConn {
         }
         for p in &c.players {
             txn.put(&key(b'P', p.core.id), &encode_core(&p.core)).map_err(self.err())?;
+            txn.will_read(&key(b'L', p.core.id));
+        }
+        for m in &c.guild_moves {
+            txn.will_read(&key(b'M', m.from));
+            txn.will_read(&key(b'M', m.to));
         }
         for p in &c.players {
             let id = p.core.id;

@@ -99,7 +99,7 @@ impl<B: StorageBackend> Log<B> {
             let _zeroing = lock(&self.zeroing);
             self.write_zeros_past(0)?;
         }
-        self.backend.sync_data()?;
+        self.sync_anyway()?;
         Ok(true)
     }
 }
