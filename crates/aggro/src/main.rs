@@ -37,6 +37,11 @@ mod world;
 
 use clap::Parser;
 
+/// mimalloc rather than the C library's allocator: in the main job's zone threads glibc's malloc and free
+/// were 7.6 % of the samples (the change sets of game pushes, transactions' key tables, batches).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// An error caused by what the user typed or gave (exit code 2).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
