@@ -332,6 +332,14 @@ impl Heads {
                 map.prefetch(page::entry_offset(b));
             }
         }
+        // Waiting entries too: each bucket's page is found in the map (independent look-ups the CPU
+        // overlaps) and its entry asked of the cache, before any is read.
+        for &b in buckets {
+            let (page_no, slot) = page::locate(b);
+            if let Some(w) = self.waiting.get(&page_no) {
+                w.prefetch(slot);
+            }
+        }
         // Buckets on one page one after another (a split's, a sweep's) find its waiting entries once.
         let mut entries = Vec::with_capacity(buckets.len());
         // (index in `entries`, slot) of a run's buckets with no entry waiting: read from the page on disk.

@@ -131,6 +131,13 @@ impl Waiting {
         self.has(slot).then(|| self.entries[self.rank(slot)])
     }
 
+    /// Asks the CPU's cache for the entry waiting in `slot`, if one is (a hint; reads nothing).
+    pub(crate) fn prefetch(&self, slot: usize) {
+        if self.has(slot) {
+            crate::map::prefetch(self.entries[self.rank(slot)..].as_ptr().cast());
+        }
+    }
+
     /// Sets `slot`'s entry; returns the bytes of RAM this took besides
     /// what the page held (0 when the slot was already waiting).
     pub(crate) fn set(&mut self, slot: usize, entry: Entry) -> usize {
