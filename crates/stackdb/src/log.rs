@@ -420,16 +420,6 @@ impl<B: StorageBackend> Log<B> {
         self.sync_in_turn(under_way)
     }
 
-    /// Syncs the log whatever is synced already (zeros written ahead of its end need it), in turn with
-    /// the commits' syncs.
-    fn sync_anyway(&self) -> Result<()> {
-        let mut under_way = crate::db::lock(&self.syncs);
-        while under_way.len() >= SYNCS_AT_ONCE {
-            under_way = self.sync_ended.wait(under_way).unwrap_or_else(|e| e.into_inner());
-        }
-        self.sync_in_turn(under_way)
-    }
-
     /// Runs a sync, listed in `under_way` (whose lock it is given) while it lasts.
     fn sync_in_turn(&self, mut under_way: std::sync::MutexGuard<'_, Vec<u64>>) -> Result<()> {
         let covers = self.end();

@@ -99,7 +99,10 @@ impl<B: StorageBackend> Log<B> {
             let _zeroing = lock(&self.zeroing);
             self.write_zeros_past(0)?;
         }
-        self.sync_anyway()?;
+        // Not one of the commits' syncs: it writes the zeros and journals the file's new size (~5 ms
+        // for 4 MiB), and a commit that waited for it as a sync covering its bytes waited that long
+        // (the one-zone Checkpoint p99 went from ~7 to 9–16 ms).
+        self.backend.sync_data()?;
         Ok(true)
     }
 }
