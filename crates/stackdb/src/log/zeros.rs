@@ -101,7 +101,7 @@ impl<B: StorageBackend> Log<B> {
         }
         // Not one of the commits' syncs: it writes the zeros and journals the file's new size (~5 ms
         // for 4 MiB), and a commit that waited for it as a sync covering its bytes waited that long
-        // (the one-zone Checkpoint p99 went from ~7 to 9–16 ms).
+        // (suspected in one-zone Checkpoint p99s of 9–16 ms).
         self.backend.sync_data()?;
         Ok(true)
     }
