@@ -15,6 +15,8 @@ use std::sync::Arc;
 use tokio::task::JoinSet;
 
 const CHECK_EVERY_NS: Nanos = 1_000_000_000;
+/// A run's last interval is left out when it is shorter than this and recorded nothing.
+const EMPTY_TAIL_NS: Nanos = 1_000_000;
 
 /// One finished interval, as the observer sees it.
 #[derive(Debug)]
@@ -186,7 +188,13 @@ impl<'p, C: Clock> Monitor<'p, C> {
         // not against what fell due while in-flight requests drained.
         let due = shared.schedule.lock().due_by(halted_at.unwrap_or(now)).max(started);
         let backlog = due - started;
-        self.flush(now, backlog, due, observer);
+        // The last boundary may have closed everything just before the run ended: a final interval with
+        // nothing in it and next to no length would only print a line of zeros (its CPU share divided by
+        // almost nothing).
+        let nothing_since = now.saturating_sub(self.interval_start) < EMPTY_TAIL_NS && self.shared.recorders.iter().all(|r| r.0.lock().is_empty());
+        if self.interval_index == 0 || !nothing_since {
+            self.flush(now, backlog, due, observer);
+        }
         RunOutcome {
             loaders,
             stop_reason: reason.unwrap_or(StopReason::Completed),

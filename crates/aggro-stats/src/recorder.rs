@@ -113,6 +113,11 @@ impl Recorder {
         self.lag.reset();
     }
 
+    /// Nothing recorded since it was made or reset.
+    pub fn is_empty(&self) -> bool {
+        self.lag.is_empty() && self.ops.iter().all(|o| o.ok == 0 && o.failures.iter().all(|&f| f == 0))
+    }
+
     /// Successful requests over all operations.
     pub fn total_ok(&self) -> u64 {
         self.ops.iter().map(|o| o.ok).sum()
