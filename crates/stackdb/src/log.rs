@@ -402,7 +402,7 @@ impl<B: StorageBackend> Log<B> {
     /// syncs run side by side. Each `fdatasync` makes durable everything written before it began,
     /// whatever the others do, so the synced offset is the furthest any finished sync covered.
     pub fn sync_to(&self, end: u64) -> Result<()> {
-        use std::sync::atomic::Ordering::Acquire;
+        use std::sync::atomic::Ordering::{Acquire, Release};
         if self.synced.load(Acquire) >= end {
             return Ok(());
         }
@@ -417,11 +417,6 @@ impl<B: StorageBackend> Log<B> {
             }
             under_way = self.sync_ended.wait(under_way).unwrap_or_else(|e| e.into_inner());
         }
-        self.sync_in_turn(under_way)
-    }
-
-    /// Runs a sync, listed in `under_way` (whose lock it is given) while it lasts.
-    fn sync_in_turn(&self, mut under_way: std::sync::MutexGuard<'_, Vec<u64>>) -> Result<()> {
         let covers = self.end();
         under_way.push(covers);
         drop(under_way);
@@ -430,7 +425,7 @@ impl<B: StorageBackend> Log<B> {
         let ours = under_way.iter().position(|&c| c == covers).expect("a sync under way is listed");
         under_way.swap_remove(ours);
         if outcome.is_ok() {
-            self.synced.fetch_max(covers, std::sync::atomic::Ordering::Release);
+            self.synced.fetch_max(covers, Release);
         }
         drop(under_way);
         // Whoever waited on this sync and finds it failed starts one of its own.

@@ -134,7 +134,7 @@ impl Waiting {
     /// Asks the CPU's cache for the entry waiting in `slot`, if one is (a hint; reads nothing).
     pub(crate) fn prefetch(&self, slot: usize) {
         if self.has(slot) {
-            crate::map::prefetch(self.entries[self.rank(slot)..].as_ptr().cast());
+            crate::map::prefetch((&raw const self.entries[self.rank(slot)]).cast());
         }
     }
 
