@@ -33,7 +33,7 @@ pub struct Options {
     /// [`MAX_SHARED`](crate::heads::MAX_SHARED)). Each halves what growing the table writes, and lengthens
     /// the walks of those stacks until a split or the sweep copies them.
     pub shared_splits: u8,
-    /// A new database starts with `2^initial_level` buckets.
+    /// A new database starts with `2^initial_level` buckets (see [`sized_for`](Self::sized_for)).
     pub initial_level: u32,
     /// Checkpoint when the log has grown half this much since the last one,
     /// a round paced to end as it grows the other half, so that open replays
@@ -63,8 +63,22 @@ impl Default for Options {
 }
 
 impl Options {
+    /// These options, a new database starting with as many buckets as `keys` need at `max_load`,
+    /// rounded down to a power of two: a bulk load then splits each bucket at most once, and such a
+    /// split shares its stack (`shared_splits` ≥ 1), so the load writes each record once — growing from
+    /// a small table re-appends every record about 0.7 times, leaving as many dead copies for the sweep.
+    /// An existing database keeps its table.
+    pub fn sized_for(self, keys: u64) -> Self {
+        let buckets = (keys as f64 / self.max_load.max(1.0)) as u64;
+        let level = buckets.checked_ilog2().unwrap_or(0).min(MAX_INITIAL_LEVEL);
+        Options { initial_level: self.initial_level.max(level), ..self }
+    }
+
     /// Checks the figures make sense.
     pub fn validate(&self) -> Result<()> {
+        if self.initial_level > MAX_INITIAL_LEVEL {
+            return Err(Error::InvalidOption(format!("initial_level is at most {MAX_INITIAL_LEVEL} (got {})", self.initial_level)));
+        }
         if self.shared_splits > MAX_SHARED {
             return Err(Error::InvalidOption(format!("shared_splits is at most {MAX_SHARED} (got {})", self.shared_splits)));
         }
@@ -167,6 +181,9 @@ impl FileLock {
 /// open only). (With the page cache this replaced and 2 MiB kept, the whole engine measured 32.4 MiB
 /// at 20 M records.)
 const RESERVED_RAM: usize = 3 << 20;
+
+/// The largest `initial_level`: 2^32 buckets, a 64 GiB head table.
+const MAX_INITIAL_LEVEL: u32 = 32;
 
 /// Bytes of RAM a commit's entry may take at most when it starts waiting to be written: its own 16
 /// bytes with its vector's spare room, and a page of its own.

@@ -31,6 +31,9 @@ const SHARED_BITS: u64 = 7;
 /// The most splits in a row that may leave a stack shared.
 pub const MAX_SHARED: u8 = SHARED_BITS as u8;
 
+/// Pages a new table is written in at a time (1 MiB).
+const CREATE_CHUNK_PAGES: u64 = 256;
+
 impl Entry {
     /// The entry of a stack headed by the record at `head` (a multiple of 8) that `shared` splits in a
     /// row have left shared (at most [`MAX_SHARED`]).
@@ -250,13 +253,23 @@ impl Heads {
             };
             state.pages = state.pages_needed();
             // Every page of the table is written, with its trailer, from the
-            // start: within `pages`, a blank page can only be damage.
-            let mut file = vec![0u8; state.pages as usize * PAGE];
-            for n in 1..state.pages {
-                page::seal(&mut file[n as usize * PAGE..(n as usize + 1) * PAGE], n);
+            // start: within `pages`, a blank page can only be damage. A
+            // bounded chunk at a time (a table sized for a bulk load may be
+            // large), and the header last, once the pages are synced: a
+            // header on disk means the whole table is.
+            let mut chunk = vec![0u8; CREATE_CHUNK_PAGES as usize * PAGE];
+            for first in (1..state.pages).step_by(CREATE_CHUNK_PAGES as usize) {
+                let n = CREATE_CHUNK_PAGES.min(state.pages - first);
+                for (k, p) in chunk.chunks_exact_mut(PAGE).take(n as usize).enumerate() {
+                    p.fill(0);
+                    page::seal(p, first + k as u64);
+                }
+                heads.file.write(first * PAGE as u64, &chunk[..n as usize * PAGE])?;
             }
-            file[SLOT..SLOT + STATE_LEN].copy_from_slice(&state.encode());
-            heads.file.write(0, &file)?;
+            let mut header = vec![0u8; PAGE];
+            header[SLOT..SLOT + STATE_LEN].copy_from_slice(&state.encode());
+            heads.file.sync_data()?;
+            heads.file.write(0, &header)?;
             heads.file.sync_data()?;
             heads.state = state;
         } else {

@@ -33,8 +33,9 @@ use std::sync::MutexGuard;
 enum Committed {
     /// No record, or its newest is a tombstone.
     Absent,
-    /// Its newest record is a put at this log offset, with a value this long.
-    Live { offset: u64, value_len: usize },
+    /// Its newest record is a put at this log offset, with a value this long, pushed on the record at
+    /// `beneath` (0: none).
+    Live { offset: u64, value_len: usize, beneath: u64 },
 }
 
 /// How a key stood at the last commit, and where it was looked up: its bucket and that bucket's
@@ -165,7 +166,7 @@ impl<'db> WriteTxn<'db> {
             |keys, n| &bytes[keys[unknown[n]].key.clone()],
             |keys, n, r| {
                 if let Some(found) = &mut keys[unknown[n]].found {
-                    found.committed = Committed::Live { offset: r.offset, value_len: r.header.value_len };
+                    found.committed = Committed::Live { offset: r.offset, value_len: r.header.value_len, beneath: r.header.prev };
                 }
             },
         )?;
@@ -304,8 +305,9 @@ impl<'db> WriteTxn<'db> {
         let (mut records_delta, mut bytes_delta) = (0i64, 0i64);
         for op in &self.ops {
             let k = &self.keys[op.key];
-            let Found { bucket, entry, .. } = found(k);
+            let Found { committed, bucket, entry } = found(k);
             let top = touched.get(&bucket).copied().unwrap_or(entry);
+            let under = beneath_new_version(committed, top, touched.contains_key(&bucket));
             let key = &self.bytes[k.key.clone()];
             let old = live[op.key];
             let offset = match &op.value {
@@ -314,14 +316,14 @@ impl<'db> WriteTxn<'db> {
                     records_delta += i64::from(old.is_none());
                     bytes_delta += new as i64 - old.unwrap_or(0) as i64;
                     live[op.key] = Some(new);
-                    batch.put(key, &self.bytes[value.clone()], top.head())?
+                    batch.put(key, &self.bytes[value.clone()], under)?
                 }
                 None => {
                     let Some(old) = old else { continue };
                     records_delta -= 1;
                     bytes_delta -= old as i64;
                     live[op.key] = None;
-                    batch.delete(key, top.head())?
+                    batch.delete(key, under)?
                 }
             };
             touched.insert(bucket, top.pushed(offset, k.hash));
@@ -354,5 +356,19 @@ impl<'db> WriteTxn<'db> {
             db.core.log.sync_to(end)?;
         }
         Ok(())
+    }
+}
+
+/// The record a key's new version goes on, in a bucket whose head entry is `top` (`touched`: this batch
+/// has pushed on it, so its top is no committed record). Normally the top itself; but when the key's
+/// committed version *is* the top, what lay beneath it — the replaced version leaves the stack at once
+/// instead of staying in every later walk until the sweep. A hot key rewritten every game period so
+/// keeps one record in its stack, not one per write: the walks of its bucket's other keys, the sweep's
+/// and a copying split's pass no dead versions of it. Readers already on the old top still walk on from
+/// it: records are never changed, only no longer linked from the head.
+fn beneath_new_version(committed: Committed, top: Entry, touched: bool) -> u64 {
+    match committed {
+        Committed::Live { offset, beneath, .. } if !touched && offset == top.head() => beneath,
+        _ => top.head(),
     }
 }

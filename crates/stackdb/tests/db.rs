@@ -451,6 +451,68 @@ fn a_growing_table_splits_in_long_runs() {
     assert!(split_commits <= 3 * commits, "{split_commits} commits for {splits} splits in {commits} user commits");
 }
 
+/// A key rewritten on top of its own committed version replaces it in the stack: a walk for another
+/// key of the bucket passes one record of it, not one per write — before, a hot key rewritten every
+/// game period left every version in its bucket's stack until the sweep. The values stay right after
+/// a reopen (replay), and after a delete on top.
+#[test]
+fn a_key_rewritten_on_top_of_its_stack_leaves_no_dead_version_in_it() {
+    let disk = Disk::new();
+    // One bucket, never split, no sweep: every key shares one stack, and only its links change.
+    let options = Options { max_load: 1e9, initial_level: 0, compaction: Compaction::off(), ..small(Durability::Eventual) };
+    let db = disk.open(&options);
+    let mut w = db.begin_write();
+    w.put(b"cold", b"c").unwrap();
+    w.commit().unwrap();
+    for n in 0..500u32 {
+        let mut w = db.begin_write();
+        w.put(b"hot", &n.to_le_bytes()).unwrap();
+        w.commit().unwrap();
+    }
+    assert_eq!(db.get(b"cold").unwrap().as_deref(), Some(&b"c"[..]));
+    assert_eq!(db.stats().unwrap().average_probe_depth, 2.0, "the walk to cold passed dead versions of hot");
+    // Beneath another key's newer record, a version stays until the sweep: only the top is replaced.
+    let mut w = db.begin_write();
+    w.put(b"cold", b"c2").unwrap();
+    w.commit().unwrap();
+    let mut w = db.begin_write();
+    w.put(b"hot", b"last").unwrap();
+    w.delete(b"cold").unwrap();
+    w.commit().unwrap();
+    assert_eq!(db.get(b"hot").unwrap().as_deref(), Some(&b"last"[..]));
+    assert_eq!(db.get(b"cold").unwrap(), None);
+    drop(db);
+    let db = disk.open(&options);
+    assert_eq!(db.get(b"hot").unwrap().as_deref(), Some(&b"last"[..]));
+    assert_eq!(db.get(b"cold").unwrap(), None);
+    assert_eq!(db.stats().unwrap().records, 1);
+}
+
+/// A database made for a bulk load of n keys starts with the buckets they need (rounded down to a
+/// power of two), so the load copies nothing to grow the table; one that exists keeps its table.
+#[test]
+fn a_database_sized_for_its_keys_starts_with_their_buckets() {
+    assert_eq!(Options::default().sized_for(2_000_000).initial_level, 19, "2 M keys at 2 a bucket: 2^19 buckets");
+    assert_eq!(Options::default().sized_for(10).initial_level, Options::default().initial_level, "never below the default");
+    let refused = Disk::new().try_open(&Options { initial_level: 33, ..small(Durability::Immediate) });
+    assert!(matches!(refused, Err(Error::InvalidOption(m)) if m.contains("initial_level is at most 32")));
+    let disk = Disk::new();
+    let options = Options { max_load: 2.0, ..small(Durability::Immediate) }.sized_for(4096);
+    let db = disk.open(&options);
+    assert_eq!(db.stats().unwrap().buckets, 2048);
+    let mut w = db.begin_write();
+    for k in 0..4096u32 {
+        w.put(format!("key-{k}").as_bytes(), b"v").unwrap();
+    }
+    w.commit().unwrap();
+    let stats = db.stats().unwrap();
+    assert_eq!(stats.buckets, 2048, "no split for the keys it was sized for");
+    drop(db);
+    let db = disk.open(&small(Durability::Immediate).sized_for(1 << 20));
+    assert_eq!(db.stats().unwrap().buckets, 2048, "an existing table is kept");
+    assert_eq!(db.get(b"key-4095").unwrap().as_deref(), Some(&b"v"[..]));
+}
+
 /// A game session rewriting the same players: the log stays within the
 /// space bound and the data stays right, in memory and in a real file
 /// (where the freed part becomes a hole).

@@ -63,6 +63,13 @@ fn username_key(name: &str) -> Vec<u8> {
 
 const SEQUENCE: &[u8] = b"S";
 
+/// The keys a population of `world` writes: per account `A` and `U`, per player `P` and `R`, per item
+/// `I`, per guild `G`, `M` and its ranks, the templates, the descriptors and the sequence.
+fn population_keys(world: &WorldSpec) -> u64 {
+    let guilds = world.guilds() as u64 * (2 + world.ranks_per_guild as u64);
+    2 * world.accounts as u64 + 2 * world.players() as u64 + world.items() + guilds + world.quest_templates() as u64 + world.item_descriptors as u64 + 1
+}
+
 fn corrupt(what: &str) -> StoreError {
     StoreError::new(ErrorClass::Data, format!("stackdb: {what} does not decode"))
 }
@@ -168,8 +175,7 @@ impl MmoTarget for StackDbTarget {
     }
 
     async fn create(&self, world: &WorldSpec) -> Result<(), StoreError> {
-        self.reset()?;
-        let db = self.open()?;
+        let db = self.create_for(population_keys(world))?;
         let err = |e: stackdb::Error| classify(&e, &self.path);
         let mut txn = db.begin_write();
         txn.put(SEQUENCE, &world.first_free_id().to_le_bytes()).map_err(err)?;

@@ -73,11 +73,22 @@ impl StackDbTarget {
     }
 
     fn open(&self) -> Result<Arc<Database>, StoreError> {
+        self.open_with(self.options())
+    }
+
+    fn open_with(&self, options: Options) -> Result<Arc<Database>, StoreError> {
         if let Some(db) = self.db.get() {
             return Ok(Arc::clone(db));
         }
-        let db = Database::open(&self.path, self.options()).map_err(|e| classify(&e, &self.path))?;
+        let db = Database::open(&self.path, options).map_err(|e| classify(&e, &self.path))?;
         Ok(Arc::clone(self.db.get_or_init(|| Arc::new(db))))
+    }
+
+    /// A fresh database (any old one removed) whose head table starts sized for the `keys` a
+    /// population is about to write: the load then copies no record to grow it.
+    fn create_for(&self, keys: u64) -> Result<Arc<Database>, StoreError> {
+        self.reset()?;
+        self.open_with(self.options().sized_for(keys))
     }
 }
 
@@ -209,8 +220,8 @@ impl MobileTarget for StackDbTarget {
     }
 
     async fn populate(&self, ids: &[u32], progress: &(dyn Fn(u64) + Sync)) -> Result<(), StoreError> {
-        self.reset()?;
-        let db = self.open()?;
+        // Two keys per user.
+        let db = self.create_for(2 * ids.len() as u64)?;
         let err = |e: stackdb::Error| classify(&e, &self.path);
         let gold = INITIAL_GOLD.to_le_bytes();
         let zero = 0i64.to_le_bytes();
