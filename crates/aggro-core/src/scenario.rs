@@ -241,9 +241,11 @@ pub trait ScenarioTarget: crate::world::WorldStore + 'static {
     }
 
     /// Drops everything the target holds that no command can drop, before a
-    /// population (stackdb's files; SQL, Redis and DynamoDB scenarios drop
-    /// their data with their own setup commands).
-    fn reset(&self) -> impl Future<Output = Result<(), StoreError>> + Send {
+    /// population of `rows` rows (stackdb's files, its new table sized for
+    /// them; SQL, Redis and DynamoDB scenarios drop their data with their own
+    /// setup commands).
+    fn reset(&self, rows: u64) -> impl Future<Output = Result<(), StoreError>> + Send {
+        let _ = rows;
         async { Ok(()) }
     }
 

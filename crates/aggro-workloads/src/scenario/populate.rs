@@ -35,14 +35,14 @@ pub(crate) async fn run_batch<T: ScenarioTarget>(target: &T, sc: &Scenario, batc
 pub async fn populate<T: ScenarioTarget>(target: &T, sc: &Scenario, seed: u64, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<u64, StoreError> {
     let data = |m: String| StoreError::new(ErrorClass::Data, m);
     let p = sc.populate.as_ref().ok_or_else(|| data(format!("the scenario {} has no [populate]", sc.name)))?;
-    target.reset().await?;
-    run_batch(target, sc, &p.setup, seed).await?;
     let mut work = Work::new(sc, 0);
     let total = {
         let mut rng = Rng::seeded(seed);
         p.rows.eval_int(&mut Cx { slots: &work.slots, rng: &mut rng, gens: &sc.gens, committed: &[] }, "populate.rows").map_err(data)?
     };
     let total = u64::try_from(total).map_err(|_| data(format!("populate.rows is {total}")))?;
+    target.reset(total).await?;
+    run_batch(target, sc, &p.setup, seed).await?;
     let mut rows: Vec<Vec<Value>> = Vec::with_capacity(BATCH_ROWS);
     for n in 0..total {
         let mut rng = Rng::stream(seed, n);
