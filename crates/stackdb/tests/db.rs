@@ -511,6 +511,20 @@ fn a_database_sized_for_its_keys_starts_with_their_buckets() {
     let db = disk.open(&small(Durability::Immediate).sized_for(1 << 20));
     assert_eq!(db.stats().unwrap().buckets, 2048, "an existing table is kept");
     assert_eq!(db.get(b"key-4095").unwrap().as_deref(), Some(&b"v"[..]));
+    // A table of several creation chunks (2^17 buckets: 515 pages, 256 a chunk): every page is sealed
+    // with its own number, so it opens again, and a page's bucket holds what was put there.
+    let big = Disk::new();
+    let options = Options { initial_level: 17, ..small(Durability::Immediate) };
+    let db = big.open(&options);
+    let mut w = db.begin_write();
+    w.put(b"somewhere", b"here").unwrap();
+    w.commit().unwrap();
+    drop(db);
+    let db = big.open(&options);
+    assert_eq!(db.stats().unwrap().buckets, 1 << 17);
+    assert_eq!(db.get(b"somewhere").unwrap().as_deref(), Some(&b"here"[..]));
+    assert_eq!(db.get(b"nowhere").unwrap(), None);
+    assert_eq!(db.iter().map(|r| r.unwrap()).count(), 1, "a scan reads every page");
 }
 
 /// A game session rewriting the same players: the log stays within the
