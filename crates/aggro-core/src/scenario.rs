@@ -244,8 +244,7 @@ pub trait ScenarioTarget: crate::world::WorldStore + 'static {
     /// population of `rows` rows (stackdb's files, its new table sized for
     /// them; SQL, Redis and DynamoDB scenarios drop their data with their own
     /// setup commands).
-    fn reset(&self, rows: u64) -> impl Future<Output = Result<(), StoreError>> + Send {
-        let _ = rows;
+    fn reset(&self, _rows: u64) -> impl Future<Output = Result<(), StoreError>> + Send {
         async { Ok(()) }
     }
 

@@ -266,10 +266,11 @@ impl Heads {
                 }
                 heads.file.write(first * PAGE as u64, &chunk[..n as usize * PAGE])?;
             }
-            let mut header = vec![0u8; PAGE];
+            let header = &mut chunk[..PAGE];
+            header.fill(0);
             header[SLOT..SLOT + STATE_LEN].copy_from_slice(&state.encode());
             heads.file.sync_data()?;
-            heads.file.write(0, &header)?;
+            heads.file.write(0, header)?;
             heads.file.sync_data()?;
             heads.state = state;
         } else {

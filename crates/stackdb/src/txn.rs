@@ -307,7 +307,7 @@ impl<'db> WriteTxn<'db> {
             let k = &self.keys[op.key];
             let Found { committed, bucket, entry } = found(k);
             let top = touched.get(&bucket).copied().unwrap_or(entry);
-            let under = beneath_new_version(committed, top, touched.contains_key(&bucket));
+            let under = beneath_new_version(committed, top);
             let key = &self.bytes[k.key.clone()];
             let old = live[op.key];
             let offset = match &op.value {
@@ -359,16 +359,16 @@ impl<'db> WriteTxn<'db> {
     }
 }
 
-/// The record a key's new version goes on, in a bucket whose head entry is `top` (`touched`: this batch
-/// has pushed on it, so its top is no committed record). Normally the top itself; but when the key's
-/// committed version *is* the top, what lay beneath it — the replaced version leaves the stack at once
+/// The record a key's new version goes on, in a bucket whose head entry is `top` (this batch's last push
+/// on it, if any: at or past the log's end, so never a committed record). Normally the top itself; but
+/// when the key's committed version *is* the top, what lay beneath it — the replaced version leaves the stack at once
 /// instead of staying in every later walk until the sweep. A hot key rewritten every game period so
 /// keeps one record in its stack, not one per write: the walks of its bucket's other keys, the sweep's
 /// and a copying split's pass no dead versions of it. Readers already on the old top still walk on from
 /// it: records are never changed, only no longer linked from the head.
-fn beneath_new_version(committed: Committed, top: Entry, touched: bool) -> u64 {
+fn beneath_new_version(committed: Committed, top: Entry) -> u64 {
     match committed {
-        Committed::Live { offset, beneath, .. } if !touched && offset == top.head() => beneath,
+        Committed::Live { offset, beneath, .. } if offset == top.head() => beneath,
         _ => top.head(),
     }
 }
