@@ -9,7 +9,7 @@ fn seed(name: &str, keys: u32, rounds: u32, checkpoint: bool) -> std::io::Result
     let dir = tempfile::tempdir()?;
     let options = Options {
         initial_level: 2,
-        compaction: Compaction { trigger: 1.5, pace: 0.25, min_log_bytes: 4096 },
+        compaction: Compaction { trigger: 1.5, pace: 0.25, min_log_bytes: 4096, ..Compaction::default() },
         ..Options::default()
     };
     let db = Database::open(dir.path(), options).map_err(std::io::Error::other)?;

@@ -99,7 +99,7 @@ impl Heads {
     /// header's, so the log below it can be given back soon.
     pub(crate) fn checkpoint_step(&mut self, log_end: u64, checkpoint_every: u64) -> Due {
         let half_log = (checkpoint_every / 2).max(1);
-        let hurry = self.state.floor > self.written.floor;
+        let hurry = self.state.floor > self.written.floor || !self.holes.is_empty();
         if self.round.is_none() {
             let due = self.waiting_bytes * 4 >= self.budget() || log_end - self.written.log_end >= half_log || hurry;
             if !due {
@@ -205,6 +205,14 @@ impl Heads {
 
     /// Takes note that `slice` is on disk: its pages stop waiting unless set again since it was
     /// taken, and the table beyond the disk's pages grows. Returns the round's header if it ended.
+    /// Takes the holes young sweeps left that a header reflecting the log up to `log_end` no longer
+    /// points into.
+    fn holes_behind(&mut self, log_end: u64) -> Vec<std::ops::Range<u64>> {
+        let (behind, ahead) = std::mem::take(&mut self.holes).into_iter().partition(|h| h.done_at < log_end);
+        self.holes = ahead;
+        behind.into_iter().map(|h: crate::heads::Hole| h.range).collect()
+    }
+
     fn finish_slice(&mut self, slice: Slice) -> Option<State> {
         for &n in &slice.pages {
             if self.waiting.get(&n).is_none_or(|w| w.set_at <= slice.set_at) {
@@ -257,6 +265,7 @@ pub(crate) trait CheckpointLog {
     fn end(&self) -> u64;
     fn sync_to(&self, end: u64) -> Result<()>;
     fn raise_floor(&self, floor: u64);
+    fn give_back(&self, hole: std::ops::Range<u64>);
 }
 
 /// Writes the slices of the round under way that are due — each taken under the table's lock,
@@ -272,8 +281,13 @@ pub(crate) fn write_slices(heads: &Mutex<Heads>, log: &dyn CheckpointLog, most: 
             return Ok(None);
         };
         slice.write(log)?;
-        if let Some(header) = lock(heads).finish_slice(slice) {
+        let ended = {
+            let mut heads = lock(heads);
+            heads.finish_slice(slice).map(|header| (header, heads.holes_behind(header.log_end)))
+        };
+        if let Some((header, holes)) = ended {
             log.raise_floor(header.floor);
+            holes.into_iter().for_each(|hole| log.give_back(hole));
             return Ok(Some(header));
         }
     }
@@ -428,6 +442,7 @@ mod tests {
             Ok(())
         }
         fn raise_floor(&self, _floor: u64) {}
+        fn give_back(&self, _hole: std::ops::Range<u64>) {}
     }
 
     /// A round goes a slice per step and, crashed after any step, leaves a table whose every

@@ -24,6 +24,10 @@ impl CheckpointLog for LogFile {
     fn raise_floor(&self, floor: u64) {
         LogFile::raise_floor(self, floor);
     }
+
+    fn give_back(&self, hole: std::ops::Range<u64>) {
+        LogFile::give_back(self, hole);
+    }
 }
 
 /// What the thread and the committing threads share.

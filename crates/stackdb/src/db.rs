@@ -282,6 +282,8 @@ impl Database {
         log.release_below(heads.state.floor)?;
         let from = heads.state.log_end;
         log.recover(from, |records, commit| replay(&mut heads, records, commit))?;
+        // Young sweeps' holes are not recorded: the space the log occupies tells roughly how much.
+        heads.state.freed = (log.end() - heads.state.floor).saturating_sub(log.allocated()?);
         let (log, heads) = (Arc::new(log), Arc::new(Mutex::new(heads)));
         let checkpointer = Checkpointer::start(Arc::clone(&log), Arc::clone(&heads))?;
         // The replay may have left more entries waiting than the budget holds.
@@ -338,7 +340,7 @@ impl Database {
         let walked = newest_many(&self.core.log, &tops, &mut values, |_, i| keys[i], |values, i, r| values[i] = Some(r.value().to_vec()));
         match walked {
             // A sweep finished and freed the log under a head read before it: one by one, each read again.
-            Err(Error::Corrupt { offset, .. }) if offset < self.core.log.floor() => keys.iter().map(|k| self.get(k)).collect(),
+            Err(Error::Corrupt { offset, .. }) if self.core.log.released(offset) => keys.iter().map(|k| self.get(k)).collect(),
             Err(e) => Err(e),
             Ok(depth) => {
                 self.lookups.fetch_add(keys.len() as u64, Relaxed);
@@ -362,7 +364,7 @@ impl Database {
                 heads.entry(bucket)?
             };
             match walk(entry) {
-                Err(Error::Corrupt { offset, .. }) if offset < self.core.log.floor() && retries < STALE_HEAD_RETRIES => retries += 1,
+                Err(Error::Corrupt { offset, .. }) if self.core.log.released(offset) && retries < STALE_HEAD_RETRIES => retries += 1,
                 done => return done,
             }
         }
@@ -398,7 +400,7 @@ impl Database {
             lock(&self.core.heads).checkpoint_step(self.core.log.end(), self.core.options.checkpoint_every);
             self.core.checkpointer.catch_up()?;
             let heads = lock(&self.core.heads);
-            if heads.state.floor <= heads.written.floor {
+            if heads.state.floor <= heads.written.floor && heads.holes.is_empty() {
                 return Ok(());
             }
         }
@@ -409,7 +411,7 @@ impl Database {
         let heads = lock(&self.core.heads);
         let reached_log = self.lookups.load(Relaxed) - self.bloom_answers.load(Relaxed);
         let live_bytes = heads.state.live_bytes;
-        let span = self.core.log.end().saturating_sub(heads.state.floor);
+        let span = self.core.log.end().saturating_sub(heads.state.floor).saturating_sub(heads.state.freed);
         Ok(Stats {
             records: heads.state.records,
             buckets: heads.state.buckets(),
@@ -446,12 +448,15 @@ impl Database {
 /// Applies one recovered commit to the head table, as the writer did.
 fn replay(heads: &mut Heads, records: &[Record], commit: Commit) -> Result<()> {
     let placed = records.iter().map(|r| (r.offset, hash(&r.key)));
+    // Where the batch's commit record begins.
+    let end = records.last().map_or(commit.start, |r| r.offset + r.header.padded_len() as u64);
     match commit.kind {
         // A user batch's records go on top of their buckets' stacks.
         BatchKind::User => restack(heads, [], placed)?,
         BatchKind::Split => crate::split::apply(heads, commit.buckets, placed)?,
         BatchKind::Share => crate::split::share(heads, &crate::split::decode_shared(records, commit.buckets)?)?,
-        BatchKind::Rewrite => crate::sweep::apply(heads, commit.start, commit.buckets, placed)?,
+        BatchKind::Rewrite => crate::sweep::apply(heads, commit.start, commit.buckets, placed, end)?,
+        BatchKind::Young => crate::sweep::apply_young(heads, commit.start, commit.buckets, &crate::sweep::decode_entries(records)?, end)?,
     }
     let state = &mut heads.state;
     state.records = state.records.saturating_add_signed(commit.records_delta);

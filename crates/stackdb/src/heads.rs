@@ -79,7 +79,7 @@ impl Entry {
 
 /// What a header slot records: the table as of a checkpoint (and, in RAM,
 /// as of the last commit).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct State {
     /// Checkpoint sequence (+1 per checkpoint).
     pub checkpoint: u64,
@@ -104,7 +104,17 @@ pub struct State {
     pub sweep_from: u64,
     /// The next bucket the sweep rewrites.
     pub sweep_cursor: u64,
+    /// Records at or past this log offset are young: written since the last sweep ended. A young
+    /// sweep rewrites them alone (`sweep.rs`); 0 while a full sweep is in progress, which is how a
+    /// header tells the two kinds apart.
+    pub young: u64,
+    /// Bytes between the floor and `young` that young sweeps have given back (holes). Not stored:
+    /// estimated at open from the space the log occupies.
+    pub freed: u64,
+    /// The share of its young records the last young sweep copied (0: none yet). Not stored.
+    pub survival: f64,
 }
+
 
 impl State {
     /// Pages (header included) needed for the current buckets.
@@ -136,6 +146,9 @@ impl State {
         b[72..80].copy_from_slice(&self.floor.to_le_bytes());
         b[80..88].copy_from_slice(&self.sweep_from.to_le_bytes());
         b[88..96].copy_from_slice(&self.sweep_cursor.to_le_bytes());
+        // `young` in the two words older headers left zero: low half at 36, high half at 4.
+        b[36..40].copy_from_slice(&(self.young as u32).to_le_bytes());
+        b[4..8].copy_from_slice(&((self.young >> 32) as u32).to_le_bytes());
         let crc = crc32fast::hash(&b[4..]);
         b[..4].copy_from_slice(&crc.to_le_bytes());
         b
@@ -146,8 +159,9 @@ impl State {
         if crc32fast::hash(&b[4..STATE_LEN]) != u32::from_le_bytes(b[..4].try_into().expect("4 bytes")) {
             return None;
         }
-        let level = u32::from_le_bytes(b[32..36].try_into().expect("4 bytes"));
-        let state = State {
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        let level = u32_at(32);
+        let mut state = State {
             checkpoint: u64_at(8),
             log_end: u64_at(16),
             commit_seq: u64_at(24),
@@ -159,15 +173,33 @@ impl State {
             floor: u64_at(72),
             sweep_from: u64_at(80),
             sweep_cursor: u64_at(88),
+            young: u64::from(u32_at(36)) | u64::from(u32_at(4)) << 32,
+            freed: 0,
+            survival: 0.0,
         };
+        // A header from before young sweeps: what the log held then counts as old.
+        if state.young == 0 && state.sweep_from == 0 {
+            state.young = state.log_end.max(crate::log::LOG_HEADER_LEN);
+        }
         let sane = state.checkpoint > 0
             && level < 48
             && state.split < (1u64 << level)
             && state.pages >= 1
             && state.floor <= state.log_end.max(crate::log::LOG_HEADER_LEN)
-            && state.sweep_cursor <= state.buckets();
+            && state.sweep_cursor <= state.buckets()
+            && (state.young == 0 || state.young >= state.floor);
         sane.then_some(state)
     }
+}
+
+/// Log a young sweep left unreferenced: given back once a header on disk reflects the sweep's end
+/// (a checkpoint from before it still points into it, and recovery would replay from there).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Hole {
+    pub(crate) range: std::ops::Range<u64>,
+    /// The offset of the sweep's last commit record: a header reflecting the log past it no longer
+    /// needs the hole.
+    pub(crate) done_at: u64,
 }
 
 /// The head table.
@@ -197,6 +229,10 @@ pub struct Heads {
     pub(crate) disk_pages: u64,
     /// The checkpoint round under way.
     pub(crate) round: Option<Round>,
+    /// Holes young sweeps left, not yet given back.
+    pub(crate) holes: Vec<Hole>,
+    /// Bytes the young sweep in progress has appended so far (since open).
+    pub(crate) young_copied: u64,
     /// Pages a round writes at once at most.
     pub(crate) slice_pages: usize,
     /// A page read without a map.
@@ -239,6 +275,8 @@ impl Heads {
             budget: ram,
             disk_pages: 0,
             round: None,
+            holes: Vec::new(),
+            young_copied: 0,
             slice_pages: (ram / 32 / PAGE).clamp(1, 256),
             scratch: Box::new([0u8; PAGE]),
             slice: Vec::new(),
@@ -249,6 +287,7 @@ impl Heads {
                 level: initial_level,
                 pages: 1,
                 floor: crate::log::LOG_HEADER_LEN,
+                young: crate::log::LOG_HEADER_LEN,
                 ..State::default()
             };
             state.pages = state.pages_needed();

@@ -10,12 +10,13 @@ mod zeros;
 /// Bytes of the log's own header.
 pub const LOG_HEADER_LEN: u64 = 64;
 const MAGIC: &[u8; 8] = b"STACKDB\x01";
-const VERSION: u32 = 4;
-/// The formats before version 4, which it reads the same way: version 3 has no splits that share
-/// stacks (commit flag 3), and each of version 2's split commits covers one bucket (its `buckets`
-/// field is 1). Their header is rewritten to 4 at open, before anything is appended, so a build that
-/// reads only those refuses the log instead of misreading the splits it will hold.
-const UPGRADED_VERSIONS: [u32; 2] = [2, 3];
+const VERSION: u32 = 5;
+/// The formats before version 5, which it reads the same way: version 4 has no young sweeps (commit
+/// flag 4), version 3 no splits that share stacks (commit flag 3), and each of version 2's split
+/// commits covers one bucket (its `buckets` field is 1). Their header is rewritten to 5 at open,
+/// before anything is appended, so a build that reads only those refuses the log instead of
+/// misreading the batches it will hold.
+const UPGRADED_VERSIONS: [u32; 3] = [2, 3, 4];
 /// Bytes of a commit record's value: batch start, sequence, record count,
 /// change in live keys, change in live bytes, buckets rewritten.
 const COMMIT_VALUE_LEN: usize = 48;
@@ -56,6 +57,9 @@ pub enum BatchKind {
     /// Linear-hashing splits of consecutive buckets that share each one's stack with its new sibling
     /// (no records: version 4 on).
     Share = 3,
+    /// The copies of the young records of the buckets from the compaction cursor that have any, each
+    /// bucket's set on what lies beneath them, and the buckets' new entries (version 5 on).
+    Young = 4,
 }
 
 impl BatchKind {
@@ -64,6 +68,7 @@ impl BatchKind {
             1 => BatchKind::Split,
             2 => BatchKind::Rewrite,
             3 => BatchKind::Share,
+            4 => BatchKind::Young,
             _ => BatchKind::User,
         }
     }
@@ -234,6 +239,9 @@ pub struct Log<B: StorageBackend> {
     discarded: std::sync::atomic::AtomicU64,
     /// Held by the one step of giving space back under way ([`Log::discard_step`]).
     discarding: std::sync::Mutex<()>,
+    /// Ranges above the floor no longer referenced (young sweeps' holes, [`Log::give_back`]), with
+    /// how much of each is given back so far.
+    holes: std::sync::RwLock<Vec<(std::ops::Range<u64>, u64)>>,
     /// Everything below this offset is synced. Raised only under `syncs`.
     synced: std::sync::atomic::AtomicU64,
     /// The syncs under way ([`Log::sync_to`]): the end of the log each covers.
@@ -284,8 +292,8 @@ impl<B: StorageBackend> Log<B> {
                     backend.sync_data()?;
                 }
                 _ => {
-                    let [a, b] = UPGRADED_VERSIONS;
-                    return Err(Error::Format(format!("log format version {version}; this build reads {a}, {b} and {VERSION}")));
+                    let [a, b, c] = UPGRADED_VERSIONS;
+                    return Err(Error::Format(format!("log format version {version}; this build reads {a}, {b}, {c} and {VERSION}")));
                 }
             }
         }
@@ -302,6 +310,7 @@ impl<B: StorageBackend> Log<B> {
             zeros_ahead: zeros::DEFAULT_AHEAD,
             discarded: LOG_HEADER_LEN.into(),
             discarding: std::sync::Mutex::new(()),
+            holes: std::sync::RwLock::new(Vec::new()),
             synced: 0.into(),
             syncs: std::sync::Mutex::new(Vec::with_capacity(SYNCS_AT_ONCE)),
             sync_ended: std::sync::Condvar::new(),
@@ -339,6 +348,24 @@ impl<B: StorageBackend> Log<B> {
         self.floor.fetch_max(floor, std::sync::atomic::Ordering::AcqRel);
     }
 
+    /// Declares `hole`, above the floor, unreferenced: its whole blocks are given back a step at a
+    /// time with the space below the floor. The caller has made durable a head table that no longer
+    /// points into it, and a reader still walking there finds [`Log::released`] says so.
+    pub fn give_back(&self, hole: std::ops::Range<u64>) {
+        let from = hole.start.div_ceil(BLOCK) * BLOCK;
+        let mut holes = self.holes.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        holes.retain(|(h, _)| h.end > self.floor());
+        if hole.end > hole.start {
+            holes.push((hole, from));
+        }
+    }
+
+    /// Whether the record at `offset` may have been given back: below the floor or in a hole. A
+    /// reader that found damage there walked a stack a sweep has since moved: it reads its head again.
+    pub fn released(&self, offset: u64) -> bool {
+        offset < self.floor() || self.holes.read().unwrap_or_else(std::sync::PoisonError::into_inner).iter().any(|(h, _)| h.contains(&offset))
+    }
+
     /// Gives back up to `max` bytes of the space below the floor not given
     /// back yet (a database's checkpoint thread calls it with
     /// [`DISCARD_STEP`] until none is left); returns whether some is left.
@@ -351,8 +378,26 @@ impl<B: StorageBackend> Log<B> {
         if to > from {
             self.backend.discard(from, to - from)?;
             self.discarded.store(to, Release);
+            return Ok(true);
         }
-        Ok(to < below)
+        self.discard_hole_step(max)
+    }
+
+    /// Gives back up to `max` bytes of a hole's whole blocks not given back yet; returns whether some
+    /// is left (holes below the floor are left to [`Log::discard_step`]'s floor).
+    fn discard_hole_step(&self, max: u64) -> Result<bool> {
+        let mut holes = self.holes.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let floor = self.floor();
+        let Some((hole, done)) = holes.iter_mut().find(|(h, done)| h.end > floor && *done + BLOCK <= h.end / BLOCK * BLOCK) else {
+            return Ok(false);
+        };
+        let from = (*done).max(floor.div_ceil(BLOCK) * BLOCK);
+        let to = (hole.end / BLOCK * BLOCK).min(from.saturating_add(max));
+        if to > from {
+            self.backend.discard(from, to - from)?;
+        }
+        *done = to.max(*done);
+        Ok(true)
     }
 
     /// Bytes of storage the log occupies (holes excluded).

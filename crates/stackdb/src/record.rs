@@ -47,7 +47,7 @@ pub struct Header {
     /// Offset of the record beneath this one in its bucket (0 = none).
     pub prev: u64,
     /// For a commit record, what its batch does (0 = user batch, 1 = split,
-    /// 2 = rewrite by compaction, 3 = split sharing stacks).
+    /// 2 = rewrite by compaction, 3 = split sharing stacks, 4 = young sweep).
     pub flags: u8,
 }
 
@@ -63,7 +63,7 @@ impl Header {
         let kind = Kind::from_byte(b[4]).ok_or(corrupt)?;
         let key_len = u16::from_le_bytes([b[6], b[7]]) as usize;
         let value_len = u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize;
-        let flags_ok = b[5] == 0 || (kind == Kind::Commit && b[5] <= 3);
+        let flags_ok = b[5] == 0 || (kind == Kind::Commit && b[5] <= 4);
         if !flags_ok || b[12..16] != [0; 4] || value_len > MAX_VALUE {
             return Err(Error::Corrupt { what: "log record header", offset });
         }

@@ -136,6 +136,25 @@ pub(crate) fn live_records_many<'l>(log: &'l LogFile, heads: &[u64], buckets: &[
         .collect())
 }
 
+/// The young part of each stack headed by `heads[i]` (each at or past `young`; a stack a split left
+/// shared is not asked for): the newest version of every key among its records at or past `young`,
+/// newest first, tombstones kept — they hide older versions beneath — and the offset of the first
+/// record below `young` it rests on (0: none).
+pub(crate) fn young_records_many<'l>(log: &'l LogFile, heads: &[u64], young: u64) -> Result<Vec<(Vec<Live<'l>>, u64)>> {
+    let mut newest: Vec<Newest<'l>> = heads.iter().map(|_| Newest::default()).collect();
+    let mut beneath = vec![0u64; heads.len()];
+    walk_many(log, heads, |i, r| {
+        let (prev, h) = (r.header.prev, hash(r.key()));
+        newest[i].offer(r, h);
+        if prev < young {
+            beneath[i] = prev;
+            return Ok(Step::Stop);
+        }
+        Ok(Step::Down)
+    })?;
+    Ok(newest.into_iter().map(|n| n.records).zip(beneath).collect())
+}
+
 /// Distinct keys a stack's walk compares one by one before it indexes them by hash: a bucket holds
 /// `max_load` keys on average (2), and a map per stack cost more than the comparisons (a split of 512
 /// buckets spent a fifth of its time building one).

@@ -1,52 +1,64 @@
-//! Compaction by sweeping: when the log holds `trigger` times the live
-//! bytes, a sweep starts at the log's end and rewrites every bucket's live
-//! records as a fresh stack, a few buckets after each commit, in bucket
-//! order. When it has passed the last bucket no stack reaches below where it
-//! began, so after a checkpoint that part of the log is given back
-//! (`docs/stackdb-format.md`, "Space").
+//! Compaction by sweeping: when the log holds `trigger` times the live bytes, a sweep starts at the
+//! log's end and rewrites buckets' records as fresh stacks, a few buckets after each commit, in bucket
+//! order. A full sweep rewrites every live record: when it has passed the last bucket no stack
+//! reaches below where it began, and that part of the log is given back. A young sweep rewrites only
+//! the records written since the last sweep ended (the young ones) of the buckets that have any, each
+//! bucket's set on the old records beneath them: the young records it passed over are then a hole
+//! no stack reaches into, given back the same way. The sweep that gives back more per byte it copies
+//! is chosen (`docs/stackdb-format.md`, "Space").
 
 use crate::db::{Core, Database, lock};
 use crate::error::{Error, Result};
-use crate::heads::{Heads, State};
-use crate::log::BatchKind;
-use crate::plan::{Plan, read_plan};
-use crate::stack::{Live, Placed, copy_records, live_records_many, oldest_first, restack};
+use crate::heads::{Entry, Heads, Hole, State};
+use crate::log::{Batch, BatchKind, Record};
+use crate::plan::{Plan, Restack, ToCopy, oldest_first, read_buckets, read_plan};
+use crate::stack::{Placed, restack};
 use crate::worker::Worker;
 use std::sync::Arc;
 
 /// When and how fast dead records are reclaimed.
 ///
-/// A sweep starts when the log spans more than `trigger` × the live bytes,
-/// and is paced to finish by the time the log has grown by
-/// (1 + `pace`) × the live bytes: its own copies plus `pace` × live of new
-/// writes. So the log stays under about (`trigger` + 1 + `pace`) × live, and
-/// each byte written costs about 1 + 1 / (`trigger` − 1) bytes of log. A sweep
-/// ends with the log (1 + `pace`) × live above its new floor, so `pace` must be
-/// below `trigger` − 1, or the next sweep would begin overdue.
+/// A sweep starts when the log holds more than `trigger` × the live bytes,
+/// and is paced to finish by the time the log has grown by (1 + `pace`) ×
+/// what it copies: its own copies plus `pace` times as much of new writes. A
+/// full sweep copies the live bytes, so the log stays under about
+/// (`trigger` + 1 + `pace`) × live, and each byte written costs about
+/// 1 + 1 / (`trigger` − 1) bytes of log. A sweep ends with the log (1 +
+/// `pace`) × live above its new floor, so `pace` must be below `trigger` − 1,
+/// or the next sweep would begin overdue.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Compaction {
     /// Span of the log, in multiples of the live bytes, that starts a sweep
     /// (greater than 1; `f64::INFINITY` turns compaction off).
     pub trigger: f64,
-    /// New writes a sweep may take to finish, in multiples of the live bytes
+    /// New writes a sweep may take to finish, in multiples of what it copies
     /// (greater than 0; smaller means faster sweeps and burstier commits).
     pub pace: f64,
     /// No sweep while the log spans less than this.
     pub min_log_bytes: u64,
+    /// Whether a sweep may rewrite only the young records, when that gives back more per byte
+    /// copied than a full sweep (`false`: every sweep is full).
+    pub generational: bool,
 }
 
 impl Default for Compaction {
     fn default() -> Self {
-        Self { trigger: 2.0, pace: 0.5, min_log_bytes: 16 << 20 }
+        Self { trigger: 2.0, pace: 0.5, min_log_bytes: 16 << 20, generational: true }
     }
 }
+
+/// The share of its young records a young sweep is expected to copy before one has run.
+const FIRST_SURVIVAL: f64 = 0.25;
+/// A young sweep is chosen only if it gives back at least this share of the log's dead bytes: the
+/// rest lie among the old records, and as their share grows young sweeps would give back ever less
+/// (copying the same share of ever fewer young records).
+const YOUNG_SHARE: f64 = 0.5;
 
 impl Compaction {
     /// Never reclaims anything.
     pub fn off() -> Self {
         Self { trigger: f64::INFINITY, ..Self::default() }
     }
-
     /// Checks the figures make sense.
     pub fn validate(&self) -> Result<()> {
         let sound = self.trigger > 1.0 && self.pace > 0.0 && self.pace.is_finite();
@@ -74,25 +86,63 @@ impl Compaction {
         (state.live_bytes as f64).max(self.min_log_bytes as f64 / self.trigger).max(1.0)
     }
 
-    /// The bucket the sweep should have reached with the log ending at
-    /// `end`: `None` when no sweep is in progress or due. A sweep is on
-    /// schedule when its share of buckets done matches its share of the
-    /// (1 + `pace`) × live bytes it may append — or, if the log overshot
-    /// `trigger` × live (a large commit, a run of splits), its share of
-    /// the overshoot, so it catches up. A sweep not begun yet is due that
-    /// share of the overshoot too (at least its first bucket), so one the
-    /// sweep's thread has not got to begin counts as lagging.
-    fn due(&self, state: &State, end: u64) -> Option<u64> {
-        let live = self.live(state);
-        let overshoot = end.saturating_sub(state.floor) as f64 - self.trigger * live;
-        let appended = match state.sweep_from {
-            0 if overshoot <= 0.0 => return None,
-            0 => 0.0,
-            from => end.saturating_sub(from) as f64,
-        };
-        let fraction = (appended.max(overshoot) / ((1.0 + self.pace) * live)).min(1.0);
-        Some(share_of_keys(state, fraction).max(1))
+    /// The young bound of the sweep to begin with the log ending at `end` (`None`: a full sweep). A
+    /// young sweep is chosen when it is expected to give back at least [`YOUNG_SHARE`] of the dead
+    /// bytes, each for fewer bytes copied than a full sweep (which copies the live bytes to give
+    /// back all the dead ones), its copies estimated by the share the last young sweep copied.
+    pub(crate) fn young_to_sweep(&self, state: &State, end: u64) -> Option<u64> {
+        if !self.generational || state.young <= state.floor {
+            return None;
+        }
+        let survival = expected_survival(state);
+        let young_dead = (1.0 - survival) * end.saturating_sub(state.young) as f64;
+        let live = (state.live_bytes as f64).max(1.0);
+        let dead = held(state, end) - live;
+        let worth = young_dead >= YOUNG_SHARE * dead && survival / (1.0 - survival) < live / dead;
+        worth.then_some(state.young)
     }
+
+    /// Bytes the log may grow by while the sweep bounded by `young` runs: (1 + `pace`) × what it is
+    /// expected to copy.
+    fn budget(&self, state: &State, young: Option<u64>, end: u64) -> f64 {
+        let copies = match young {
+            None => self.live(state),
+            Some(y) => {
+                let began = if state.sweep_from == 0 { end } else { state.sweep_from };
+                expected_survival(state).max(FIRST_SURVIVAL) * began.saturating_sub(y) as f64
+            }
+        };
+        (1.0 + self.pace) * copies.max(self.min_log_bytes as f64 / self.trigger / 4.0)
+    }
+
+    /// The bucket the sweep should have reached with the log ending at `end`, and the sweep's young
+    /// bound: `None` when no sweep is in progress or due. A sweep is on schedule when its share of
+    /// buckets done matches its share of the log's growth it may take ([`Compaction::budget`]) — or,
+    /// for a full sweep, if the log overshot `trigger` × live (a large commit, a run of splits), its
+    /// share of the overshoot, so it catches up. A sweep not begun yet is due that share too (at
+    /// least its first bucket), so one the sweep's thread has not got to begin counts as lagging.
+    pub(crate) fn due(&self, state: &State, end: u64) -> Option<(u64, Option<u64>)> {
+        let overshoot = held(state, end) - self.trigger * self.live(state);
+        let (young, appended) = match state.sweep_from {
+            0 if overshoot <= 0.0 => return None,
+            0 => (self.young_to_sweep(state, end), 0.0),
+            from => ((state.young != 0).then_some(state.young), end.saturating_sub(from) as f64),
+        };
+        // A young sweep gives back only young records: an overshoot of the old is not its to catch up.
+        let ahead = if young.is_none() { appended.max(overshoot) } else { appended };
+        let fraction = (ahead / self.budget(state, young, end)).min(1.0);
+        Some((share_of_keys(state, fraction).max(1), young))
+    }
+}
+
+/// Bytes the log holds with its end at `end`: from the floor, less the holes young sweeps left.
+fn held(state: &State, end: u64) -> f64 {
+    end.saturating_sub(state.floor).saturating_sub(state.freed) as f64
+}
+
+/// The share of the young records a young sweep is expected to copy: what the last one copied.
+fn expected_survival(state: &State) -> f64 {
+    if state.survival > 0.0 { state.survival.clamp(0.02, 0.98) } else { FIRST_SURVIVAL }
 }
 
 /// The bucket before which `fraction` of the keys lie, in bucket order.
@@ -131,7 +181,7 @@ impl Database {
     /// (no-sync inserts measured 11 % slower with it).
     pub(crate) fn sweep_step(&self) -> Result<()> {
         let state = lock(&self.core.heads).state;
-        let Some(due) = self.core.options.compaction.due(&state, self.core.log.end()) else { return Ok(()) };
+        let Some((due, _)) = self.core.options.compaction.due(&state, self.core.log.end()) else { return Ok(()) };
         let behind = due.saturating_sub(state.sweep_cursor);
         if behind == 0 {
             return Ok(());
@@ -150,94 +200,199 @@ impl Core {
         Worker::start("stackdb-sweep", move || core.sweep(true))
     }
 
-    /// Advances the sweep as far as it is due, and gives back the log below a finished sweep.
-    /// `on_thread`: on the sweep's thread, which reads each step's records without the writer (a whole
-    /// plan, a little ahead of the schedule) and then takes it for the copies; else the caller holds
-    /// the writer and reads only what is due. The sweep's own copies grow the log and so make more
-    /// buckets due: it follows them up to [`CHASE`] times the buckets due when called (and
-    /// [`CHASE_SLACK`] more), leaving the rest to the next call — with copies near the pace's
-    /// budget, chasing them all once rewrote a third of the table in one commit.
+    /// Advances the sweep as far as it is due, until it ends. `on_thread`: on the sweep's thread,
+    /// which reads each step's records without the writer (a whole plan, a little ahead of the
+    /// schedule) and then takes it for the copies; else the caller holds the writer and reads only
+    /// what is due. The sweep's own copies grow the log and so make more buckets due: it follows them
+    /// up to [`CHASE`] times the buckets due when called (and [`CHASE_SLACK`] more), leaving the rest
+    /// to the next call — with copies near the pace's budget, chasing them all once rewrote a third of
+    /// the table in one commit.
     pub(crate) fn sweep(&self, on_thread: bool) -> Result<()> {
         let entry = lock(&self.heads).state;
-        let Some(due) = self.options.compaction.due(&entry, self.log.end()) else { return Ok(()) };
+        let Some((due, _)) = self.options.compaction.due(&entry, self.log.end()) else { return Ok(()) };
         let limit = due + CHASE * due.saturating_sub(entry.sweep_cursor) + CHASE_SLACK;
         loop {
             let state = lock(&self.heads).state;
-            let to = match self.options.compaction.due(&state, self.log.end()) {
-                Some(due) if state.floor == entry.floor && state.sweep_cursor < due.min(limit) => due.min(limit),
+            // A sweep that ended leaves the log it gave up to the checkpoint thread: the header on
+            // disk must stop pointing into it first (the round that does is due at once).
+            let ended = state.floor != entry.floor || (state.young != entry.young && state.young != 0);
+            let (to, young) = match self.options.compaction.due(&state, self.log.end()) {
+                Some((due, young)) if !ended && state.sweep_cursor < due.min(limit) => (due.min(limit), young),
                 _ => return Ok(()),
             };
-            let plan = match read_plan(&self.log, &self.heads, &state, if on_thread { state.buckets() } else { to }) {
+            let plan = match read_plan(&self.log, &self.heads, &state, young, if on_thread { state.buckets() } else { to }) {
                 // Read without the writer while a sweep the commits finished gave back the log under it:
-                // this sweep is over (the loop ends on the new floor).
-                Err(Error::Corrupt { offset, .. }) if on_thread && offset < self.log.floor() => continue,
+                // this sweep is over (the loop ends on what it left).
+                Err(Error::Corrupt { offset, .. }) if on_thread && self.log.released(offset) => continue,
                 plan => plan?,
             };
             let _writer = on_thread.then(|| lock(&self.writer));
             self.rewrite(plan)?;
             self.checkpoint_step()?;
-            if lock(&self.heads).state.floor > entry.floor {
-                // The sweep is done. The header on disk must stop pointing below the new floor before
-                // that part of the log can go: the step above made the round under way due at once
-                // (or began one), the checkpoint thread writes it and, once a round holding the new
-                // floor ends, gives the log below back.
-                return Ok(());
-            }
         }
     }
 
-    /// Copies a plan's records as fresh stacks in one commit (writer held). A plan a commit's own sweep
-    /// overtook is dropped; a bucket a commit changed since it was read is read again.
+    /// Copies a plan's records in one commit (writer held). A plan a commit's own sweep overtook, or
+    /// read for a kind of sweep no longer due, is dropped; a bucket a commit changed since it was read
+    /// is read again.
     fn rewrite(&self, plan: Plan) -> Result<()> {
         let state = lock(&self.heads).state;
-        if !plan.fits(&state) {
+        let young = match state.sweep_from {
+            0 => self.options.compaction.young_to_sweep(&state, self.log.end()),
+            _ => (state.young != 0).then_some(state.young),
+        };
+        if !plan.fits(&state, young) {
             return Ok(());
         }
         let buckets: Vec<u64> = plan.buckets().collect();
-        let mut fresh: Vec<Option<Vec<Live<'_>>>> = buckets.iter().map(|_| None).collect();
+        let mut entries = plan.entries.clone();
+        let mut again = Vec::new();
         if state.commit_seq != plan.commit_seq {
             let now = lock(&self.heads).entries(&buckets)?;
             let changed: Vec<usize> = (0..now.len()).filter(|&i| now[i] != plan.entries[i]).collect();
-            let heads: Vec<u64> = changed.iter().map(|&i| now[i].head()).collect();
-            let owners: Vec<u64> = changed.iter().map(|&i| buckets[i]).collect();
-            for (i, live) in changed.into_iter().zip(live_records_many(&self.log, &heads, &owners, &state)?) {
-                fresh[i] = Some(live);
-            }
+            let (now_changed, owners): (Vec<Entry>, Vec<u64>) = changed.iter().map(|&i| (now[i], buckets[i])).unzip();
+            again = changed.iter().copied().zip(read_buckets(&self.log, &now_changed, &owners, &state, young)?).collect();
+            entries = now;
         }
+        let mut again = again.into_iter().peekable();
         let mut batch = self.log.batch();
         let start = batch.start();
-        let mut placed = Vec::new();
-        for (i, fresh) in fresh.iter().enumerate() {
-            let copied = match fresh {
-                Some(live) => copy_records(&mut batch, oldest_first(live), &state)?,
-                None => copy_records(&mut batch, plan.oldest_first(i), &state)?,
+        let (mut placed, mut set) = (Vec::new(), Vec::new());
+        for (i, &bucket) in buckets.iter().enumerate() {
+            let new = match again.next_if(|(j, _)| *j == i) {
+                Some((_, (restack, live))) => copy_stack(&mut batch, entries[i], restack, oldest_first(&live), &mut placed)?,
+                None => copy_stack(&mut batch, entries[i], plan.restacks[i], plan.oldest_first(i), &mut placed)?,
             };
-            placed.extend(copied);
+            set.extend(new.map(|e| (bucket, e)));
         }
         let covered = buckets.len() as u64;
-        self.commit_copies(batch, BatchKind::Rewrite, covered, |heads| apply(heads, start, covered, placed))
+        if young.is_none() {
+            let end = batch.start() + batch.bytes() as u64;
+            return self.commit_copies(batch, BatchKind::Rewrite, covered, |heads| apply(heads, start, covered, placed, end));
+        }
+        batch.put(&[], &encode_entries(&set), 0)?;
+        let end = batch.start() + batch.bytes() as u64;
+        self.commit_copies(batch, BatchKind::Young, covered, |heads| apply_young(heads, start, covered, &set, end))
     }
 }
 
-/// Applies a rewrite batch that began at log offset `start` and covers
-/// `buckets` buckets from the sweep's cursor: the first of a sweep starts
-/// it, the one reaching the last bucket ends it and raises the floor.
-pub(crate) fn apply(heads: &mut Heads, start: u64, buckets: u64, placed: impl IntoIterator<Item = Placed>) -> Result<()> {
-    if heads.state.sweep_from == 0 {
-        heads.state.sweep_from = start;
-        heads.state.sweep_cursor = 0;
-    }
-    let first = heads.state.sweep_cursor;
-    let Some(last) = first.checked_add(buckets).filter(|l| *l <= heads.state.buckets()) else {
-        return Err(Error::Corrupt { what: "rewrite beyond the table", offset: start });
+/// Appends a bucket's records (oldest first) to `batch` as its new stack, restacked as `restack`
+/// says on its entry `entry`, each copy's place added to `placed`; returns its new entry (`None`:
+/// kept).
+fn copy_stack<'r>(
+    batch: &mut Batch,
+    entry: Entry,
+    restack: Restack,
+    records: impl Iterator<Item = ToCopy<'r>>,
+    placed: &mut Vec<Placed>,
+) -> Result<Option<Entry>> {
+    let mut new = match restack {
+        Restack::Keep => return Ok(None),
+        Restack::Fresh => Entry::default(),
+        Restack::Onto(beneath) => Entry::new(beneath, entry.bloom, entry.shared()),
     };
-    restack(heads, first..last, placed)?;
+    for (key, value, h) in records {
+        let at = match value {
+            Some(value) => batch.put(key, value, new.head())?,
+            None => batch.delete(key, new.head())?,
+        };
+        new = new.pushed(at, h);
+        placed.push((at, h));
+    }
+    Ok(Some(new))
+}
+
+/// Bytes of each bucket's new entry in a young sweep's batch: bucket, link word, Bloom word.
+const SET_ENTRY: usize = 24;
+
+/// The last record of a young sweep's batch: the value of the record, the buckets it sets and their
+/// new entries, as stored in the head table.
+fn encode_entries(set: &[(u64, Entry)]) -> Vec<u8> {
+    let mut value = Vec::with_capacity(set.len() * SET_ENTRY);
+    for (bucket, e) in set {
+        for word in [*bucket, e.link(), e.bloom] {
+            value.extend_from_slice(&word.to_le_bytes());
+        }
+    }
+    value
+}
+
+/// The buckets a young sweep's batch sets and their entries (see [`encode_entries`]).
+pub(crate) fn decode_entries(records: &[Record]) -> Result<Vec<(u64, Entry)>> {
+    match records.last() {
+        Some(r) if r.key.is_empty() && r.value.len().is_multiple_of(SET_ENTRY) => Ok(r
+            .value
+            .chunks_exact(SET_ENTRY)
+            .map(|c| {
+                let word = |i: usize| u64::from_le_bytes(c[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+                (word(0), Entry::from_words(word(1), word(2)))
+            })
+            .collect()),
+        _ => Err(Error::Corrupt { what: "a young sweep's batch", offset: records.first().map_or(0, |r| r.offset) }),
+    }
+}
+
+/// The buckets from the sweep's cursor a rewrite batch that began at `start` covers, checked to lie
+/// within the table.
+fn covered(state: &State, start: u64, buckets: u64) -> Result<std::ops::Range<u64>> {
+    let first = if state.sweep_from == 0 { 0 } else { state.sweep_cursor };
+    match first.checked_add(buckets).filter(|l| *l <= state.buckets()) {
+        Some(last) => Ok(first..last),
+        None => Err(Error::Corrupt { what: "rewrite beyond the table", offset: start }),
+    }
+}
+
+/// Applies a full sweep's batch that began at log offset `start`, whose last record ends at `end`,
+/// and covers `buckets` buckets from the sweep's cursor: the first of a sweep starts it, the one
+/// reaching the last bucket ends it, raises the floor, and makes what follows young.
+pub(crate) fn apply(heads: &mut Heads, start: u64, buckets: u64, placed: impl IntoIterator<Item = Placed>, end: u64) -> Result<()> {
+    let state = heads.state;
+    if state.sweep_from != 0 && state.young != 0 {
+        return Err(Error::Corrupt { what: "a full sweep's batch within a young sweep", offset: start });
+    }
+    let range = covered(&state, start, buckets)?;
+    restack(heads, range.clone(), placed)?;
     let state = &mut heads.state;
-    state.sweep_cursor = last;
-    if last == state.buckets() {
-        state.floor = state.sweep_from;
-        state.sweep_from = 0;
-        state.sweep_cursor = 0;
+    if state.sweep_from == 0 {
+        (state.sweep_from, state.young) = (start, 0);
+    }
+    state.sweep_cursor = range.end;
+    if range.end == state.buckets() {
+        (state.floor, state.young, state.freed) = (state.sweep_from, end, 0);
+        (state.sweep_from, state.sweep_cursor) = (0, 0);
+    }
+    Ok(())
+}
+
+/// Applies a young sweep's batch that began at log offset `start`, whose last record ends at `end`,
+/// covers `buckets` buckets from the sweep's cursor and sets the entries `set`: the one reaching the
+/// last bucket ends the sweep, leaves a hole from where the young records began to where the sweep
+/// began, and makes what follows young.
+pub(crate) fn apply_young(heads: &mut Heads, start: u64, buckets: u64, set: &[(u64, Entry)], end: u64) -> Result<()> {
+    let state = heads.state;
+    if state.young == 0 {
+        return Err(Error::Corrupt { what: "a young sweep's batch within a full sweep", offset: start });
+    }
+    let range = covered(&state, start, buckets)?;
+    if set.iter().any(|(b, e)| !range.contains(b) || e.head() >= end) {
+        return Err(Error::Corrupt { what: "a young sweep's entry outside its batch", offset: start });
+    }
+    for &(bucket, e) in set {
+        heads.set(bucket, e);
+    }
+    heads.young_copied += end - start;
+    let state = &mut heads.state;
+    if state.sweep_from == 0 {
+        state.sweep_from = start;
+    }
+    state.sweep_cursor = range.end;
+    if range.end == state.buckets() {
+        let hole = state.young..state.sweep_from;
+        state.freed += hole.end - hole.start;
+        state.survival = (heads.young_copied as f64 / (hole.end - hole.start).max(1) as f64).min(1.0);
+        (state.young, state.sweep_from, state.sweep_cursor) = (end, 0, 0);
+        heads.young_copied = 0;
+        heads.holes.push(Hole { range: hole, done_at: end });
     }
     Ok(())
 }

@@ -153,7 +153,7 @@ fn small(durability: Durability) -> Options {
         shared_splits: 2,
         initial_level: 2,
         checkpoint_every: 64 << 10,
-        compaction: Compaction { trigger: 1.5, pace: 0.25, min_log_bytes: 4096 },
+        compaction: Compaction { trigger: 1.5, pace: 0.25, min_log_bytes: 4096, ..Compaction::default() },
         zeros_ahead: 64 << 10,
     }
 }
@@ -411,7 +411,7 @@ fn impossible_options_are_refused() {
     let no_trigger = refused(Options { compaction: Compaction { trigger: 1.0, ..Compaction::default() }, ..small(Durability::Immediate) });
     assert!(no_trigger.contains("trigger"), "{no_trigger}");
     // A sweep that grows the log past the trigger before it ends leaves the next one overdue.
-    let too_slow = refused(Options { compaction: Compaction { trigger: 2.0, pace: 1.0, min_log_bytes: 4096 }, ..small(Durability::Immediate) });
+    let too_slow = refused(Options { compaction: Compaction { trigger: 2.0, pace: 1.0, min_log_bytes: 4096, ..Compaction::default() }, ..small(Durability::Immediate) });
     assert!(too_slow.contains("pace must be below trigger - 1"), "{too_slow}");
 }
 
@@ -580,7 +580,7 @@ fn readers_are_unaffected_by_compaction() {
 }
 
 fn readers_are_unaffected_by_compaction_with(durability: Durability) {
-    let options = Options { compaction: Compaction { trigger: 1.2, pace: 0.1, min_log_bytes: 4096 }, ..small(durability) };
+    let options = Options { compaction: Compaction { trigger: 1.2, pace: 0.1, min_log_bytes: 4096, ..Compaction::default() }, ..small(durability) };
     let db = Disk::new().open(&options);
     let keys = 200u64;
     let value = |k: u64, round: u64| [k.to_le_bytes(), round.to_le_bytes()].concat();

@@ -17,7 +17,7 @@ const KEYS_PER_BATCH: u64 = 5;
 fn options() -> Options {
     Options {
         initial_level: 2,
-        compaction: Compaction { trigger: 1.1, pace: 0.05, min_log_bytes: 64 << 10 },
+        compaction: Compaction { trigger: 1.1, pace: 0.05, min_log_bytes: 64 << 10, ..Compaction::default() },
         zeros_ahead: 256 << 10,
         ..Options::default()
     }

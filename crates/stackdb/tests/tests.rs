@@ -161,8 +161,9 @@ fn garbage_and_short_files_are_refused_not_panicked_on() {
     assert_eq!(log.end(), LOG_HEADER_LEN);
 }
 
-/// Version-2 and version-3 logs (each of 2's split commits one bucket; neither shares stacks) open,
-/// their header rewritten to version 4 first; an unknown version is refused by name.
+/// Version-2, 3 and 4 logs (each of 2's split commits one bucket; 2 and 3 share no stacks; none has
+/// young sweeps) open, their header rewritten to version 5 first; an unknown version is refused by
+/// name.
 #[test]
 fn older_logs_are_upgraded_and_an_unknown_version_refused() {
     let version = |m: &MemBackend| {
@@ -170,14 +171,14 @@ fn older_logs_are_upgraded_and_an_unknown_version_refused() {
         m.read(8, &mut v).unwrap();
         u32::from_le_bytes(v)
     };
-    for old in [2u32, 3] {
+    for old in [2u32, 3, 4] {
         let mut log = Log::open(MemBackend::new()).unwrap();
         replay(&mut log, 0);
         commit_batches(&mut log, 1, 2, 5, Durability::Immediate);
         let mem = into_backend_after(&mut log, |m| m.write(8, &old.to_le_bytes()).unwrap());
         let mut log = Log::open(mem).unwrap();
         assert_eq!(replay(&mut log, 0), expected(1..3, 5));
-        let mem = into_backend_after(&mut log, |m| assert_eq!(version(m), 4, "version {old} upgraded at open"));
+        let mem = into_backend_after(&mut log, |m| assert_eq!(version(m), 5, "version {old} upgraded at open"));
         mem.write(8, &7u32.to_le_bytes()).unwrap();
         match Log::open(mem) {
             Err(Error::Format(message)) => assert!(message.contains("version 7"), "{message}"),
