@@ -113,12 +113,16 @@ pub struct Stats {
     pub log_bytes: u64,
     /// Bytes of the live records: the newest version of every live key.
     pub live_bytes: u64,
-    /// Bytes from the oldest record still referenced to the log's end,
-    /// divided by the live bytes.
+    /// Bytes from the oldest record still referenced to the log's end, less
+    /// the holes young sweeps left, divided by the live bytes.
     pub space_amplification: f64,
     /// Log offset below which compaction has reclaimed everything (the
     /// log header's end while nothing has been).
     pub reclaimed_below: u64,
+    /// Bytes above `reclaimed_below` that young sweeps have given back as
+    /// holes since the last full sweep (estimated from the space the log
+    /// occupies at open).
+    pub reclaimed_above: u64,
     /// Bytes of the head-table file.
     pub heads_bytes: u64,
     /// Bytes of RAM held by head-table entries waiting to be written.
@@ -297,6 +301,7 @@ impl Database {
         // Only synced commits leave the writer free long enough for a thread of its own to sweep.
         let sweeps = options.compaction.trigger.is_finite() && options.durability == Durability::Immediate;
         let core = Arc::new(Core { log, heads, writer: Mutex::new(()), checkpointer, options });
+        core.age_first_records()?;
         let sweeper = sweeps.then(|| Core::start_sweeper(Arc::clone(&core))).transpose()?;
         Ok(Database {
             sweeper,
@@ -419,6 +424,7 @@ impl Database {
             live_bytes,
             space_amplification: if live_bytes == 0 { 0.0 } else { span as f64 / live_bytes as f64 },
             reclaimed_below: heads.state.floor,
+            reclaimed_above: heads.state.freed,
             heads_bytes: heads.file_bytes()?,
             cache_bytes: heads.waiting_bytes() as u64,
             average_probe_depth: if reached_log == 0 { 0.0 } else { self.probes.load(Relaxed) as f64 / reached_log as f64 },

@@ -113,6 +113,11 @@ pub struct State {
     pub freed: u64,
     /// The share of its young records the last young sweep copied (0: none yet). Not stored.
     pub survival: f64,
+    /// Bytes the sweep in progress has appended (since open). Not stored.
+    pub copied: u64,
+    /// Bytes of the copies the last young sweep made, which lie past `young` but are old (not
+    /// stored: 0 at open).
+    pub islands: u64,
 }
 
 
@@ -176,6 +181,8 @@ impl State {
             young: u64::from(u32_at(36)) | u64::from(u32_at(4)) << 32,
             freed: 0,
             survival: 0.0,
+            copied: 0,
+            islands: 0,
         };
         // A header from before young sweeps: what the log held then counts as old.
         if state.young == 0 && state.sweep_from == 0 {
@@ -231,8 +238,6 @@ pub struct Heads {
     pub(crate) round: Option<Round>,
     /// Holes young sweeps left, not yet given back.
     pub(crate) holes: Vec<Hole>,
-    /// Bytes the young sweep in progress has appended so far (since open).
-    pub(crate) young_copied: u64,
     /// Pages a round writes at once at most.
     pub(crate) slice_pages: usize,
     /// A page read without a map.
@@ -276,7 +281,6 @@ impl Heads {
             disk_pages: 0,
             round: None,
             holes: Vec::new(),
-            young_copied: 0,
             slice_pages: (ram / 32 / PAGE).clamp(1, 256),
             scratch: Box::new([0u8; PAGE]),
             slice: Vec::new(),

@@ -116,17 +116,26 @@ pub struct Batch {
 impl Batch {
     /// Appends a put and returns the log offset the record will have.
     pub fn put(&mut self, key: &[u8], value: &[u8], prev: u64) -> Result<u64> {
-        self.push(Kind::Put, key, value, prev)
+        self.push(Kind::Put, 0, key, value, prev)
     }
 
     /// Appends a tombstone and returns the log offset the record will have.
     pub fn delete(&mut self, key: &[u8], prev: u64) -> Result<u64> {
-        self.push(Kind::Delete, key, &[], prev)
+        self.push(Kind::Delete, 0, key, &[], prev)
     }
 
-    fn push(&mut self, kind: Kind, key: &[u8], value: &[u8], prev: u64) -> Result<u64> {
+    /// Appends a sweep's copy of a put (`value`) or a tombstone (`None`) and returns the log offset
+    /// the record will have.
+    pub fn copy(&mut self, key: &[u8], value: Option<&[u8]>, prev: u64) -> Result<u64> {
+        match value {
+            Some(value) => self.push(Kind::Put, record::COPY, key, value, prev),
+            None => self.push(Kind::Delete, record::COPY, key, &[], prev),
+        }
+    }
+
+    fn push(&mut self, kind: Kind, flags: u8, key: &[u8], value: &[u8], prev: u64) -> Result<u64> {
         let offset = self.start + self.buf.len() as u64;
-        record::encode(&mut self.buf, kind, key, value, prev)?;
+        record::encode_flagged(&mut self.buf, kind, flags, key, value, prev)?;
         self.count += 1;
         Ok(offset)
     }
@@ -239,8 +248,8 @@ pub struct Log<B: StorageBackend> {
     discarded: std::sync::atomic::AtomicU64,
     /// Held by the one step of giving space back under way ([`Log::discard_step`]).
     discarding: std::sync::Mutex<()>,
-    /// Ranges above the floor no longer referenced (young sweeps' holes, [`Log::give_back`]), with
-    /// how much of each is given back so far.
+    /// Ranges above the floor no longer referenced but for the copies in them (young sweeps' holes,
+    /// [`Log::give_back`]), with where the next step of giving each back begins.
     holes: std::sync::RwLock<Vec<(std::ops::Range<u64>, u64)>>,
     /// Everything below this offset is synced. Raised only under `syncs`.
     synced: std::sync::atomic::AtomicU64,
@@ -348,11 +357,12 @@ impl<B: StorageBackend> Log<B> {
         self.floor.fetch_max(floor, std::sync::atomic::Ordering::AcqRel);
     }
 
-    /// Declares `hole`, above the floor, unreferenced: its whole blocks are given back a step at a
-    /// time with the space below the floor. The caller has made durable a head table that no longer
-    /// points into it, and a reader still walking there finds [`Log::released`] says so.
+    /// Declares `hole`, above the floor and starting on a record, unreferenced but for the sweeps'
+    /// copies in it: the whole blocks around them are given back a step at a time after the space
+    /// below the floor. The caller has made durable a head table that points into it only at copies,
+    /// and a reader still walking elsewhere in it finds [`Log::released`] says so.
     pub fn give_back(&self, hole: std::ops::Range<u64>) {
-        let from = hole.start.div_ceil(BLOCK) * BLOCK;
+        let from = hole.start;
         let mut holes = self.holes.write().unwrap_or_else(std::sync::PoisonError::into_inner);
         holes.retain(|(h, _)| h.end > self.floor());
         if hole.end > hole.start {
@@ -383,21 +393,53 @@ impl<B: StorageBackend> Log<B> {
         self.discard_hole_step(max)
     }
 
-    /// Gives back up to `max` bytes of a hole's whole blocks not given back yet; returns whether some
-    /// is left (holes below the floor are left to [`Log::discard_step`]'s floor).
+    /// Gives back the whole blocks of up to `max` bytes of a hole not given back yet, but for the
+    /// sweeps' copies it holds, which stay where they are (its records are read in order to find
+    /// them); returns whether some is left (holes below the floor are left to the floor's step).
     fn discard_hole_step(&self, max: u64) -> Result<bool> {
         let mut holes = self.holes.write().unwrap_or_else(std::sync::PoisonError::into_inner);
         let floor = self.floor();
-        let Some((hole, done)) = holes.iter_mut().find(|(h, done)| h.end > floor && *done + BLOCK <= h.end / BLOCK * BLOCK) else {
+        let Some((hole, next)) = holes.iter_mut().find(|(h, next)| h.end > floor && *next < h.end) else {
             return Ok(false);
         };
-        let from = (*done).max(floor.div_ceil(BLOCK) * BLOCK);
-        let to = (hole.end / BLOCK * BLOCK).min(from.saturating_add(max));
+        let mut at = (*next).max(floor);
+        let stop = hole.end.min(at.saturating_add(max));
+        // The start of the records that may go since the last copy.
+        let mut run = at;
+        while at < stop {
+            let Ok(header) = self.header_at(at) else {
+                // Not a record (the log was damaged since): leave the rest of the hole as it is.
+                at = hole.end;
+                break;
+            };
+            if header.is_copy() {
+                self.discard_blocks(run, at)?;
+                run = at + header.padded_len() as u64;
+            }
+            at += header.padded_len() as u64;
+        }
+        self.discard_blocks(run, at.min(hole.end))?;
+        *next = at;
+        Ok(true)
+    }
+
+    /// Gives back the whole blocks between `from` and `to`.
+    fn discard_blocks(&self, from: u64, to: u64) -> Result<()> {
+        let (from, to) = (from.div_ceil(BLOCK) * BLOCK, to / BLOCK * BLOCK);
         if to > from {
             self.backend.discard(from, to - from)?;
         }
-        *done = to.max(*done);
-        Ok(true)
+        Ok(())
+    }
+
+    /// The header of the record at `offset`, checked only for sense.
+    fn header_at(&self, offset: u64) -> Result<Header> {
+        let mut bytes = [0u8; HEADER_LEN];
+        match &self.map {
+            Some(map) => bytes.copy_from_slice(map.bytes(offset, HEADER_LEN)?),
+            None => self.backend.read(offset, &mut bytes)?,
+        }
+        Header::decode(&bytes, offset)
     }
 
     /// Bytes of storage the log occupies (holes excluded).

@@ -5,6 +5,9 @@ use crate::error::{Error, Result};
 
 /// Bytes before the key.
 pub const HEADER_LEN: usize = 24;
+/// A put's or tombstone's flag: a sweep's copy (format 5 on). A young sweep's walk stops at one: what
+/// lies beneath a copy is old.
+pub const COPY: u8 = 1;
 /// Longest key.
 pub const MAX_KEY: usize = u16::MAX as usize;
 /// Longest value.
@@ -47,11 +50,17 @@ pub struct Header {
     /// Offset of the record beneath this one in its bucket (0 = none).
     pub prev: u64,
     /// For a commit record, what its batch does (0 = user batch, 1 = split,
-    /// 2 = rewrite by compaction, 3 = split sharing stacks, 4 = young sweep).
+    /// 2 = rewrite by compaction, 3 = split sharing stacks, 4 = young sweep);
+    /// for a put or a tombstone, [`COPY`] or 0.
     pub flags: u8,
 }
 
 impl Header {
+    /// Whether the record is a sweep's copy.
+    pub fn is_copy(&self) -> bool {
+        self.kind != Kind::Commit && self.flags == COPY
+    }
+
     /// Bytes the whole record occupies, padding included.
     pub fn padded_len(&self) -> usize {
         padded_len(self.key_len, self.value_len)
@@ -63,7 +72,7 @@ impl Header {
         let kind = Kind::from_byte(b[4]).ok_or(corrupt)?;
         let key_len = u16::from_le_bytes([b[6], b[7]]) as usize;
         let value_len = u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize;
-        let flags_ok = b[5] == 0 || (kind == Kind::Commit && b[5] <= 4);
+        let flags_ok = if kind == Kind::Commit { b[5] <= 4 } else { b[5] <= COPY };
         if !flags_ok || b[12..16] != [0; 4] || value_len > MAX_VALUE {
             return Err(Error::Corrupt { what: "log record header", offset });
         }
@@ -88,7 +97,7 @@ pub fn encode(out: &mut Vec<u8>, kind: Kind, key: &[u8], value: &[u8], prev: u64
     encode_flagged(out, kind, 0, key, value, prev)
 }
 
-/// Appends an encoded record with `flags` (commit records only) to `out`.
+/// Appends an encoded record with `flags` to `out`.
 pub fn encode_flagged(out: &mut Vec<u8>, kind: Kind, flags: u8, key: &[u8], value: &[u8], prev: u64) -> Result<()> {
     check_lengths(key, value)?;
     let start = out.len();

@@ -137,19 +137,20 @@ pub(crate) fn live_records_many<'l>(log: &'l LogFile, heads: &[u64], buckets: &[
 }
 
 /// The young part of each stack headed by `heads[i]` (each at or past `young`; a stack a split left
-/// shared is not asked for): the newest version of every key among its records at or past `young`,
-/// newest first, tombstones kept — they hide older versions beneath — and the offset of the first
-/// record below `young` it rests on (0: none).
+/// shared is not asked for): the newest version of every key among its records from the top down to
+/// the first that lies below `young` or is a sweep's copy, newest first, tombstones kept — they hide
+/// older versions beneath — and the offset of that first old record (0: none). Beneath a copy all is
+/// old: a young sweep sets its copies on old records.
 pub(crate) fn young_records_many<'l>(log: &'l LogFile, heads: &[u64], young: u64) -> Result<Vec<(Vec<Live<'l>>, u64)>> {
     let mut newest: Vec<Newest<'l>> = heads.iter().map(|_| Newest::default()).collect();
     let mut beneath = vec![0u64; heads.len()];
     walk_many(log, heads, |i, r| {
-        let (prev, h) = (r.header.prev, hash(r.key()));
-        newest[i].offer(r, h);
-        if prev < young {
-            beneath[i] = prev;
+        if r.offset < young || r.header.is_copy() {
+            beneath[i] = r.offset;
             return Ok(Step::Stop);
         }
+        let h = hash(r.key());
+        newest[i].offer(r, h);
         Ok(Step::Down)
     })?;
     Ok(newest.into_iter().map(|n| n.records).zip(beneath).collect())

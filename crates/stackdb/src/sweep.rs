@@ -11,7 +11,7 @@ use crate::db::{Core, Database, lock};
 use crate::error::{Error, Result};
 use crate::heads::{Entry, Heads, Hole, State};
 use crate::log::{Batch, BatchKind, Record};
-use crate::plan::{Plan, Restack, ToCopy, oldest_first, read_buckets, read_plan};
+use crate::plan::{PLAN_BYTES, Plan, Restack, ToCopy, oldest_first, read_buckets, read_plan};
 use crate::stack::{Placed, restack};
 use crate::worker::Worker;
 use std::sync::Arc;
@@ -19,19 +19,20 @@ use std::sync::Arc;
 /// When and how fast dead records are reclaimed.
 ///
 /// A sweep starts when the log holds more than `trigger` × the live bytes,
-/// and is paced to finish by the time the log has grown by (1 + `pace`) ×
-/// what it copies: its own copies plus `pace` times as much of new writes. A
-/// full sweep copies the live bytes, so the log stays under about
-/// (`trigger` + 1 + `pace`) × live, and each byte written costs about
-/// 1 + 1 / (`trigger` − 1) bytes of log. A sweep ends with the log (1 +
-/// `pace`) × live above its new floor, so `pace` must be below `trigger` − 1,
-/// or the next sweep would begin overdue.
+/// and is paced to finish by the time new writes have added `pace` times
+/// what it sweeps: the live bytes for a full sweep, the young records' span
+/// for a young one. A full sweep copies the live bytes, so the log stays
+/// under about (`trigger` + 1 + `pace`) × live, and each byte written costs
+/// about 1 + 1 / (`trigger` − 1) bytes of log; a young sweep copies only the
+/// young records still live. A full sweep ends with the log (1 + `pace`) ×
+/// live above its new floor, so `pace` must be below `trigger` − 1, or the
+/// next sweep would begin overdue.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Compaction {
     /// Span of the log, in multiples of the live bytes, that starts a sweep
     /// (greater than 1; `f64::INFINITY` turns compaction off).
     pub trigger: f64,
-    /// New writes a sweep may take to finish, in multiples of what it copies
+    /// New writes a sweep may take to finish, in multiples of what it sweeps
     /// (greater than 0; smaller means faster sweeps and burstier commits).
     pub pace: f64,
     /// No sweep while the log spans less than this.
@@ -50,15 +51,17 @@ impl Default for Compaction {
 /// The share of its young records a young sweep is expected to copy before one has run.
 const FIRST_SURVIVAL: f64 = 0.25;
 /// A young sweep is chosen only if it gives back at least this share of the log's dead bytes: the
-/// rest lie among the old records, and as their share grows young sweeps would give back ever less
-/// (copying the same share of ever fewer young records).
-const YOUNG_SHARE: f64 = 0.5;
+/// rest lie among the old records (keys rewritten since they were last swept, and the records
+/// written during a young sweep, made old at its end), and as their share grows young sweeps would
+/// give back ever less, copying the same share of ever fewer young records.
+const YOUNG_SHARE: f64 = 0.25;
 
 impl Compaction {
     /// Never reclaims anything.
     pub fn off() -> Self {
         Self { trigger: f64::INFINITY, ..Self::default() }
     }
+
     /// Checks the figures make sense.
     pub fn validate(&self) -> Result<()> {
         let sound = self.trigger > 1.0 && self.pace > 0.0 && self.pace.is_finite();
@@ -102,37 +105,55 @@ impl Compaction {
         worth.then_some(state.young)
     }
 
-    /// Bytes the log may grow by while the sweep bounded by `young` runs: (1 + `pace`) × what it is
-    /// expected to copy.
-    fn budget(&self, state: &State, young: Option<u64>, end: u64) -> f64 {
-        let copies = match young {
+    /// Bytes the sweep bounded by `young` is expected to copy: the live bytes for a full sweep, the
+    /// share of the young records the last young sweep copied for a young one.
+    fn copies(&self, state: &State, young: Option<u64>, end: u64) -> f64 {
+        match young {
             None => self.live(state),
-            Some(y) => {
-                let began = if state.sweep_from == 0 { end } else { state.sweep_from };
-                expected_survival(state).max(FIRST_SURVIVAL) * began.saturating_sub(y) as f64
-            }
-        };
-        (1.0 + self.pace) * copies.max(self.min_log_bytes as f64 / self.trigger / 4.0)
+            Some(y) => expected_survival(state) * young_span(state, y, end),
+        }
+    }
+
+    /// Buckets the sweep's thread may lag its schedule: [`LAG_BYTES`] of expected copies, at most an
+    /// eighth of the table (a small table's whole sweep may be due at once).
+    fn lag(&self, state: &State, young: Option<u64>, end: u64) -> u64 {
+        let per_bucket = (self.copies(state, young, end) / state.buckets() as f64).max(1.0);
+        ((LAG_BYTES as f64 / per_bucket) as u64).min(state.buckets() / 8)
     }
 
     /// The bucket the sweep should have reached with the log ending at `end`, and the sweep's young
     /// bound: `None` when no sweep is in progress or due. A sweep is on schedule when its share of
-    /// buckets done matches its share of the log's growth it may take ([`Compaction::budget`]) — or,
+    /// buckets done matches the share of its `pace` that new writes have used — the log's growth
+    /// since it began less its own copies, so that copies it did not expect do not rush its end — or,
     /// for a full sweep, if the log overshot `trigger` × live (a large commit, a run of splits), its
     /// share of the overshoot, so it catches up. A sweep not begun yet is due that share too (at
     /// least its first bucket), so one the sweep's thread has not got to begin counts as lagging.
     pub(crate) fn due(&self, state: &State, end: u64) -> Option<(u64, Option<u64>)> {
         let overshoot = held(state, end) - self.trigger * self.live(state);
-        let (young, appended) = match state.sweep_from {
+        let (young, written) = match state.sweep_from {
             0 if overshoot <= 0.0 => return None,
             0 => (self.young_to_sweep(state, end), 0.0),
-            from => ((state.young != 0).then_some(state.young), end.saturating_sub(from) as f64),
+            from => ((state.young != 0).then_some(state.young), end.saturating_sub(from).saturating_sub(state.copied) as f64),
         };
-        // A young sweep gives back only young records: an overshoot of the old is not its to catch up.
-        let ahead = if young.is_none() { appended.max(overshoot) } else { appended };
-        let fraction = (ahead / self.budget(state, young, end)).min(1.0);
-        Some((share_of_keys(state, fraction).max(1), young))
+        let swept = match young {
+            None => self.live(state),
+            Some(y) => young_span(state, y, end),
+        };
+        let mut fraction = written / (self.pace * swept).max(self.min_log_bytes as f64 / self.trigger);
+        if young.is_none() {
+            // A full sweep also catches up with an overshoot of the log; a young one gives back only
+            // young records, and an overshoot of the old is not its to catch up.
+            fraction = fraction.max(overshoot / ((1.0 + self.pace) * self.live(state)));
+        }
+        Some((share_of_keys(state, fraction.min(1.0)).max(1), young))
     }
+}
+
+/// Bytes of young records a young sweep bounded by `young` sweeps: up to where it began (or the
+/// log's end, if not begun), less the copies the last young sweep left among them.
+fn young_span(state: &State, young: u64, end: u64) -> f64 {
+    let began = if state.sweep_from == 0 { end } else { state.sweep_from };
+    began.saturating_sub(young).saturating_sub(state.islands) as f64
 }
 
 /// Bytes the log holds with its end at `end`: from the floor, less the holes young sweeps left.
@@ -167,27 +188,29 @@ fn share_of_keys(state: &State, fraction: f64) -> u64 {
 const CHASE: u64 = 2;
 /// Buckets a sweep step may always follow beyond [`CHASE`] times its own.
 const CHASE_SLACK: u64 = 256;
-/// Buckets the sweep's thread may lag its schedule before a commit sweeps with the writer held (or an
-/// eighth of the table, if less: a small table's whole sweep may be due at once).
-const LAG: u64 = 4096;
+/// Bytes of copies the sweep's thread may lag its schedule before a commit sweeps with the writer
+/// held: four plans (a full sweep's 4,096 buckets of an MMO world; a young sweep's buckets are
+/// sparser, and counting them alike had commits sweep 14–44 ms with the writer held).
+const LAG_BYTES: usize = 4 * PLAN_BYTES;
 
 impl Database {
     /// Keeps the sweep on schedule after a commit (writer held) when the log's growth has made buckets
     /// due. With synced commits it wakes the sweep's thread, which copies while they wait for their
-    /// syncs with the writer free — unless the thread lags by more than [`LAG`] buckets (committing
+    /// syncs with the writer free — unless the thread lags by more than [`LAG_BYTES`] of copies (committing
     /// threads that never let go of the writer starve it): then the commit sweeps here, so the log
     /// keeps its bound whoever gets the writer. Unsynced commits have no sweep's thread and sweep
     /// here: their thread takes the writer straight back, so a second one only adds hand-overs
     /// (no-sync inserts measured 11 % slower with it).
     pub(crate) fn sweep_step(&self) -> Result<()> {
         let state = lock(&self.core.heads).state;
-        let Some((due, _)) = self.core.options.compaction.due(&state, self.core.log.end()) else { return Ok(()) };
+        let end = self.core.log.end();
+        let Some((due, young)) = self.core.options.compaction.due(&state, end) else { return Ok(()) };
         let behind = due.saturating_sub(state.sweep_cursor);
         if behind == 0 {
             return Ok(());
         }
         match &self.sweeper {
-            Some(sweeper) if behind <= LAG.min(state.buckets() / 8) => sweeper.wake(),
+            Some(sweeper) if behind <= self.core.options.compaction.lag(&state, young, end) => sweeper.wake(),
             _ => self.core.sweep(false),
         }
     }
@@ -276,6 +299,24 @@ impl Core {
     }
 }
 
+impl Core {
+    /// Makes every record in the log old, if no sweep has run yet (its young records would be the
+    /// whole log): a young sweep's batch covering no bucket. A database is first opened after a bulk
+    /// load, which later writes rarely make dead, and young sweeps that copied it would gain little.
+    pub(crate) fn age_first_records(&self) -> Result<()> {
+        let state = lock(&self.heads).state;
+        let all_young = state.sweep_from == 0 && state.young <= state.floor && state.young < self.log.end();
+        if !self.options.compaction.generational || !all_young {
+            return Ok(());
+        }
+        let _writer = lock(&self.writer);
+        let mut batch = self.log.batch();
+        batch.put(&[], &[], 0)?;
+        let (start, end) = (batch.start(), batch.start() + batch.bytes() as u64);
+        self.commit_copies(batch, BatchKind::Young, 0, |heads| apply_young(heads, start, 0, &[], end))
+    }
+}
+
 /// Appends a bucket's records (oldest first) to `batch` as its new stack, restacked as `restack`
 /// says on its entry `entry`, each copy's place added to `placed`; returns its new entry (`None`:
 /// kept).
@@ -292,14 +333,12 @@ fn copy_stack<'r>(
         Restack::Onto(beneath) => Entry::new(beneath, entry.bloom, entry.shared()),
     };
     for (key, value, h) in records {
-        let at = match value {
-            Some(value) => batch.put(key, value, new.head())?,
-            None => batch.delete(key, new.head())?,
-        };
+        let at = batch.copy(key, value, new.head())?;
         new = new.pushed(at, h);
         placed.push((at, h));
     }
-    Ok(Some(new))
+    // A stack whose young part is empty (its head a copy) stays as it is.
+    Ok((new != entry).then_some(new))
 }
 
 /// Bytes of each bucket's new entry in a young sweep's batch: bucket, link word, Bloom word.
@@ -357,7 +396,10 @@ pub(crate) fn apply(heads: &mut Heads, start: u64, buckets: u64, placed: impl In
         (state.sweep_from, state.young) = (start, 0);
     }
     state.sweep_cursor = range.end;
+    state.copied += end - start;
     if range.end == state.buckets() {
+        state.islands = 0;
+        state.copied = 0;
         (state.floor, state.young, state.freed) = (state.sweep_from, end, 0);
         (state.sweep_from, state.sweep_cursor) = (0, 0);
     }
@@ -370,8 +412,12 @@ pub(crate) fn apply(heads: &mut Heads, start: u64, buckets: u64, placed: impl In
 /// began, and makes what follows young.
 pub(crate) fn apply_young(heads: &mut Heads, start: u64, buckets: u64, set: &[(u64, Entry)], end: u64) -> Result<()> {
     let state = heads.state;
-    if state.young == 0 {
-        return Err(Error::Corrupt { what: "a young sweep's batch within a full sweep", offset: start });
+    if state.young == 0 || (buckets == 0 && (state.sweep_from != 0 || !set.is_empty())) {
+        return Err(Error::Corrupt { what: "a young sweep's batch within a sweep of another kind", offset: start });
+    }
+    if buckets == 0 {
+        (heads.state.young, heads.state.islands) = (end, 0);
+        return Ok(());
     }
     let range = covered(&state, start, buckets)?;
     if set.iter().any(|(b, e)| !range.contains(b) || e.head() >= end) {
@@ -380,18 +426,22 @@ pub(crate) fn apply_young(heads: &mut Heads, start: u64, buckets: u64, set: &[(u
     for &(bucket, e) in set {
         heads.set(bucket, e);
     }
-    heads.young_copied += end - start;
     let state = &mut heads.state;
+    state.copied += end - start;
     if state.sweep_from == 0 {
         state.sweep_from = start;
     }
     state.sweep_cursor = range.end;
     if range.end == state.buckets() {
+        // The young records it passed over are dead, and so is all the hole holds but the copies
+        // the sweep before made (a young sweep's copies stay where they are, old).
         let hole = state.young..state.sweep_from;
-        state.freed += hole.end - hole.start;
-        state.survival = (heads.young_copied as f64 / (hole.end - hole.start).max(1) as f64).min(1.0);
-        (state.young, state.sweep_from, state.sweep_cursor) = (end, 0, 0);
-        heads.young_copied = 0;
+        let young_bytes = (hole.end - hole.start).saturating_sub(state.islands);
+        state.freed += young_bytes;
+        state.survival = (state.copied as f64 / young_bytes.max(1) as f64).min(1.0);
+        // What was written while it ran stays young; its own copies are marked as such.
+        (state.young, state.sweep_from, state.sweep_cursor) = (state.sweep_from, 0, 0);
+        (state.islands, state.copied) = (state.copied, 0);
         heads.holes.push(Hole { range: hole, done_at: end });
     }
     Ok(())

@@ -106,6 +106,6 @@ fn acknowledged_commits_survive_sigkill_and_no_batch_is_partial() {
     }
     assert!(last_counter.is_some_and(|c| c > 0), "the child never committed anything");
     let stats = Database::open(dir.path(), options()).unwrap().stats().unwrap();
-    assert!(stats.reclaimed_below > 64, "no sweep finished: {stats:?}");
+    assert!(stats.reclaimed_below > 64 || stats.reclaimed_above > 0, "no sweep finished: {stats:?}");
     eprintln!("{kills} SIGKILLs survived; {} batches committed in all; {stats:?}", last_counter.unwrap_or(0) + 1);
 }
