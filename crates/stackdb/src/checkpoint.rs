@@ -92,11 +92,11 @@ impl Heads {
     /// One step of checkpointing after a commit (writer held, the table as
     /// of the log's end `log_end`): begins a round when waiting entries fill
     /// a quarter of their RAM, the log has grown half of `checkpoint_every`
-    /// since the last header, or a sweep raised the floor above the header's;
-    /// then moves the page the round is due to have reached — paced to end
-    /// before the entries that start waiting meanwhile fill half their RAM,
-    /// or the log grows the other half; at once while the floor is above the
-    /// header's, so the log below it can be given back soon.
+    /// since the last header, or a sweep raised the floor above the header's
+    /// or left a hole; then moves the page the round is due to have reached —
+    /// paced to end before the entries that start waiting meanwhile fill half
+    /// their RAM, or the log grows the other half; at once while the floor is
+    /// above the header's or a hole waits, so that log can be given back soon.
     pub(crate) fn checkpoint_step(&mut self, log_end: u64, checkpoint_every: u64) -> Due {
         let half_log = (checkpoint_every / 2).max(1);
         let hurry = self.state.floor > self.written.floor || !self.holes.is_empty();
@@ -203,8 +203,6 @@ impl Heads {
         Ok(Some(Slice { pages, set_at: self.sets, body, header, last, log_end, file, doublewrite }))
     }
 
-    /// Takes note that `slice` is on disk: its pages stop waiting unless set again since it was
-    /// taken, and the table beyond the disk's pages grows. Returns the round's header if it ended.
     /// Takes the holes young sweeps left that a header reflecting the log up to `log_end` no longer
     /// points into.
     fn holes_behind(&mut self, log_end: u64) -> Vec<std::ops::Range<u64>> {
@@ -213,6 +211,8 @@ impl Heads {
         behind.into_iter().map(|h: crate::heads::Hole| h.range).collect()
     }
 
+    /// Takes note that `slice` is on disk: its pages stop waiting unless set again since it was
+    /// taken, and the table beyond the disk's pages grows. Returns the round's header if it ended.
     fn finish_slice(&mut self, slice: Slice) -> Option<State> {
         for &n in &slice.pages {
             if self.waiting.get(&n).is_none_or(|w| w.set_at <= slice.set_at) {

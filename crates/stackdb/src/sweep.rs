@@ -98,7 +98,7 @@ impl Compaction {
             return None;
         }
         let survival = expected_survival(state);
-        let young_dead = (1.0 - survival) * end.saturating_sub(state.young) as f64;
+        let young_dead = (1.0 - survival) * young_span(state, state.young, end);
         let live = (state.live_bytes as f64).max(1.0);
         let dead = held(state, end) - live;
         let worth = young_dead >= YOUNG_SHARE * dead && survival / (1.0 - survival) < live / dead;
