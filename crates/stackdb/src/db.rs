@@ -11,7 +11,7 @@ use crate::iter::Iter;
 use crate::log::{Batch, BatchKind, Commit, Durability, Log, Record};
 use crate::stack::{LogFile, newest_many, probe, restack};
 use crate::storage::{FileBackend, StorageBackend};
-use crate::sweep::Compaction;
+use crate::compaction::Compaction;
 use crate::txn::WriteTxn;
 use crate::worker::Worker;
 use std::path::Path;

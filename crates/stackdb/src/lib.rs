@@ -20,7 +20,7 @@
 //!   slices while commits go on).
 //! - [`db`]: [`Database`]: open, get, stats, checkpoints, recovery replay;
 //!   `txn` (the write transaction), `stack` (walking and rebuilding a
-//!   bucket's stack), `split` (linear hashing), `sweep` (compaction, on a
+//!   bucket's stack), `split` (linear hashing), `compaction` (when and which sweep), `sweep` (compaction, on a
 //!   thread of its own), `plan` (the sweep's reads), `iter` (the full scan),
 //!   `worker` (the background threads' wake-ups, errors and stop).
 //! - [`error`]: the error type, [`Error`].
@@ -41,13 +41,14 @@ pub mod record;
 mod split;
 mod stack;
 pub mod storage;
+mod compaction;
 mod sweep;
 mod txn;
 mod worker;
 
 pub use db::{Backends, Database, Options, Stats};
 pub use iter::Iter;
-pub use sweep::Compaction;
+pub use compaction::Compaction;
 pub use txn::WriteTxn;
 pub use error::Error;
 pub use log::{Batch, Durability, Log};
