@@ -206,9 +206,7 @@ impl Heads {
     /// Takes the holes young sweeps left that a header reflecting the log up to `log_end` no longer
     /// points into.
     fn holes_behind(&mut self, log_end: u64) -> Vec<std::ops::Range<u64>> {
-        let (behind, ahead) = std::mem::take(&mut self.holes).into_iter().partition(|h| h.done_at < log_end);
-        self.holes = ahead;
-        behind.into_iter().map(|h: crate::heads::Hole| h.range).collect()
+        self.holes.extract_if(.., |h| h.done_at < log_end).map(|h| h.range).collect()
     }
 
     /// Takes note that `slice` is on disk: its pages stop waiting unless set again since it was

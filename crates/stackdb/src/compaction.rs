@@ -86,7 +86,7 @@ impl Compaction {
     /// young sweep is chosen when it is expected to give back at least [`YOUNG_SHARE`] of the dead
     /// bytes, each for fewer bytes copied than a full sweep (which copies the live bytes to give
     /// back all the dead ones), its copies estimated by the share the last young sweep copied.
-    pub(crate) fn young_to_sweep(&self, state: &State, end: u64) -> Option<u64> {
+    fn young_to_sweep(&self, state: &State, end: u64) -> Option<u64> {
         if !self.generational || state.young <= state.floor {
             return None;
         }
@@ -98,13 +98,29 @@ impl Compaction {
         worth.then_some(state.young)
     }
 
-    /// Bytes the sweep bounded by `young` is expected to copy: the live bytes for a full sweep, the
-    /// share of the young records the last young sweep copied for a young one.
-    fn copies(&self, state: &State, young: Option<u64>, end: u64) -> f64 {
+    /// The young bound of the sweep in progress, or of the one to begin if none is (`None`: a full
+    /// sweep).
+    pub(crate) fn young_bound(&self, state: &State, end: u64) -> Option<u64> {
+        match state.sweep_from {
+            0 => self.young_to_sweep(state, end),
+            _ => (state.young != 0).then_some(state.young),
+        }
+    }
+
+    /// Bytes the sweep bounded by `young` sweeps: the live bytes for a full sweep, the young records'
+    /// span for a young one.
+    fn swept(&self, state: &State, young: Option<u64>, end: u64) -> f64 {
         match young {
             None => self.live(state),
-            Some(y) => expected_survival(state) * young_span(state, y, end),
+            Some(y) => young_span(state, y, end),
         }
+    }
+
+    /// Bytes the sweep bounded by `young` is expected to copy: all it sweeps for a full sweep, the
+    /// share of the young records the last young sweep copied for a young one.
+    fn copies(&self, state: &State, young: Option<u64>, end: u64) -> f64 {
+        let swept = self.swept(state, young, end);
+        if young.is_some() { expected_survival(state) * swept } else { swept }
     }
 
     /// Buckets the sweep's thread may lag its schedule: [`LAG_BYTES`] of expected copies, at most an
@@ -123,16 +139,13 @@ impl Compaction {
     /// least its first bucket), so one the sweep's thread has not got to begin counts as lagging.
     pub(crate) fn due(&self, state: &State, end: u64) -> Option<(u64, Option<u64>)> {
         let overshoot = held(state, end) - self.trigger * self.live(state);
-        let (young, written) = match state.sweep_from {
+        let written = match state.sweep_from {
             0 if overshoot <= 0.0 => return None,
-            0 => (self.young_to_sweep(state, end), 0.0),
-            from => ((state.young != 0).then_some(state.young), end.saturating_sub(from).saturating_sub(state.copied) as f64),
+            0 => 0.0,
+            from => end.saturating_sub(from).saturating_sub(state.copied) as f64,
         };
-        let swept = match young {
-            None => self.live(state),
-            Some(y) => young_span(state, y, end),
-        };
-        let mut fraction = written / (self.pace * swept).max(self.min_log_bytes as f64 / self.trigger);
+        let young = self.young_bound(state, end);
+        let mut fraction = written / (self.pace * self.swept(state, young, end)).max(self.min_log_bytes as f64 / self.trigger);
         if young.is_none() {
             // A full sweep also catches up with an overshoot of the log; a young one gives back only
             // young records, and an overshoot of the old is not its to catch up.

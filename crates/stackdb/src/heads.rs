@@ -120,7 +120,6 @@ pub struct State {
     pub islands: u64,
 }
 
-
 impl State {
     /// Pages (header included) needed for the current buckets.
     pub fn pages_needed(&self) -> u64 {

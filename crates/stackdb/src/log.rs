@@ -362,11 +362,10 @@ impl<B: StorageBackend> Log<B> {
     /// below the floor. The caller has made durable a head table that points into it only at copies,
     /// and a reader still walking elsewhere in it finds [`Log::released`] says so.
     pub fn give_back(&self, hole: std::ops::Range<u64>) {
-        let from = hole.start;
         let mut holes = self.holes.write().unwrap_or_else(std::sync::PoisonError::into_inner);
         holes.retain(|(h, _)| h.end > self.floor());
-        if hole.end > hole.start {
-            holes.push((hole, from));
+        if !hole.is_empty() {
+            holes.push((hole.clone(), hole.start));
         }
     }
 
@@ -407,7 +406,7 @@ impl<B: StorageBackend> Log<B> {
         // The start of the records that may go since the last copy.
         let mut run = at;
         while at < stop {
-            let Ok(header) = self.header_at(at) else {
+            let Ok(header) = self.view(at).map(|r| r.header) else {
                 // Not a record (the log was damaged since): leave the rest of the hole as it is.
                 at = hole.end;
                 break;
@@ -430,16 +429,6 @@ impl<B: StorageBackend> Log<B> {
             self.backend.discard(from, to - from)?;
         }
         Ok(())
-    }
-
-    /// The header of the record at `offset`, checked only for sense.
-    fn header_at(&self, offset: u64) -> Result<Header> {
-        let mut bytes = [0u8; HEADER_LEN];
-        match &self.map {
-            Some(map) => bytes.copy_from_slice(map.bytes(offset, HEADER_LEN)?),
-            None => self.backend.read(offset, &mut bytes)?,
-        }
-        Header::decode(&bytes, offset)
     }
 
     /// Bytes of storage the log occupies (holes excluded).

@@ -27,8 +27,7 @@ pub(crate) enum Restack {
     Onto(u64),
 }
 
-/// What a sweep copies of one bucket, whose entry is `entry`: its restack and its records, newest
-/// first.
+/// What a sweep copies of one bucket: its restack and its records, newest first.
 pub(crate) type Bucket<'l> = (Restack, Vec<Live<'l>>);
 
 /// What the sweep bounded by `young` (a young sweep's; `None`: a full one) copies of each of

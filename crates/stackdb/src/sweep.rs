@@ -89,10 +89,7 @@ impl Core {
     /// is read again.
     fn rewrite(&self, plan: Plan) -> Result<()> {
         let state = lock(&self.heads).state;
-        let young = match state.sweep_from {
-            0 => self.options.compaction.young_to_sweep(&state, self.log.end()),
-            _ => (state.young != 0).then_some(state.young),
-        };
+        let young = self.options.compaction.young_bound(&state, self.log.end());
         if !plan.fits(&state, young) {
             return Ok(());
         }
