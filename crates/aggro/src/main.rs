@@ -48,6 +48,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 pub struct BadInput(pub String);
 
 fn main() {
+    refuse_huge_pages();
     let args = cli::Cli::parse();
     let result = match args.command {
         cli::Command::Mmo(m) => mmo::main(*m),
@@ -74,6 +75,18 @@ fn main() {
         eprintln!("aggro: {e:#}");
         std::process::exit(code);
     }
+}
+
+/// Turns transparent huge pages off for this process (`PR_SET_THP_DISABLE`, which also overrides
+/// mimalloc's `MADV_HUGEPAGE` on its arenas). With them, a fresh 2 MiB page was zeroed in a page fault
+/// each time the allocator touched new or purged memory: 5.4 % of the main job's samples in
+/// `clear_page_erms`, inside commits and game periods. Without them (measured with
+/// `MIMALLOC_ALLOW_THP=0`, which makes the same call; two alternating rounds on copies of one world),
+/// one zone ran 15,238 / 15,399 → 18,857 / 18,057 player-minutes per minute and its Checkpoint p99
+/// fell from 5.9 / 4.0 to 3.2 / 2.7 ms. A refusal (an old kernel) changes nothing else.
+fn refuse_huge_pages() {
+    // SAFETY: prctl with integer arguments only; no memory is passed.
+    unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
 }
 
 /// Piping into `head` is not an error.
