@@ -301,6 +301,7 @@ impl<'db> WriteTxn<'db> {
             })
             .collect();
         let mut batch = db.core.log.batch();
+        batch.reserve(self.ops.iter().map(|op| self.op_len(op)).sum());
         let mut touched: FastMap<u64, Entry> = FastMap::with_capacity_and_hasher(self.keys.len(), Default::default());
         let (mut records_delta, mut bytes_delta) = (0i64, 0i64);
         for op in &self.ops {
@@ -356,6 +357,13 @@ impl<'db> WriteTxn<'db> {
             db.core.log.sync_to(end)?;
         }
         Ok(())
+    }
+}
+
+impl WriteTxn<'_> {
+    /// The length of `op`'s record in the log.
+    fn op_len(&self, op: &Op) -> usize {
+        padded_len(self.keys[op.key].key.len(), op.value.as_ref().map_or(0, |v| v.len()))
     }
 }
 

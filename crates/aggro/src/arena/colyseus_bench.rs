@@ -105,6 +105,7 @@ fn start_server(a: &ArenaBenchArgs, cmd: &str, port: u16) -> anyhow::Result<Serv
     let mut c = Command::new("sh");
     c.arg("-c").arg(format!("exec {}", cmd.replace("{port}", &port.to_string()))).env("PORT", port.to_string()).stdout(Stdio::null());
     std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    crate::with_system_huge_pages(&mut c);
     if a.pin {
         pin(&mut c, 0);
     }
