@@ -38,6 +38,22 @@ impl Default for Compaction {
     }
 }
 
+/// What the sweeps' policy estimates beside a header's [`State`], kept in RAM only (in
+/// [`Heads`](crate::heads::Heads)): a header records where sweeps stand, not what they gave back or copied.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Estimates {
+    /// Bytes between the floor and the young bound that young sweeps have given back (holes):
+    /// estimated at open from the space the log occupies.
+    pub freed: u64,
+    /// The share of its young records the last young sweep copied (0: none yet).
+    pub survival: f64,
+    /// Bytes the sweep in progress has appended (since open).
+    pub copied: u64,
+    /// Bytes of the copies the last young sweep made, which lie past the young bound but are old
+    /// (0 at open).
+    pub islands: u64,
+}
+
 /// Bytes of copies the sweep's thread may lag its schedule before a commit sweeps with the writer
 /// held: four plans (a full sweep's 4,096 buckets of an MMO world; a young sweep's buckets are
 /// sparser, and counting them alike had commits sweep 14–44 ms with the writer held).
@@ -86,47 +102,47 @@ impl Compaction {
     /// young sweep is chosen when it is expected to give back at least [`YOUNG_SHARE`] of the dead
     /// bytes, each for fewer bytes copied than a full sweep (which copies the live bytes to give
     /// back all the dead ones), its copies estimated by the share the last young sweep copied.
-    fn young_to_sweep(&self, state: &State, end: u64) -> Option<u64> {
+    fn young_to_sweep(&self, state: &State, est: &Estimates, end: u64) -> Option<u64> {
         if !self.generational || state.young <= state.floor {
             return None;
         }
-        let survival = expected_survival(state);
-        let young_dead = (1.0 - survival) * young_span(state, state.young, end);
+        let survival = expected_survival(est);
+        let young_dead = (1.0 - survival) * young_span(state, est, state.young, end);
         let live = (state.live_bytes as f64).max(1.0);
-        let dead = held(state, end) - live;
+        let dead = held(state, est, end) - live;
         let worth = young_dead >= YOUNG_SHARE * dead && survival / (1.0 - survival) < live / dead;
         worth.then_some(state.young)
     }
 
     /// The young bound of the sweep in progress, or of the one to begin if none is (`None`: a full
     /// sweep).
-    pub(crate) fn young_bound(&self, state: &State, end: u64) -> Option<u64> {
+    pub(crate) fn young_bound(&self, state: &State, est: &Estimates, end: u64) -> Option<u64> {
         match state.sweep_from {
-            0 => self.young_to_sweep(state, end),
+            0 => self.young_to_sweep(state, est, end),
             _ => (state.young != 0).then_some(state.young),
         }
     }
 
     /// Bytes the sweep bounded by `young` sweeps: the live bytes for a full sweep, the young records'
     /// span for a young one.
-    fn swept(&self, state: &State, young: Option<u64>, end: u64) -> f64 {
+    fn swept(&self, state: &State, est: &Estimates, young: Option<u64>, end: u64) -> f64 {
         match young {
             None => self.live(state),
-            Some(y) => young_span(state, y, end),
+            Some(y) => young_span(state, est, y, end),
         }
     }
 
     /// Bytes the sweep bounded by `young` is expected to copy: all it sweeps for a full sweep, the
     /// share of the young records the last young sweep copied for a young one.
-    fn copies(&self, state: &State, young: Option<u64>, end: u64) -> f64 {
-        let swept = self.swept(state, young, end);
-        if young.is_some() { expected_survival(state) * swept } else { swept }
+    fn copies(&self, state: &State, est: &Estimates, young: Option<u64>, end: u64) -> f64 {
+        let swept = self.swept(state, est, young, end);
+        if young.is_some() { expected_survival(est) * swept } else { swept }
     }
 
     /// Buckets the sweep's thread may lag its schedule: [`LAG_BYTES`] of expected copies, at most an
     /// eighth of the table (a small table's whole sweep may be due at once).
-    pub(crate) fn lag(&self, state: &State, young: Option<u64>, end: u64) -> u64 {
-        let per_bucket = (self.copies(state, young, end) / state.buckets() as f64).max(1.0);
+    pub(crate) fn lag(&self, state: &State, est: &Estimates, young: Option<u64>, end: u64) -> u64 {
+        let per_bucket = (self.copies(state, est, young, end) / state.buckets() as f64).max(1.0);
         ((LAG_BYTES as f64 / per_bucket) as u64).min(state.buckets() / 8)
     }
 
@@ -137,15 +153,15 @@ impl Compaction {
     /// for a full sweep, if the log overshot `trigger` × live (a large commit, a run of splits), its
     /// share of the overshoot, so it catches up. A sweep not begun yet is due that share too (at
     /// least its first bucket), so one the sweep's thread has not got to begin counts as lagging.
-    pub(crate) fn due(&self, state: &State, end: u64) -> Option<(u64, Option<u64>)> {
-        let overshoot = held(state, end) - self.trigger * self.live(state);
+    pub(crate) fn due(&self, state: &State, est: &Estimates, end: u64) -> Option<(u64, Option<u64>)> {
+        let overshoot = held(state, est, end) - self.trigger * self.live(state);
         let written = match state.sweep_from {
             0 if overshoot <= 0.0 => return None,
             0 => 0.0,
-            from => end.saturating_sub(from).saturating_sub(state.copied) as f64,
+            from => end.saturating_sub(from).saturating_sub(est.copied) as f64,
         };
-        let young = self.young_bound(state, end);
-        let mut fraction = written / (self.pace * self.swept(state, young, end)).max(self.min_log_bytes as f64 / self.trigger);
+        let young = self.young_bound(state, est, end);
+        let mut fraction = written / (self.pace * self.swept(state, est, young, end)).max(self.min_log_bytes as f64 / self.trigger);
         if young.is_none() {
             // A full sweep also catches up with an overshoot of the log; a young one gives back only
             // young records, and an overshoot of the old is not its to catch up.
@@ -157,19 +173,19 @@ impl Compaction {
 
 /// Bytes of young records a young sweep bounded by `young` sweeps: up to where it began (or the
 /// log's end, if not begun), less the copies the last young sweep left among them.
-fn young_span(state: &State, young: u64, end: u64) -> f64 {
+fn young_span(state: &State, est: &Estimates, young: u64, end: u64) -> f64 {
     let began = if state.sweep_from == 0 { end } else { state.sweep_from };
-    began.saturating_sub(young).saturating_sub(state.islands) as f64
+    began.saturating_sub(young).saturating_sub(est.islands) as f64
 }
 
 /// Bytes the log holds with its end at `end`: from the floor, less the holes young sweeps left.
-fn held(state: &State, end: u64) -> f64 {
-    end.saturating_sub(state.floor).saturating_sub(state.freed) as f64
+fn held(state: &State, est: &Estimates, end: u64) -> f64 {
+    end.saturating_sub(state.floor).saturating_sub(est.freed) as f64
 }
 
 /// The share of the young records a young sweep is expected to copy: what the last one copied.
-fn expected_survival(state: &State) -> f64 {
-    if state.survival > 0.0 { state.survival.clamp(0.02, 0.98) } else { FIRST_SURVIVAL }
+fn expected_survival(est: &Estimates) -> f64 {
+    if est.survival > 0.0 { est.survival.clamp(0.02, 0.98) } else { FIRST_SURVIVAL }
 }
 
 /// The bucket before which `fraction` of the keys lie, in bucket order.

@@ -287,7 +287,7 @@ impl Database {
         let from = heads.state.log_end;
         log.recover(from, |records, commit| replay(&mut heads, records, commit))?;
         // Young sweeps' holes are not recorded: the space the log occupies tells roughly how much.
-        heads.state.freed = (log.end() - heads.state.floor).saturating_sub(log.allocated()?);
+        heads.estimates.freed = (log.end() - heads.state.floor).saturating_sub(log.allocated()?);
         let (log, heads) = (Arc::new(log), Arc::new(Mutex::new(heads)));
         let checkpointer = Checkpointer::start(Arc::clone(&log), Arc::clone(&heads))?;
         // The replay may have left more entries waiting than the budget holds.
@@ -416,7 +416,7 @@ impl Database {
         let heads = lock(&self.core.heads);
         let reached_log = self.lookups.load(Relaxed) - self.bloom_answers.load(Relaxed);
         let live_bytes = heads.state.live_bytes;
-        let span = self.core.log.end().saturating_sub(heads.state.floor).saturating_sub(heads.state.freed);
+        let span = self.core.log.end().saturating_sub(heads.state.floor).saturating_sub(heads.estimates.freed);
         Ok(Stats {
             records: heads.state.records,
             buckets: heads.state.buckets(),
@@ -424,7 +424,7 @@ impl Database {
             live_bytes,
             space_amplification: if live_bytes == 0 { 0.0 } else { span as f64 / live_bytes as f64 },
             reclaimed_below: heads.state.floor,
-            reclaimed_above: heads.state.freed,
+            reclaimed_above: heads.estimates.freed,
             heads_bytes: heads.file_bytes()?,
             cache_bytes: heads.waiting_bytes() as u64,
             average_probe_depth: if reached_log == 0 { 0.0 } else { self.probes.load(Relaxed) as f64 / reached_log as f64 },

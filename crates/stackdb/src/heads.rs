@@ -6,6 +6,7 @@
 //! head table").
 
 use crate::checkpoint::Round;
+use crate::compaction::Estimates;
 use crate::error::{Error, Result};
 use crate::hash::FastMap;
 use crate::map::FileMap;
@@ -79,7 +80,7 @@ impl Entry {
 
 /// What a header slot records: the table as of a checkpoint (and, in RAM,
 /// as of the last commit).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct State {
     /// Checkpoint sequence (+1 per checkpoint).
     pub checkpoint: u64,
@@ -108,16 +109,6 @@ pub struct State {
     /// sweep rewrites them alone (`sweep.rs`); 0 while a full sweep is in progress, which is how a
     /// header tells the two kinds apart.
     pub young: u64,
-    /// Bytes between the floor and `young` that young sweeps have given back (holes). Not stored:
-    /// estimated at open from the space the log occupies.
-    pub freed: u64,
-    /// The share of its young records the last young sweep copied (0: none yet). Not stored.
-    pub survival: f64,
-    /// Bytes the sweep in progress has appended (since open). Not stored.
-    pub copied: u64,
-    /// Bytes of the copies the last young sweep made, which lie past `young` but are old (not
-    /// stored: 0 at open).
-    pub islands: u64,
 }
 
 impl State {
@@ -178,10 +169,6 @@ impl State {
             sweep_from: u64_at(80),
             sweep_cursor: u64_at(88),
             young: u64::from(u32_at(36)) | u64::from(u32_at(4)) << 32,
-            freed: 0,
-            survival: 0.0,
-            copied: 0,
-            islands: 0,
         };
         // A header from before young sweeps: what the log held then counts as old.
         if state.young == 0 && state.sweep_from == 0 {
@@ -219,6 +206,8 @@ pub struct Heads {
     pub(crate) doublewrite: Arc<dyn StorageBackend>,
     /// The state as of the last commit applied.
     pub state: State,
+    /// What the sweeps' policy estimates beside it, never stored.
+    pub(crate) estimates: Estimates,
     /// The state the newest header written in place records.
     pub(crate) written: State,
     /// Entries set since their page was last written, by page.
@@ -271,6 +260,7 @@ impl Heads {
             checked: PageSet::default(),
             doublewrite: Arc::from(doublewrite),
             state: State::default(),
+            estimates: Estimates::default(),
             written: State::default(),
             waiting: FastMap::default(),
             waiting_pages: PageSet::default(),
@@ -371,6 +361,11 @@ impl Heads {
             return Ok(Entry::default());
         }
         Ok(page::read_entry(self.disk_page(page_no)?, slot))
+    }
+
+    /// The state as of the last commit, with the sweeps' estimates beside it: what their policy reads.
+    pub(crate) fn with_estimates(&self) -> (State, Estimates) {
+        (self.state, self.estimates)
     }
 
     /// The bucket each of `hashes` addresses now, with its entry (read as [`entries`](Self::entries)).

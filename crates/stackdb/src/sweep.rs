@@ -7,6 +7,7 @@
 //! no stack reaches into, given back the same way. The sweep that gives back more per byte it copies
 //! is chosen (`docs/stackdb-format.md`, "Space").
 
+use crate::compaction::Estimates;
 use crate::db::{Core, Database, lock};
 use crate::error::{Error, Result};
 use crate::heads::{Entry, Heads, Hole, State};
@@ -31,15 +32,15 @@ impl Database {
     /// here: their thread takes the writer straight back, so a second one only adds hand-overs
     /// (no-sync inserts measured 11 % slower with it).
     pub(crate) fn sweep_step(&self) -> Result<()> {
-        let state = lock(&self.core.heads).state;
+        let (state, est) = lock(&self.core.heads).with_estimates();
         let end = self.core.log.end();
-        let Some((due, young)) = self.core.options.compaction.due(&state, end) else { return Ok(()) };
+        let Some((due, young)) = self.core.options.compaction.due(&state, &est, end) else { return Ok(()) };
         let behind = due.saturating_sub(state.sweep_cursor);
         if behind == 0 {
             return Ok(());
         }
         match &self.sweeper {
-            Some(sweeper) if behind <= self.core.options.compaction.lag(&state, young, end) => sweeper.wake(),
+            Some(sweeper) if behind <= self.core.options.compaction.lag(&state, &est, young, end) => sweeper.wake(),
             _ => self.core.sweep(false),
         }
     }
@@ -60,15 +61,15 @@ impl Core {
     /// to the next call — with copies near the pace's budget, chasing them all once rewrote a third of
     /// the table in one commit.
     pub(crate) fn sweep(&self, on_thread: bool) -> Result<()> {
-        let entry = lock(&self.heads).state;
-        let Some((due, _)) = self.options.compaction.due(&entry, self.log.end()) else { return Ok(()) };
+        let (entry, est) = lock(&self.heads).with_estimates();
+        let Some((due, _)) = self.options.compaction.due(&entry, &est, self.log.end()) else { return Ok(()) };
         let limit = due + CHASE * due.saturating_sub(entry.sweep_cursor) + CHASE_SLACK;
         loop {
-            let state = lock(&self.heads).state;
+            let (state, est) = lock(&self.heads).with_estimates();
             // A sweep that ended leaves the log it gave up to the checkpoint thread: the header on
             // disk must stop pointing into it first (the round that does is due at once).
             let ended = state.floor != entry.floor || (state.young != entry.young && state.young != 0);
-            let (to, young) = match self.options.compaction.due(&state, self.log.end()) {
+            let (to, young) = match self.options.compaction.due(&state, &est, self.log.end()) {
                 Some((due, young)) if !ended && state.sweep_cursor < due.min(limit) => (due.min(limit), young),
                 _ => return Ok(()),
             };
@@ -88,8 +89,8 @@ impl Core {
     /// read for a kind of sweep no longer due, is dropped; a bucket a commit changed since it was read
     /// is read again.
     fn rewrite(&self, plan: Plan) -> Result<()> {
-        let state = lock(&self.heads).state;
-        let young = self.options.compaction.young_bound(&state, self.log.end());
+        let (state, est) = lock(&self.heads).with_estimates();
+        let young = self.options.compaction.young_bound(&state, &est, self.log.end());
         if !plan.fits(&state, young) {
             return Ok(());
         }
@@ -217,17 +218,16 @@ pub(crate) fn apply(heads: &mut Heads, start: u64, buckets: u64, placed: impl In
     }
     let range = covered(&state, start, buckets)?;
     restack(heads, range.clone(), placed)?;
-    let state = &mut heads.state;
+    let (state, est) = (&mut heads.state, &mut heads.estimates);
     if state.sweep_from == 0 {
         (state.sweep_from, state.young) = (start, 0);
     }
     state.sweep_cursor = range.end;
-    state.copied += end - start;
+    est.copied += end - start;
     if range.end == state.buckets() {
-        state.islands = 0;
-        state.copied = 0;
-        (state.floor, state.young, state.freed) = (state.sweep_from, end, 0);
+        (state.floor, state.young) = (state.sweep_from, end);
         (state.sweep_from, state.sweep_cursor) = (0, 0);
+        *est = Estimates { survival: est.survival, ..Estimates::default() };
     }
     Ok(())
 }
@@ -242,7 +242,7 @@ pub(crate) fn apply_young(heads: &mut Heads, start: u64, buckets: u64, set: &[(u
         return Err(Error::Corrupt { what: "a young sweep's batch within a sweep of another kind", offset: start });
     }
     if buckets == 0 {
-        (heads.state.young, heads.state.islands) = (end, 0);
+        (heads.state.young, heads.estimates.islands) = (end, 0);
         return Ok(());
     }
     let range = covered(&state, start, buckets)?;
@@ -252,8 +252,8 @@ pub(crate) fn apply_young(heads: &mut Heads, start: u64, buckets: u64, set: &[(u
     for &(bucket, e) in set {
         heads.set(bucket, e);
     }
-    let state = &mut heads.state;
-    state.copied += end - start;
+    let (state, est) = (&mut heads.state, &mut heads.estimates);
+    est.copied += end - start;
     if state.sweep_from == 0 {
         state.sweep_from = start;
     }
@@ -262,12 +262,12 @@ pub(crate) fn apply_young(heads: &mut Heads, start: u64, buckets: u64, set: &[(u
         // The young records it passed over are dead, and so is all the hole holds but the copies
         // the sweep before made (a young sweep's copies stay where they are, old).
         let hole = state.young..state.sweep_from;
-        let young_bytes = (hole.end - hole.start).saturating_sub(state.islands);
-        state.freed += young_bytes;
-        state.survival = (state.copied as f64 / young_bytes.max(1) as f64).min(1.0);
+        let young_bytes = (hole.end - hole.start).saturating_sub(est.islands);
+        est.freed += young_bytes;
+        est.survival = (est.copied as f64 / young_bytes.max(1) as f64).min(1.0);
         // What was written while it ran stays young; its own copies are marked as such.
         (state.young, state.sweep_from, state.sweep_cursor) = (state.sweep_from, 0, 0);
-        (state.islands, state.copied) = (state.copied, 0);
+        (est.islands, est.copied) = (est.copied, 0);
         heads.holes.push(Hole { range: hole, done_at: end });
     }
     Ok(())
