@@ -75,9 +75,10 @@ pub fn main(a: TourArgs) -> anyhow::Result<()> {
     );
     println!("                           periods: {}", shape(&one));
     println!(
-        "two zones      {:>10.0} player-minutes per minute, mean period {:.2}ms (paper: 280, 417–424 ms)",
+        "two zones      {:>10.0} player-minutes per minute, mean period {:.2}ms, {:.2}× one zone (paper: 280, 417–424 ms, 0.82×)",
         ratio(&two),
-        period(&two)
+        period(&two),
+        ratio(&two) / ratio(&one).max(1.0)
     );
     println!("                           periods: {}", shape(&two));
     if a.dir.is_some() {
