@@ -166,6 +166,11 @@ impl Batch {
         self.buf.len()
     }
 
+    /// The log offset just past its records so far: where its commit record will begin.
+    pub fn end(&self) -> u64 {
+        self.start + self.buf.len() as u64
+    }
+
     /// Records in the batch.
     pub fn len(&self) -> u64 {
         self.count
@@ -211,6 +216,11 @@ impl RecordView<'_> {
     /// Value bytes.
     pub fn value(&self) -> &[u8] {
         &self.bytes[HEADER_LEN + self.header.key_len..]
+    }
+
+    /// Its value if it is a put (`None`: a tombstone).
+    pub fn put_value(&self) -> Option<&[u8]> {
+        (self.header.kind == Kind::Put).then(|| self.value())
     }
 
     /// An owned copy.

@@ -5,7 +5,6 @@
 use crate::db::lock;
 use crate::error::Result;
 use crate::heads::{Entry, Heads, State};
-use crate::record::Kind;
 use crate::stack::{Live, LogFile, live_records_many, young_records_many};
 use std::ops::Range;
 use std::sync::Mutex;
@@ -107,9 +106,9 @@ impl Plan {
         for (r, h) in live {
             let key = self.bytes.len()..self.bytes.len() + r.key().len();
             self.bytes.extend_from_slice(r.key());
-            let value = (r.header.kind == Kind::Put).then(|| {
-                self.bytes.extend_from_slice(r.value());
-                self.bytes.len() - r.value().len()..self.bytes.len()
+            let value = r.put_value().map(|v| {
+                self.bytes.extend_from_slice(v);
+                self.bytes.len() - v.len()..self.bytes.len()
             });
             self.records.push((key, value, *h));
         }
@@ -121,7 +120,7 @@ impl Plan {
 
 /// A bucket's records (newest first, as [`read_buckets`] gives them) oldest first, to copy.
 pub(crate) fn oldest_first<'r>(live: &'r [Live<'_>]) -> impl Iterator<Item = ToCopy<'r>> {
-    live.iter().rev().map(|(r, h)| (r.key(), (r.header.kind == Kind::Put).then(|| r.value()), *h))
+    live.iter().rev().map(|(r, h)| (r.key(), r.put_value(), *h))
 }
 
 /// Reads what the sweep bounded by `young` copies of the buckets from `state`'s sweep cursor up to

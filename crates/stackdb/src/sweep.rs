@@ -73,11 +73,12 @@ impl Core {
             // disk must stop pointing into it first (the round that does is due at once).
             let ended = state.floor != entry.floor || (state.young != entry.young && state.young != 0);
             let (to, young) = match self.options.compaction.due(&state, &est, self.log.end()) {
-                Some((due, young)) if !ended && state.sweep_cursor < due.min(limit).saturating_sub(leave) => {
-                    (due.min(limit).saturating_sub(leave), young)
-                }
+                Some((due, young)) if !ended => (due.min(limit).saturating_sub(leave), young),
                 _ => return Ok(()),
             };
+            if state.sweep_cursor >= to {
+                return Ok(());
+            }
             let plan = match read_plan(&self.log, &self.heads, &state, young, if on_thread { state.buckets() } else { to }) {
                 // Read without the writer while a sweep the commits finished gave back the log under it:
                 // this sweep is over (the loop ends on what it left).
@@ -100,15 +101,17 @@ impl Core {
             return Ok(());
         }
         let buckets: Vec<u64> = plan.buckets().collect();
-        let mut entries = plan.entries.clone();
         let mut again = Vec::new();
-        if state.commit_seq != plan.commit_seq {
-            let now = lock(&self.heads).entries(&buckets)?;
+        let now;
+        let entries = if state.commit_seq == plan.commit_seq {
+            &plan.entries
+        } else {
+            now = lock(&self.heads).entries(&buckets)?;
             let changed: Vec<usize> = (0..now.len()).filter(|&i| now[i] != plan.entries[i]).collect();
             let (now_changed, owners): (Vec<Entry>, Vec<u64>) = changed.iter().map(|&i| (now[i], buckets[i])).unzip();
             again = changed.iter().copied().zip(read_buckets(&self.log, &now_changed, &owners, &state, young)?).collect();
-            entries = now;
-        }
+            &now
+        };
         let mut again = again.into_iter().peekable();
         let mut batch = self.log.batch();
         let start = batch.start();
@@ -122,11 +125,11 @@ impl Core {
         }
         let covered = buckets.len() as u64;
         if young.is_none() {
-            let end = batch.start() + batch.bytes() as u64;
+            let end = batch.end();
             return self.commit_copies(batch, BatchKind::Rewrite, covered, |heads| apply(heads, start, covered, placed, end));
         }
         batch.put(&[], &encode_entries(&set), 0)?;
-        let end = batch.start() + batch.bytes() as u64;
+        let end = batch.end();
         self.commit_copies(batch, BatchKind::Young, covered, |heads| apply_young(heads, start, covered, &set, end))
     }
 }
@@ -144,7 +147,7 @@ impl Core {
         let _writer = lock(&self.writer);
         let mut batch = self.log.batch();
         batch.put(&[], &[], 0)?;
-        let (start, end) = (batch.start(), batch.start() + batch.bytes() as u64);
+        let (start, end) = (batch.start(), batch.end());
         self.commit_copies(batch, BatchKind::Young, 0, |heads| apply_young(heads, start, 0, &[], end))
     }
 }

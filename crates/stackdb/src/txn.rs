@@ -138,6 +138,11 @@ impl<'db> WriteTxn<'db> {
         seen_at.map_or(Ok(()), |seen_at| self.confirm(seen_at))
     }
 
+    /// The length of `op`'s record in the log.
+    fn op_len(&self, op: &Op) -> usize {
+        padded_len(self.keys[op.key].key.len(), op.value.as_ref().map_or(0, |v| v.len()))
+    }
+
     /// The keys not looked up yet.
     fn unknown(&self) -> Vec<usize> {
         (0..self.keys.len()).filter(|&i| self.keys[i].found.is_none()).collect()
@@ -357,13 +362,6 @@ impl<'db> WriteTxn<'db> {
             db.core.log.sync_to(end)?;
         }
         Ok(())
-    }
-}
-
-impl WriteTxn<'_> {
-    /// The length of `op`'s record in the log.
-    fn op_len(&self, op: &Op) -> usize {
-        padded_len(self.keys[op.key].key.len(), op.value.as_ref().map_or(0, |v| v.len()))
     }
 }
 
