@@ -424,9 +424,11 @@ impl<B: StorageBackend> Log<B> {
         let mut run = at;
         while at < stop {
             let Ok(header) = self.view(at).map(|r| r.header) else {
-                // Not a record (the log was damaged since): leave the rest of the hole as it is.
-                at = hole.end;
-                break;
+                // Not a record (the log was damaged since): what follows cannot be told from copies,
+                // so the rest of the hole stays as it is.
+                self.discard_blocks(run, at)?;
+                *next = hole.end;
+                return Ok(true);
             };
             if header.is_copy() {
                 self.discard_blocks(run, at)?;
@@ -740,5 +742,31 @@ mod tests {
         log.discard_step(DISCARD_STEP).unwrap();
         log.release_below(end).unwrap();
         assert!(log.allocated().unwrap() < full - (40 << 20) + 2 * BLOCK, "{}", log.allocated().unwrap());
+    }
+
+    /// A hole is given back around the copies in it; past a record damaged since, nothing is, for
+    /// the copies beyond it can no longer be found.
+    #[test]
+    fn a_hole_keeps_its_copies_and_all_past_damage() {
+        let log = Log::open(MemBackend::new()).unwrap();
+        let mut batch = log.batch();
+        let big = vec![7; 64 << 10];
+        let first = batch.put(b"a", &big, 0).unwrap();
+        let copy = batch.copy(b"c", Some(b"kept"), 0).unwrap();
+        batch.put(b"b", &big, 0).unwrap();
+        let damaged = batch.put(b"x", &big, 0).unwrap();
+        batch.put(b"d", &big, 0).unwrap();
+        let copy_past = batch.copy(b"e", Some(b"kept too"), 0).unwrap();
+        let hole = first..batch.end();
+        log.commit(batch, Commit::user(1, 6, 0), Durability::Eventual).unwrap();
+        log.backend.write(damaged, &[0xFF; HEADER_LEN]).unwrap();
+        let full = log.allocated().unwrap();
+        log.give_back(hole);
+        while log.discard_step(DISCARD_STEP).unwrap() {}
+        assert_eq!(log.view(copy).unwrap().value(), b"kept");
+        assert_eq!(log.view(copy_past).unwrap().value(), b"kept too");
+        let freed = full - log.allocated().unwrap();
+        // "a" and "b" (all but the blocks they share with the copy and the damage), not "d".
+        assert!(freed >= 2 * (64 << 10) - 4 * BLOCK && freed <= 2 * (64 << 10) + 2 * BLOCK, "{freed}");
     }
 }
