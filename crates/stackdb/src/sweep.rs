@@ -27,13 +27,14 @@ impl Database {
     /// Keeps the sweep on schedule after a commit (writer held) when the log's growth has made buckets
     /// due. With synced commits it wakes the sweep's thread, which copies while they wait for their
     /// syncs with the writer free — unless the thread lags by more than its bound (`Compaction::lag`:
-    /// 1 MiB of copies; committing threads that never let go of the writer, or two game zones keeping
-    /// both cores busy, starve it): then the commit sweeps here what lies beyond the bound, so the log
-    /// keeps its bound whoever gets the writer, and leaves the rest to the thread. (Sweeping all that
-    /// was due instead, two zones' commits swept 15–30 ms at a time with the writer held, a few times
-    /// a run, about 20,000 buckets behind against a bound of ~18,000.) Unsynced commits have no sweep's
-    /// thread and sweep here: their thread takes the writer straight back, so a second one only adds
-    /// hand-overs (no-sync inserts measured 11 % slower with it).
+    /// 1 MiB of copies; committing threads that never let go of the writer starve it): then the commit
+    /// sweeps here all that is due, so the log keeps its bound whoever gets the writer. (Sweeping only
+    /// what lay beyond the bound was tried: it shortened two game zones' longest commits, but with
+    /// back-to-back commits and two readers beside them the log sometimes ended at 4.9× the live bytes
+    /// instead of 1.02×, the commits' small sweeps and the thread's overtaken plans not finishing a
+    /// sweep.) Unsynced commits have
+    /// no sweep's thread and sweep here: their thread takes the writer straight back, so a second one
+    /// only adds hand-overs (no-sync inserts measured 11 % slower with it).
     pub(crate) fn sweep_step(&self) -> Result<()> {
         let (state, est) = lock(&self.core.heads).with_estimates();
         let end = self.core.log.end();
@@ -42,10 +43,10 @@ impl Database {
         if behind == 0 {
             return Ok(());
         }
-        let Some(sweeper) = &self.sweeper else { return self.core.sweep(false, 0) };
-        let lag = self.core.options.compaction.lag(&state, &est, young, end);
-        sweeper.wake()?;
-        if behind > lag { self.core.sweep(false, lag) } else { Ok(()) }
+        match &self.sweeper {
+            Some(sweeper) if behind <= self.core.options.compaction.lag(&state, &est, young, end) => sweeper.wake(),
+            _ => self.core.sweep(false),
+        }
     }
 }
 
@@ -53,17 +54,17 @@ impl Core {
     /// Starts the sweep's thread: woken by commits that find the sweep behind its schedule, it reads
     /// each step's records without the writer, then takes the writer to copy them.
     pub(crate) fn start_sweeper(core: Arc<Core>) -> std::io::Result<Worker> {
-        Worker::start("stackdb-sweep", move || core.sweep(true, 0))
+        Worker::start("stackdb-sweep", move || core.sweep(true))
     }
 
-    /// Advances the sweep as far as it is due less `leave` buckets, until it ends. `on_thread`: on the sweep's thread,
+    /// Advances the sweep as far as it is due, until it ends. `on_thread`: on the sweep's thread,
     /// which reads each step's records without the writer (a whole plan, a little ahead of the
     /// schedule) and then takes it for the copies; else the caller holds the writer and reads only
     /// what is due. The sweep's own copies grow the log and so make more buckets due: it follows them
     /// up to [`CHASE`] times the buckets due when called (and [`CHASE_SLACK`] more), leaving the rest
     /// to the next call — with copies near the pace's budget, chasing them all once rewrote a third of
     /// the table in one commit.
-    pub(crate) fn sweep(&self, on_thread: bool, leave: u64) -> Result<()> {
+    pub(crate) fn sweep(&self, on_thread: bool) -> Result<()> {
         let (entry, est) = lock(&self.heads).with_estimates();
         let Some((due, _)) = self.options.compaction.due(&entry, &est, self.log.end()) else { return Ok(()) };
         let limit = due + CHASE * due.saturating_sub(entry.sweep_cursor) + CHASE_SLACK;
@@ -73,12 +74,9 @@ impl Core {
             // disk must stop pointing into it first (the round that does is due at once).
             let ended = state.floor != entry.floor || (state.young != entry.young && state.young != 0);
             let (to, young) = match self.options.compaction.due(&state, &est, self.log.end()) {
-                Some((due, young)) if !ended => (due.min(limit).saturating_sub(leave), young),
+                Some((due, young)) if !ended && state.sweep_cursor < due.min(limit) => (due.min(limit), young),
                 _ => return Ok(()),
             };
-            if state.sweep_cursor >= to {
-                return Ok(());
-            }
             let plan = match read_plan(&self.log, &self.heads, &state, young, if on_thread { state.buckets() } else { to }) {
                 // Read without the writer while a sweep the commits finished gave back the log under it:
                 // this sweep is over (the loop ends on what it left).
