@@ -79,10 +79,8 @@ sqlite="sqlite:$work/sqlite.db"
 "$aggro" mobile populate --target "$stackdb" --users 100000 >/dev/null
 "$aggro" mobile populate --target "$sqlite" --users 100000 >/dev/null
 "$aggro" mobile populate --target "$AGGRO_TEST_REDIS" --users 100000 >/dev/null
-# DynamoDB Local is a JVM on the same cores: a tenth of the rate, and a population of its own.
-"$aggro" mobile populate --target "$AGGRO_TEST_DYNAMODB" --users 10000 >/dev/null
 for target in "$pg write $open_rate" "$AGGRO_TEST_REDIS write $open_rate" "$AGGRO_TEST_REDIS read $open_rate" \
-  "$stackdb read $open_rate" "$sqlite read $open_rate" "$AGGRO_TEST_DYNAMODB read $((open_rate / 10))"; do
+  "$stackdb read $open_rate" "$sqlite read $open_rate"; do
   set -- $target
   for timer in cheap auto; do
     c=$(cpu "$aggro" mobile run --target "$1" --workload "$2" --rate "$3" --loaders $conns --duration "${secs}s" --interval 5s --timer $timer -q --out "$work/o.json")

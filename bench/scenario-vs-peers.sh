@@ -22,6 +22,11 @@ cd "$(dirname "$0")/.."
 secs=${1:-20}
 source bench/peers-lib.sh
 
+# A JDK and Maven for the YCSB peer (a benchmark's peer: installed here, not by the tests).
+if ! command -v javac >/dev/null || ! command -v mvn >/dev/null; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends default-jdk-headless maven >/dev/null
+fi
 # YCSB 0.17's core, Jedis and the PostgreSQL JDBC driver (with their
 # dependencies) from Maven Central, once; the bench's bindings compiled.
 ycsb=${YCSB_HOME:-$HOME/.cache/aggro/ycsb-0.17.0}

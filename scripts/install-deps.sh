@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what aggro's build and tests need on a Debian machine, idempotently:
-# a Rust toolchain, PostgreSQL, Redis, a JRE and Maven (for DynamoDB Local),
-# pgbench/redis-benchmark for the benchmarks, and Chromium for the report tests. Safe to run again.
+# a Rust toolchain, PostgreSQL, Redis, Python's venv (for moto, the DynamoDB-API
+# test server), pgbench/redis-benchmark for the benchmarks, and Chromium for the
+# report tests (the JDK and Maven the YCSB peer needs are installed by its bench
+# script). Safe to run again.
 set -euo pipefail
 
 need_apt=()
@@ -11,11 +13,10 @@ pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 [ -n "$(pg_bin)" ] && [ -x "$(pg_bin)/initdb" ] || need_apt+=(postgresql postgresql-contrib)
 have redis-server || need_apt+=(redis-server)
 have redis-benchmark || need_apt+=(redis-tools)
-have java || need_apt+=(default-jre-headless)
-have mvn || need_apt+=(maven)
 have cc || need_apt+=(build-essential)
 have pkg-config || need_apt+=(pkg-config)
 have python3 || need_apt+=(python3)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need_apt+=(python3-venv)
 have runuser || need_apt+=(util-linux)
 have chromium || need_apt+=(chromium)   # the HTML report and live view tests open pages headless
 have node || need_apt+=(nodejs)         # the reference Colyseus room (examples/colyseus)

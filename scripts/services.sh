@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Starts (or stops) throwaway backends for aggro's tests on free loopback ports:
-# a PostgreSQL cluster (fsync off), Redis (no persistence) and DynamoDB Local
-# (in memory; AGGRO_DYNAMODB=0 leaves it out). AGGRO_DURABLE=1 starts them
-# durable instead, for benchmarks that compare commits on disk: PostgreSQL
-# with fsync and synchronous commits, Redis with appendfsync always,
-# DynamoDB Local on its SQLite file.
+# a PostgreSQL cluster (fsync off), Redis (no persistence) and moto's
+# DynamoDB-API server (in memory, a functional stand-in for DynamoDB: see
+# scripts/moto.sh; AGGRO_DYNAMODB=0 leaves it out). AGGRO_DURABLE=1 starts
+# PostgreSQL and Redis durable instead, for benchmarks that compare commits on
+# disk: PostgreSQL with fsync and synchronous commits, Redis with appendfsync
+# always (moto keeps nothing on disk either way).
 #
 #   scripts/services.sh start DIR   # writes DIR/env with AGGRO_TEST_* URLs
 #   scripts/services.sh stop DIR    # stops every server it started, by pid
@@ -19,11 +20,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 if [ "${AGGRO_DURABLE:-0}" = 1 ]; then
   pg_durability="-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
   redis_durability="--appendonly yes --appendfsync always"
-  dynamodb_storage="-dbPath ."
 else
   pg_durability="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
   redis_durability="--appendonly no"
-  dynamodb_storage="-inMemory"
 fi
 
 free_port() {
@@ -81,16 +80,11 @@ start_redis() {
 }
 
 start_dynamodb() {
-  local jars
-  jars=$("$here/dynamodb-local.sh" fetch) || return 1
-  local port
+  local server port
+  server=$("$here/moto.sh" fetch) || return 1
   port=$(free_port)
-  # DynamoDB Local binds every interface; tests only ever use it through 127.0.0.1.
-  # `exec` makes the background job the JVM itself, so the recorded pid is the one `stop` must kill
-  # (without it bash may keep a subshell as the JVM's parent, and `stop` killed only that).
-  (cd "$dir" && exec nohup java -Xmx512m -Djava.library.path="$jars" -cp "$jars/*" \
-    com.amazonaws.services.dynamodbv2.local.main.ServerRunner \
-    $dynamodb_storage -sharedDb -disableTelemetry -port "$port") >"$dir/dynamodb.log" 2>&1 &
+  # `exec` makes the background job the server itself, so the recorded pid is the one `stop` kills.
+  (cd "$dir" && exec nohup "$server" -H 127.0.0.1 -p "$port") >"$dir/dynamodb.log" 2>&1 &
   echo $! >"$dir/dynamodb.pid"
   wait_for dynamodb 300 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
   echo "AGGRO_TEST_DYNAMODB=dynamodb://127.0.0.1:$port" >>"$dir/env"

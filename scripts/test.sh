@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian machine: installs what it needs,
-# starts throwaway PostgreSQL, Redis and DynamoDB Local servers on free
+# starts throwaway PostgreSQL, Redis and moto (DynamoDB-API) servers on free
 # loopback ports, runs every test, and stops the servers again.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -19,7 +19,7 @@
 //!   wire-compatible CockroachDB/YugabyteDB/Spanner-PG (40001 is a conflict).
 //! - `redis` (feature `redis`): a small RESP client of our own, MULTI/EXEC.
 //! - `dynamodb` (feature `dynamodb`): the DynamoDB JSON API with SigV4 over
-//!   HTTP/1.1 (DynamoDB Local, Alternator), `TransactWriteItems` + `GetItem`.
+//!   HTTP/1.1 (Alternator, moto), `TransactWriteItems` + `GetItem`.
 #![deny(missing_docs)]
 
 #[cfg(feature = "dynamodb")]

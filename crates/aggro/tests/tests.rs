@@ -10,8 +10,8 @@ mod util;
 use std::time::Duration;
 use util::*;
 
-/// How hard a round trip drives its target: DynamoDB Local is a JVM that
-/// starts cold and shares two cores with the other tests, so it gets a
+/// How hard a round trip drives its target: the DynamoDB-API stand-in (moto)
+/// is one Python process that shares two cores with the other tests, so it gets a
 /// quarter of the rate, more loaders, and may drain a backlog; the test is
 /// about correctness, not capacity.
 struct Pace {
@@ -292,6 +292,33 @@ fn a_killed_runs_missing_file_is_named_apart_from_data_loss() {
     sql_via_python(&db, "UPDATE user_items SET num_tickets = num_tickets - 1 WHERE id = (SELECT min(id) FROM user_items WHERE num_tickets > 0)");
     let out = run(&["mobile", "verify", "--target", &target, "--result", &kept], Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn a_populate_never_touches_a_store_another_process_has_open() {
+    let dir = tempdir();
+    let target = format!("stackdb:{}", path(dir.path(), "d"));
+    ok(&["mobile", "populate", "--target", &target, "--users", "200"]);
+    let out = path(dir.path(), "w.json");
+    let writer = aggro()
+        .args(["mobile", "run", "--target", &target, "--workload", "write", "--rate", "200", "--duration", "3s", "-q", "--out", &out])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1_000));
+    for args in [vec!["mobile", "populate", "--users", "10"], vec!["mmo", "populate", "--accounts", "2"]] {
+        let second = run(&[args.as_slice(), &["--target", &target]].concat(), Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&second.stderr);
+        assert_eq!(second.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("another process"), "{args:?}: {err}");
+        for file in ["log", "heads", "heads.dw"] {
+            assert!(dir.path().join("d").join(file).exists(), "{args:?} removed {file} under the writer");
+        }
+    }
+    let done = writer.wait_with_output().unwrap();
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    ok(&["mobile", "verify", "--target", &target, "--result", &out]);
 }
 
 /// One number a query on a SQLite file returns.

@@ -186,6 +186,9 @@ impl FileLock {
 /// at 20 M records.)
 const RESERVED_RAM: usize = 3 << 20;
 
+/// A database directory's files besides `LOCK`: the log, the head table, its doublewrite area.
+const FILES: [&str; 3] = ["log", "heads", "heads.dw"];
+
 /// The largest `initial_level`: 2^32 buckets, a 64 GiB head table.
 const MAX_INITIAL_LEVEL: u32 = 32;
 
@@ -263,11 +266,28 @@ impl Database {
         let dir = path.as_ref();
         std::fs::create_dir_all(dir)?;
         let file_lock = FileLock::take(dir)?;
-        let backends = Backends {
-            log: Box::new(FileBackend::open(&dir.join("log"))?),
-            heads: Box::new(FileBackend::open(&dir.join("heads"))?),
-            doublewrite: Box::new(FileBackend::open(&dir.join("heads.dw"))?),
-        };
+        Self::open_locked(dir, file_lock, options)
+    }
+
+    /// Creates an empty database in directory `path`, removing the one there first — only once it
+    /// holds the directory's lock, and only stackdb's own files: another process holding it open gets
+    /// [`Error::Locked`] and its files are left as they are.
+    pub fn create(path: impl AsRef<Path>, options: Options) -> Result<Database> {
+        let dir = path.as_ref();
+        std::fs::create_dir_all(dir)?;
+        let file_lock = FileLock::take(dir)?;
+        for file in FILES {
+            match std::fs::remove_file(dir.join(file)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+                _ => {}
+            }
+        }
+        Self::open_locked(dir, file_lock, options)
+    }
+
+    fn open_locked(dir: &Path, file_lock: FileLock, options: Options) -> Result<Database> {
+        let [log, heads, doublewrite] = FILES.map(|file| FileBackend::open(&dir.join(file)));
+        let backends = Backends { log: Box::new(log?), heads: Box::new(heads?), doublewrite: Box::new(doublewrite?) };
         let mut db = Self::open_with(backends, options)?;
         db._lock = Some(file_lock);
         Ok(db)

@@ -15,6 +15,21 @@ pub enum Error {
         /// Where in its file.
         offset: u64,
     },
+    /// A damaged record where the log was synced: a later commit proves the log was durable past it, so
+    /// cutting the log there would lose acknowledged commits. Nothing was changed.
+    #[error(
+        "{file} is damaged at offset {offset}, before offset {synced} which it had synced: {later_commits} intact commits follow the damage; nothing was changed (`aggro store salvage` copies the intact commits)"
+    )]
+    Damaged {
+        /// Which file.
+        file: &'static str,
+        /// Where the damage begins.
+        offset: u64,
+        /// How far the file was proven synced.
+        synced: u64,
+        /// Intact commit records after the damage.
+        later_commits: u64,
+    },
     /// Not a stackdb file, or a version this build does not read.
     #[error("not a stackdb file (or an unsupported version): {0}")]
     Format(String),

@@ -10,16 +10,20 @@ mod zeros;
 /// Bytes of the log's own header.
 pub const LOG_HEADER_LEN: u64 = 64;
 const MAGIC: &[u8; 8] = b"STACKDB\x01";
-const VERSION: u32 = 5;
-/// The formats before version 5, which it reads the same way: version 4 has no young sweeps (commit
-/// flag 4), version 3 no splits that share stacks (commit flag 3), and each of version 2's split
-/// commits covers one bucket (its `buckets` field is 1). Their header is rewritten to 5 at open,
-/// before anything is appended, so a build that reads only those refuses the log instead of
-/// misreading the batches it will hold.
-const UPGRADED_VERSIONS: [u32; 3] = [2, 3, 4];
+const VERSION: u32 = 6;
+/// The formats before version 6, which it reads the same way: version 5's commit records do not say
+/// how far the log was synced (their value is 48 bytes), version 4 has no young sweeps (commit flag
+/// 4), version 3 no splits that share stacks (commit flag 3), and each of version 2's split commits
+/// covers one bucket (its `buckets` field is 1). Their header is rewritten to 6 at open, before
+/// anything is appended, so a build that reads only those refuses the log instead of misreading the
+/// batches it will hold.
+const UPGRADED_VERSIONS: [u32; 4] = [2, 3, 4, 5];
 /// Bytes of a commit record's value: batch start, sequence, record count,
-/// change in live keys, change in live bytes, buckets rewritten.
-const COMMIT_VALUE_LEN: usize = 48;
+/// change in live keys, change in live bytes, buckets rewritten, and where the log was synced up to
+/// when it was written.
+const COMMIT_VALUE_LEN: usize = 56;
+/// The value of a commit record before version 6, without the synced end.
+const OLD_COMMIT_VALUE_LEN: usize = 48;
 /// Holes are punched in whole blocks of this size.
 const BLOCK: u64 = 4096;
 /// Bytes below the floor given back at a time (16 MiB took about 4 ms of
@@ -238,6 +242,10 @@ pub struct Recovered {
     pub last_sequence: Option<u64>,
     /// Bytes cut off the end (an incomplete or damaged tail).
     pub truncated: u64,
+    /// The furthest offset the log can prove was synced: the last checkpoint's, or the furthest that
+    /// an intact commit record says a finished sync had covered when it was written. Only the log
+    /// past it may be cut as a torn tail.
+    pub synced: u64,
     /// The log's end after recovery.
     pub end: u64,
 }
@@ -318,8 +326,8 @@ impl<B: StorageBackend> Log<B> {
                     backend.sync_data()?;
                 }
                 _ => {
-                    let [a, b, c] = UPGRADED_VERSIONS;
-                    return Err(Error::Format(format!("log format version {version}; this build reads {a}, {b}, {c} and {VERSION}")));
+                    let [a, b, c, d] = UPGRADED_VERSIONS;
+                    return Err(Error::Format(format!("log format version {version}; this build reads {a}, {b}, {c}, {d} and {VERSION}")));
                 }
             }
         }
@@ -485,6 +493,8 @@ impl<B: StorageBackend> Log<B> {
         value[24..32].copy_from_slice(&commit.records_delta.to_le_bytes());
         value[32..40].copy_from_slice(&commit.bytes_delta.to_le_bytes());
         value[40..48].copy_from_slice(&commit.buckets.to_le_bytes());
+        // Recovery's proof of how far the log was durable: damage below it is corruption, not a torn tail.
+        value[48..56].copy_from_slice(&self.synced.load(std::sync::atomic::Ordering::Acquire).to_le_bytes());
         record::encode_flagged(&mut batch.buf, Kind::Commit, commit.kind as u8, &[], &value, 0)?;
         let end = self.write_at_end(batch.start, &batch.buf, durability == Durability::Immediate)?;
         self.end.store(end, std::sync::atomic::Ordering::Release);
@@ -612,11 +622,12 @@ impl<B: StorageBackend> Log<B> {
         Ok((header, whole))
     }
 
-    /// Scans from `from` (the end of a commit, or the log header), calls
-    /// `apply` with every complete batch (its put/delete records, in order,
-    /// and its commit), and cuts the log after the last complete commit. A
-    /// damaged or incomplete tail is removed, never applied. An error from
-    /// `apply` stops recovery and is returned.
+    /// Scans from `from` (the end of a commit, or the log header; synced), calls `apply` with every
+    /// complete batch (its put/delete records, in order, and its commit), and cuts the log after the
+    /// last complete commit. Only a tail the log cannot prove was synced is cut: a damaged record
+    /// before the furthest synced end an intact commit record states (after the damage included)
+    /// is corruption, reported as [`Error::Damaged`] with nothing changed. An incomplete tail is never
+    /// applied. An error from `apply` stops recovery and is returned.
     pub fn recover(&mut self, from: u64, mut apply: impl FnMut(&[Record], Commit) -> Result<()>) -> Result<Recovered> {
         let len = self.backend.len()?;
         if from > len {
@@ -628,49 +639,80 @@ impl<B: StorageBackend> Log<B> {
         let mut pos = from.max(LOG_HEADER_LEN);
         let mut good_end = pos;
         let mut pending: Vec<Record> = Vec::new();
-        let mut recovered = Recovered { commits: 0, last_sequence: None, truncated: 0, end: 0 };
+        let mut recovered = Recovered { commits: 0, last_sequence: None, truncated: 0, synced: pos, end: 0 };
         while let Some(rec) = reader.record_at(pos)? {
             pos += rec.header.padded_len() as u64;
             match rec.header.kind {
                 Kind::Put | Kind::Delete => pending.push(rec),
                 Kind::Commit => {
-                    let v = &rec.value;
-                    let field = |i: usize| u64::from_le_bytes(v[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
                     let batch_start = pending.first().map_or(rec.offset, |r| r.offset);
-                    let sound = v.len() == COMMIT_VALUE_LEN
-                        && field(0) == batch_start
-                        && field(2) == pending.len() as u64;
-                    if !sound {
-                        break;
-                    }
-                    apply(&pending, Commit {
-                        start: batch_start,
-                        sequence: field(1),
-                        kind: BatchKind::from_flags(rec.header.flags),
-                        records_delta: field(3) as i64,
-                        bytes_delta: field(4) as i64,
-                        buckets: field(5),
-                    })?;
+                    let Some(commit) = CommitValue::parse(&rec, batch_start, pending.len()) else { break };
+                    apply(&pending, commit.commit)?;
                     pending.clear();
                     recovered.commits += 1;
-                    recovered.last_sequence = Some(field(1));
+                    recovered.last_sequence = Some(commit.commit.sequence);
+                    recovered.synced = recovered.synced.max(commit.synced);
                     good_end = pos;
                 }
             }
         }
-        if len > good_end {
-            // Zeros written ahead of the end are not a damaged tail.
-            if !self.only_zeros(good_end, len)? {
-                recovered.truncated = len - good_end;
+        // Zeros written ahead of the end are not a damaged tail.
+        if len > good_end && !self.only_zeros(good_end, len)? {
+            let beyond = reader.commits_beyond(good_end)?;
+            recovered.synced = recovered.synced.max(beyond.synced);
+            if good_end < recovered.synced {
+                return Err(Error::Damaged { file: "log", offset: good_end, synced: recovered.synced, later_commits: beyond.commits });
             }
+            recovered.truncated = len - good_end;
+        }
+        if len > good_end {
             self.backend.set_len(good_end)?;
+        }
+        if good_end > from.max(LOG_HEADER_LEN) || len > good_end {
+            // What was replayed may be only in the OS's cache (a killed process's commits): once synced,
+            // later commits can state it as their proof.
             self.backend.sync_data()?;
         }
+        self.synced.store(good_end, std::sync::atomic::Ordering::Release);
         self.end.store(good_end, std::sync::atomic::Ordering::Release);
         self.prepared.store(good_end, std::sync::atomic::Ordering::Release);
         recovered.end = good_end;
         Ok(recovered)
     }
+}
+
+/// A commit record's value, checked against the batch before it.
+struct CommitValue {
+    commit: Commit,
+    /// How far the log was synced when it was written (0 before version 6).
+    synced: u64,
+}
+
+impl CommitValue {
+    /// The commit `rec` makes of the `count` records from `batch_start`, if it is sound.
+    fn parse(rec: &Record, batch_start: u64, count: usize) -> Option<CommitValue> {
+        let v = &rec.value;
+        let field = |i: usize| u64::from_le_bytes(v[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+        let sound = (v.len() == COMMIT_VALUE_LEN || v.len() == OLD_COMMIT_VALUE_LEN) && field(0) == batch_start && field(2) == count as u64;
+        sound.then(|| CommitValue {
+            commit: Commit {
+                start: batch_start,
+                sequence: field(1),
+                kind: BatchKind::from_flags(rec.header.flags),
+                records_delta: field(3) as i64,
+                bytes_delta: field(4) as i64,
+                buckets: field(5),
+            },
+            synced: if v.len() == COMMIT_VALUE_LEN { field(6) } else { 0 },
+        })
+    }
+}
+
+/// Intact commit records found past a damaged record.
+struct Beyond {
+    commits: u64,
+    /// The furthest synced end they state.
+    synced: u64,
 }
 
 /// Sequential reads in large chunks, for recovery.
@@ -696,6 +738,25 @@ impl<B: StorageBackend> ChunkReader<'_, B> {
         }
         let at = (offset - self.start) as usize;
         Ok(Some(&self.buf[at..at + len]))
+    }
+
+    /// The intact commit records from `offset` to the end: every 8-byte boundary is tried, and an
+    /// intact record is stepped over whole.
+    fn commits_beyond(&mut self, mut offset: u64) -> Result<Beyond> {
+        let mut beyond = Beyond { commits: 0, synced: 0 };
+        while offset + HEADER_LEN as u64 <= self.len {
+            match self.record_at(offset)? {
+                Some(rec) => {
+                    if rec.header.kind == Kind::Commit && rec.value.len() == COMMIT_VALUE_LEN {
+                        beyond.commits += 1;
+                        beyond.synced = beyond.synced.max(u64::from_le_bytes(rec.value[48..56].try_into().expect("8 bytes")));
+                    }
+                    offset += rec.header.padded_len() as u64;
+                }
+                None => offset += 8,
+            }
+        }
+        Ok(beyond)
     }
 
     /// The intact record at `offset`, or None at the end of the valid log.

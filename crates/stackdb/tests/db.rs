@@ -384,6 +384,21 @@ fn a_second_open_of_the_same_directory_is_refused() {
 }
 
 #[test]
+fn create_removes_nothing_another_handle_holds_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), Options::default()).unwrap();
+    let mut w = db.begin_write();
+    w.put(b"kept", b"yes").unwrap();
+    w.commit().unwrap();
+    assert!(matches!(Database::create(dir.path(), Options::default()), Err(Error::Locked(_))));
+    assert_eq!(db.get(b"kept").unwrap().as_deref(), Some(&b"yes"[..]), "the open handle still reads its data");
+    drop(db);
+    assert_eq!(Database::open(dir.path(), Options::default()).unwrap().get(b"kept").unwrap().as_deref(), Some(&b"yes"[..]));
+    let fresh = Database::create(dir.path(), Options::default()).unwrap();
+    assert_eq!(fresh.get(b"kept").unwrap(), None, "create starts empty once it holds the lock");
+}
+
+#[test]
 fn a_real_directory_keeps_its_data() {
     let dir = tempfile::tempdir().unwrap();
     {

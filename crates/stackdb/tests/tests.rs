@@ -97,13 +97,14 @@ fn a_write_failing_at_any_byte_leaves_the_earlier_commits() {
 }
 
 #[test]
-fn a_flipped_bit_cuts_the_log_back_to_the_last_good_commit() {
+fn a_flipped_bit_past_the_proven_synced_end_cuts_the_log_back_to_the_last_good_commit() {
     let mut log = Log::open(MemBackend::new()).unwrap();
-    commit_batches(&mut log, 1, 1, 4, Durability::Immediate);
-    let first_end = log.end();
-    commit_batches(&mut log, 2, 2, 4, Durability::Immediate);
+    commit_batches(&mut log, 1, 2, 4, Durability::Immediate);
+    let second_end = log.end();
+    commit_batches(&mut log, 3, 1, 4, Durability::Immediate);
     let mem = into_backend(log);
-    mem.corrupt(first_end + 26, 0x10); // a key byte of batch 2's first record
+    // A key byte of batch 3's first record: no intact commit says the log was synced past batch 2.
+    mem.corrupt(second_end + 26, 0x10);
     let mut recovered = Log::open(mem).unwrap();
     let mut batches = Vec::new();
     let report = recovered
@@ -112,9 +113,31 @@ fn a_flipped_bit_cuts_the_log_back_to_the_last_good_commit() {
             Ok(())
         })
         .unwrap();
-    assert_eq!(batches, vec![(1, 4)]);
-    assert_eq!(report.end, first_end);
+    assert_eq!(batches, vec![(1, 4), (2, 4)]);
+    assert_eq!(report.end, second_end);
     assert!(report.truncated > 0);
+}
+
+#[test]
+fn a_flipped_bit_before_a_later_commits_synced_end_is_refused_and_nothing_cut() {
+    let mut log = Log::open(MemBackend::new()).unwrap();
+    commit_batches(&mut log, 1, 1, 4, Durability::Immediate);
+    let first_end = log.end();
+    commit_batches(&mut log, 2, 3, 4, Durability::Immediate);
+    let end = log.end();
+    let mem = into_backend(log);
+    mem.corrupt(first_end + 26, 0x10); // a key byte of batch 2's first record, synced before batch 3
+    let before = mem.len().unwrap();
+    let mut recovered = Log::open(mem).unwrap();
+    match recovered.recover(0, |_: &[Record], _| Ok(())) {
+        Err(Error::Damaged { offset, synced, later_commits, .. }) => {
+            assert_eq!(offset, first_end);
+            assert!(synced > first_end && synced <= end, "{synced}");
+            assert_eq!(later_commits, 3, "batch 2's own commit record and batches 3 and 4 are intact after the damage");
+        }
+        other => panic!("the damage was not refused: {other:?}"),
+    }
+    assert_eq!(into_backend(recovered).len().unwrap(), before, "nothing was cut");
 }
 
 #[test]
@@ -161,9 +184,9 @@ fn garbage_and_short_files_are_refused_not_panicked_on() {
     assert_eq!(log.end(), LOG_HEADER_LEN);
 }
 
-/// Version-2, 3 and 4 logs (each of 2's split commits one bucket; 2 and 3 share no stacks; none has
-/// young sweeps) open, their header rewritten to version 5 first; an unknown version is refused by
-/// name.
+/// Version-2 to 5 logs (each of 2's split commits one bucket; 2 and 3 share no stacks; 2 to 4 have
+/// no young sweeps; none states its synced end) open, their header rewritten to version 6 first; an
+/// unknown version is refused by name.
 #[test]
 fn older_logs_are_upgraded_and_an_unknown_version_refused() {
     let version = |m: &MemBackend| {
@@ -171,14 +194,14 @@ fn older_logs_are_upgraded_and_an_unknown_version_refused() {
         m.read(8, &mut v).unwrap();
         u32::from_le_bytes(v)
     };
-    for old in [2u32, 3, 4] {
+    for old in [2u32, 3, 4, 5] {
         let mut log = Log::open(MemBackend::new()).unwrap();
         replay(&mut log, 0);
         commit_batches(&mut log, 1, 2, 5, Durability::Immediate);
         let mem = into_backend_after(&mut log, |m| m.write(8, &old.to_le_bytes()).unwrap());
         let mut log = Log::open(mem).unwrap();
         assert_eq!(replay(&mut log, 0), expected(1..3, 5));
-        let mem = into_backend_after(&mut log, |m| assert_eq!(version(m), 5, "version {old} upgraded at open"));
+        let mem = into_backend_after(&mut log, |m| assert_eq!(version(m), 6, "version {old} upgraded at open"));
         mem.write(8, &7u32.to_le_bytes()).unwrap();
         match Log::open(mem) {
             Err(Error::Format(message)) => assert!(message.contains("version 7"), "{message}"),

@@ -1,5 +1,5 @@
 //! `dynamodb://HOST:PORT[/TABLE][?region=R]` — the DynamoDB JSON API over
-//! plain HTTP: DynamoDB Local, ScyllaDB Alternator, LocalStack.
+//! plain HTTP: ScyllaDB Alternator, moto's server (the tests'), LocalStack.
 //!
 //! One table with string keys `PK` and `SK`, as in seed 001: item
 //! `User<n>`/`User<n>` holds `Gold`, item `UserItem<n>`/`UserItem<n>` holds

@@ -66,7 +66,7 @@ impl Signer {
     }
 
     /// Credentials from `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN`
-    /// (the fixed pair aggro/aggro if unset, which DynamoDB Local accepts), region from
+    /// (the fixed pair aggro/aggro if unset, which local servers accept), region from
     /// `region` or `AWS_REGION`/`AWS_DEFAULT_REGION`, else `us-east-1`.
     pub fn from_env(region: Option<String>) -> Self {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());

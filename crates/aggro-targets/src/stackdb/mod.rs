@@ -49,23 +49,6 @@ impl StackDbTarget {
         }
     }
 
-    /// Removes the database's files (only stackdb's own) for a fresh
-    /// population. Must come before the first open.
-    fn reset(&self) -> Result<(), StoreError> {
-        if self.db.get().is_some() {
-            return Err(StoreError::new(ErrorClass::Other, "stackdb: cannot reset a database that is open".to_string()));
-        }
-        for file in ["log", "heads", "heads.dw"] {
-            match std::fs::remove_file(self.path.join(file)) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(StoreError::new(ErrorClass::Server, format!("cannot reset {}: {e}", self.path.display())));
-                }
-                _ => {}
-            }
-        }
-        Ok(())
-    }
-
     /// Whether there is a database to read (open, or on disk): reading a
     /// world record must not create an empty one.
     fn exists(&self) -> bool {
@@ -86,9 +69,14 @@ impl StackDbTarget {
 
     /// A fresh database (any old one removed) whose head table starts sized for the `keys` a
     /// population is about to write: the load then copies no record to grow it.
+    /// Only once stackdb holds the directory's lock does it remove the old files: a store another
+    /// process has open is refused and left as it is.
     fn create_for(&self, keys: u64) -> Result<Arc<Database>, StoreError> {
-        self.reset()?;
-        self.open_with(self.options().sized_for(keys))
+        if self.db.get().is_some() {
+            return Err(StoreError::new(ErrorClass::Other, "stackdb: cannot recreate a database that is open".to_string()));
+        }
+        let db = Database::create(&self.path, self.options().sized_for(keys)).map_err(|e| classify(&e, &self.path))?;
+        Ok(Arc::clone(self.db.get_or_init(|| Arc::new(db))))
     }
 }
 
