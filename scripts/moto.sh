@@ -3,8 +3,11 @@
 # server aggro's DynamoDB target is tested against, into a virtualenv in a
 # cache directory, exactly as scripts/moto/requirements.lock pins it (every
 # file by its sha256). Once per lock file; safe to run again.
-#   scripts/moto.sh fetch   # install if missing, print the moto_server path
-#   scripts/moto.sh path    # print the path if already installed, else fail
+#   scripts/moto.sh fetch   # install if missing, print the virtualenv's python
+#   scripts/moto.sh path    # print it if already installed, else fail
+# The server is that python running scripts/moto/server.py -H HOST -p PORT:
+# moto's own, its transactions made to back up the items they name instead of
+# whole tables (see that file).
 #
 # moto is a functional stand-in: it implements the calls the target makes
 # (TransactWriteItems with conditions, UpdateExpression, BatchWriteItem,
@@ -18,7 +21,7 @@ venv="${AGGRO_CACHE:-$HOME/.cache/aggro}/moto-$sum"
 case "${1:-fetch}" in
   path)
     [ -f "$venv/.complete" ] || exit 1
-    echo "$venv/bin/moto_server"
+    echo "$venv/bin/python"
     ;;
   fetch)
     if [ ! -f "$venv/.complete" ]; then
@@ -28,7 +31,7 @@ case "${1:-fetch}" in
       "$venv/bin/pip" install -q --disable-pip-version-check --no-deps --require-hashes -r "$lock" >&2
       touch "$venv/.complete"
     fi
-    echo "$venv/bin/moto_server"
+    echo "$venv/bin/python"
     ;;
   *) echo "usage: moto.sh fetch|path" >&2; exit 2 ;;
 esac

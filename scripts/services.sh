@@ -80,11 +80,11 @@ start_redis() {
 }
 
 start_dynamodb() {
-  local server port
-  server=$("$here/moto.sh" fetch) || return 1
+  local python port
+  python=$("$here/moto.sh" fetch) || return 1
   port=$(free_port)
   # `exec` makes the background job the server itself, so the recorded pid is the one `stop` kills.
-  (cd "$dir" && exec nohup "$server" -H 127.0.0.1 -p "$port") >"$dir/dynamodb.log" 2>&1 &
+  (cd "$dir" && exec nohup "$python" "$here/moto/server.py" -H 127.0.0.1 -p "$port") >"$dir/dynamodb.log" 2>&1 &
   echo $! >"$dir/dynamodb.pid"
   wait_for dynamodb 300 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
   echo "AGGRO_TEST_DYNAMODB=dynamodb://127.0.0.1:$port" >>"$dir/env"

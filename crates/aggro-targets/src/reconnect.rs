@@ -52,6 +52,13 @@ impl<T> Reconnecting<T> {
         self.live = None;
     }
 
+    /// Forgets a connection the server ended as its protocol allows (HTTP's `Connection: close`): not
+    /// a break, so the next `get` opens another at once.
+    pub(crate) fn closed_by_server(&mut self) {
+        self.live = None;
+        self.last_attempt = None;
+    }
+
     /// Forgets the connection if `broken` says so.
     pub(crate) fn drop_if(&mut self, broken: impl FnOnce(&T) -> bool) {
         if self.live.as_ref().is_some_and(broken) {

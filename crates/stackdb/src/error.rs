@@ -30,6 +30,14 @@ pub enum Error {
         /// Intact commit records after the damage.
         later_commits: u64,
     },
+    /// A commit was written and is visible to this handle, but what would make it durable failed: whether
+    /// it survives a crash is unknown. The database refuses writes until it is reopened.
+    #[error("commit in doubt: it was written and is visible, but {0}; whether it survives a crash is unknown (writes are refused until the database is reopened)")]
+    InDoubt(String),
+    /// A write or sync failed earlier: the database refuses writes until it is reopened (nothing of this
+    /// request was written).
+    #[error("the database refuses writes since an I/O error ({0}); reopen it")]
+    Poisoned(String),
     /// Not a stackdb file, or a version this build does not read.
     #[error("not a stackdb file (or an unsupported version): {0}")]
     Format(String),

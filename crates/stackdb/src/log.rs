@@ -282,6 +282,8 @@ pub struct Log<B: StorageBackend> {
     syncs: std::sync::Mutex<Vec<u64>>,
     /// Told when a sync ends.
     sync_ended: std::sync::Condvar,
+    /// The write or sync error after which the log refuses to write ([`Log::poison`]).
+    failed: std::sync::OnceLock<String>,
 }
 
 /// Syncs of the log that may be under way at once. A commit that no sync under way covers starts its
@@ -348,6 +350,7 @@ impl<B: StorageBackend> Log<B> {
             synced: 0.into(),
             syncs: std::sync::Mutex::new(Vec::with_capacity(SYNCS_AT_ONCE)),
             sync_ended: std::sync::Condvar::new(),
+            failed: std::sync::OnceLock::new(),
         })
     }
 
@@ -483,6 +486,7 @@ impl<B: StorageBackend> Log<B> {
     /// On an error the log's end is unchanged and whatever reached the storage is not a complete
     /// commit, so recovery will cut it off. One writer at a time: the caller serializes appends.
     pub fn append(&self, mut batch: Batch, commit: Commit, durability: Durability) -> Result<u64> {
+        self.writable()?;
         if batch.start != self.end() {
             return Err(Error::Format("a batch must be committed where it began (one writer at a time)".into()));
         }
@@ -496,9 +500,34 @@ impl<B: StorageBackend> Log<B> {
         // Recovery's proof of how far the log was durable: damage below it is corruption, not a torn tail.
         value[48..56].copy_from_slice(&self.synced.load(std::sync::atomic::Ordering::Acquire).to_le_bytes());
         record::encode_flagged(&mut batch.buf, Kind::Commit, commit.kind as u8, &[], &value, 0)?;
-        let end = self.write_at_end(batch.start, &batch.buf, durability == Durability::Immediate)?;
+        let end = self.poisoning(self.write_at_end(batch.start, &batch.buf, durability == Durability::Immediate))?;
         self.end.store(end, std::sync::atomic::Ordering::Release);
         Ok(end)
+    }
+
+    /// Refuses every write from now on, naming `cause`. After a failed write or sync the OS may have
+    /// dropped pages it had not written (PostgreSQL's lesson from fsync errors): a later sync that
+    /// succeeds proves nothing about them, so only a reopen, which reads what the file holds, may write
+    /// again.
+    pub fn poison(&self, cause: &dyn std::fmt::Display) {
+        let _ = self.failed.set(cause.to_string());
+        self.sync_ended.notify_all();
+    }
+
+    /// Whether the log still takes writes: [`Error::Poisoned`] once one failed.
+    pub fn writable(&self) -> Result<()> {
+        match self.failed.get() {
+            Some(cause) => Err(Error::Poisoned(cause.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// `outcome`, having poisoned the log if it is an error.
+    pub(crate) fn poisoning<T>(&self, outcome: Result<T>) -> Result<T> {
+        if let Err(e) = &outcome {
+            self.poison(e);
+        }
+        outcome
     }
 
     /// Makes every commit below `end` durable. Group commit: a sync covers every commit appended by the
@@ -516,6 +545,7 @@ impl<B: StorageBackend> Log<B> {
             if self.synced.load(Acquire) >= end {
                 return Ok(());
             }
+            self.writable()?;
             let covered = under_way.iter().any(|&c| c >= end);
             if !covered && under_way.len() < SYNCS_AT_ONCE {
                 break;
@@ -525,7 +555,7 @@ impl<B: StorageBackend> Log<B> {
         let covers = self.end();
         under_way.push(covers);
         drop(under_way);
-        let outcome = self.backend.sync_data();
+        let outcome = self.poisoning(self.backend.sync_data().map_err(Error::from));
         let mut under_way = crate::db::lock(&self.syncs);
         let ours = under_way.iter().position(|&c| c == covers).expect("a sync under way is listed");
         under_way.swap_remove(ours);
@@ -533,9 +563,9 @@ impl<B: StorageBackend> Log<B> {
             self.synced.fetch_max(covers, Release);
         }
         drop(under_way);
-        // Whoever waited on this sync and finds it failed starts one of its own.
+        // Whoever waited on this sync finds the log poisoned if it failed.
         self.sync_ended.notify_all();
-        Ok(outcome?)
+        outcome
     }
 
     /// Whether `from..to` holds nothing but zeros.

@@ -19,7 +19,7 @@
 //! since.
 
 use crate::db::{Database, lock};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::hash::{FastMap, hash};
 use crate::heads::Entry;
 use crate::log::{Commit, Durability};
@@ -351,17 +351,26 @@ impl<'db> WriteTxn<'db> {
             state.live_bytes = state.live_bytes.saturating_add_signed(bytes_delta);
             state.commit_seq = sequence;
         }
-        db.grow()?;
-        db.sweep_step()?;
-        db.core.checkpoint_step()?;
-        // Visible now, durable once synced: the next commit may take the writer meanwhile and share
-        // this one's sync, or find it covered by one that started later (group commit). The sweep's
-        // copies are synced with the next commit.
+        // Visible from here on: an error now does not undo the commit.
+        let housekeeping = db.grow().and_then(|()| db.sweep_step()).and_then(|()| db.core.checkpoint_step());
+        // Durable once synced: the next commit may take the writer meanwhile and share this one's
+        // sync, or find it covered by one that started later (group commit). The sweep's copies are
+        // synced with the next commit.
         drop(self.guard.take());
-        if db.core.options.durability == Durability::Immediate {
-            db.core.log.sync_to(end)?;
+        let synced = match db.core.options.durability {
+            Durability::Immediate => db.core.log.sync_to(end),
+            Durability::Eventual => Ok(()),
+        };
+        match (housekeeping, synced) {
+            (_, Err(e)) => Err(Error::InDoubt(e.to_string())),
+            // The commit stands (as durable as promised); the work it left undone failed, and what
+            // failed may have left the OS's pages unwritten: later writes are refused.
+            (Err(e), Ok(())) => {
+                db.core.log.poison(&e);
+                Ok(())
+            }
+            (Ok(()), Ok(())) => Ok(()),
         }
-        Ok(())
     }
 }
 

@@ -144,7 +144,7 @@ impl Client {
         };
         std::mem::swap(&mut self.body, &mut conn.body);
         if conn.closing {
-            self.live.forget();
+            self.live.closed_by_server();
         }
         if status != 200 {
             return Err(classify(status, &self.body));

@@ -92,6 +92,11 @@ impl<B: StorageBackend> Log<B> {
     /// Writes the next step of zeros ahead of the end and syncs them, if they are short; returns
     /// whether it wrote any.
     pub fn zeros_step(&self) -> Result<bool> {
+        let wrote = self.write_zeros_step();
+        self.poisoning(wrote)
+    }
+
+    fn write_zeros_step(&self) -> Result<bool> {
         if !self.zeros_short() {
             return Ok(false);
         }
