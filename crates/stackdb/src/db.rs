@@ -300,7 +300,7 @@ impl Database {
         // (`RESERVED_RAM`).
         let ram = options.ram_budget.saturating_sub(RESERVED_RAM).max(16 * PAGE);
         let mut log = Log::open(backends.log)?.with_zeros_ahead(options.zeros_ahead);
-        let mut heads = Heads::open(backends.heads, backends.doublewrite, ram, options.initial_level)?;
+        let mut heads = Heads::open_beside(backends.heads, backends.doublewrite, ram, options.initial_level, || log.is_blank())?;
         // The checkpointed table points at nothing below its floor; a crash
         // may have come between that checkpoint and freeing the space.
         log.release_below(heads.state.floor)?;

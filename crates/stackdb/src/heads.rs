@@ -253,6 +253,19 @@ impl Heads {
     /// have lost or torn (see `checkpoint.rs`). `ram` bytes hold entries
     /// waiting to be written.
     pub fn open(file: Box<dyn StorageBackend>, doublewrite: Box<dyn StorageBackend>, ram: usize, initial_level: u32) -> Result<Heads> {
+        Self::open_beside(file, doublewrite, ram, initial_level, || Ok(false))
+    }
+
+    /// [`Heads::open`], beside a log that `log_is_blank` tells holds no record yet: then a table
+    /// without a valid header is one whose creation failed before its header was written (a full
+    /// disk, an I/O error), and it is created again rather than refused as damaged.
+    pub fn open_beside(
+        file: Box<dyn StorageBackend>,
+        doublewrite: Box<dyn StorageBackend>,
+        ram: usize,
+        initial_level: u32,
+        log_is_blank: impl FnOnce() -> Result<bool>,
+    ) -> Result<Heads> {
         let map = file.file().map(FileMap::new).transpose()?;
         let mut heads = Heads {
             file: Arc::from(file),
@@ -274,6 +287,10 @@ impl Heads {
             scratch: Box::new([0u8; PAGE]),
             slice: Vec::new(),
         };
+        let unfinished = heads.file.len()? > 0 && heads.read_header().is_err() && log_is_blank()?;
+        if unfinished {
+            heads.file.set_len(0)?;
+        }
         if heads.file.len()? == 0 {
             let mut state = State {
                 checkpoint: 1,

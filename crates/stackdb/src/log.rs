@@ -568,6 +568,12 @@ impl<B: StorageBackend> Log<B> {
         outcome
     }
 
+    /// Whether the log holds nothing past its header but zeros: no record was ever written.
+    pub fn is_blank(&self) -> Result<bool> {
+        let len = self.backend.len()?;
+        Ok(len <= LOG_HEADER_LEN || self.only_zeros(LOG_HEADER_LEN, len)?)
+    }
+
     /// Whether `from..to` holds nothing but zeros.
     fn only_zeros(&self, from: u64, to: u64) -> Result<bool> {
         let mut buf = vec![0u8; READ_CHUNK.min((to - from) as usize)];

@@ -167,6 +167,10 @@ struct MemState {
     fail_after: Option<u64>,
     /// Ranges given back with `discard` (holes), disjoint and sorted.
     holes: Vec<std::ops::Range<u64>>,
+    /// Operations that change the storage (write, set_len, sync_data) so far.
+    ops: u64,
+    /// The operation that fails, and with which OS error ([`MemBackend::fail_op`]).
+    failing_op: Option<(u64, i32)>,
 }
 
 impl MemBackend {
@@ -217,6 +221,20 @@ impl MemBackend {
         self.state().fail_after = Some(bytes);
     }
 
+    /// Makes the operation that changes the storage numbered `op` (counted from the first: writes,
+    /// `set_len`s and syncs alike; see [`MemBackend::ops`]) fail with the OS error `errno` (ENOSPC,
+    /// EIO…). A failing write applies half its bytes first; a failing sync makes nothing durable and
+    /// forgets the writes it was to make durable, as Linux may drop the pages of a failed `fsync` and
+    /// report the next one clean.
+    pub fn fail_op(&self, op: u64, errno: i32) {
+        self.state().failing_op = Some((op, errno));
+    }
+
+    /// Operations that changed the storage so far (writes, `set_len`s, syncs).
+    pub fn ops(&self) -> u64 {
+        self.state().ops
+    }
+
     /// Flips the bits of `mask` in the byte at `offset` (live and durable).
     pub fn corrupt(&self, offset: u64, mask: u8) {
         let mut guard = self.state();
@@ -235,6 +253,18 @@ fn apply(image: &mut Vec<u8>, offset: u64, data: &[u8]) {
         image.resize(end, 0);
     }
     image[offset as usize..end].copy_from_slice(data);
+}
+
+impl MemState {
+    /// Counts an operation that changes the storage; the error it is to fail with, if it is the one.
+    fn next_op(&mut self) -> Option<io::Error> {
+        let op = self.ops;
+        self.ops += 1;
+        match self.failing_op {
+            Some((failing, errno)) if failing == op => Some(io::Error::from_raw_os_error(errno)),
+            _ => None,
+        }
+    }
 }
 
 impl StorageBackend for MemBackend {
@@ -257,6 +287,12 @@ impl StorageBackend for MemBackend {
 
     fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {
         let mut s = self.state();
+        if let Some(e) = s.next_op() {
+            let half = &data[..data.len() / 2];
+            apply(&mut s.live, offset, half);
+            s.pending.push((offset, half.to_vec()));
+            return Err(e);
+        }
         let (data, fail) = match s.fail_after {
             Some(left) if (data.len() as u64) > left => (&data[..left as usize], true),
             _ => (data, false),
@@ -274,6 +310,9 @@ impl StorageBackend for MemBackend {
 
     fn set_len(&self, len: u64) -> io::Result<()> {
         let mut s = self.state();
+        if let Some(e) = s.next_op() {
+            return Err(e);
+        }
         s.live.resize(len as usize, 0);
         // A truncation is metadata: treat it as durable at once, like ext4's
         // ordered mode does for a shrinking file followed by a sync.
@@ -285,6 +324,10 @@ impl StorageBackend for MemBackend {
 
     fn sync_data(&self) -> io::Result<()> {
         let mut s = self.state();
+        if let Some(e) = s.next_op() {
+            s.pending.clear();
+            return Err(e);
+        }
         s.durable = s.live.clone();
         s.pending.clear();
         Ok(())

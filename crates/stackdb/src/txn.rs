@@ -339,7 +339,7 @@ impl<'db> WriteTxn<'db> {
         }
         let sequence = lock(&db.core.heads).state.commit_seq + 1;
         let commit = Commit::user(sequence, records_delta, bytes_delta);
-        db.core.checkpoint_if_full(touched.len())?;
+        db.core.log.poisoning(db.core.checkpoint_if_full(touched.len()))?;
         let end = db.core.log.append(batch, commit, db.core.options.durability)?;
         {
             let mut heads = lock(&db.core.heads);
