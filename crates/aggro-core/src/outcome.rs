@@ -33,13 +33,16 @@ pub enum ErrorClass {
     Protocol,
     /// The data was not as the workload expects (a missing row, a wrong schema).
     Data,
+    /// The request was written but what makes it durable failed (a sync's I/O error): whether the
+    /// store keeps it is unknown.
+    InDoubt,
     /// Anything else.
     Other,
 }
 
 impl ErrorClass {
     /// Every class, in the order used for counters and reports.
-    pub const ALL: [ErrorClass; 11] = [
+    pub const ALL: [ErrorClass; 12] = [
         ErrorClass::Conflict,
         ErrorClass::Deadlock,
         ErrorClass::Locked,
@@ -50,6 +53,7 @@ impl ErrorClass {
         ErrorClass::Server,
         ErrorClass::Protocol,
         ErrorClass::Data,
+        ErrorClass::InDoubt,
         ErrorClass::Other,
     ];
 
@@ -77,6 +81,7 @@ impl ErrorClass {
             ErrorClass::Server => "server",
             ErrorClass::Protocol => "protocol",
             ErrorClass::Data => "data",
+            ErrorClass::InDoubt => "in-doubt",
             ErrorClass::Other => "other",
         }
     }

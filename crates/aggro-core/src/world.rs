@@ -189,6 +189,16 @@ pub trait WorldStore: Send + Sync {
     /// Empties `workload`'s run log (a population that leaves aggro's own
     /// records alone — a scenario's — starts it again this way); no log is fine.
     fn forget_runs(&self, workload: &str) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Tells the store that this handle will only read from now on (before its first use): a store
+    /// that can open read-only (stackdb) then changes nothing in its files, not even the repairs an
+    /// open makes. Others ignore it.
+    fn only_read(&self) {}
+
+    /// Whether the store keeps data at all (`null:` keeps none, so it has no world to miss).
+    fn holds_worlds(&self) -> bool {
+        true
+    }
 }
 
 /// Settles one shape flag against the store's value: a flag left out takes

@@ -20,6 +20,10 @@ impl WorldStore for NullTarget {
         Ok(None)
     }
 
+    fn holds_worlds(&self) -> bool {
+        false
+    }
+
     async fn write_world(&self, _workload: &str, _record: &str) -> Result<(), StoreError> {
         Ok(())
     }

@@ -43,6 +43,7 @@ pub fn main(a: TourArgs) -> anyhow::Result<()> {
         game_minute: "60s".into(),
         lease: "5m".into(),
         table_every: (periods * clients as u64 / 2).max(1),
+        max_errors: 0.0,
         live: None,
         shard: Default::default(),
     };

@@ -91,14 +91,16 @@ impl LedgerIncomplete {
     }
 }
 
-/// Opens a target only to read one workload's world record.
+/// Opens a target only to read one workload's world record, for a command that needs the world
+/// populated: a store that keeps data but holds no record was never populated, or its population
+/// did not finish (the record is written last), and is refused as bad input.
 pub struct ReadWorld(pub &'static str);
 
 impl MobileVisitor for ReadWorld {
     type Output = anyhow::Result<Option<WorldRecord>>;
 
     async fn visit<T: MobileTarget>(self, target: T) -> Self::Output {
-        read(&target, &target.describe(), self.0).await
+        populated(&target, &target.describe(), self.0).await
     }
 }
 
@@ -106,7 +108,19 @@ impl MmoVisitor for ReadWorld {
     type Output = anyhow::Result<Option<WorldRecord>>;
 
     async fn visit<T: MmoTarget>(self, target: T) -> Self::Output {
-        read(&target, &MmoTarget::describe(&target), self.0).await
+        populated(&target, &MmoTarget::describe(&target), self.0).await
+    }
+}
+
+/// [`read`], refusing a store that keeps data but holds no `workload` world record.
+async fn populated<T: WorldStore>(target: &T, describe: &str, workload: &str) -> anyhow::Result<Option<WorldRecord>> {
+    target.only_read();
+    match read(target, describe, workload).await? {
+        None if target.holds_worlds() => Err(BadInput(format!(
+            "{describe} holds no {workload} world record: it was never populated, or its population did not finish (the record is written last); run `aggro {workload} populate --target …` first"
+        ))
+        .into()),
+        record => Ok(record),
     }
 }
 

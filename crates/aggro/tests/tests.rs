@@ -244,22 +244,28 @@ fn verify_names_the_user_whose_update_was_lost() {
 }
 
 #[test]
-fn a_store_without_a_world_record_works_with_the_flags_as_before() {
+fn a_store_without_a_world_record_is_refused_as_unpopulated() {
     let dir = tempdir();
     let db = path(dir.path(), "old.db");
     let target = format!("sqlite:{db}");
     ok(&["mobile", "populate", "--target", &target, "--users", "300"]);
-    // What an aggro without world records leaves: the data and no record.
+    // What a population cut short leaves: the data, or part of it, and no record (written last).
     sql_via_python(&db, "DELETE FROM aggro_world");
-    let out = path(dir.path(), "w.json");
-    ok(&["mobile", "run", "--target", &target, "--users", "300", "--rate", "100", "--duration", "1s", "-q", "--out", &out]);
-    assert!(result(std::path::Path::new(&out)).get("world").is_none(), "no record, no world in the result");
-    ok(&["mobile", "verify", "--target", &target, "--users", "300", "--result", &out]);
-    // Without the flag the default size is assumed, and its absence named.
-    let missing = run(&["mobile", "run", "--target", &target, "--duration", "1s", "-q"], Duration::from_secs(30));
-    let err = String::from_utf8_lossy(&missing.stderr);
-    assert_eq!(missing.status.code(), Some(2), "{err}");
-    assert!(err.contains("100000 users"), "{err}");
+    for args in [vec!["mobile", "run", "--duration", "1s", "-q"], vec!["mobile", "verify"]] {
+        let out = run(&[args.as_slice(), &["--target", &target, "--users", "300"]].concat(), Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("holds no mobile world record") && err.contains("did not finish"), "{args:?}: {err}");
+    }
+    // A stackdb world whose population was killed: no record, so play, login and verify refuse it.
+    let world = format!("stackdb:{}", path(dir.path(), "mmo"));
+    killed_run(&["mmo", "populate", "--target", &world, "--accounts", "5000"], Duration::from_millis(1_500));
+    for args in [vec!["mmo", "verify"], vec!["mmo", "play", "--players", "10", "--periods", "2"]] {
+        let out = run(&[args.as_slice(), &["--target", &world]].concat(), Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("holds no mmo world record"), "{args:?}: {err}");
+    }
 }
 
 /// Starts `args` and kills it with SIGKILL after `after`: a run that leaves no result file.
@@ -319,6 +325,32 @@ fn a_populate_never_touches_a_store_another_process_has_open() {
     let done = writer.wait_with_output().unwrap();
     assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
     ok(&["mobile", "verify", "--target", &target, "--result", &out]);
+}
+
+/// Where a stackdb log's records end: its last byte that is not zero (zeros are written ahead).
+fn log_data_end(log: &std::path::Path) -> usize {
+    std::fs::read(log).unwrap().iter().rposition(|&b| b != 0).unwrap() + 1
+}
+
+#[test]
+fn a_flipped_bit_before_synced_commits_is_refused_and_verify_changes_nothing() {
+    let dir = tempdir();
+    let target = format!("stackdb:{}", path(dir.path(), "d"));
+    let log = dir.path().join("d").join("log");
+    ok(&["mobile", "populate", "--target", &target, "--users", "2000"]);
+    let populated = log_data_end(&log);
+    // Killed, the run's commits stay in the log past the last checkpoint: the next open replays them.
+    killed_run(&["mobile", "run", "--target", &target, "--workload", "write", "--rate", "500", "--duration", "20s", "-q"], Duration::from_millis(2_500));
+    let end = log_data_end(&log);
+    assert!(end > populated + 10_000, "the run committed: {populated} -> {end}");
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes[(populated + end) / 2] ^= 0x08;
+    std::fs::write(&log, &bytes).unwrap();
+    let out = run(&["mobile", "verify", "--target", &target], Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("damaged at offset") && err.contains("intact commits follow"), "{err}");
+    assert!(std::fs::read(&log).unwrap() == bytes, "verify changed the log");
 }
 
 /// One number a query on a SQLite file returns.

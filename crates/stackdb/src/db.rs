@@ -169,11 +169,22 @@ struct FileLock {
 }
 
 impl FileLock {
+    /// The lock a writer holds: no other process may hold any.
     fn take(dir: &Path) -> Result<FileLock> {
-        use std::os::fd::AsRawFd;
         let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(dir.join("LOCK"))?;
+        Self::hold(dir, file, libc::LOCK_EX)
+    }
+
+    /// The lock readers share: no writer may hold it meanwhile.
+    fn share(dir: &Path) -> Result<FileLock> {
+        let file = std::fs::File::open(dir.join("LOCK"))?;
+        Self::hold(dir, file, libc::LOCK_SH)
+    }
+
+    fn hold(dir: &Path, file: std::fs::File, how: libc::c_int) -> Result<FileLock> {
+        use std::os::fd::AsRawFd;
         // SAFETY: flock on a descriptor we own.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        if unsafe { libc::flock(file.as_raw_fd(), how | libc::LOCK_NB) } != 0 {
             return Err(Error::Locked(dir.display().to_string()));
         }
         Ok(FileLock { _held: file })
@@ -283,6 +294,25 @@ impl Database {
             }
         }
         Self::open_locked(dir, file_lock, options)
+    }
+
+    /// Opens the database in directory `path` to read only: beside other readers, never while a
+    /// writer has it open ([`Error::Locked`]), and without changing a byte of its files — what opening
+    /// repairs (a torn tail cut, a checkpoint redone from the doublewrite file, the log replayed into
+    /// the head table) is done in RAM. Commits are refused; no sweep runs.
+    pub fn open_read_only(path: impl AsRef<Path>, options: Options) -> Result<Database> {
+        let dir = path.as_ref();
+        if !dir.join("log").is_file() {
+            return Err(Error::Format(format!("{} holds no stackdb database (no log file)", dir.display())));
+        }
+        let file_lock = FileLock::share(dir)?;
+        let [log, heads, doublewrite] = FILES.map(|file| crate::overlay::Overlay::over_file(&dir.join(file)));
+        let backends = Backends { log: Box::new(log?), heads: Box::new(heads?), doublewrite: Box::new(doublewrite?) };
+        let compaction = Compaction { trigger: f64::INFINITY, generational: false, ..options.compaction };
+        let mut db = Self::open_with(backends, Options { compaction, zeros_ahead: 0, ..options })?;
+        db.core.log.poison(&"it was opened read-only");
+        db._lock = Some(file_lock);
+        Ok(db)
     }
 
     fn open_locked(dir: &Path, file_lock: FileLock, options: Options) -> Result<Database> {

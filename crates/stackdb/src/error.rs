@@ -36,7 +36,7 @@ pub enum Error {
     InDoubt(String),
     /// A write or sync failed earlier: the database refuses writes until it is reopened (nothing of this
     /// request was written).
-    #[error("the database refuses writes since an I/O error ({0}); reopen it")]
+    #[error("the database refuses writes: {0} (reopen it to write)")]
     Poisoned(String),
     /// Not a stackdb file, or a version this build does not read.
     #[error("not a stackdb file (or an unsupported version): {0}")]

@@ -34,6 +34,7 @@ pub mod hash;
 pub mod heads;
 mod iter;
 pub mod log;
+pub mod overlay;
 mod map;
 mod page;
 mod plan;

@@ -69,6 +69,11 @@ impl FileBackend {
         Ok(Self { file, writeback: Mutex::new(None) })
     }
 
+    /// A file already open (to read only, say: then every write fails).
+    pub fn reading(file: std::fs::File) -> Self {
+        Self { file, writeback: Mutex::new(None) }
+    }
+
     /// Waits for the sync `start_writeback` started, if any, and returns its outcome.
     fn finish_writeback(&self) -> io::Result<()> {
         let started = self.writeback.lock().unwrap_or_else(|e| e.into_inner()).take();

@@ -27,13 +27,15 @@ const CHECKPOINT_EVERY: u64 = 256 << 20;
 pub struct StackDbTarget {
     path: PathBuf,
     immediate: bool,
+    /// Open read-only ([`WorldStore::only_read`]).
+    read_only: std::sync::atomic::AtomicBool,
     db: OnceLock<Arc<Database>>,
 }
 
 impl StackDbTarget {
     /// A target on `path`; `immediate` syncs every commit.
     pub fn new(path: PathBuf, immediate: bool) -> Self {
-        Self { path, immediate, db: OnceLock::new() }
+        Self { path, immediate, read_only: false.into(), db: OnceLock::new() }
     }
 
     fn options(&self) -> Options {
@@ -63,7 +65,12 @@ impl StackDbTarget {
         if let Some(db) = self.db.get() {
             return Ok(Arc::clone(db));
         }
-        let db = Database::open(&self.path, options).map_err(|e| classify(&e, &self.path))?;
+        let db = if self.read_only.load(std::sync::atomic::Ordering::Relaxed) {
+            Database::open_read_only(&self.path, options)
+        } else {
+            Database::open(&self.path, options)
+        };
+        let db = db.map_err(|e| classify(&e, &self.path))?;
         Ok(Arc::clone(self.db.get_or_init(|| Arc::new(db))))
     }
 
@@ -80,10 +87,26 @@ impl StackDbTarget {
     }
 }
 
+/// A command's end closes the database cleanly: its head table checkpointed, so the next open
+/// replays nothing (the checkpoint moves with every run, not only with populations).
+impl Drop for StackDbTarget {
+    fn drop(&mut self) {
+        let Some(db) = self.db.take().and_then(|db| Arc::into_inner(db)) else { return };
+        if self.read_only.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        if let Err(e) = db.close() {
+            eprintln!("aggro: {}: closing the database: {e} (the next open replays its log)", self.path.display());
+        }
+    }
+}
+
 fn classify(e: &stackdb::Error, path: &std::path::Path) -> StoreError {
     let class = match e {
         stackdb::Error::Locked(_) => ErrorClass::Locked,
-        stackdb::Error::Corrupt { .. } | stackdb::Error::Format(_) => ErrorClass::Data,
+        stackdb::Error::Corrupt { .. } | stackdb::Error::Damaged { .. } | stackdb::Error::Format(_) => ErrorClass::Data,
+        stackdb::Error::InDoubt(_) => ErrorClass::InDoubt,
+        stackdb::Error::Poisoned(_) => ErrorClass::Server,
         stackdb::Error::Io(_) => ErrorClass::Server,
         _ => ErrorClass::Other,
     };
@@ -139,6 +162,10 @@ impl StackDbConn {
 /// `aggro:runs:<workload>` (a line per run); a population resets the whole
 /// database, which so forgets them first.
 impl WorldStore for StackDbTarget {
+    fn only_read(&self) {
+        self.read_only.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     async fn read_world(&self, workload: &str) -> Result<Option<String>, StoreError> {
         if !self.exists() {
             return Ok(None);

@@ -5,7 +5,7 @@
 
 use super::profile::OPERATIONS;
 use super::zone::ZoneCounts;
-use aggro_core::Nanos;
+use aggro_core::{ErrorClass, Nanos};
 use aggro_stats::{OpId, Recorder, Summary};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
@@ -70,6 +70,8 @@ struct State {
     zone_time: BTreeMap<usize, (u64, u64)>,
     last_line: Option<Instant>,
     folded: u64,
+    /// Of the folded periods, those with a failed action.
+    folded_failed: u64,
 }
 
 /// Shared by every zone of a play run.
@@ -142,6 +144,7 @@ impl PeriodBook {
                 zone_time: BTreeMap::new(),
                 last_line: None,
                 folded: 0,
+                folded_failed: 0,
             }),
             out,
             table_every,
@@ -149,8 +152,9 @@ impl PeriodBook {
         }
     }
 
-    /// Books one period of `zone`: its time and every step it timed.
-    pub fn period_done(&self, zone: usize, period_ns: Nanos, steps: &[(OpId, Nanos)], state: ZoneState) {
+    /// Books one period of `zone`: its time, every step it timed, and the class of its first failed
+    /// action, if one failed (its `T_last` line says so).
+    pub fn period_done(&self, zone: usize, period_ns: Nanos, steps: &[(OpId, Nanos)], state: ZoneState, failed: Option<ErrorClass>) {
         let mut calls = [0u64; OPS];
         let mut ns = [0u64; OPS];
         calls[0] = 1;
@@ -172,11 +176,18 @@ impl PeriodBook {
         let now = Instant::now();
         if s.last_line.is_none_or(|l| now - l >= LINE_EVERY) {
             let folded = std::mem::take(&mut s.folded);
-            let more = if folded > 0 { format!("   (+{folded} periods since the last line)") } else { String::new() };
-            (self.out)(format!("{} T_last = {:.1}ms{more}", clock_time(), period_ns as f64 / 1e6));
+            let folded_failed = std::mem::take(&mut s.folded_failed);
+            let more = match (folded, folded_failed) {
+                (0, _) => String::new(),
+                (n, 0) => format!("   (+{n} periods since the last line)"),
+                (n, f) => format!("   (+{n} periods since the last line, {f} of them FAILED)"),
+            };
+            let failure = failed.map_or(String::new(), |class| format!("   FAILED ({class})"));
+            (self.out)(format!("{} T_last = {:.1}ms{failure}{more}", clock_time(), period_ns as f64 / 1e6));
             s.last_line = Some(now);
         } else {
             s.folded += 1;
+            s.folded_failed += u64::from(failed.is_some());
         }
         if self.table_every > 0 && s.whole.periods.is_multiple_of(self.table_every) {
             let lines = self.table_lines(s, &s.window);

@@ -68,7 +68,7 @@ impl<C: MmoConn> Loader for PeriodLoader<C> {
             items: self.zone.items_held(),
             counts: self.zone.counts.clone(),
         };
-        self.book.period_done(self.index, steps.now() - start, steps.timings(), state);
+        self.book.period_done(self.index, steps.now() - start, steps.timings(), state, failed);
         failed.map_or(Ok(()), Err)
     }
 }

@@ -423,7 +423,15 @@ impl<C: MmoConn> Zone<C> {
             set.new_quests.extend_from_slice(&p.new_quests);
             set.guild_moves.extend(p.moved.filter(|m| m.from != m.to));
         }
-        self.conn.write(&set).await?;
+        if let Err(e) = self.conn.write(&set).await {
+            // Not acknowledged is not "not written": a commit can fail after it is written (a sync's
+            // error, a broken connection). Items created since the last push may now be in the store, so
+            // deleting one later must delete it there too — or the player holds an item it no longer counts.
+            for &i in chosen {
+                players[i].marks.iter_mut().for_each(|m| m.fresh = false);
+            }
+            return Err(e);
+        }
         self.counts.pushes += 1;
         self.counts.objects_pushed += set.objects() as u64;
         for &i in chosen {

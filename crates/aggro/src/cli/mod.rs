@@ -135,6 +135,10 @@ pub struct PlayArgs {
     /// Print the per-action table every this many periods (0: only at the end).
     #[arg(long, default_value_t = 100)]
     pub table_every: u64,
+    /// Largest share of periods with a failed action (in %) from which a capacity figure is still
+    /// given; past it the run prints why there is none and exits 3.
+    #[arg(long, default_value_t = 0.0, value_name = "PERCENT", value_parser = percent)]
+    pub max_errors: f64,
     /// Serve the report on this loopback address while the run goes (open http://ADDR/).
     #[arg(long, value_name = "ADDR")]
     pub live: Option<String>,
@@ -506,4 +510,10 @@ pub struct TourArgs {
     /// Keep the database and results here instead of a temporary directory.
     #[arg(long)]
     pub dir: Option<PathBuf>,
+}
+
+/// A share in percent, 0 to 100 (a trailing `%` is allowed).
+fn percent(text: &str) -> Result<f64, String> {
+    let value: f64 = text.trim_end_matches('%').parse().map_err(|_| format!("`{text}` is not a percentage"))?;
+    if (0.0..=100.0).contains(&value) { Ok(value) } else { Err(format!("{value} is not between 0 and 100")) }
 }

@@ -48,6 +48,8 @@ struct Play {
     threads: usize,
     quiet: bool,
     table_every: u64,
+    /// Largest share of failed periods, in %, that still gives a capacity figure.
+    max_errors: f64,
     out: PathBuf,
     start_at: Option<std::time::SystemTime>,
     live: Option<std::net::SocketAddr>,
@@ -157,12 +159,15 @@ impl MmoVisitor for Play {
             summary.counts.lease_refusals,
             summary.counts.objects_pushed
         );
+        let failed = Failed::of(&record);
         if s.realtime {
             session::print_summary(&record);
         } else {
             println!(
-                "mean period {:.2}ms over {} periods: the store ran {:.0} player-minutes per minute ({} zone(s) of {} players, 60 s ÷ each zone's mean period, summed)",
-                summary.mean_period_ms, summary.periods, summary.player_minute_ratio, s.zones.len(), s.players
+                "mean period {:.2}ms over {} periods{}",
+                summary.mean_period_ms,
+                summary.periods,
+                failed.note()
             );
             println!(
                 "median period {:.2}ms, longest {:.2}ms; Checkpoint took {:.0}% of the period time",
@@ -170,10 +175,25 @@ impl MmoVisitor for Play {
                 summary.max_period_ms,
                 summary.checkpoint_share * 100.0
             );
-            println!(
-                "extrapolated: {:.0} players per server ({} players × {:.0}) — an extrapolation from a {}-player zone, not a measurement of that many players",
-                extrapolated, s.players, summary.player_minute_ratio, s.players
-            );
+            if failed.share() * 100.0 > self.max_errors {
+                println!(
+                    "no capacity figure: {} — more than the {}% --max-errors allows; a store that fails its players has no player-minutes to give",
+                    failed.describe(),
+                    self.max_errors
+                );
+            } else {
+                println!(
+                    "the store ran {:.0} player-minutes per minute ({} zone(s) of {} players, 60 s ÷ each zone's mean period, summed){}",
+                    summary.player_minute_ratio,
+                    s.zones.len(),
+                    s.players,
+                    failed.note()
+                );
+                println!(
+                    "extrapolated: {:.0} players per server ({} players × {:.0}) — an extrapolation from a {}-player zone, not a measurement of that many players",
+                    extrapolated, s.players, summary.player_minute_ratio, s.players
+                );
+            }
             println!("{}", record.stop_message);
             for e in &record.error_samples {
                 println!("first {} error: {}", e.class, e.message);
@@ -261,15 +281,43 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
         threads: a.run.threads,
         quiet: a.run.quiet,
         table_every: a.table_every,
+        max_errors: a.max_errors,
         out: a.run.out.clone().unwrap_or_else(|| session::default_out("mmo-play")),
         start_at,
         live,
         world_record,
     };
     let record = rt.block_on(on_target(&a.run.world.target, play))?;
-    let errors = record.totals.first().map_or(0, |t| t.errors);
-    if errors > 0 {
-        anyhow::bail!("{errors} periods had failed actions (the result file was written)");
+    let failed = Failed::of(&record);
+    if failed.share() * 100.0 > a.max_errors {
+        let why = format!("{} (more than --max-errors {}%; the result file was written)", failed.describe(), a.max_errors);
+        return Err(crate::results::ThresholdsFailed(why).into());
     }
     Ok(record)
+}
+
+/// The periods of a run in which an action failed.
+struct Failed {
+    periods: u64,
+    of: u64,
+}
+
+impl Failed {
+    fn of(record: &RunRecord) -> Failed {
+        let t = record.totals.first();
+        Failed { periods: t.map_or(0, |t| t.errors), of: t.map_or(0, |t| t.ok + t.errors + t.conflicts) }
+    }
+
+    fn share(&self) -> f64 {
+        if self.of == 0 { 0.0 } else { self.periods as f64 / self.of as f64 }
+    }
+
+    fn describe(&self) -> String {
+        format!("{} of {} periods ({:.1}%) had a failed action", self.periods, self.of, self.share() * 100.0)
+    }
+
+    /// Said after every figure the failures colour; nothing when none failed.
+    fn note(&self) -> String {
+        if self.periods == 0 { String::new() } else { format!(" — {}", self.describe()) }
+    }
 }

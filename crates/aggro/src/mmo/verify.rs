@@ -30,6 +30,8 @@ impl MmoVisitor for Verify {
     type Output = anyhow::Result<Found>;
 
     async fn visit<T: MmoTarget>(self, target: T) -> anyhow::Result<Found> {
+        // Verify only reads: it changes nothing in the store, not even what opening it repairs.
+        target.only_read();
         let describe = MmoTarget::describe(&target);
         let missing = match &self.committed {
             Some(_) => missing_runs(&target, &describe, "mmo", self.results.iter().map(|(_, r)| r)).await?,

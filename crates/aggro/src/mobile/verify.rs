@@ -30,6 +30,8 @@ impl MobileVisitor for Verify {
     type Output = anyhow::Result<bool>;
 
     async fn visit<T: MobileTarget>(self, target: T) -> anyhow::Result<bool> {
+        // Verify only reads: it changes nothing in the store, not even what opening it repairs.
+        target.only_read();
         let describe = target.describe();
         let ledger = (!self.results.is_empty()).then(|| {
             let mut total = Ledger::default();
