@@ -32,6 +32,8 @@ mod plan;
 mod results;
 mod scenario;
 mod session;
+#[cfg(feature = "stackdb")]
+mod store;
 mod tour;
 mod world;
 
@@ -61,6 +63,10 @@ fn main() {
         cli::Command::Report(r) => results::report(r),
         cli::Command::Compare(c) => results::compare(c),
         cli::Command::Merge(m) => results::merge(m),
+        #[cfg(feature = "stackdb")]
+        cli::Command::Store(s) => store::main(s),
+        #[cfg(not(feature = "stackdb"))]
+        cli::Command::Store(_) => Err(BadInput("this aggro was built without stackdb (the `stackdb` feature)".into()).into()),
     };
     if let Err(e) = result {
         let code = match () {

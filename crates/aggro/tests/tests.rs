@@ -351,6 +351,18 @@ fn a_flipped_bit_before_synced_commits_is_refused_and_verify_changes_nothing() {
     assert_ne!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("damaged at offset") && err.contains("intact commits follow"), "{err}");
     assert!(std::fs::read(&log).unwrap() == bytes, "verify changed the log");
+    let store = path(dir.path(), "d");
+    let checked = run(&["store", "check", &store], Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&checked.stderr);
+    assert_eq!(checked.status.code(), Some(1), "{err}");
+    assert!(err.contains("damaged at offset"), "{err}");
+    // Salvaged, the store holds every intact commit: each transaction whole, the invariants hold.
+    let salvaged = path(dir.path(), "salvaged");
+    let text = ok(&["store", "salvage", &store, "--to", &salvaged]);
+    assert!(text.contains("skipped:") && text.contains("was only read"), "{text}");
+    assert!(std::fs::read(&log).unwrap() == bytes, "salvage changed the log");
+    ok(&["store", "check", &salvaged]);
+    ok(&["mobile", "verify", "--target", &format!("stackdb:{salvaged}")]);
 }
 
 /// One number a query on a SQLite file returns.

@@ -39,6 +39,7 @@ mod map;
 mod page;
 mod plan;
 pub mod record;
+pub mod repair;
 mod split;
 mod stack;
 pub mod storage;

@@ -42,6 +42,32 @@ pub enum Command {
     Compare(CompareArgs),
     /// The result files of a run's shards (--worker I/N) combined into one, histograms merged.
     Merge(MergeArgs),
+    /// A stackdb store's integrity checked without changing it, or its intact commits salvaged into a new one.
+    #[command(subcommand)]
+    Store(StoreCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Open read-only, walk every stack and checksum every record; exit 1 if anything is damaged.
+    Check(StoreCheckArgs),
+    /// Copy every intact commit of a damaged store, in order, into a new directory; the original is only read.
+    Salvage(StoreSalvageArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct StoreCheckArgs {
+    /// The store's directory (what `stackdb:DIR` names).
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct StoreSalvageArgs {
+    /// The damaged store's directory.
+    pub dir: PathBuf,
+    /// A new directory for the salvaged store (must not hold one).
+    #[arg(long)]
+    pub to: PathBuf,
 }
 
 #[derive(Debug, Subcommand)]
