@@ -17,6 +17,8 @@ use tokio::task::JoinSet;
 const CHECK_EVERY_NS: Nanos = 1_000_000_000;
 /// A run's last interval is left out when it is shorter than this and recorded nothing.
 const EMPTY_TAIL_NS: Nanos = 1_000_000;
+/// A run stops once every request that ended, interval after interval, failed for this long.
+const FAILING_STOP_NS: Nanos = 10_000_000_000;
 
 /// One finished interval, as the observer sees it.
 #[derive(Debug)]
@@ -78,6 +80,8 @@ pub(crate) struct Monitor<'p, C: Clock> {
     interval_start: Nanos,
     /// The interval's `behind` so far.
     behind: u64,
+    /// Since when every request that ended has failed (None: one succeeded in the last interval).
+    failing_since: Option<Nanos>,
 }
 
 impl<'p, C: Clock> Monitor<'p, C> {
@@ -92,6 +96,7 @@ impl<'p, C: Clock> Monitor<'p, C> {
             interval_index: 0,
             interval_start: 0,
             behind: 0,
+            failing_since: None,
         }
     }
 
@@ -153,8 +158,16 @@ impl<'p, C: Clock> Monitor<'p, C> {
                 next_check = now - now % CHECK_EVERY_NS + CHECK_EVERY_NS;
             }
             if now >= next_interval {
+                let started_at = self.interval_start;
                 self.flush(now, backlog, due, observer);
                 next_interval += interval * ((now - next_interval) / interval + 1);
+                if let Some(seconds) = self.failing_for(started_at, now)
+                    && reason.is_none()
+                {
+                    reason = Some(StopReason::Failing { seconds });
+                    halted_at = Some(now);
+                    self.halt();
+                }
             }
             let over = closed || reason.is_some() || plan_end.is_some_and(|end| now >= end);
             if over && drain_deadline.is_none() {
@@ -211,6 +224,18 @@ impl<'p, C: Clock> Monitor<'p, C> {
     fn halt(&self) {
         self.shared.schedule.lock().close();
         self.shared.halt.stop();
+    }
+
+    /// After the interval `start..now` was flushed: the seconds every request has failed for, once
+    /// that reaches [`FAILING_STOP_NS`].
+    fn failing_for(&mut self, start: Nanos, now: Nanos) -> Option<u64> {
+        let whole = &self.merged.ops[0];
+        if whole.ok > 0 || whole.errors() == 0 {
+            self.failing_since = None;
+            return None;
+        }
+        let since = *self.failing_since.get_or_insert(start);
+        (now - since >= FAILING_STOP_NS).then_some((now - since) / 1_000_000_000)
     }
 
     fn flush<O: Observer + ?Sized>(&mut self, now: Nanos, backlog: u64, due: u64, observer: &mut O) {

@@ -144,6 +144,12 @@ pub enum StopReason {
         /// How many.
         abandoned: u64,
     },
+    /// Every request that ended failed, interval after interval, for this long: the target is gone or
+    /// refuses everything, and nothing more would be measured.
+    Failing {
+        /// Seconds of nothing but failures.
+        seconds: u64,
+    },
 }
 
 impl std::fmt::Display for StopReason {
@@ -156,6 +162,9 @@ impl std::fmt::Display for StopReason {
             StopReason::Interrupted => write!(f, "interrupted"),
             StopReason::DrainTimeout { abandoned } => {
                 write!(f, "stopped: {abandoned} requests still in flight after the drain timeout were abandoned")
+            }
+            StopReason::Failing { seconds } => {
+                write!(f, "stopped: every request failed for {seconds}s in a row (the target is gone or refuses everything)")
             }
         }
     }

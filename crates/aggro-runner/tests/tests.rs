@@ -251,3 +251,35 @@ async fn a_blocking_call_delays_only_its_own_loader_when_loaders_have_threads() 
     let own = lateness_with_one_blocked_loader(Placement::Threads).await;
     assert!(own < 50 * MS, "lateness {own} ns");
 }
+
+/// A target that answers every request after `from` requests with an error.
+struct FailingFrom {
+    from: u64,
+}
+
+impl Loader for FailingFrom {
+    async fn run(&mut self, seq: u64, _steps: &mut Steps) -> Result<(), ErrorClass> {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        if seq >= self.from { Err(ErrorClass::Server) } else { Ok(()) }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_run_whose_every_request_fails_for_ten_seconds_stops_by_itself() {
+    // 100/s for 60 s; from t = 2 s on every request fails.
+    let mut log = Log::default();
+    let out = run(&plan(100.0, 60), 1, vec![FailingFrom { from: 200 }], TokioClock::start(), &StopHandle::new(), &mut log).await;
+    assert_eq!(out.stop_reason, StopReason::Failing { seconds: 10 });
+    assert_eq!(out.totals.ops[0].ok, 200);
+    assert!((1_000..=1_300).contains(&out.totals.ops[0].errors()), "{} errors", out.totals.ops[0].errors());
+    // A single success in an interval starts the count again.
+    let mut log = Log::default();
+    struct Flaky;
+    impl Loader for Flaky {
+        async fn run(&mut self, seq: u64, _steps: &mut Steps) -> Result<(), ErrorClass> {
+            if seq % 150 == 0 { Ok(()) } else { Err(ErrorClass::Server) }
+        }
+    }
+    let out = run(&plan(100.0, 20), 1, vec![Flaky], TokioClock::start(), &StopHandle::new(), &mut log).await;
+    assert_eq!(out.stop_reason, StopReason::Completed);
+}

@@ -174,3 +174,71 @@ fn a_killed_play_run_is_named_not_blamed_on_the_store() {
     assert!(text.contains("the ledger is incomplete, not the store") && text.contains("mmo play (play)"), "{text}");
     assert!(text.contains("ok    no item in two inventories"), "{text}");
 }
+
+/// A small file system (tmpfs with `size=`) for a full-disk test, unmounted when dropped; None, with
+/// the reason printed, where this process cannot mount one.
+struct SmallFs(std::path::PathBuf);
+
+impl SmallFs {
+    fn mount(at: &std::path::Path, mib: u32) -> Option<SmallFs> {
+        std::fs::create_dir_all(at).unwrap();
+        let out = std::process::Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={mib}m"), "tmpfs"]).arg(at).output();
+        match out {
+            Ok(o) if o.status.success() => Some(SmallFs(at.to_path_buf())),
+            Ok(o) => {
+                eprintln!("skipping the full-disk test: cannot mount a {mib} MiB tmpfs ({})", String::from_utf8_lossy(&o.stderr).trim());
+                None
+            }
+            Err(e) => {
+                eprintln!("skipping the full-disk test: no mount command ({e})");
+                None
+            }
+        }
+    }
+
+    /// Fills what is left of the file system; returns the filler's path.
+    fn fill(&self) -> std::path::PathBuf {
+        let filler = self.0.join("filler");
+        let mut f = std::fs::File::create(&filler).unwrap();
+        let block = vec![0xA5u8; 1 << 20];
+        while std::io::Write::write_all(&mut f, &block).is_ok() {}
+        filler
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// The disk fills up in the middle of `mmo play`: the run says it failed (no capacity figure; it stops
+/// by itself once every period fails, exit 1), and once space is freed the world's invariants hold — no item a failed push may have written is
+/// forgotten by its player.
+#[test]
+fn a_full_disk_during_play_gives_no_capacity_figure_and_breaks_no_invariant() {
+    let dir = tempdir();
+    let Some(fs) = SmallFs::mount(&dir.path().join("fs"), 64) else { return };
+    let target = format!("stackdb:{}", fs.0.join("world").display());
+    ok(&["mmo", "populate", "--target", &target, "--accounts", "40"]);
+    let out = path(dir.path(), "play.json");
+    let play = aggro()
+        .args(["mmo", "play", "--target", &target, "--players", "50", "--clients", "2", "--periods", "100000", "--table-every", "0", "--lease", "3s", "--out", &out])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1_500));
+    let filler = fs.fill();
+    let done = play.wait_with_output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&done.stdout), String::from_utf8_lossy(&done.stderr));
+    // The store refuses every write once a write failed: the run stops by itself, as for a target gone.
+    assert_eq!(done.status.code(), Some(1), "{text}");
+    assert!(text.contains("no capacity figure") && text.contains("FAILED") && text.contains("every request failed for"), "{text}");
+    assert!(!text.contains("players per server"), "{text}");
+    std::fs::remove_file(filler).unwrap();
+    // The zones could not release their players (nothing could be written): their leases run out.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let verified = ok(&["mmo", "verify", "--target", &target]);
+    assert!(verified.contains("ok    every player's item count matches its items") && !verified.contains("FAIL"), "{verified}");
+}

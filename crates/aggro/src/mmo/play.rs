@@ -289,6 +289,9 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
     };
     let record = rt.block_on(on_target(&a.run.world.target, play))?;
     let failed = Failed::of(&record);
+    if record.stop_reason.get("kind").and_then(|k| k.as_str()) == Some("failing") {
+        anyhow::bail!("{}: {} (the result file was written)", record.stop_message, failed.describe());
+    }
     if failed.share() * 100.0 > a.max_errors {
         let why = format!("{} (more than --max-errors {}%; the result file was written)", failed.describe(), a.max_errors);
         return Err(crate::results::ThresholdsFailed(why).into());
