@@ -1,6 +1,10 @@
 //! The bottleneck verdict: which limit a run hit first, with the numbers that
-//! show it. The swarm is judged first — a run whose load generator saturated
-//! says nothing about the server (Photon's warning: add load machines).
+//! show it. What the players got is judged first: a server gone, or a service
+//! that broke its thresholds (joins, disconnects, delivery, delay), is named
+//! with the resource that explains it, and only a run that served every player
+//! may say "no limit reached". Then the swarm — a run whose load generator
+//! saturated says nothing about the server (Photon's warning: add load
+//! machines) — then the server's resources.
 
 use serde::Serialize;
 
@@ -20,6 +24,92 @@ pub struct Evidence {
     /// Reliable messages refused by full send queues (server and swarm), and unacked slices per session.
     pub queue_full: u64,
     pub queued_per_session: f64,
+    /// What the players got, when the run knows (the swarm does; a bench point may not).
+    pub service: Option<Service>,
+    /// The share of the run's wall time the server's threads waited for a core (/proc schedstat): a
+    /// starved server, not a slow one.
+    pub server_wait_pct: Option<f64>,
+    /// The thresholds the service is judged by.
+    pub slo: Slo,
+}
+
+/// What the players got.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Service {
+    /// Bots that joined (were seated).
+    pub joined: u64,
+    /// Joins that failed or were refused (none when every bot got in).
+    pub failed_joins: u64,
+    /// Seated bots the server disconnected.
+    pub disconnects: u64,
+    /// Messages that never arrived, and those that did.
+    pub lost: u64,
+    pub delivered: u64,
+    /// Action-to-observer delay, p99 ms, over this many events.
+    pub delay_p99_ms: f64,
+    pub delay_events: u64,
+    /// The server's process was gone at the end.
+    pub server_died: bool,
+}
+
+impl Service {
+    fn join_failure_pct(&self) -> f64 {
+        pct(self.failed_joins, self.joined + self.failed_joins)
+    }
+
+    fn disconnect_pct(&self) -> f64 {
+        pct(self.disconnects, self.joined)
+    }
+
+    fn delivery_pct(&self) -> f64 {
+        100.0 - pct(self.lost, self.lost + self.delivered)
+    }
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 { 0.0 } else { part as f64 * 100.0 / whole as f64 }
+}
+
+/// The service a game team would accept; `--slo` changes it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Slo {
+    /// Joins that must succeed, %.
+    pub joins_pct: f64,
+    /// Seated bots the server may disconnect, %.
+    pub disconnects_pct: f64,
+    /// Messages that must arrive, %.
+    pub delivery_pct: f64,
+    /// Action-to-observer delay p99 at most, ms.
+    pub delay_p99_ms: f64,
+}
+
+impl Default for Slo {
+    fn default() -> Self {
+        Slo { joins_pct: 99.0, disconnects_pct: 1.0, delivery_pct: 99.9, delay_p99_ms: 100.0 }
+    }
+}
+
+impl Slo {
+    /// Parses `joins>=99%,disconnects<=1%,delivery>=99.9%,p99<=100ms` (any of them; the rest keep their
+    /// defaults).
+    pub fn parse(text: &str) -> Result<Slo, String> {
+        let mut slo = Slo::default();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let bad = || format!("bad --slo threshold {part:?} (examples: joins>=99%, disconnects<=1%, delivery>=99.9%, p99<=100ms)");
+            let (name, value) = part.split_once(">=").or_else(|| part.split_once("<=")).or_else(|| part.split_once(['<', '>'])).ok_or_else(bad)?;
+            let number = |v: &str| v.trim().parse::<f64>().map_err(|_| bad());
+            match name.trim() {
+                "joins" => slo.joins_pct = number(value.trim().trim_end_matches('%'))?,
+                "disconnects" => slo.disconnects_pct = number(value.trim().trim_end_matches('%'))?,
+                "delivery" => slo.delivery_pct = number(value.trim().trim_end_matches('%'))?,
+                "p99" | "delay:p99" => {
+                    slo.delay_p99_ms = aggro_core::units::parse_duration(value.trim()).map_err(|_| bad())?.as_secs_f64() * 1e3;
+                }
+                _ => return Err(bad()),
+            }
+        }
+        Ok(slo)
+    }
 }
 
 /// A limit.
@@ -31,8 +121,12 @@ pub enum Limit {
     ServerCpu,
     Bandwidth,
     ReliableBacklog,
-    /// Nothing reached its limit: the server has headroom.
+    /// Nothing reached its limit: every player was served and the server has headroom.
     None,
+    /// The server was gone: nothing listening, every join failed, or its process died.
+    Gone,
+    /// The players were not served within the thresholds.
+    Service,
 }
 
 /// Which limit bound, and why.
@@ -57,11 +151,14 @@ pub const QUEUED_PER_SESSION: f64 = 64.0;
 
 /// Judges the evidence.
 pub fn judge(e: &Evidence) -> Verdict {
+    if let Some(gone) = e.service.and_then(|s| judge_gone(&s)) {
+        return gone;
+    }
     let late = e.swarm_lateness_p99_ms > LATENESS_LIMIT_MS;
     if e.swarm_cpu_pct >= CPU_LIMIT_PCT || (late && e.swarm_cpu_pct >= LATE_SWARM_CPU_PCT) {
         return v_swarm(e);
     }
-    let judged = judge_server(e);
+    let judged = e.service.and_then(|s| judge_service(e, &s)).unwrap_or_else(|| judge_server(e));
     if late {
         // Late at little CPU: the machine was busy, not the swarm; the
         // verdict stands, with the caveat beside it.
@@ -72,6 +169,49 @@ pub fn judge(e: &Evidence) -> Verdict {
         return Verdict { evidence: judged.evidence + &caveat, ..judged };
     }
     judged
+}
+
+fn judge_gone(s: &Service) -> Option<Verdict> {
+    let v = |evidence: String| Some(Verdict { limit: Limit::Gone, evidence });
+    if s.server_died {
+        return v(format!("the server's process died during the run ({} bots had joined, {} disconnected)", s.joined, s.disconnects));
+    }
+    if s.joined == 0 {
+        return v(format!("no bot joined: {} joins failed — nothing listening, or every join refused", s.failed_joins));
+    }
+    None
+}
+
+/// The first threshold the service broke, named with the resource that explains it.
+fn judge_service(e: &Evidence, s: &Service) -> Option<Verdict> {
+    let slo = &e.slo;
+    let broke = if s.join_failure_pct() > 100.0 - slo.joins_pct {
+        format!("{:.1}% of joins failed ({} of {})", s.join_failure_pct(), s.failed_joins, s.joined + s.failed_joins)
+    } else if s.disconnect_pct() > slo.disconnects_pct {
+        format!("the server disconnected {:.1}% of the seated bots ({} of {})", s.disconnect_pct(), s.disconnects, s.joined)
+    } else if s.delivery_pct() < slo.delivery_pct {
+        format!("{:.2}% of messages arrived ({} lost)", s.delivery_pct(), s.lost)
+    } else if s.delay_events > 0 && s.delay_p99_ms > slo.delay_p99_ms {
+        format!("delay p99 {:.1} ms is over {:.0} ms", s.delay_p99_ms, slo.delay_p99_ms)
+    } else {
+        return None;
+    };
+    Some(Verdict { limit: Limit::Service, evidence: format!("service: {broke} — {}", explanation(e)) })
+}
+
+/// The resource that explains a broken service.
+fn explanation(e: &Evidence) -> String {
+    match (e.server_cpu_pct, e.server_wait_pct) {
+        (Some(cpu), Some(wait)) if wait >= 10.0 => {
+            format!("server CPU {cpu:.0}% + {wait:.0}% waiting for a core: the machine, not the server's code")
+        }
+        (Some(cpu), _) if cpu >= CPU_LIMIT_PCT => format!("server CPU {cpu:.0}% of its core: the server's own limit"),
+        (Some(cpu), wait) => format!(
+            "server CPU {cpu:.0}%{}: not its CPU — look at the server's own errors and event loop",
+            wait.map_or(String::new(), |w| format!(" + {w:.0}% waiting for a core"))
+        ),
+        (None, _) => "server CPU unknown (give --server-pid or --server-metrics)".to_string(),
+    }
 }
 
 fn v_swarm(e: &Evidence) -> Verdict {
@@ -101,7 +241,8 @@ fn judge_server(e: &Evidence) -> Verdict {
     }
     let server = e.server_cpu_pct.map_or("server CPU unknown (give --server-metrics)".to_string(), |c| format!("server {c:.0}% of a core"));
     let bandwidth = e.bandwidth_budget.map_or(String::new(), |b| format!(", traffic {:.0}% of the budget", e.bytes_per_s / b * 100.0));
-    v(Limit::None, format!("no limit reached: {server}, swarm {:.0}%{bandwidth}", e.swarm_cpu_pct))
+    let served = e.service.map_or(String::new(), |s| format!("every player served ({} joined, delay p99 {:.1} ms), ", s.joined, s.delay_p99_ms));
+    v(Limit::None, format!("no limit reached: {served}{server}, swarm {:.0}%{bandwidth}", e.swarm_cpu_pct))
 }
 
 #[cfg(test)]
@@ -127,5 +268,25 @@ mod tests {
         assert!(full_pipe.evidence.contains("96%"), "{}", full_pipe.evidence);
         assert_eq!(judge(&Evidence { queue_full: 1, ..calm }).limit, Limit::ReliableBacklog);
         assert!(judge(&Evidence { server_cpu_pct: None, ..calm }).evidence.contains("unknown"));
+    }
+
+    #[test]
+    fn players_not_served_come_before_any_resource_and_a_dead_server_before_all() {
+        let served = Service { joined: 500, delivered: 10_000, delay_p99_ms: 12.0, delay_events: 10_000, ..Service::default() };
+        let calm = Evidence { server_cpu_pct: Some(61.0), server_wait_pct: Some(44.0), swarm_cpu_pct: 30.0, service: Some(served), ..Evidence::default() };
+        assert_eq!(judge(&calm).limit, Limit::None);
+        assert!(judge(&calm).evidence.contains("every player served"));
+        let failing = judge(&Evidence { service: Some(Service { joined: 253, failed_joins: 247, ..served }), ..calm });
+        assert_eq!(failing.limit, Limit::Service);
+        assert!(failing.evidence.contains("49.4% of joins failed") && failing.evidence.contains("the machine, not the server's code"), "{}", failing.evidence);
+        let slow = judge(&Evidence { service: Some(Service { delay_p99_ms: 1_969.0, ..served }), server_wait_pct: None, ..calm });
+        assert_eq!(slow.limit, Limit::Service);
+        assert!(slow.evidence.contains("delay p99 1969.0 ms"), "{}", slow.evidence);
+        let dead = Evidence { service: Some(Service { server_died: true, ..served }), swarm_cpu_pct: 99.0, ..calm };
+        assert_eq!(judge(&dead).limit, Limit::Gone, "a dead server is named even when the swarm saturated");
+        assert_eq!(judge(&Evidence { service: Some(Service { joined: 0, failed_joins: 30, ..served }), ..calm }).limit, Limit::Gone);
+        let loose = Slo::parse("p99<=3s, joins>=50%").unwrap();
+        assert_eq!(judge(&Evidence { slo: loose, service: Some(Service { delay_p99_ms: 1_969.0, ..served }), ..calm }).limit, Limit::None);
+        assert!(Slo::parse("latency<5").is_err());
     }
 }

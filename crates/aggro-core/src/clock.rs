@@ -64,11 +64,29 @@ pub fn process_cpu_s(pid: Option<u32>) -> Option<f64> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may hold spaces: the fields after its closing parenthesis start at field 3
     // (state), so utime (field 14) and stime (15) are the 12th and 13th there.
-    let mut f = text[text.rfind(')')? + 1..].split_whitespace().skip(11);
+    let mut f = text[text.rfind(')')? + 1..].split_whitespace();
+    // A zombie (dead, not yet reaped) is gone.
+    if matches!(f.next(), Some("Z" | "X")) {
+        return None;
+    }
+    let mut f = f.skip(10);
     let (user, system): (u64, u64) = (f.next()?.parse().ok()?, f.next()?.parse().ok()?);
     // SAFETY: sysconf has no preconditions.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     Some((user + system) as f64 / if ticks > 0 { ticks as f64 } else { 100.0 })
+}
+
+/// Time process `pid`'s threads have spent runnable but waiting for a core, in seconds (the second field
+/// of each `/proc/<pid>/task/<tid>/schedstat`, summed); None when it is gone or the kernel keeps no
+/// schedstats.
+pub fn process_wait_s(pid: u32) -> Option<f64> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut wait_ns = 0u64;
+    for task in tasks.flatten() {
+        let text = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+        wait_ns += text.split_whitespace().nth(1)?.parse::<u64>().ok()?;
+    }
+    Some(wait_ns as f64 / 1e9)
 }
 
 /// Wakes this thread's sleeps and timers on time: the kernel's default timer

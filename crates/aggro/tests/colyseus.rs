@@ -36,14 +36,18 @@ fn a_server_killed_mid_run_leaves_disconnects_in_a_valid_result_file() {
     let pid = server.id().to_string();
     let swarm = std::thread::spawn({
         let out = out.clone();
-        move || ok(&["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7951", "--ccu", "20", "--duration", "7s", "--interval", "1s", "--server-pid", &pid, "--out", &out])
+        move || run(&["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7951", "--ccu", "20", "--duration", "7s", "--interval", "1s", "--server-pid", &pid, "--out", &out], Duration::from_secs(60))
     });
     // Killed early enough that the replacements (a second after each disconnect) try before the drain.
     std::thread::sleep(Duration::from_millis(1500));
     server.kill().unwrap();
     server.wait().unwrap();
-    let text = swarm.join().expect("the swarm ended cleanly");
-    assert!(text.contains("verdict:"), "{text}");
+    let done = swarm.join().expect("the swarm ended cleanly");
+    let text = format!("{}{}", String::from_utf8_lossy(&done.stdout), String::from_utf8_lossy(&done.stderr));
+    // A dead server is never "no limit reached": the verdict names it, and the exit code is 1.
+    assert_eq!(done.status.code(), Some(1), "{text}");
+    assert!(text.contains("verdict: Gone") && text.contains("the server's process died"), "{text}");
+    assert!(!text.contains("no limit reached"), "{text}");
     let r = result(std::path::Path::new(&out));
     let totals = &r["extra"]["arena_swarm"]["totals"];
     assert_eq!(totals["counters"]["joins"], 20, "{totals}");
@@ -105,4 +109,35 @@ fn colyseus_bad_input_is_one_line_and_exit_code_2() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.trim().lines().last().unwrap().contains("`true` exited (exit status: 0) before it listened on 127.0.0.1:7957"), "{err}");
+}
+
+#[test]
+fn nothing_listening_is_a_server_gone_and_a_broken_threshold_exits_3() {
+    let Some(room) = reference_room() else { return };
+    let dir = tempdir();
+    // A port nobody listens on: every join fails.
+    let out = run(&["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7959", "--ccu", "5", "--duration", "2s", "--interval", "1s", "--out", &path(dir.path(), "none.json")], Duration::from_secs(60));
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("no bot joined") && !text.contains("no limit reached"), "{text}");
+    // A served run that breaks a threshold of its own --slo: exit 3, the verdict names the service.
+    let port = "7952";
+    let mut server = Command::new("node").arg("server.mjs").current_dir(&room).env("PORT", port).stdout(Stdio::null()).spawn().unwrap();
+    let addr = format!("127.0.0.1:{port}").parse().unwrap();
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(30), "the reference room did not listen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = server.id().to_string();
+    let strict = run(&["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7952", "--ccu", "10", "--duration", "3s", "--interval", "1s", "--server-pid", &pid, "--slo", "p99<=1us", "--out", &path(dir.path(), "strict.json")], Duration::from_secs(60));
+    let served = run(&["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7952", "--ccu", "10", "--duration", "3s", "--interval", "1s", "--server-pid", &pid, "--slo", "p99<=10s", "--out", &path(dir.path(), "served.json")], Duration::from_secs(60));
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&strict.stdout), String::from_utf8_lossy(&strict.stderr));
+    assert_eq!(strict.status.code(), Some(3), "{text}");
+    assert!(text.contains("verdict: Service") && text.contains("delay p99"), "{text}");
+    let text = format!("{}{}", String::from_utf8_lossy(&served.stdout), String::from_utf8_lossy(&served.stderr));
+    assert_eq!(served.status.code(), Some(0), "{text}");
+    assert!(text.contains("every player served"), "{text}");
 }

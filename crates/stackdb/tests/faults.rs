@@ -2,8 +2,9 @@
 //! operation that changes one of a database's files (a write, a size change, a sync) fails with ENOSPC
 //! or EIO, for every k. The storage is then crashed — only what was synced survives, and a failed sync
 //! made nothing durable — reopened, and compared with the model: every acknowledged commit is there,
-//! nothing unacknowledged is, but the one commit reported in doubt may be. `STACKDB_FAULT_STRIDE`
-//! (default 1: every operation) thins the faults for a quicker run.
+//! nothing unacknowledged is, but the one commit reported in doubt may be. `STACKDB_FAULT_COMMITS`
+//! (default 30) lengthens the workload for a long run; `STACKDB_FAULT_STRIDE` (default 1: every
+//! operation) thins the faults for a quicker one.
 
 use stackdb::{Backends, Database, Error, MemBackend, Options, StorageBackend};
 use std::collections::BTreeMap;
@@ -11,7 +12,10 @@ use std::sync::Arc;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
-const COMMITS: u32 = 30;
+/// Commits in the workload.
+fn commits() -> u32 {
+    std::env::var("STACKDB_FAULT_COMMITS").ok().and_then(|s| s.parse().ok()).unwrap_or(30)
+}
 
 fn options() -> Options {
     Options { initial_level: 1, zeros_ahead: 0, ..Options::default() }
@@ -68,7 +72,7 @@ struct Outcome {
 fn workload(files: &Files) -> Outcome {
     let mut out = Outcome { acknowledged: Model::new(), in_doubt: None };
     let Ok(db) = Database::open_with(files.backends(), options()) else { return out };
-    for i in 0..COMMITS {
+    for i in 0..commits() {
         let mut w = db.begin_write();
         for (k, v) in changes(i) {
             match v {
@@ -104,7 +108,7 @@ fn an_error_at_any_write_or_sync_loses_no_acknowledged_commit() {
     let stride: u64 = std::env::var("STACKDB_FAULT_STRIDE").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
     let clean = Files::new();
     let full = workload(&clean);
-    assert_eq!(full.acknowledged, (0..COMMITS).fold(Model::new(), |m, i| applied(&m, i)), "without faults every commit is acknowledged");
+    assert_eq!(full.acknowledged, (0..commits()).fold(Model::new(), |m, i| applied(&m, i)), "without faults every commit is acknowledged");
     check(&clean.crashed(), &full, "no fault");
     let (mut cases, mut commits_checked, mut in_doubt) = (0u64, 0u64, 0u64);
     for (f, name) in ["log", "heads", "heads.dw"].into_iter().enumerate() {

@@ -149,7 +149,7 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
     let (cpu1, t1) = (process_cpu_s(Some(pid)), Instant::now());
     let status = swarm.wait().context("cannot wait for the swarm")?;
     drop(server);
-    if !status.success() {
+    if !super::swarm_measured(status) {
         anyhow::bail!("the swarm failed ({status}) at {ccu} CCU; run `aggro arena swarm --mode colyseus` by hand against `{cmd}` to see why");
     }
     let (Some(cpu0), Some(cpu1)) = (cpu0, cpu1) else {

@@ -92,3 +92,9 @@ pub fn stop_on_signal() -> Arc<AtomicBool> {
 pub fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
+
+/// Whether a swarm child of a bench measured its point: it succeeded, or it ran and found the service
+/// broke its thresholds (exit 3) — a measurement the sweep keeps, with the point's verdict.
+pub fn swarm_measured(status: std::process::ExitStatus) -> bool {
+    status.success() || status.code() == Some(3)
+}

@@ -74,7 +74,7 @@ impl<'a> Pair<'a> {
         // SAFETY: kill sends a signal to our own child by pid.
         unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
         let server_status = server.wait().context("cannot wait for the arena server")?;
-        if !swarm_status.success() || !server_status.success() {
+        if !super::swarm_measured(swarm_status) || !server_status.success() {
             anyhow::bail!("a run failed (server {server_status}, swarm {swarm_status}); run `aggro arena serve` and `aggro arena swarm` by hand on port {} to see why", self.port);
         }
         Ok(Measured {

@@ -113,6 +113,7 @@ fn run_one(pair: &Pair, a: &ArenaBenchArgs, ccu: u32, budget: Option<f64>) -> an
         bandwidth_budget: budget,
         queue_full: (sum(&sv, "queue_full") + sum(&sw, "queue_full")) as u64,
         queued_per_session: sv.iter().map(|iv| f(iv, "queued_reliable")).fold(0.0, f64::max) / sessions,
+        ..Evidence::default()
     };
     Ok(Row {
         ccu,

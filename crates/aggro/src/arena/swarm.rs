@@ -15,7 +15,7 @@ use aggro_arena::swarm::profile::exposition;
 use aggro_arena::swarm::SwarmCounters;
 use aggro_arena::swarm::relay::RelayBots;
 use aggro_arena::swarm::{Behaviour, Swarm, SwarmConfig, SwarmInterval};
-use aggro_arena::verdict::{Evidence, Verdict, judge};
+use aggro_arena::verdict::{Evidence, Limit, Service, Slo, Verdict, judge};
 use aggro_report::record::now_rfc3339;
 use anyhow::Context;
 use aggro_core::Share;
@@ -141,6 +141,7 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
         (None, None) => None,
     };
     let budget = crate::args::bandwidth(a.uplink.as_deref(), "uplink")?;
+    let slo = a.slo.as_deref().map(Slo::parse).transpose().map_err(BadInput)?.unwrap_or_default();
     let metrics = metrics_server(a.common.metrics.as_deref())?;
     let started_at = now_rfc3339();
     let server = cfg.server;
@@ -155,7 +156,7 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
     let server_after = watch.and_then(|w| match w.read() {
         Ok(t) => Some(t),
         Err(e) => {
-            eprintln!("warning: the server's figures after the run are unknown ({e:#}); the verdict goes without them");
+            eprintln!("warning: the server's figures after the run are unknown ({e:#}): it is gone");
             None
         }
     });
@@ -166,6 +167,8 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
         bytes_per_s: (totals.counters.bytes_in + totals.counters.bytes_out) as f64 / secs,
         bandwidth_budget: budget,
         queue_full: totals.counters.queue_full,
+        service: Some(service(a.behaviour, totals, watch.is_some() && server_after.is_none())),
+        slo,
         ..Evidence::default()
     };
     if let (Some(before), Some(after)) = (server_before, server_after) {
@@ -174,6 +177,9 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
         evidence.server_kernel_drops = (after.kernel_drops - before.kernel_drops) as u64;
         if let (Some(b), Some(a)) = (before.bytes, after.bytes) {
             evidence.bytes_per_s = (a - b) / secs;
+        }
+        if let (Some(b), Some(a)) = (before.wait_s, after.wait_s) {
+            evidence.server_wait_pct = Some((a - b) / secs * 100.0);
         }
     }
     let verdict = judge(&evidence);
@@ -185,7 +191,29 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
             _ => format!("no bot was accepted: is an arena server listening on {server}, with the same --secret?"),
         });
     }
-    process::finish(&a.common, "arena-swarm", &record, totals, &notes)
+    process::finish(&a.common, "arena-swarm", &record, totals, &notes)?;
+    match verdict.limit {
+        Limit::Gone => anyhow::bail!("the server is gone: {} (the result file was written)", verdict.evidence),
+        Limit::Service => Err(crate::results::ThresholdsFailed(format!("{} (the result file was written)", verdict.evidence)).into()),
+        _ => Ok(()),
+    }
+}
+
+/// What the players got, from the swarm's totals: a Colyseus join the matchmaker refused failed too (a
+/// relay's full room is only asked again); `server_died` when the watched server was gone at the end.
+fn service(kind: Kind, totals: &SwarmInterval, server_died: bool) -> Service {
+    let c = &totals.counters;
+    let refused = if matches!(kind, Kind::Colyseus) { c.refused } else { 0 };
+    Service {
+        joined: c.connects,
+        failed_joins: c.failed_joins + refused,
+        disconnects: c.disconnects,
+        lost: c.reliable_missing + c.unreliable_lost,
+        delivered: c.events_received,
+        delay_p99_ms: ms(totals.delay.p99_ns),
+        delay_events: totals.delay.count,
+        server_died,
+    }
 }
 
 /// Where the swarm reads its server's figures: the /metrics page of aggro's own servers, or any server's
@@ -203,6 +231,8 @@ struct ServerTotals {
     kernel_drops: f64,
     /// Bytes in + out, when the server tells.
     bytes: Option<f64>,
+    /// Seconds its threads waited for a core, when its process is known.
+    wait_s: Option<f64>,
 }
 
 impl ServerWatch {
@@ -213,11 +243,11 @@ impl ServerWatch {
                 let m = parse(&page).map_err(|e| anyhow::anyhow!("--server-metrics: {e}"))?;
                 let get = |k: &str| m.get(k).copied().unwrap_or(0.0);
                 let both = |suffix: &str| get(&format!("aggro_relay_{suffix}")) + get(&format!("aggro_arena_{suffix}"));
-                Ok(ServerTotals { cpu_s: get("process_cpu_seconds_total"), kernel_drops: both("kernel_drops_total"), bytes: Some(both("bytes_in_total") + both("bytes_out_total")) })
+                Ok(ServerTotals { cpu_s: get("process_cpu_seconds_total"), kernel_drops: both("kernel_drops_total"), bytes: Some(both("bytes_in_total") + both("bytes_out_total")), wait_s: None })
             }
             ServerWatch::Pid(pid) => {
                 let cpu_s = aggro_core::clock::process_cpu_s(Some(pid)).ok_or_else(|| BadInput(format!("--server-pid {pid}: no such process")))?;
-                Ok(ServerTotals { cpu_s, kernel_drops: 0.0, bytes: None })
+                Ok(ServerTotals { cpu_s, kernel_drops: 0.0, bytes: None, wait_s: aggro_core::clock::process_wait_s(pid) })
             }
         }
     }

@@ -106,6 +106,10 @@ pub struct SwarmArgs {
     /// The server's process id (any server, such as your Colyseus one): its CPU over the run goes into the verdict.
     #[arg(long, value_name = "PID")]
     pub server_pid: Option<u32>,
+    /// The service the players must get, judged before any resource (defaults: joins>=99%, disconnects<=1%,
+    /// delivery>=99.9%, p99<=100ms); a run that breaks one exits 3, one whose server is gone exits 1.
+    #[arg(long, value_name = "THRESHOLDS")]
+    pub slo: Option<String>,
     /// Bandwidth budget for the verdict, such as 100mbit or 1gbit.
     #[arg(long)]
     pub uplink: Option<String>,
