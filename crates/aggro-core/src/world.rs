@@ -195,6 +195,13 @@ pub trait WorldStore: Send + Sync {
     /// open makes. Others ignore it.
     fn only_read(&self) {}
 
+    /// Whether the store holds any data at all — a first probe before a run on a store that must have
+    /// been populated (stackdb: a database with live keys; Redis: a non-empty database). Stores whose
+    /// schema tells (SQL tables, a DynamoDB table) answer true and let their schema check speak.
+    fn holds_data(&self) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        async { Ok(true) }
+    }
+
     /// Whether the store keeps data at all (`null:` keeps none, so it has no world to miss).
     fn holds_worlds(&self) -> bool {
         true

@@ -243,6 +243,7 @@ fn loaders_sharing_redis_connections_get_their_own_answers() {
     let own = path(dir.path(), "own.toml");
     std::fs::write(&own, OWN_ANSWERS).unwrap();
     let (mut redis, private) = private_redis(dir.path());
+    ok(&["scenario", "populate", &own, "--target", &private]);
     let out = path(dir.path(), "killed.json");
     let child = aggro()
         .args(["scenario", "run", &own, "--target", &private, "--rate", "2000", "--duration", "3s", "--loaders", "16", "--connections", "2"])
@@ -468,4 +469,26 @@ fn find_max_searches_a_scenarios_capacity() {
     assert_eq!(r["command"], "scenario find-max");
     assert_eq!(r["spec"]["scenario"]["name"], "ycsb-c");
     assert!(!r["extra"]["trials"].as_array().unwrap().is_empty(), "{r:#}");
+}
+
+#[test]
+fn a_scenario_on_a_store_holding_nothing_is_refused() {
+    let dir = tempdir();
+    let ycsb_c = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/ycsb/c.toml");
+    let ycsb_c = ycsb_c.to_str().unwrap();
+    let mut targets = vec![format!("stackdb:{}", path(dir.path(), "never"))];
+    if let Some(redis) = service("AGGRO_TEST_REDIS") {
+        // A database of its own, emptied: what a never-populated Redis holds.
+        let empty = format!("{redis}/9");
+        let (host, port) = redis.trim_start_matches("redis://").split_once(':').unwrap();
+        std::process::Command::new("redis-cli").args(["-h", host, "-p", port, "-n", "9", "FLUSHDB"]).output().unwrap();
+        targets.push(empty);
+    }
+    for target in &targets {
+        let out = run(&["scenario", "run", ycsb_c, "--target", target, "--requests", "100", "-q"], std::time::Duration::from_secs(60));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{target}: {err}");
+        assert!(err.contains("holds no data: populate"), "{target}: {err}");
+    }
+    assert!(!dir.path().join("never").join("log").exists(), "the refusal created no database");
 }

@@ -128,6 +128,13 @@ pub(crate) async fn forget_world(c: &mut Connection, workload: &str) -> Result<(
 }
 
 impl WorldStore for RedisTarget {
+    async fn holds_data(&self) -> Result<bool, StoreError> {
+        match self.open().await?.call(&[b"DBSIZE"]).await? {
+            Reply::Int(n) => Ok(n > 0),
+            _ => Err(StoreError::new(ErrorClass::Protocol, "unexpected DBSIZE reply")),
+        }
+    }
+
     async fn read_world(&self, workload: &str) -> Result<Option<String>, StoreError> {
         match self.open().await?.call(&[b"GET", record_key(workload).as_bytes()]).await? {
             Reply::Bulk(None) => Ok(None),

@@ -166,6 +166,13 @@ impl WorldStore for StackDbTarget {
         self.read_only.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
+    async fn holds_data(&self) -> Result<bool, StoreError> {
+        if !self.exists() {
+            return Ok(false);
+        }
+        Ok(self.open()?.stats().map_err(|e| classify(&e, &self.path))?.records > 0)
+    }
+
     async fn read_world(&self, workload: &str) -> Result<Option<String>, StoreError> {
         if !self.exists() {
             return Ok(None);

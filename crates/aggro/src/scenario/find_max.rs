@@ -26,6 +26,7 @@ impl ScenarioVisitor for Search {
 
     async fn visit<T: ScenarioTarget>(self, target: T) -> anyhow::Result<()> {
         let scenario = self.input.compile(&target).await?;
+        super::refuse_unpopulated(&target, &scenario).await?;
         let samples = Arc::new(ErrorSamples::default());
         let loaders = connect_loaders(&target, &scenario, self.exec.loaders, self.connections, self.exec.seed, &samples).await?;
         // Logged, but its result file does not claim the id (as `mobile find-max`): the file keeps only the last

@@ -167,6 +167,19 @@ pub async fn connect_loaders<T: ScenarioTarget>(
     Ok(loaders)
 }
 
+/// Refuses, as bad input, a run of a scenario that populates its data on a store that holds none: every
+/// read would find nothing and count as served (YCSB C on an empty Redis: 1,000 reads, 0 errors).
+pub async fn refuse_unpopulated<T: ScenarioTarget>(target: &T, scenario: &Scenario) -> anyhow::Result<()> {
+    if scenario.populate.is_none() {
+        return Ok(());
+    }
+    let holds = target.holds_data().await.map_err(|e| anyhow::anyhow!("{}: {}", target.describe(), e.message))?;
+    if holds {
+        return Ok(());
+    }
+    Err(BadInput(format!("{} holds no data: populate {} first (`aggro scenario populate … --target …`)", target.describe(), scenario.name)).into())
+}
+
 /// Opens the target `url` and runs `visitor` on it; URL errors are bad input.
 pub async fn on_target<V: aggro_targets::ScenarioVisitor<Output = anyhow::Result<R>>, R>(url: &str, visitor: V) -> anyhow::Result<R> {
     aggro_targets::open_scenario(url, visitor).await.map_err(|e| BadInput(e.to_string()))?

@@ -26,6 +26,7 @@ impl ScenarioVisitor for Run {
 
     async fn visit<T: ScenarioTarget>(mut self, target: T) -> anyhow::Result<RunRecord> {
         let scenario = self.input.compile(&target).await?;
+        super::refuse_unpopulated(&target, &scenario).await?;
         drive::place(&mut self.outputs.plan, target.blocking());
         let samples = Arc::new(ErrorSamples::default());
         let loaders = connect_loaders(&target, &scenario, self.exec.loaders, self.connections, self.exec.seed, &samples).await?;
