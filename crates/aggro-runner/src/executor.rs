@@ -237,7 +237,7 @@ async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, 
             if let (Some(t), true) = (intended, waited) {
                 recorder.record_lag(start.saturating_sub(t));
             }
-            steps.drain_into(&mut recorder);
+            steps.drain_into(&mut recorder, intended.map_or(0, |t| start.saturating_sub(t)));
         }
         mine.completed.fetch_add(1, Relaxed);
     }

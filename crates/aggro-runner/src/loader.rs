@@ -19,6 +19,8 @@ pub trait Loader: Send + 'static {
 pub struct Steps {
     clock: Arc<dyn Fn() -> Nanos + Send + Sync>,
     timings: Vec<(OpId, Nanos)>,
+    /// When each of `timings` began.
+    began: Vec<Nanos>,
     failures: Vec<(OpId, ErrorClass)>,
 }
 
@@ -30,7 +32,7 @@ impl std::fmt::Debug for Steps {
 
 impl Steps {
     pub(crate) fn new(clock: Arc<dyn Fn() -> Nanos + Send + Sync>) -> Self {
-        Self { clock, timings: Vec::with_capacity(8), failures: Vec::with_capacity(8) }
+        Self { clock, timings: Vec::with_capacity(8), began: Vec::with_capacity(8), failures: Vec::with_capacity(8) }
     }
 
     /// The clock's reading, for timing a step.
@@ -47,15 +49,19 @@ impl Steps {
         let start = self.now();
         let result = step.await;
         match &result {
-            Ok(_) => self.timings.push((op, self.now() - start)),
+            Ok(_) => {
+                self.timings.push((op, self.now() - start));
+                self.began.push(start);
+            }
             Err(class) => self.failures.push((op, *class)),
         }
         result
     }
 
-    /// Records a successful step of `op` that the workload timed itself.
+    /// Records a successful step of `op` that the workload timed itself, ending now.
     pub fn record_timing(&mut self, op: OpId, ns: Nanos) {
         self.timings.push((op, ns));
+        self.began.push(self.now().saturating_sub(ns));
     }
 
     /// Counts a failure of `op` that the workload handled (a retried conflict).
@@ -70,12 +76,19 @@ impl Steps {
 
     pub(crate) fn clear(&mut self) {
         self.timings.clear();
+        self.began.clear();
         self.failures.clear();
     }
 
-    pub(crate) fn drain_into(&self, recorder: &mut Recorder) {
-        for &(op, ns) in &self.timings {
-            recorder.record_ok(op, ns, ns);
+    /// Records the steps; `queued` (how long the request waited past its intended start) is added to
+    /// the latency of the steps that began the request — those that began before any step ended: the
+    /// transaction spanning the request and its first step — so that every latency counts from the
+    /// intended start, and the service time stays each step's own.
+    pub(crate) fn drain_into(&self, recorder: &mut Recorder, queued: Nanos) {
+        let first_end = self.timings.iter().zip(&self.began).map(|(&(_, ns), &b)| b + ns).min().unwrap_or(0);
+        for (&(op, ns), &began) in self.timings.iter().zip(&self.began) {
+            let wait = if began < first_end || began + ns == first_end { queued } else { 0 };
+            recorder.record_ok(op, ns + wait, ns);
         }
         for &(op, class) in &self.failures {
             recorder.record_failure(op, class);

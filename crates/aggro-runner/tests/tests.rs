@@ -283,3 +283,36 @@ async fn a_run_whose_every_request_fails_for_ten_seconds_stops_by_itself() {
     let out = run(&plan(100.0, 20), 1, vec![Flaky], TokioClock::start(), &StopHandle::new(), &mut log).await;
     assert_eq!(out.stop_reason, StopReason::Completed);
 }
+
+/// A request of two timed steps, 1 ms each (ops 1 and 2), the whole recorded as op 3 too; request
+/// `stall_at`'s first step takes a second.
+struct StallingSteps {
+    stall_at: u64,
+}
+
+impl Loader for StallingSteps {
+    async fn run(&mut self, seq: u64, steps: &mut Steps) -> Result<(), ErrorClass> {
+        let begun = steps.now();
+        let first = if seq == self.stall_at { Duration::from_secs(1) } else { Duration::from_millis(1) };
+        steps.time(1, async { tokio::time::sleep(first).await; Ok(()) }).await?;
+        steps.time(2, async { tokio::time::sleep(Duration::from_millis(1)).await; Ok(()) }).await?;
+        steps.record_timing(3, steps.now() - begun);
+        Ok(())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_step_and_a_transaction_count_their_latency_from_the_intended_start() {
+    // 100/s for 4 s; request 100's first step stalls a second, and ~100 requests queue behind it.
+    let mut log = Log::default();
+    let out = run(&plan(100.0, 4), 4, vec![StallingSteps { stall_at: 100 }], TokioClock::start(), &StopHandle::new(), &mut log).await;
+    let (whole, first, second, txn) = (&out.totals.ops[0], &out.totals.ops[1], &out.totals.ops[2], &out.totals.ops[3]);
+    // The queue shows in the first step's and the transaction's latency as in the request's…
+    for op in [first, txn] {
+        assert_eq!(op.latency.count_between(50 * MS, 2_100 * MS), whole.latency.count_between(50 * MS, 2_100 * MS), "as many slow as whole requests");
+        assert!(op.latency.value_at_quantile(0.99) >= 500 * MS, "p99 {}", op.latency.value_at_quantile(0.99));
+    }
+    // …not in the second step's, nor in any step's service time.
+    assert!(second.latency.max() < 10 * MS, "second step {}", second.latency.max());
+    assert!(first.service.count_between(50 * MS, 2_100 * MS) == 1, "one slow first step");
+}
