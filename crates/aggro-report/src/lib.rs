@@ -24,6 +24,7 @@ pub mod generator;
 pub mod hdrlog;
 pub mod host;
 pub mod html;
+pub mod identity;
 pub mod merge;
 pub mod record;
 pub mod slo;

@@ -52,6 +52,8 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<()> {
 
 pub fn merge(a: MergeArgs) -> anyhow::Result<()> {
     let shards = a.files.iter().map(|f| session::read(f)).collect::<anyhow::Result<Vec<_>>>()?;
+    let named: Vec<_> = a.files.iter().map(|f| f.as_path()).zip(&shards).collect();
+    aggro_report::identity::shards_of_one_run(&named).map_err(BadInput)?;
     let labels: Vec<String> = a.files.iter().map(|f| f.display().to_string()).collect();
     let merged = merge::merge(&shards, &labels).map_err(|e| BadInput(e.to_string()))?;
     session::write(&merged, &a.out, &Exports::default())?;

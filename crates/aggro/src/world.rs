@@ -132,6 +132,12 @@ pub fn announce(world: Option<&WorldRecord>) {
     }
 }
 
+/// Refuses result files in which one run appears twice (its ledger would count twice and blame the store).
+pub fn no_run_twice(results: &[(PathBuf, RunRecord)]) -> anyhow::Result<()> {
+    let named: Vec<_> = results.iter().map(|(p, r)| (p.as_path(), r)).collect();
+    aggro_report::identity::no_run_twice(&named).map_err(|e| BadInput(e).into())
+}
+
 /// Checks that every result file ran on the world the store holds now: a
 /// ledger from another world (or from before the store was populated
 /// again) would fail the invariants for no fault of the store. Files from

@@ -365,6 +365,29 @@ fn a_flipped_bit_before_synced_commits_is_refused_and_verify_changes_nothing() {
     ok(&["mobile", "verify", "--target", &format!("stackdb:{salvaged}")]);
 }
 
+#[test]
+fn a_run_given_twice_is_refused_by_verify_and_merge() {
+    let dir = tempdir();
+    let target = format!("sqlite:{}", path(dir.path(), "g.db"));
+    ok(&["mobile", "populate", "--target", &target, "--users", "100"]);
+    let (one, two) = (path(dir.path(), "one.json"), path(dir.path(), "two.json"));
+    for out in [&one, &two] {
+        ok(&["mobile", "run", "--target", &target, "--rate", "100", "--duration", "1s", "-q", "--seed", "5", "--out", out]);
+    }
+    ok(&["mobile", "verify", "--target", &target, "--result", &one, "--result", &two]);
+    let twice = run(&["mobile", "verify", "--target", &target, "--result", &one, "--result", &one], Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&twice.stderr);
+    assert_eq!(twice.status.code(), Some(2), "{err}");
+    assert!(err.contains("are the same run"), "{err}");
+    let merged = path(dir.path(), "merged.json");
+    for files in [[&one, &one], [&one, &two]] {
+        let out = run(&["merge", files[0], files[1], "--out", &merged], Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{files:?}: {err}");
+        assert!(err.contains("same run") || err.contains("each shard is given once"), "{files:?}: {err}");
+    }
+}
+
 /// One number a query on a SQLite file returns.
 fn sql_query_via_python(db: &str, sql: &str) -> i64 {
     python_sqlite(db, &format!("print(c.execute({sql:?}).fetchone()[0])")).parse().unwrap()

@@ -69,6 +69,7 @@ fn ledger(results: &[(PathBuf, RunRecord)]) -> anyhow::Result<Option<HashMap<u32
 
 pub fn main(a: MmoVerifyArgs) -> anyhow::Result<()> {
     let results = a.results.iter().map(|p| Ok((p.clone(), crate::session::read(p)?))).collect::<anyhow::Result<Vec<_>>>()?;
+    crate::world::no_run_twice(&results)?;
     let committed = ledger(&results)?;
     let rt = crate::session::runtime(0)?;
     let (world, record) = super::settle_world(&rt, &a.world)?;

@@ -85,6 +85,7 @@ impl MobileVisitor for Verify {
 pub fn main(a: VerifyArgs) -> anyhow::Result<()> {
     let flags = spec::resolve_data(&a.data)?;
     let results = a.results.iter().map(|p| Ok((p.clone(), session::read(p)?))).collect::<anyhow::Result<Vec<_>>>()?;
+    crate::world::no_run_twice(&results)?;
     let rt = session::runtime(1)?;
     let (keys, world) = super::settle(&rt, &flags)?;
     crate::world::check_results(world.as_ref(), &results)?;

@@ -120,5 +120,7 @@ impl ScenarioVisitor for Verify {
 pub fn main(a: ScenarioVerifyArgs) -> anyhow::Result<()> {
     let input = Input::file(a.scenario.file, &a.scenario.sets)?;
     let records = a.results.iter().map(|p| crate::session::read(p)).collect::<anyhow::Result<Vec<_>>>()?;
+    let named: Vec<_> = a.results.iter().cloned().zip(records.iter().cloned()).collect();
+    crate::world::no_run_twice(&named)?;
     crate::session::runtime(0)?.block_on(on_target(&a.scenario.target, Verify { input, records }))
 }
