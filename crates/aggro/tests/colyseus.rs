@@ -80,7 +80,16 @@ fn a_colyseus_sweep_feeds_the_planner() {
         assert!(row["broadcast_delay"]["count"].as_u64().unwrap() > 0, "{row}");
     }
     let plan = ok(&["plan", "--from", &out, "--cores", "1", "--ccu", "120"]);
-    assert!(plan.contains("fitted on 2 runs") && plan.contains("prediction:"), "{plan}");
+    assert!(plan.contains("fitted on 2 runs") && plan.contains("prediction:") && plan.contains("residual"), "{plan}");
+    // Had the 80-CCU point not served its players, the planner fits on one point no more: it says why.
+    let mut failing = r.clone();
+    failing["extra"]["colyseus_bench"]["rows"][1]["verdict"] = serde_json::json!({ "limit": "service", "evidence": "service: 49.0% of joins failed" });
+    let failing_path = path(dir.path(), "failing.json");
+    std::fs::write(&failing_path, serde_json::to_string(&failing).unwrap()).unwrap();
+    let refused = run(&["plan", "--from", &failing_path, "--cores", "1"], Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(err.contains("a fit needs two") && err.contains("80 CCU") && err.contains("49.0% of joins failed"), "{err}");
 }
 
 #[test]

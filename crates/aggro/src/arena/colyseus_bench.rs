@@ -186,7 +186,7 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
         broadcast_delay: Summary::of(&delay),
         swarm_lateness: lateness,
         missing: sum(&sw, "reliable_missing"),
-        verdict: judge(&evidence),
+        verdict: served_first(&extra["arena_swarm"]["verdict"]).unwrap_or_else(|| judge(&evidence)),
         delay_hdr: delay,
     })
 }
@@ -204,4 +204,15 @@ fn print_table(rows: &[Row]) {
     for r in rows {
         println!("{} CCU: {}", r.ccu, r.verdict.evidence);
     }
+}
+
+/// The swarm's own verdict on its run when it found the players not served (or the server gone): the
+/// point's verdict, ahead of any resource the bench's window shows.
+fn served_first(swarm_verdict: &serde_json::Value) -> Option<Verdict> {
+    let limit = match swarm_verdict["limit"].as_str()? {
+        "service" => Limit::Service,
+        "gone" => Limit::Gone,
+        _ => return None,
+    };
+    Some(Verdict { limit, evidence: swarm_verdict["evidence"].as_str().unwrap_or_default().to_string() })
 }

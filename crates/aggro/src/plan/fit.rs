@@ -1,8 +1,11 @@
 //! The planner: a straight line through measured sweep points — server CPU
 //! against players, and traffic against players — and what it predicts for
 //! a server of a given core count and NIC (one relay process per core, as
-//! Photon runs them). Runs that hit a limit (a saturated server, an invalid
-//! swarm) are left out of the fit: past saturation the line no longer holds.
+//! Photon runs them). Only runs that served their players are fitted, on the
+//! players actually seated: a run that hit a limit (a saturated server, an
+//! invalid swarm, a broken service, a server gone) is left out — past it the
+//! line no longer holds — and the prediction never goes past the smallest
+//! player count at which a run failed.
 
 use crate::session;
 use anyhow::Context;
@@ -18,10 +21,22 @@ pub struct Point {
     pub source: String,
 }
 
+/// A run left out of the fit, and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct Failed {
+    pub ccu: f64,
+    pub why: String,
+    pub source: String,
+}
+
+/// Limits after which a run did not serve its players (or says nothing of the server).
+const NOT_SERVED: [&str; 4] = ["swarm_cpu", "server_cpu", "service", "gone"];
+
 /// Points from relay-bench (`extra.relay_bench.rows`), Colyseus-bench (`extra.colyseus_bench.rows`, the same
 /// fields) and arena-bench (`extra.arena_bench.rows`) result files.
-pub fn read_points(files: &[PathBuf]) -> anyhow::Result<Vec<Point>> {
+pub fn read_points(files: &[PathBuf]) -> anyhow::Result<(Vec<Point>, Vec<Failed>)> {
     let mut points = Vec::new();
+    let mut failed = Vec::new();
     for path in files {
         if !path.is_file() {
             return Err(crate::BadInput(format!("--from: {} is not a file", path.display())).into());
@@ -29,8 +44,15 @@ pub fn read_points(files: &[PathBuf]) -> anyhow::Result<Vec<Point>> {
         let extra = session::read(path).with_context(|| format!("--from {}", path.display()))?.extra;
         let name = path.display().to_string();
         if let Some(rows) = extra["relay_bench"]["rows"].as_array().or_else(|| extra["colyseus_bench"]["rows"].as_array()) {
-            for r in rows.iter().filter(|r| !matches!(r["verdict"]["limit"].as_str(), Some("swarm_cpu" | "server_cpu"))) {
-                points.push(Point { ccu: r["ccu"].as_f64().unwrap_or(0.0), server_cpu_pct: r["server_cpu_pct"].as_f64().unwrap_or(0.0), bytes_per_s: r["server_bytes_per_s"].as_f64().unwrap_or(0.0), source: name.clone() });
+            for r in rows {
+                // The players seated, where the sweep counted them; else those asked for.
+                let ccu = r["joined"].as_f64().filter(|j| *j > 0.0).unwrap_or_else(|| r["ccu"].as_f64().unwrap_or(0.0));
+                if r["verdict"]["limit"].as_str().is_some_and(|l| NOT_SERVED.contains(&l)) {
+                    let why = r["verdict"]["evidence"].as_str().unwrap_or("a limit was reached").to_string();
+                    failed.push(Failed { ccu: r["ccu"].as_f64().unwrap_or(ccu), why, source: name.clone() });
+                    continue;
+                }
+                points.push(Point { ccu, server_cpu_pct: r["server_cpu_pct"].as_f64().unwrap_or(0.0), bytes_per_s: r["server_bytes_per_s"].as_f64().unwrap_or(0.0), source: name.clone() });
             }
         } else if let Some(rows) = extra["arena_bench"]["rows"].as_array() {
             for r in rows.iter().filter(|r| r["variant"] == "base" && r["swarm_warning"].is_null()) {
@@ -42,7 +64,21 @@ pub fn read_points(files: &[PathBuf]) -> anyhow::Result<Vec<Point>> {
         }
     }
     points.retain(|p| p.ccu > 0.0);
-    Ok(points)
+    Ok((points, failed))
+}
+
+/// Refuses to fit fewer than two served runs, naming the runs that failed and why.
+pub fn enough(points: &[Point], failed: &[Failed]) -> anyhow::Result<()> {
+    if points.len() >= 2 {
+        return Ok(());
+    }
+    let why: Vec<String> = failed.iter().map(|f| format!("  {:.0} CCU ({}): {}", f.ccu, f.source, f.why)).collect();
+    Err(crate::BadInput(format!(
+        "the sweeps hold {} run(s) that served their players; a fit needs two. Left out:\n{}",
+        points.len(),
+        if why.is_empty() { "  (none)".to_string() } else { why.join("\n") }
+    ))
+    .into())
 }
 
 /// CPU % of a core = `cpu_fixed_pct + cpu_per_ccu_pct × ccu`; bytes/s = `bytes_per_ccu × ccu`.
@@ -62,8 +98,11 @@ pub struct Plan {
     pub ccu_by_cpu: f64,
     pub ccu_by_nic: Option<f64>,
     pub ccu: f64,
-    /// "cpu" or "nic".
+    /// "cpu", "nic", or "measured" (capped below a run that failed).
     pub binding: &'static str,
+    /// The smallest player count, on one process, at which a run failed (the cap), and the largest that held.
+    pub failed_at: Option<f64>,
+    pub held_at: Option<f64>,
 }
 
 impl Model {
@@ -86,26 +125,42 @@ impl Model {
     }
 
     /// CCU for `cores` processes each allowed `headroom` of its core, and a NIC of `nic` bytes/s.
-    pub fn plan(&self, cores: u32, nic: Option<f64>, headroom: f64) -> Plan {
+    pub fn plan(&self, cores: u32, nic: Option<f64>, headroom: f64, failed: &[Failed]) -> Plan {
         let per_core = ((headroom * 100.0 - self.cpu_fixed_pct) / self.cpu_per_ccu_pct).max(0.0);
+        let failed_at = failed.iter().map(|f| f.ccu).reduce(f64::min);
+        let held_at = self.points.iter().map(|p| p.ccu).filter(|c| failed_at.is_none_or(|f| *c < f)).reduce(f64::max);
+        // Never past a measured failure: one process holds at most what a run below it held.
+        let (per_core, capped) = match (failed_at, held_at) {
+            (Some(f), Some(h)) if per_core >= f => (h, true),
+            _ => (per_core, false),
+        };
         let ccu_by_cpu = per_core * cores as f64;
         let ccu_by_nic = nic.map(|b| b / self.bytes_per_ccu);
         let (ccu, binding) = match ccu_by_nic {
             Some(n) if n < ccu_by_cpu => (n, "nic"),
+            _ if capped => (ccu_by_cpu, "measured"),
             _ => (ccu_by_cpu, "cpu"),
         };
-        Plan { cores, headroom, ccu_by_cpu, ccu_by_nic, ccu, binding }
+        Plan { cores, headroom, ccu_by_cpu, ccu_by_nic, ccu, binding, failed_at, held_at }
     }
 }
 
 pub fn print(m: &Model, p: &Plan, at: Option<f64>) {
     println!("fitted on {} runs: server CPU = {:.2}% + {:.4}% per player of one core; traffic {:.0} B/s per player", m.points.len(), m.cpu_fixed_pct, m.cpu_per_ccu_pct, m.bytes_per_ccu);
     for pt in &m.points {
-        println!("  {:>6.0} CCU: measured {:5.1}% CPU, model {:5.1}%   ({})", pt.ccu, pt.server_cpu_pct, m.cpu_pct(pt.ccu), pt.source);
+        println!("  {:>6.0} CCU seated: measured {:5.1}% CPU, model {:5.1}%, residual {:+5.1}   ({})", pt.ccu, pt.server_cpu_pct, m.cpu_pct(pt.ccu), pt.server_cpu_pct - m.cpu_pct(pt.ccu), pt.source);
+    }
+    if let (Some(f), Some(h)) = (p.failed_at, p.held_at) {
+        println!("largest CCU that held on one process: {h:.0}; a run failed at {f:.0}");
     }
     let nic = p.ccu_by_nic.map_or("no NIC given".to_string(), |n| format!("the NIC carries {n:.0}"));
     println!("{} core(s) at ≤ {:.0}% each: CPU allows {:.0} CCU; {nic}", p.cores, p.headroom * 100.0, p.ccu_by_cpu);
-    println!("prediction: {:.0} CCU per server, bound by {}", p.ccu, if p.binding == "cpu" { "CPU" } else { "the NIC" });
+    let bound = match p.binding {
+        "cpu" => "CPU",
+        "nic" => "the NIC",
+        _ => "what was measured (the fit alone would go past a run that failed)",
+    };
+    println!("prediction: {:.0} CCU per server, bound by {bound}", p.ccu);
     if let Some(n) = at {
         println!("at {n:.0} CCU on one process: {:.1}% of a core, {:.2} MB/s", m.cpu_pct(n), m.bytes_per_ccu * n / 1e6);
     }
@@ -124,12 +179,22 @@ mod tests {
         let m = Model::fit(&[pt(500.0, 12.0), pt(1000.0, 22.0), pt(1500.0, 32.0)]).unwrap();
         assert!((m.cpu_fixed_pct - 2.0).abs() < 1e-9 && (m.cpu_per_ccu_pct - 0.02).abs() < 1e-12);
         assert!((m.bytes_per_ccu - 3000.0).abs() < 1e-9);
-        let p = m.plan(4, Some(125e6), 0.8);
+        let p = m.plan(4, Some(125e6), 0.8, &[]);
         assert!((p.ccu_by_cpu - 4.0 * 3900.0).abs() < 1e-6, "{p:?}");
         assert_eq!(p.binding, "cpu");
-        let slow_nic = m.plan(4, Some(12.5e6), 0.8);
+        let slow_nic = m.plan(4, Some(12.5e6), 0.8, &[]);
         assert_eq!((slow_nic.binding, slow_nic.ccu.round()), ("nic", 4167.0));
         assert!(Model::fit(&[]).is_err());
         assert!(Model::fit(&[pt(500.0, 30.0), pt(1000.0, 20.0)]).is_err(), "CPU falling with load is refused");
+    }
+
+    #[test]
+    fn the_prediction_never_goes_past_a_run_that_failed() {
+        let m = Model::fit(&[pt(50.0, 10.0), pt(150.0, 20.0)]).unwrap();
+        let failed = [Failed { ccu: 300.0, why: "service: 69% of joins failed".into(), source: "test".into() }];
+        let p = m.plan(1, None, 0.8, &failed);
+        assert_eq!((p.binding, p.ccu), ("measured", 150.0), "{p:?}");
+        assert!(enough(&m.points[..1], &failed).unwrap_err().to_string().contains("69% of joins failed"));
+        assert!(enough(&m.points, &failed).is_ok());
     }
 }

@@ -22,9 +22,10 @@ pub fn main(a: PlanArgs) -> anyhow::Result<()> {
     if !(a.headroom > 0.0 && a.headroom <= 1.0) {
         return Err(BadInput(format!("--headroom: {} is not a share of a core in (0, 1]", a.headroom)).into());
     }
-    let points = fit::read_points(&a.from)?;
+    let (points, failed) = fit::read_points(&a.from)?;
+    fit::enough(&points, &failed)?;
     let model = fit::Model::fit(&points)?;
-    let plan = model.plan(a.cores.max(1), nic, a.headroom);
+    let plan = model.plan(a.cores.max(1), nic, a.headroom, &failed);
     fit::print(&model, &plan, a.ccu.map(f64::from));
     Ok(())
 }
