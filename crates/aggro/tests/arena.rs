@@ -26,6 +26,9 @@ fn the_arena_bench_runs_server_and_swarm_processes_and_writes_one_table_and_resu
 
 #[test]
 fn arena_bad_input_is_one_line_and_exit_code_2() {
+    // The help names the flags as the docs do.
+    let help = ok(&["arena", "swarm", "--help"]);
+    assert!(help.contains("--ccu") && help.contains("--mode") && !help.contains("--bots <") && !help.contains("--behaviour <"), "{help}");
     for args in [
         &["arena", "serve", "--interleave", "70m", "--duration", "1s"][..],
         &["arena", "serve", "--interest", "far", "--duration", "1s"],

@@ -62,7 +62,8 @@ fn a_colyseus_sweep_feeds_the_planner() {
     let Some(room) = reference_room() else { return };
     let dir = tempdir();
     let out = path(dir.path(), "sweep.json");
-    let cmd = format!("node {}/server.mjs", room.display());
+    // With the user's shell semantics: a leading assignment reaches the server's environment.
+    let cmd = format!("AGGRO_EXAMPLE=1 node {}/server.mjs", room.display());
     let text = ok(&["arena", "bench", "--mode", "colyseus", "--server-cmd", &cmd, "--players", "40,80", "--warmup", "2s", "--duration", "2s", "--port", "7955", "--out", &out]);
     assert!(text.contains("| 40 | 40 |") && text.contains("| 80 | 80 |"), "every bot joined: {text}");
     let r = result(std::path::Path::new(&out));

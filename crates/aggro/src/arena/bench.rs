@@ -139,7 +139,7 @@ fn run_pair(pair: &Pair, a: &ArenaBenchArgs, players: u32, v: &Variant) -> anyho
     if let Some(i) = &a.game.interest {
         server.extend(["--interest".into(), i.clone()]);
     }
-    let mut swarm = ["--bots", &players.to_string(), "--fire-rate", &a.fire_rate.to_string()].map(String::from).to_vec();
+    let mut swarm = ["--ccu", &players.to_string(), "--fire-rate", &a.fire_rate.to_string()].map(String::from).to_vec();
     swarm.extend(a.swarm_polling());
     pair.run(&server, &swarm)
 }

@@ -103,7 +103,7 @@ impl Drop for Server {
 
 fn start_server(a: &ArenaBenchArgs, cmd: &str, port: u16) -> anyhow::Result<Server> {
     let mut c = Command::new("sh");
-    c.arg("-c").arg(format!("exec {}", cmd.replace("{port}", &port.to_string()))).env("PORT", port.to_string()).stdout(Stdio::null());
+    c.arg("-c").arg(shell_exec(&cmd.replace("{port}", &port.to_string()))).env("PORT", port.to_string()).stdout(Stdio::null());
     std::os::unix::process::CommandExt::process_group(&mut c, 0);
     crate::with_system_huge_pages(&mut c);
     if a.pin {
@@ -215,4 +215,35 @@ fn served_first(swarm_verdict: &serde_json::Value) -> Option<Verdict> {
         _ => return None,
     };
     Some(Verdict { limit, evidence: swarm_verdict["evidence"].as_str().unwrap_or_default().to_string() })
+}
+
+/// `cmd` for `sh -c`, run as the shell's own process (`exec`, so the server's pid is the one started and
+/// killed), with the user's shell semantics for leading assignments: `VAR=1 node server.mjs` becomes
+/// `VAR=1 exec node server.mjs` (`exec VAR=1 …` would look for a program named `VAR=1`).
+fn shell_exec(cmd: &str) -> String {
+    let is_assignment = |word: &str| {
+        word.split_once('=').is_some_and(|(name, value)| {
+            name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !value.contains(['"', '\'', '\\'])
+        })
+    };
+    let words: Vec<&str> = cmd.split_whitespace().collect();
+    let n = words.iter().take_while(|w| is_assignment(w)).count();
+    if n == 0 {
+        return format!("exec {cmd}");
+    }
+    format!("{} exec {}", words[..n].join(" "), words[n..].join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_exec;
+
+    #[test]
+    fn leading_assignments_go_before_exec() {
+        assert_eq!(shell_exec("node server.mjs"), "exec node server.mjs");
+        assert_eq!(shell_exec("VAR=1 DEBUG=colyseus:* node server.mjs"), "VAR=1 DEBUG=colyseus:* exec node server.mjs");
+        assert_eq!(shell_exec("node a=b.mjs"), "exec node a=b.mjs");
+    }
 }

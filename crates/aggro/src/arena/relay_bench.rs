@@ -83,7 +83,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
 
 fn run_one(pair: &Pair, a: &ArenaBenchArgs, ccu: u32, budget: Option<f64>) -> anyhow::Result<Row> {
     let r = &a.relay;
-    let mut swarm: Vec<String> = ["--behaviour", "relay", "--bots", &ccu.to_string(), "--room-size", &r.room_size.to_string(), "--send-every", &r.send_every]
+    let mut swarm: Vec<String> = ["--mode", "relay", "--ccu", &ccu.to_string(), "--room-size", &r.room_size.to_string(), "--send-every", &r.send_every]
         .into_iter()
         .chain(["--msg-bytes", &r.msg_bytes.to_string(), "--churn", &r.churn.to_string(), "--connect-rate", "2000"])
         .chain(["--receivers", if r.receivers == Receivers::All { "all" } else { "others" }])

@@ -82,13 +82,13 @@ pub struct SwarmArgs {
     #[arg(long, default_value = "127.0.0.1:7777")]
     pub server: String,
     /// Bots kept in play (a bot that leaves is replaced after a second); with --worker, the whole run's count.
-    #[arg(long, alias = "ccu", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(long = "ccu", alias = "bots", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub bots: u32,
     /// Run length.
     #[arg(long, default_value = "2m")]
     pub duration: String,
     /// Bot behaviour: br against the game server, relay against the relay server.
-    #[arg(long, alias = "mode", value_enum, default_value = "br")]
+    #[arg(long = "mode", alias = "behaviour", value_enum, default_value = "br")]
     pub behaviour: Behaviour,
     #[command(flatten)]
     pub relay: RelayArgs,
