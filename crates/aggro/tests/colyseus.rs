@@ -20,17 +20,22 @@ fn reference_room() -> Option<PathBuf> {
     None
 }
 
-#[test]
-fn a_server_killed_mid_run_leaves_disconnects_in_a_valid_result_file() {
-    let Some(room) = reference_room() else { return };
-    let port = "7951";
-    let mut server = Command::new("node").arg("server.mjs").current_dir(&room).env("PORT", port).stdout(Stdio::null()).spawn().unwrap();
+/// The reference room started on `port`, once it listens.
+fn listening_room(room: &std::path::Path, port: &str) -> std::process::Child {
+    let server = Command::new("node").arg("server.mjs").current_dir(room).env("PORT", port).stdout(Stdio::null()).spawn().unwrap();
     let addr = format!("127.0.0.1:{port}").parse().unwrap();
     let started = std::time::Instant::now();
     while std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
         assert!(started.elapsed() < Duration::from_secs(30), "the reference room did not listen");
         std::thread::sleep(Duration::from_millis(50));
     }
+    server
+}
+
+#[test]
+fn a_server_killed_mid_run_leaves_disconnects_in_a_valid_result_file() {
+    let Some(room) = reference_room() else { return };
+    let mut server = listening_room(&room, "7951");
     let dir = tempdir();
     let out = path(dir.path(), "swarm.json");
     let pid = server.id().to_string();
@@ -131,14 +136,7 @@ fn nothing_listening_is_a_server_gone_and_a_broken_threshold_exits_3() {
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("no bot joined") && !text.contains("no limit reached"), "{text}");
     // A served run that breaks a threshold of its own --slo: exit 3, the verdict names the service.
-    let port = "7952";
-    let mut server = Command::new("node").arg("server.mjs").current_dir(&room).env("PORT", port).stdout(Stdio::null()).spawn().unwrap();
-    let addr = format!("127.0.0.1:{port}").parse().unwrap();
-    let started = std::time::Instant::now();
-    while std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-        assert!(started.elapsed() < Duration::from_secs(30), "the reference room did not listen");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut server = listening_room(&room, "7952");
     let pid = server.id().to_string();
     let strict = run(&["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7952", "--ccu", "10", "--duration", "3s", "--interval", "1s", "--server-pid", &pid, "--slo", "p99<=1us", "--out", &path(dir.path(), "strict.json")], Duration::from_secs(60));
     let served = run(&["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7952", "--ccu", "10", "--duration", "3s", "--interval", "1s", "--server-pid", &pid, "--slo", "p99<=10s", "--out", &path(dir.path(), "served.json")], Duration::from_secs(60));
