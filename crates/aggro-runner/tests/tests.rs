@@ -277,7 +277,7 @@ async fn a_run_whose_every_request_fails_for_ten_seconds_stops_by_itself() {
     struct Flaky;
     impl Loader for Flaky {
         async fn run(&mut self, seq: u64, _steps: &mut Steps) -> Result<(), ErrorClass> {
-            if seq % 150 == 0 { Ok(()) } else { Err(ErrorClass::Server) }
+            if seq.is_multiple_of(150) { Ok(()) } else { Err(ErrorClass::Server) }
         }
     }
     let out = run(&plan(100.0, 20), 1, vec![Flaky], TokioClock::start(), &StopHandle::new(), &mut log).await;

@@ -77,11 +77,11 @@ pub fn salvage(from: &Path, to: &Path) -> Result<Salvaged> {
     if to.join("log").exists() {
         return Err(Error::Format(format!("{} already holds a database: salvage writes into a new directory", to.display())));
     }
-    let _reading = Database::open_read_only(from, Options::default()).map(drop).or_else(|e| match e {
-        // Damage is what salvage is for; another process writing is not.
-        Error::Damaged { .. } | Error::Corrupt { .. } => Ok(()),
-        e => Err(e),
-    })?;
+    // Damage is what salvage is for; another process writing is not.
+    match Database::open_read_only(from, Options::default()) {
+        Ok(_) | Err(Error::Damaged { .. } | Error::Corrupt { .. }) => {}
+        Err(e) => return Err(e),
+    }
     let log = std::fs::File::open(from.join("log"))?;
     let len = log.metadata()?.len();
     let new = Database::create(to, Options { durability: crate::log::Durability::Eventual, ..Options::default() })?;

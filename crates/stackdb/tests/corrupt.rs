@@ -273,7 +273,7 @@ fn check_finds_damage_and_salvage_keeps_every_intact_commit() {
     let report = salvage(&store, &to).unwrap();
     assert!(report.commits >= 29, "{report:?}");
     assert_eq!(report.skipped.len(), 1, "one damaged stretch: {report:?}");
-    assert!(report.keys >= 29 * 5 + 1, "{report:?}");
+    assert!(report.keys > 29 * 5, "{report:?}");
     assert!(before == ["log", "heads", "heads.dw"].map(|f| std::fs::read(store.join(f)).unwrap()), "the original changed");
     let salvaged = Database::open(&to, options()).unwrap();
     // Commit 15's own records are lost; a later split may have copied some of them, intact, forward.

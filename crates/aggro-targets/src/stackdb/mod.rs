@@ -91,7 +91,7 @@ impl StackDbTarget {
 /// replays nothing (the checkpoint moves with every run, not only with populations).
 impl Drop for StackDbTarget {
     fn drop(&mut self) {
-        let Some(db) = self.db.take().and_then(|db| Arc::into_inner(db)) else { return };
+        let Some(db) = self.db.take().and_then(Arc::into_inner) else { return };
         if self.read_only.load(std::sync::atomic::Ordering::Relaxed) {
             return;
         }
