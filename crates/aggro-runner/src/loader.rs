@@ -58,10 +58,11 @@ impl Steps {
         result
     }
 
-    /// Records a successful step of `op` that the workload timed itself, ending now.
-    pub fn record_timing(&mut self, op: OpId, ns: Nanos) {
-        self.timings.push((op, ns));
-        self.began.push(self.now().saturating_sub(ns));
+    /// Records a successful step of `op` that the workload timed itself: it began at `began` (a
+    /// [`Steps::now`] reading) and ends now.
+    pub fn record_since(&mut self, op: OpId, began: Nanos) {
+        self.timings.push((op, self.now().saturating_sub(began)));
+        self.began.push(began);
     }
 
     /// Counts a failure of `op` that the workload handled (a retried conflict).

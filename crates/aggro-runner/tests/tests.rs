@@ -296,7 +296,7 @@ impl Loader for StallingSteps {
         let first = if seq == self.stall_at { Duration::from_secs(1) } else { Duration::from_millis(1) };
         steps.time(1, async { tokio::time::sleep(first).await; Ok(()) }).await?;
         steps.time(2, async { tokio::time::sleep(Duration::from_millis(1)).await; Ok(()) }).await?;
-        steps.record_timing(3, steps.now() - begun);
+        steps.record_since(3, begun);
         Ok(())
     }
 }

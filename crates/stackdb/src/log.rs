@@ -671,7 +671,7 @@ impl<B: StorageBackend> Log<B> {
             // data it had when the table was checkpointed.
             return Err(Error::Corrupt { what: "log (shorter than the last checkpoint)", offset: len });
         }
-        let mut reader = ChunkReader { backend: &self.backend, len, start: 0, buf: Vec::new() };
+        let mut reader = ChunkReader::new(&self.backend, len);
         let mut pos = from.max(LOG_HEADER_LEN);
         let mut good_end = pos;
         let mut pending: Vec<Record> = Vec::new();
@@ -718,15 +718,15 @@ impl<B: StorageBackend> Log<B> {
 }
 
 /// A commit record's value, checked against the batch before it.
-struct CommitValue {
-    commit: Commit,
+pub(crate) struct CommitValue {
+    pub(crate) commit: Commit,
     /// How far the log was synced when it was written (0 before version 6).
     synced: u64,
 }
 
 impl CommitValue {
     /// The commit `rec` makes of the `count` records from `batch_start`, if it is sound.
-    fn parse(rec: &Record, batch_start: u64, count: usize) -> Option<CommitValue> {
+    pub(crate) fn parse(rec: &Record, batch_start: u64, count: usize) -> Option<CommitValue> {
         let v = &rec.value;
         let field = |i: usize| u64::from_le_bytes(v[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
         let sound = (v.len() == COMMIT_VALUE_LEN || v.len() == OLD_COMMIT_VALUE_LEN) && field(0) == batch_start && field(2) == count as u64;
@@ -751,17 +751,22 @@ struct Beyond {
     synced: u64,
 }
 
-/// Sequential reads in large chunks, for recovery.
-struct ChunkReader<'a, B: StorageBackend> {
+/// Sequential reads in large chunks, for recovery (and salvage).
+pub(crate) struct ChunkReader<'a, B: StorageBackend> {
     backend: &'a B,
     len: u64,
     start: u64,
     buf: Vec<u8>,
 }
 
-impl<B: StorageBackend> ChunkReader<'_, B> {
+impl<'a, B: StorageBackend> ChunkReader<'a, B> {
+    /// A reader of the first `len` bytes of `backend`.
+    pub(crate) fn new(backend: &'a B, len: u64) -> Self {
+        ChunkReader { backend, len, start: 0, buf: Vec::new() }
+    }
+
     /// `len` bytes at `offset`, or None if the log ends first.
-    fn bytes(&mut self, offset: u64, len: usize) -> Result<Option<&[u8]>> {
+    pub(crate) fn bytes(&mut self, offset: u64, len: usize) -> Result<Option<&[u8]>> {
         if offset + len as u64 > self.len {
             return Ok(None);
         }
@@ -796,7 +801,7 @@ impl<B: StorageBackend> ChunkReader<'_, B> {
     }
 
     /// The intact record at `offset`, or None at the end of the valid log.
-    fn record_at(&mut self, offset: u64) -> Result<Option<Record>> {
+    pub(crate) fn record_at(&mut self, offset: u64) -> Result<Option<Record>> {
         let Some(head) = self.bytes(offset, HEADER_LEN)? else { return Ok(None) };
         let head: [u8; HEADER_LEN] = head.try_into().expect("header length");
         let Ok(header) = Header::decode(&head, offset) else { return Ok(None) };

@@ -9,9 +9,9 @@
 
 use crate::db::{Database, Options};
 use crate::error::{Error, Result};
-use crate::log::LOG_HEADER_LEN;
-use crate::record::{self, HEADER_LEN, Header, Kind};
-use std::os::unix::fs::FileExt;
+use crate::log::{ChunkReader, CommitValue, LOG_HEADER_LEN, Record};
+use crate::record::{HEADER_LEN, Kind};
+use crate::storage::StorageBackend;
 use std::path::Path;
 
 /// What [`check`] found.
@@ -82,25 +82,25 @@ pub fn salvage(from: &Path, to: &Path) -> Result<Salvaged> {
         Ok(_) | Err(Error::Damaged { .. } | Error::Corrupt { .. }) => {}
         Err(e) => return Err(e),
     }
-    let log = std::fs::File::open(from.join("log"))?;
-    let len = log.metadata()?.len();
+    let file = crate::storage::FileBackend::reading(std::fs::File::open(from.join("log"))?);
+    let len = file.len()?;
+    let mut log = ChunkReader::new(&file, len);
     let new = Database::create(to, Options { durability: crate::log::Durability::Eventual, ..Options::default() })?;
     let mut out = Salvaged::default();
-    let mut pending: Vec<(Header, Vec<u8>)> = Vec::new();
+    let mut pending: Vec<Record> = Vec::new();
     let mut batch_start = LOG_HEADER_LEN;
     let mut damage: Option<u64> = None;
     let mut pos = LOG_HEADER_LEN;
     while pos + HEADER_LEN as u64 <= len {
-        let Some((header, bytes)) = intact_record(&log, pos, len)? else {
-            if pending.is_empty() && damage.is_none() && is_zero(&log, pos)? {
-                // A hole or the zeros written ahead of the end: not damage.
-                pos = past_zeros(&log, pos, len)?;
-            } else {
-                // Damage: the batch under way is lost with it.
+        let Some(rec) = log.record_at(pos)? else {
+            // A hole or the zeros written ahead of the end is not damage; anything else loses the batch
+            // under way with it.
+            let zeros = pending.is_empty() && damage.is_none() && log.bytes(pos, 8)?.is_some_and(|w| w == [0; 8]);
+            if !zeros {
                 damage.get_or_insert(if pending.is_empty() { pos } else { batch_start });
                 pending.clear();
-                pos += 8;
             }
+            pos += 8;
             continue;
         };
         if let Some(began) = damage.take() {
@@ -109,19 +109,18 @@ pub fn salvage(from: &Path, to: &Path) -> Result<Salvaged> {
         if pending.is_empty() {
             batch_start = pos;
         }
-        pos += header.padded_len() as u64;
-        if header.kind != Kind::Commit {
-            pending.push((header, bytes));
+        pos += rec.header.padded_len() as u64;
+        if rec.header.kind != Kind::Commit {
+            pending.push(rec);
             continue;
         }
-        if commit_matches(&bytes[HEADER_LEN..], batch_start, pending.len()) {
+        if CommitValue::parse(&rec, batch_start, pending.len()).is_some() {
             let mut w = new.begin_write();
-            for (h, b) in pending.drain(..) {
-                let key = &b[HEADER_LEN..HEADER_LEN + h.key_len];
-                match h.kind {
-                    _ if key.is_empty() => {} // a split's or a sweep's entries, not data
-                    Kind::Put => w.put(key, &b[HEADER_LEN + h.key_len..])?,
-                    _ => w.delete(key)?,
+            for r in pending.drain(..) {
+                match r.header.kind {
+                    _ if r.key.is_empty() => {} // a split's or a sweep's entries, not data
+                    Kind::Put => w.put(&r.key, &r.value)?,
+                    _ => w.delete(&r.key)?,
                 }
             }
             w.commit()?;
@@ -137,44 +136,4 @@ pub fn salvage(from: &Path, to: &Path) -> Result<Salvaged> {
     out.keys = new.stats()?.records;
     new.close()?;
     Ok(out)
-}
-
-/// The intact record at `pos`: its header and bytes (header, key, value), or None.
-fn intact_record(log: &std::fs::File, pos: u64, len: u64) -> Result<Option<(Header, Vec<u8>)>> {
-    let mut head = [0u8; HEADER_LEN];
-    log.read_exact_at(&mut head, pos)?;
-    let Ok(header) = Header::decode(&head, pos) else { return Ok(None) };
-    if pos + header.padded_len() as u64 > len {
-        return Ok(None);
-    }
-    let mut bytes = vec![0u8; HEADER_LEN + header.key_len + header.value_len];
-    log.read_exact_at(&mut bytes, pos)?;
-    Ok(record::checksum_holds(&header, &bytes).then_some((header, bytes)))
-}
-
-/// Whether the 8 bytes at `pos` are zeros (a hole or zeros written ahead, not damage).
-fn is_zero(log: &std::fs::File, pos: u64) -> Result<bool> {
-    let mut word = [0u8; 8];
-    log.read_exact_at(&mut word, pos)?;
-    Ok(word == [0; 8])
-}
-
-/// The first 8-byte boundary from `pos` whose word is not zero (or `len`).
-fn past_zeros(log: &std::fs::File, mut pos: u64, len: u64) -> Result<u64> {
-    let mut chunk = vec![0u8; 1 << 16];
-    while pos < len {
-        let n = chunk.len().min((len - pos) as usize);
-        log.read_exact_at(&mut chunk[..n], pos)?;
-        match chunk[..n].chunks(8).position(|w| w.iter().any(|&b| b != 0)) {
-            Some(i) => return Ok(pos + 8 * i as u64),
-            None => pos += n as u64,
-        }
-    }
-    Ok(len)
-}
-
-/// Whether a commit record's value closes the `count` records from `start`.
-fn commit_matches(value: &[u8], start: u64, count: usize) -> bool {
-    let field = |i: usize| value.get(i * 8..i * 8 + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
-    (value.len() == 48 || value.len() == 56) && field(0) == Some(start) && field(2) == Some(count as u64)
 }

@@ -52,7 +52,7 @@ impl<C: MmoConn> Loader for PeriodLoader<C> {
                 // the action's own outcome.
                 (0..refused).for_each(|_| steps.count_failure(op, ErrorClass::Locked));
                 match result {
-                    Ok(()) => steps.record_timing(op, steps.now() - t),
+                    Ok(()) => steps.record_since(op, t),
                     Err(e) => {
                         self.samples.note(&e);
                         if e.class != ErrorClass::Locked {

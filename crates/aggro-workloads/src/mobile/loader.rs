@@ -77,11 +77,11 @@ impl<C: MobileConn> Loader for MobileLoader<C> {
                     steps.count_failure(1, class);
                     return Err(class);
                 }
-                steps.record_timing(1, steps.now() - start);
+                steps.record_since(1, start);
                 let start = steps.now();
                 match self.conn.read_gold(id).await {
                     Ok(_) => {
-                        steps.record_timing(2, steps.now() - start);
+                        steps.record_since(2, start);
                         Ok(())
                     }
                     Err(e) => {

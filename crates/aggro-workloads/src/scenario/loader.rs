@@ -98,7 +98,7 @@ async fn attempt<C: ScenarioConn>(conn: &mut C, sc: &Scenario, t: usize, w: &mut
                 let result = run_exec(conn, sc, exec, w, rng).await;
                 if let (Some(op), Some(start)) = (exec.op, start) {
                     match &result {
-                        Ok(()) => steps.record_timing(op, steps.now() - start),
+                        Ok(()) => steps.record_since(op, start),
                         Err(e) => steps.count_failure(op, e.class),
                     }
                 }
@@ -121,7 +121,7 @@ impl<C: ScenarioConn> Loader for ScenarioLoader<C> {
             match attempt(&mut self.conn, sc, t, &mut self.work, &mut rng, steps).await {
                 Ok(()) => {
                     if op != 0 {
-                        steps.record_timing(op, steps.now() - start);
+                        steps.record_since(op, start);
                     }
                     return Ok(());
                 }
