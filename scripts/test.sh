@@ -21,5 +21,9 @@ set +a
 # Tests that need a server fail, rather than skip, when it is missing.
 export AGGRO_REQUIRE_SERVICES=1
 
+# Formatting is checked like the build (rustfmt.toml sets the project's width).
+command -v rustfmt >/dev/null || rustup component add rustfmt
+cargo fmt --all --check
+
 cargo build --workspace --all-targets --locked 2>&1 | grep -vE '^\s+(Compiling|Checking)' || true
 cargo test --workspace --locked

@@ -63,9 +63,7 @@ fn rss_anon() -> u64 {
 /// Bytes the files under `dir` occupy on disk.
 fn disk_bytes(dir: &std::path::Path) -> u64 {
     use std::os::unix::fs::MetadataExt;
-    std::fs::read_dir(dir)
-        .map(|entries| entries.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.blocks() * 512).sum())
-        .unwrap_or(0)
+    std::fs::read_dir(dir).map(|entries| entries.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.blocks() * 512).sum()).unwrap_or(0)
 }
 
 /// Waits, untimed, for the file system holding `dir` to write back everything written so far
@@ -114,13 +112,11 @@ fn main() {
     });
     eprintln!("{} {n}: inserted at {insert:.0}/s", args.engine);
     let mut settle_ms = vec![settle(dir.path())];
-    let mixed = timed(engine.as_mut(), ops, 100, |e, r| {
-        match world::mix_op(r, n) {
-            (i, None) => assert!(black_box(e.get(&world::key(i))).is_some(), "record {i} is missing"),
-            (i, Some(version)) => {
-                world::value(i, version, &mut value);
-                e.put(&world::key(i), &value);
-            }
+    let mixed = timed(engine.as_mut(), ops, 100, |e, r| match world::mix_op(r, n) {
+        (i, None) => assert!(black_box(e.get(&world::key(i))).is_some(), "record {i} is missing"),
+        (i, Some(version)) => {
+            world::value(i, version, &mut value);
+            e.put(&world::key(i), &value);
         }
     });
     eprintln!("{} {n}: mixed at {mixed:.0}/s", args.engine);

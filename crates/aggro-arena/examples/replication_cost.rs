@@ -40,7 +40,19 @@ struct Variant {
 impl Variant {
     fn new(name: &'static str, tiers: &[Tier], players: usize) -> Self {
         let clients = (0..players).map(|_| ClientReplication::default()).collect();
-        Self { name, skips: SkipTable::new(tiers), clients, bodies: SharedBodies::default(), relevance: Relevance::default(), candidates: Vec::new(), acks: Default::default(), next_seq: 0, ns: 0, entries: 0, skipped: 0 }
+        Self {
+            name,
+            skips: SkipTable::new(tiers),
+            clients,
+            bodies: SharedBodies::default(),
+            relevance: Relevance::default(),
+            candidates: Vec::new(),
+            acks: Default::default(),
+            next_seq: 0,
+            ns: 0,
+            entries: 0,
+            skipped: 0,
+        }
     }
 
     /// Writes every client's snapshot of `frame`; times it when `measure`.
@@ -56,11 +68,17 @@ impl Variant {
             let Some(me) = world.player(id as u32) else { continue };
             candidates_for(world, &mut self.relevance, me.x, me.y, interest_m, &self.skips, &mut self.candidates);
             let (acks, next_seq) = (&mut self.acks, &mut self.next_seq);
-            let fig = client.write_snapshot(&at, &mut self.bodies, &self.candidates, |_| {}, |_| {
-                *next_seq += 1;
-                acks.push_back((frame + 2, id, *next_seq));
-                *next_seq
-            });
+            let fig = client.write_snapshot(
+                &at,
+                &mut self.bodies,
+                &self.candidates,
+                |_| {},
+                |_| {
+                    *next_seq += 1;
+                    acks.push_back((frame + 2, id, *next_seq));
+                    *next_seq
+                },
+            );
             if measure {
                 (self.entries, self.skipped) = (self.entries + fig.entries, self.skipped + fig.skipped);
             }
@@ -115,7 +133,12 @@ fn main() {
         let candidates = (v.entries + v.skipped).max(1) as f64;
         println!(
             "  {:<10} {:8.1} µs a frame ({:+5.1}%), {:5.1} ns a candidate, {:.0} entries a frame, {:.0}% of candidates skipped",
-            v.name, per_frame / 1e3, (per_frame / base_ns - 1.0) * 100.0, per_frame / (candidates / frames as f64), v.entries as f64 / frames as f64, v.skipped as f64 / candidates * 100.0
+            v.name,
+            per_frame / 1e3,
+            (per_frame / base_ns - 1.0) * 100.0,
+            per_frame / (candidates / frames as f64),
+            v.entries as f64 / frames as f64,
+            v.skipped as f64 / candidates * 100.0
         );
     }
 }

@@ -97,9 +97,7 @@ impl BatchSocket {
         for opt in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
             let size: libc::c_int = 8 << 20;
             // SAFETY: setsockopt reads a c_int we own; the fd is ours and open.
-            unsafe {
-                libc::setsockopt(sock.as_raw_fd(), libc::SOL_SOCKET, opt, (&raw const size).cast(), size_of::<libc::c_int>() as u32)
-            };
+            unsafe { libc::setsockopt(sock.as_raw_fd(), libc::SOL_SOCKET, opt, (&raw const size).cast(), size_of::<libc::c_int>() as u32) };
         }
         Ok(Self {
             sock,

@@ -234,10 +234,21 @@ fn judge_server(e: &Evidence) -> Verdict {
         return v(Limit::ServerCpu, format!("the kernel dropped {} datagrams at the server's socket: its loop fell behind", e.server_kernel_drops));
     }
     if let Some(budget) = e.bandwidth_budget.filter(|b| e.bytes_per_s >= b * BANDWIDTH_SHARE) {
-        return v(Limit::Bandwidth, format!("traffic of {:.1} Mbit/s is {:.0}% of the {:.1} Mbit/s budget", e.bytes_per_s * 8e-6, e.bytes_per_s / budget * 100.0, budget * 8e-6));
+        return v(
+            Limit::Bandwidth,
+            format!(
+                "traffic of {:.1} Mbit/s is {:.0}% of the {:.1} Mbit/s budget",
+                e.bytes_per_s * 8e-6,
+                e.bytes_per_s / budget * 100.0,
+                budget * 8e-6
+            ),
+        );
     }
     if e.queue_full > 0 || e.queued_per_session > QUEUED_PER_SESSION {
-        return v(Limit::ReliableBacklog, format!("{} reliable messages refused by full queues; {:.1} unacked slices per session", e.queue_full, e.queued_per_session));
+        return v(
+            Limit::ReliableBacklog,
+            format!("{} reliable messages refused by full queues; {:.1} unacked slices per session", e.queue_full, e.queued_per_session),
+        );
     }
     let server = e.server_cpu_pct.map_or("server CPU unknown (give --server-metrics)".to_string(), |c| format!("server {c:.0}% of a core"));
     let bandwidth = e.bandwidth_budget.map_or(String::new(), |b| format!(", traffic {:.0}% of the budget", e.bytes_per_s / b * 100.0));
@@ -251,7 +262,14 @@ mod tests {
 
     #[test]
     fn the_first_limit_hit_is_named_and_a_saturated_swarm_invalidates_the_run() {
-        let calm = Evidence { server_cpu_pct: Some(40.0), swarm_cpu_pct: 30.0, swarm_lateness_p99_ms: 0.5, bytes_per_s: 1e6, bandwidth_budget: Some(12.5e6), ..Evidence::default() };
+        let calm = Evidence {
+            server_cpu_pct: Some(40.0),
+            swarm_cpu_pct: 30.0,
+            swarm_lateness_p99_ms: 0.5,
+            bytes_per_s: 1e6,
+            bandwidth_budget: Some(12.5e6),
+            ..Evidence::default()
+        };
         assert_eq!(judge(&calm).limit, Limit::None);
         assert!(judge(&calm).evidence.contains("server 40%"));
         let busy_swarm = Evidence { swarm_cpu_pct: 95.0, server_cpu_pct: Some(99.0), ..calm };
@@ -273,12 +291,17 @@ mod tests {
     #[test]
     fn players_not_served_come_before_any_resource_and_a_dead_server_before_all() {
         let served = Service { joined: 500, delivered: 10_000, delay_p99_ms: 12.0, delay_events: 10_000, ..Service::default() };
-        let calm = Evidence { server_cpu_pct: Some(61.0), server_wait_pct: Some(44.0), swarm_cpu_pct: 30.0, service: Some(served), ..Evidence::default() };
+        let calm =
+            Evidence { server_cpu_pct: Some(61.0), server_wait_pct: Some(44.0), swarm_cpu_pct: 30.0, service: Some(served), ..Evidence::default() };
         assert_eq!(judge(&calm).limit, Limit::None);
         assert!(judge(&calm).evidence.contains("every player served"));
         let failing = judge(&Evidence { service: Some(Service { joined: 253, failed_joins: 247, ..served }), ..calm });
         assert_eq!(failing.limit, Limit::Service);
-        assert!(failing.evidence.contains("49.4% of joins failed") && failing.evidence.contains("the machine, not the server's code"), "{}", failing.evidence);
+        assert!(
+            failing.evidence.contains("49.4% of joins failed") && failing.evidence.contains("the machine, not the server's code"),
+            "{}",
+            failing.evidence
+        );
         let slow = judge(&Evidence { service: Some(Service { delay_p99_ms: 1_969.0, ..served }), server_wait_pct: None, ..calm });
         assert_eq!(slow.limit, Limit::Service);
         assert!(slow.evidence.contains("delay p99 1969.0 ms"), "{}", slow.evidence);

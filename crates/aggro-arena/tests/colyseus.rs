@@ -119,7 +119,10 @@ fn broadcasts_are_timed_at_their_arrival_however_seldom_the_swarm_looks() {
     assert_eq!(c.events_received, c.events_sent * 19, "{c:?}");
     assert_eq!(w.delay.count, c.events_received);
     let (p50, eager_p50) = (w.delay.p50_ns as f64 / 1e6, eager.delay.p50_ns as f64 / 1e6);
-    assert!(p50 < eager_p50 + 12.0, "timed at the look, not the arrival: median {p50:.2} ms against {eager_p50:.2} ms looking whenever anything is ready");
+    assert!(
+        p50 < eager_p50 + 12.0,
+        "timed at the look, not the arrival: median {p50:.2} ms against {eager_p50:.2} ms looking whenever anything is ready"
+    );
 }
 
 #[test]
@@ -195,7 +198,15 @@ fn fake_server(frames: Vec<Vec<u8>>) -> SocketAddr {
 
 #[test]
 fn garbage_from_a_fake_server_is_counted_not_a_panic() {
-    let frames = vec![vec![10, 0, 0, 0], vec![], vec![3, 1, 2], vec![13], vec![13, 0xa4, b'm'], vec![15, 0xff], vec![13, 0xa5, b'm', b'o', b'v', b'e', b'd', 0x92]];
+    let frames = vec![
+        vec![10, 0, 0, 0],
+        vec![],
+        vec![3, 1, 2],
+        vec![13],
+        vec![13, 0xa4, b'm'],
+        vec![15, 0xff],
+        vec![13, 0xa5, b'm', b'o', b'v', b'e', b'd', 0x92],
+    ];
     let addr = fake_server(frames);
     let play = Play::reference("battle", Duration::from_millis(100));
     let (_, w) = swarm(config(addr, 1, 1.5), ColyseusBots::new(play, 0, 1, 0.0), &AtomicBool::new(false));

@@ -28,7 +28,9 @@ fn run(bots: usize, server_s: f64, swarm_s: f64, bots_cfg: RelayBots, tune: impl
     std::thread::scope(|s| {
         let server = s.spawn(|| {
             let mut live = LivePage::new(metrics);
-            server.run(&stop, |iv| live.interval(iv.counters, iv.cpu_pct, iv.end_s - iv.start_s, |total, cpu_s| exposition(total, cpu_s, iv))).unwrap()
+            server
+                .run(&stop, |iv| live.interval(iv.counters, iv.cpu_pct, iv.end_s - iv.start_s, |total, cpu_s| exposition(total, cpu_s, iv)))
+                .unwrap()
         });
         let mut sc = SwarmConfig::new(addr, secret);
         sc.bots = bots;
@@ -58,7 +60,12 @@ fn counters_match_known_traffic_exactly() {
     assert_eq!(s.event_bytes_in, w.events_sent * 200);
     assert_eq!(s.events_out, w.events_sent * 4, "each went to the four members, its sender included");
     assert_eq!(s.event_bytes_out, w.events_sent * 4 * 200);
-    assert!((r.server.events_out_per_room_s / r.server.events_in_per_room_s - 4.0).abs() < 0.01, "{} out per {} in", r.server.events_out_per_room_s, r.server.events_in_per_room_s);
+    assert!(
+        (r.server.events_out_per_room_s / r.server.events_in_per_room_s - 4.0).abs() < 0.01,
+        "{} out per {} in",
+        r.server.events_out_per_room_s,
+        r.server.events_in_per_room_s
+    );
     assert_eq!((s.joins, s.refused, w.joins), (40, 0, 40));
     assert!(w.events_received <= s.events_out && w.events_received * 100 >= s.events_out * 95, "received {} of {}", w.events_received, s.events_out);
     assert_eq!((w.unreliable_lost, w.unreliable_late, w.decode_errors), (0, 0, 0), "a clean loopback loses nothing");
@@ -93,11 +100,19 @@ fn unreliable_loss_is_counted_and_never_retried() {
 fn a_join_burst_with_matchmaking_and_churn_loses_no_one_and_metrics_are_served() {
     // 1,000 bots connect within half a second, matchmade into rooms of 4; 100 leave (and are replaced) per second.
     let metrics = MetricsServer::start("127.0.0.1:0".parse().unwrap()).unwrap();
-    let bots = RelayBots { room_size: 4, msg_bytes: 100, reliable: true, to_all: false, churn_per_s: 100.0, matchmaking: true, first_room: 0, bots: 1000 };
-    let r = run(1000, 4.5, 3.5, bots, |sc| {
-        sc.connect_rate = 2000;
-        sc.tick_every = Duration::from_millis(100);
-    }, Some(&metrics));
+    let bots =
+        RelayBots { room_size: 4, msg_bytes: 100, reliable: true, to_all: false, churn_per_s: 100.0, matchmaking: true, first_room: 0, bots: 1000 };
+    let r = run(
+        1000,
+        4.5,
+        3.5,
+        bots,
+        |sc| {
+            sc.connect_rate = 2000;
+            sc.tick_every = Duration::from_millis(100);
+        },
+        Some(&metrics),
+    );
     let (s, w) = (&r.server.counters, &r.swarm.counters);
     assert!(w.deaths > 100 && w.respawns > 80, "bots churned: {w:?}");
     // Every bot was accepted and seated (but for the few replacements still connecting when the swarm stopped).

@@ -28,7 +28,9 @@ fn fifty_bots_play_a_match_and_every_figure_is_measured() {
     std::thread::scope(|s| {
         let server = s.spawn(|| {
             let mut live = LivePage::new(Some(&metrics));
-            server.run(&stop, |iv| live.interval(iv.counters, iv.cpu_pct, iv.end_s - iv.start_s, |total, cpu_s| exposition(total, cpu_s, iv))).unwrap()
+            server
+                .run(&stop, |iv| live.interval(iv.counters, iv.cpu_pct, iv.end_s - iv.start_s, |total, cpu_s| exposition(total, cpu_s, iv)))
+                .unwrap()
         });
         let mut sc = SwarmConfig::new(addr, secret);
         sc.bots = 50;

@@ -48,7 +48,6 @@ impl MonotonicClock {
         tighten_timer_slack();
         Self { origin: monotonic_ns() }
     }
-
 }
 
 /// CPU time (user + system, its threads included) a process has used, in seconds: this process (`None`), by
@@ -124,9 +123,7 @@ impl TimerFdWaiter {
     fn new(clock: MonotonicClock) -> std::io::Result<Self> {
         use std::os::fd::FromRawFd;
         // SAFETY: plain syscall; the result is checked before use.
-        let raw = unsafe {
-            libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
-        };
+        let raw = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
         if raw < 0 {
             return Err(std::io::Error::last_os_error());
         }
@@ -134,9 +131,7 @@ impl TimerFdWaiter {
         let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) };
         // SAFETY: `owned` is a valid, non-blocking timerfd that this AsyncFd alone
         // owns for its whole life, so the registration cannot outlive the fd.
-        let fd = unsafe {
-            tokio::io::unix::AsyncFd::register_with_interest(owned, tokio::io::Interest::READABLE)
-        }?;
+        let fd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(owned, tokio::io::Interest::READABLE) }?;
         Ok(Self { clock, fd })
     }
 
@@ -144,33 +139,17 @@ impl TimerFdWaiter {
         use std::os::fd::AsRawFd;
         let spec = libc::itimerspec {
             it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-            it_value: libc::timespec {
-                tv_sec: (absolute / 1_000_000_000) as libc::time_t,
-                tv_nsec: (absolute % 1_000_000_000) as libc::c_long,
-            },
+            it_value: libc::timespec { tv_sec: (absolute / 1_000_000_000) as libc::time_t, tv_nsec: (absolute % 1_000_000_000) as libc::c_long },
         };
         // SAFETY: the fd is a timerfd we own; `spec` is a valid itimerspec.
-        unsafe {
-            libc::timerfd_settime(
-                self.fd.get_ref().as_raw_fd(),
-                libc::TFD_TIMER_ABSTIME,
-                &spec,
-                std::ptr::null_mut(),
-            )
-        };
+        unsafe { libc::timerfd_settime(self.fd.get_ref().as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) };
     }
 
     fn drain(&self) -> bool {
         use std::os::fd::AsRawFd;
         let mut expirations = 0u64;
         // SAFETY: reading 8 bytes into a u64 from our own non-blocking timerfd.
-        let n = unsafe {
-            libc::read(
-                self.fd.get_ref().as_raw_fd(),
-                (&mut expirations as *mut u64).cast(),
-                std::mem::size_of::<u64>(),
-            )
-        };
+        let n = unsafe { libc::read(self.fd.get_ref().as_raw_fd(), (&mut expirations as *mut u64).cast(), std::mem::size_of::<u64>()) };
         n == std::mem::size_of::<u64>() as isize
     }
 }

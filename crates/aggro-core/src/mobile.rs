@@ -34,9 +34,7 @@ pub fn join_rows(
 ) -> Result<Vec<UserRow>, StoreError> {
     gold.into_iter()
         .map(|(id, g)| {
-            let gold = g.ok_or_else(|| {
-                StoreError::new(crate::ErrorClass::Data, format!("User{id} does not hold a number"))
-            })?;
+            let gold = g.ok_or_else(|| StoreError::new(crate::ErrorClass::Data, format!("User{id} does not hold a number")))?;
             Ok(UserRow { id, gold, tickets: tickets.get(&id).copied().flatten() })
         })
         .collect()
@@ -62,11 +60,7 @@ pub trait MobileTarget: crate::world::WorldStore + 'static {
     /// Drops any previous data (the `mobile` world record first), creates the schema and inserts every id in
     /// `ids` with the initial values. Calls `progress` with the number of
     /// users inserted so far, now and then.
-    fn populate(
-        &self,
-        ids: &[u32],
-        progress: &(dyn Fn(u64) + Sync),
-    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+    fn populate(&self, ids: &[u32], progress: &(dyn Fn(u64) + Sync)) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Every user, for verification, in any order.
     fn scan(&self) -> impl Future<Output = Result<Vec<UserRow>, StoreError>> + Send;

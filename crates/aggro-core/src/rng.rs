@@ -72,8 +72,18 @@ mod tests {
 
     #[test]
     fn same_seed_same_stream_and_streams_differ() {
-        let a: Vec<u64> = (0..5).map({ let mut r = Rng::seeded(7); move |_| r.next_u64() }).collect();
-        let b: Vec<u64> = (0..5).map({ let mut r = Rng::seeded(7); move |_| r.next_u64() }).collect();
+        let a: Vec<u64> = (0..5)
+            .map({
+                let mut r = Rng::seeded(7);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..5)
+            .map({
+                let mut r = Rng::seeded(7);
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a, b);
         assert_ne!(Rng::stream(7, 0).next_u64(), Rng::stream(7, 1).next_u64());
     }

@@ -233,7 +233,10 @@ pub trait ScenarioTarget: crate::world::WorldStore + 'static {
             if loaders != 1 {
                 return Err(StoreError::new(
                     crate::ErrorClass::Data,
-                    format!("{} answers one request at a time per connection: loaders cannot share connections there (Redis and PostgreSQL pipeline them)", self.describe()),
+                    format!(
+                        "{} answers one request at a time per connection: loaders cannot share connections there (Redis and PostgreSQL pipeline them)",
+                        self.describe()
+                    ),
                 ));
             }
             Ok(vec![self.connect(commands).await?])

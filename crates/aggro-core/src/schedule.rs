@@ -72,9 +72,7 @@ impl RatePlan {
         let mut stages = Vec::new();
         let mut previous = initial_rate;
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (duration, rate) = part
-                .split_once(':')
-                .ok_or_else(|| format!("bad stage {part:?}: expected DURATION:RATE such as 30s:500"))?;
+            let (duration, rate) = part.split_once(':').ok_or_else(|| format!("bad stage {part:?}: expected DURATION:RATE such as 30s:500"))?;
             let duration = crate::units::parse_duration(duration)?;
             let rate: f64 = rate
                 .trim()
@@ -229,14 +227,7 @@ impl Schedule {
                     let seconds = s.duration_ns as f64 / NS;
                     let slope = if seconds > 0.0 { (s.end_rate - s.start_rate) / seconds } else { 0.0 };
                     let count = (s.start_rate + s.end_rate) / 2.0 * seconds;
-                    spans.push(Span {
-                        start_ns,
-                        end_ns: start_ns + s.duration_ns,
-                        count_before,
-                        count,
-                        rate: s.start_rate,
-                        slope,
-                    });
+                    spans.push(Span { start_ns, end_ns: start_ns + s.duration_ns, count_before, count, rate: s.start_rate, slope });
                     start_ns += s.duration_ns;
                     count_before += count;
                 }
@@ -355,11 +346,7 @@ impl Schedule {
     }
 
     fn count_at(&self, t: Nanos) -> f64 {
-        self.spans
-            .iter()
-            .rev()
-            .find(|s| s.start_ns <= t)
-            .map_or(0.0, |s| s.count_at(t))
+        self.spans.iter().rev().find(|s| s.start_ns <= t).map_or(0.0, |s| s.count_at(t))
     }
 
     fn count_poisson_due(&self, now: Nanos) -> u64 {

@@ -20,8 +20,20 @@ pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
 pub fn parse_bandwidth(text: &str) -> Result<f64, String> {
     let t = text.trim();
     let lower = t.to_ascii_lowercase();
-    let units: [(&str, f64); 8] = [("gbit", 1e9 / 8.0), ("mbit", 1e6 / 8.0), ("kbit", 1e3 / 8.0), ("bit", 1.0 / 8.0), ("gb/s", 1e9), ("mb/s", 1e6), ("kb/s", 1e3), ("b/s", 1.0)];
-    let (num, scale) = units.iter().find_map(|(u, s)| lower.strip_suffix(u).map(|n| (n.to_string(), *s))).ok_or_else(|| format!("{t:?} has no unit: give such as 100mbit, 1gbit or 10MB/s"))?;
+    let units: [(&str, f64); 8] = [
+        ("gbit", 1e9 / 8.0),
+        ("mbit", 1e6 / 8.0),
+        ("kbit", 1e3 / 8.0),
+        ("bit", 1.0 / 8.0),
+        ("gb/s", 1e9),
+        ("mb/s", 1e6),
+        ("kb/s", 1e3),
+        ("b/s", 1.0),
+    ];
+    let (num, scale) = units
+        .iter()
+        .find_map(|(u, s)| lower.strip_suffix(u).map(|n| (n.to_string(), *s)))
+        .ok_or_else(|| format!("{t:?} has no unit: give such as 100mbit, 1gbit or 10MB/s"))?;
     match num.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v * scale),
         _ => Err(format!("{t:?} is not a bandwidth such as 100mbit")),

@@ -99,13 +99,7 @@ impl WorldRecord {
             WorldShape::Mobile { users, spread } => format!("users {users}, spread {spread}"),
             WorldShape::Mmo { accounts, world_seed } => format!("accounts {accounts}, world seed {world_seed}"),
         };
-        format!(
-            "{} world {} ({shape}), populated {} by aggro {}",
-            self.shape.workload(),
-            self.id,
-            self.created_at,
-            self.aggro_version
-        )
+        format!("{} world {} ({shape}), populated {} by aggro {}", self.shape.workload(), self.id, self.created_at, self.aggro_version)
     }
 }
 

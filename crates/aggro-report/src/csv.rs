@@ -5,9 +5,8 @@ use std::fmt::Write;
 
 /// The CSV text for `record`'s intervals (milliseconds for latencies).
 pub fn intervals_csv(record: &RunRecord) -> String {
-    let mut out = String::from(
-        "start_s,end_s,op,done,errors,conflicts,mean_ms,p50_ms,p95_ms,p99_ms,p999_ms,max_ms,backlog,planned_rate,generator_cores\n",
-    );
+    let mut out =
+        String::from("start_s,end_s,op,done,errors,conflicts,mean_ms,p50_ms,p95_ms,p99_ms,p999_ms,max_ms,backlog,planned_rate,generator_cores\n");
     let ms = |ns: f64| ns / 1e6;
     for i in &record.intervals {
         for op in &i.ops {

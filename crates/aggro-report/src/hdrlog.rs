@@ -14,10 +14,8 @@ use std::fmt::Write;
 
 /// The interval log of `record`.
 pub fn interval_log(record: &RunRecord) -> String {
-    let epoch = humantime::parse_rfc3339(&record.started_at)
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0.0, |d| d.as_secs_f64());
+    let epoch =
+        humantime::parse_rfc3339(&record.started_at).ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0.0, |d| d.as_secs_f64());
     let mut out = String::with_capacity(record.intervals.len() * record.operations.len() * 256);
     let _ = writeln!(out, "#[Logged with aggro {} ({})]", record.aggro_version, record.command);
     let _ = writeln!(out, "#[Histogram log format version 1.3]");

@@ -20,7 +20,11 @@ impl Identity {
         let run = if r.run_ids.is_empty() { format!("{} on {}", r.started_at, r.host.hostname) } else { r.run_ids.join(",") };
         let share = find(&r.spec, "share");
         let field = |k: &str| share.and_then(|s| s.get(k)).and_then(serde_json::Value::as_u64);
-        Identity { run, seed: find(&r.spec, "seed").and_then(serde_json::Value::as_u64), shard: (field("index").unwrap_or(0), field("of").unwrap_or(1)) }
+        Identity {
+            run,
+            seed: find(&r.spec, "seed").and_then(serde_json::Value::as_u64),
+            shard: (field("index").unwrap_or(0), field("of").unwrap_or(1)),
+        }
     }
 }
 
@@ -38,7 +42,12 @@ pub fn no_run_twice(files: &[(&Path, &RunRecord)]) -> Result<(), String> {
     for (i, (a, ra)) in files.iter().enumerate() {
         for (b, rb) in &files[..i] {
             if Identity::of(ra) == Identity::of(rb) {
-                return Err(format!("{} and {} are the same run ({}): each run's file is given once", b.display(), a.display(), Identity::of(ra).run));
+                return Err(format!(
+                    "{} and {} are the same run ({}): each run's file is given once",
+                    b.display(),
+                    a.display(),
+                    Identity::of(ra).run
+                ));
             }
         }
     }
@@ -67,7 +76,13 @@ pub fn shards_of_one_run(files: &[(&Path, &RunRecord)]) -> Result<(), String> {
             ));
         }
         if let Some((other, _)) = files.iter().find(|(p, o)| p != path && Identity::of(o).shard == id.shard) {
-            return Err(format!("{} and {} are both worker {} of {}: each shard is given once", other.display(), path.display(), id.shard.0 + 1, id.shard.1));
+            return Err(format!(
+                "{} and {} are both worker {} of {}: each shard is given once",
+                other.display(),
+                path.display(),
+                id.shard.0 + 1,
+                id.shard.1
+            ));
         }
     }
     Ok(())

@@ -47,9 +47,7 @@ fn merge_lag(parts: &[(&Summary, &str)]) -> Result<(Summary, String), MergeError
 }
 
 fn merge_intervals(parts: &[&IntervalRecord]) -> Result<IntervalRecord, MergeError> {
-    let ops = (0..parts[0].ops.len())
-        .map(|k| merge_ops(&parts.iter().filter_map(|p| p.ops.get(k)).collect::<Vec<_>>()))
-        .collect::<Result<_, _>>()?;
+    let ops = (0..parts[0].ops.len()).map(|k| merge_ops(&parts.iter().filter_map(|p| p.ops.get(k)).collect::<Vec<_>>())).collect::<Result<_, _>>()?;
     let (lag, lag_hdr) = merge_lag(&parts.iter().map(|p| (&p.lag, p.lag_hdr.as_str())).collect::<Vec<_>>())?;
     let n = parts.len() as f64;
     let rates: Vec<f64> = parts.iter().filter_map(|p| p.planned_rate).collect();
@@ -93,12 +91,10 @@ pub fn merge(shards: &[RunRecord], labels: &[String]) -> Result<RunRecord, Merge
         }
     }
     let longest = shards.iter().map(|s| s.intervals.len()).max().unwrap_or(0);
-    let intervals = (0..longest)
-        .map(|k| merge_intervals(&shards.iter().filter_map(|s| s.intervals.get(k)).collect::<Vec<_>>()))
-        .collect::<Result<_, _>>()?;
-    let totals = (0..first.totals.len())
-        .map(|k| merge_ops(&shards.iter().filter_map(|s| s.totals.get(k)).collect::<Vec<_>>()))
-        .collect::<Result<_, _>>()?;
+    let intervals =
+        (0..longest).map(|k| merge_intervals(&shards.iter().filter_map(|s| s.intervals.get(k)).collect::<Vec<_>>())).collect::<Result<_, _>>()?;
+    let totals =
+        (0..first.totals.len()).map(|k| merge_ops(&shards.iter().filter_map(|s| s.totals.get(k)).collect::<Vec<_>>())).collect::<Result<_, _>>()?;
     let (lag, lag_hdr) = merge_lag(&shards.iter().map(|s| (&s.lag, s.lag_hdr.as_str())).collect::<Vec<_>>())?;
     // The run ended as the first shard that did not complete ended.
     let ended = shards.iter().find(|s| s.stop_reason.get("kind").and_then(|k| k.as_str()) != Some("completed")).unwrap_or(first);

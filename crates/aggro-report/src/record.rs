@@ -37,11 +37,7 @@ pub struct OpRecord {
 impl OpRecord {
     /// Summarizes and encodes one operation's stats.
     pub fn from_stats(name: &str, s: &OpStats) -> Self {
-        let failures = ErrorClass::ALL
-            .iter()
-            .filter(|c| s.failures[c.index()] > 0)
-            .map(|c| (c.name().to_string(), s.failures[c.index()]))
-            .collect();
+        let failures = ErrorClass::ALL.iter().filter(|c| s.failures[c.index()] > 0).map(|c| (c.name().to_string(), s.failures[c.index()])).collect();
         Self {
             name: name.to_string(),
             ok: s.ok,

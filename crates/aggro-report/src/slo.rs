@@ -115,9 +115,9 @@ impl Threshold {
     /// Checks the threshold against `record`'s whole-run figures.
     pub fn check(&self, record: &RunRecord) -> Result<Check, String> {
         let op = match &self.op {
-            Some(name) => record.total(name).ok_or_else(|| {
-                format!("{}: the run has no operation {name:?} (it has {})", self.text, record.operations.join(", "))
-            })?,
+            Some(name) => record
+                .total(name)
+                .ok_or_else(|| format!("{}: the run has no operation {name:?} (it has {})", self.text, record.operations.join(", ")))?,
             None => record.totals.first().ok_or_else(|| format!("{}: the run recorded no operation", self.text))?,
         };
         let (value, measured) = self.measure(op, record.elapsed_s)?;

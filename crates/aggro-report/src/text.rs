@@ -37,11 +37,7 @@ pub fn interval_lines(i: &IntervalRecord) -> Vec<String> {
         .enumerate()
         .map(|(k, op)| {
             let elapsed = format!("{:.1}s", i.end_s);
-            let tail = if k == 0 {
-                format!("{:>8} {:>5.0}%", i.backlog, i.cpu.generator_cores * 100.0)
-            } else {
-                String::new()
-            };
+            let tail = if k == 0 { format!("{:>8} {:>5.0}%", i.backlog, i.cpu.generator_cores * 100.0) } else { String::new() };
             format!("{:>8} {} {}", if k == 0 { elapsed } else { String::new() }, op_figures(op), tail)
         })
         .collect()

@@ -114,14 +114,7 @@ pub struct RunOutcome<L> {
 /// interval to `observer`. Returns when the schedule is done and in-flight
 /// requests have finished (or been abandoned after the drain timeout), or
 /// when `stop` fires.
-pub async fn run<L, C, O>(
-    plan: &RunPlan,
-    op_count: usize,
-    loaders: Vec<L>,
-    clock: C,
-    stop: &StopHandle,
-    observer: &mut O,
-) -> RunOutcome<L>
+pub async fn run<L, C, O>(plan: &RunPlan, op_count: usize, loaders: Vec<L>, clock: C, stop: &StopHandle, observer: &mut O) -> RunOutcome<L>
 where
     L: Loader,
     C: Clock,
@@ -150,10 +143,7 @@ where
             }
             Placement::Threads => {
                 tasks.spawn_blocking(move || {
-                    let runtime = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                        .expect("a loader thread needs a runtime");
+                    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a loader thread needs a runtime");
                     runtime.block_on(loader_loop(shared, index, loader, timer))
                 });
             }

@@ -100,12 +100,7 @@ impl<'p, C: Clock> Monitor<'p, C> {
         }
     }
 
-    pub async fn run<L: Loader, O: Observer + ?Sized>(
-        mut self,
-        mut tasks: JoinSet<L>,
-        stop: &StopHandle,
-        observer: &mut O,
-    ) -> RunOutcome<L> {
+    pub async fn run<L: Loader, O: Observer + ?Sized>(mut self, mut tasks: JoinSet<L>, stop: &StopHandle, observer: &mut O) -> RunOutcome<L> {
         let shared = Arc::clone(&self.shared);
         let mut waiter = shared.clock.waiter().expect("the monitor needs a timer");
         let interval = self.plan.interval_ns.max(1_000_000);

@@ -21,10 +21,7 @@ impl BacklogRule {
         match text.trim() {
             "off" => Ok(BacklogRule::Off),
             "rate" => Ok(BacklogRule::PerSecondRate),
-            n => n
-                .parse()
-                .map(BacklogRule::Above)
-                .map_err(|_| format!("bad --stop-on-backlog {text:?}: expected off, rate or a number of requests")),
+            n => n.parse().map(BacklogRule::Above).map_err(|_| format!("bad --stop-on-backlog {text:?}: expected off, rate or a number of requests")),
         }
     }
 

@@ -91,17 +91,7 @@ mod tests {
     use super::*;
 
     fn judge(capacity: f64) -> impl AsyncFnMut(f64) -> Option<Trial> {
-        async move |rate| {
-            Some(Trial {
-                rate,
-                passed: rate <= capacity,
-                achieved: rate.min(capacity),
-                p99_ns: 0,
-                backlog: 0,
-                errors: 0,
-                why: None,
-            })
-        }
+        async move |rate| Some(Trial { rate, passed: rate <= capacity, achieved: rate.min(capacity), p99_ns: 0, backlog: 0, errors: 0, why: None })
     }
 
     #[tokio::test]

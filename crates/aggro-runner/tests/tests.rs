@@ -1,7 +1,7 @@
 //! The executor on a paused tokio clock: deterministic, instant, exact.
 
 use aggro_core::{ErrorClass, Nanos, Pacing, RatePlan, TokioClock};
-use aggro_runner::{BacklogRule, IntervalReport, Loader, Observer, Placement, RunPlan, StopHandle, StopReason, Steps, run};
+use aggro_runner::{BacklogRule, IntervalReport, Loader, Observer, Placement, RunPlan, Steps, StopHandle, StopReason, run};
 use std::time::Duration;
 
 const MS: Nanos = 1_000_000;
@@ -115,9 +115,7 @@ async fn a_backend_that_cannot_keep_up_is_stopped_by_the_backlog_rule() {
 
 #[tokio::test(start_paused = true)]
 async fn loaders_share_the_schedule_and_the_books_balance() {
-    let loaders: Vec<_> = (0..8)
-        .map(|_| Stalling { service: Duration::from_millis(30), stall_at: None, stall: Duration::ZERO })
-        .collect();
+    let loaders: Vec<_> = (0..8).map(|_| Stalling { service: Duration::from_millis(30), stall_at: None, stall: Duration::ZERO }).collect();
     let mut log = Log::default();
     let out = run(&plan(200.0, 3), 1, loaders, TokioClock::start(), &StopHandle::new(), &mut log).await;
     assert_eq!(out.completed, 600);
@@ -155,9 +153,7 @@ async fn loaders_share_recorders_unless_kept_apart() {
 
 #[tokio::test(start_paused = true)]
 async fn closed_loop_runs_a_fixed_count() {
-    let loaders: Vec<_> = (0..3)
-        .map(|_| Stalling { service: Duration::from_millis(10), stall_at: None, stall: Duration::ZERO })
-        .collect();
+    let loaders: Vec<_> = (0..3).map(|_| Stalling { service: Duration::from_millis(10), stall_at: None, stall: Duration::ZERO }).collect();
     let mut p = plan(1.0, 1);
     p.rate = RatePlan::Max { duration_ns: None };
     p.limit = Some(90);
@@ -199,8 +195,18 @@ struct TwoSteps;
 impl Loader for TwoSteps {
     async fn run(&mut self, _seq: u64, steps: &mut Steps) -> Result<(), ErrorClass> {
         steps.count_failure(1, ErrorClass::Conflict);
-        steps.time(1, async { tokio::time::sleep(Duration::from_millis(2)).await; Ok(()) }).await?;
-        steps.time(2, async { tokio::time::sleep(Duration::from_millis(3)).await; Ok(()) }).await
+        steps
+            .time(1, async {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                Ok(())
+            })
+            .await?;
+        steps
+            .time(2, async {
+                tokio::time::sleep(Duration::from_millis(3)).await;
+                Ok(())
+            })
+            .await
     }
 }
 
@@ -294,8 +300,18 @@ impl Loader for StallingSteps {
     async fn run(&mut self, seq: u64, steps: &mut Steps) -> Result<(), ErrorClass> {
         let begun = steps.now();
         let first = if seq == self.stall_at { Duration::from_secs(1) } else { Duration::from_millis(1) };
-        steps.time(1, async { tokio::time::sleep(first).await; Ok(()) }).await?;
-        steps.time(2, async { tokio::time::sleep(Duration::from_millis(1)).await; Ok(()) }).await?;
+        steps
+            .time(1, async {
+                tokio::time::sleep(first).await;
+                Ok(())
+            })
+            .await?;
+        steps
+            .time(2, async {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                Ok(())
+            })
+            .await?;
         steps.record_since(3, begun);
         Ok(())
     }

@@ -21,12 +21,8 @@ pub fn to_base64(h: &Histogram) -> String {
 /// Decodes what [`to_base64`] wrote.
 pub fn from_base64(text: &str) -> Result<Histogram, DecodeError> {
     use base64::Engine;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text.trim())
-        .map_err(|e| DecodeError(e.to_string()))?;
-    let mut h: Histogram = Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .map_err(|e| DecodeError(format!("{e:?}")))?;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(text.trim()).map_err(|e| DecodeError(e.to_string()))?;
+    let mut h: Histogram = Deserializer::new().deserialize(&mut bytes.as_slice()).map_err(|e| DecodeError(format!("{e:?}")))?;
     // Let it grow, so merging never fails.
     h.auto(true);
     Ok(h)

@@ -29,10 +29,10 @@ pub mod net;
 pub mod null;
 #[cfg(any(feature = "postgres", feature = "redis"))]
 mod pipeline;
-#[cfg(any(feature = "postgres", feature = "redis", feature = "dynamodb"))]
-mod reconnect;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(any(feature = "postgres", feature = "redis", feature = "dynamodb"))]
+mod reconnect;
 #[cfg(feature = "redis")]
 pub mod redis;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -88,9 +88,7 @@ macro_rules! dispatch {
             #[cfg(feature = "redis")]
             TargetUrl::Redis { addr, db } => Ok($visitor.visit(redis::RedisTarget::new(addr, db)).await),
             #[cfg(feature = "dynamodb")]
-            TargetUrl::DynamoDb { addr, table, region } => {
-                Ok($visitor.visit(dynamodb::DynamoTarget::new(addr, table, region)).await)
-            }
+            TargetUrl::DynamoDb { addr, table, region } => Ok($visitor.visit(dynamodb::DynamoTarget::new(addr, table, region)).await),
             #[allow(unreachable_patterns)]
             other => Err(UrlError::NotBuilt(other.scheme())),
         }

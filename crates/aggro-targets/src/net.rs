@@ -16,8 +16,6 @@ pub async fn connect(what: &str, addr: &str) -> Result<(OwnedReadHalf, OwnedWrit
         .await
         .map_err(|_| StoreError::new(ErrorClass::Connect, format!("no answer from {what} at {addr} within 5 s")))?
         .map_err(|e| StoreError::new(ErrorClass::Connect, format!("cannot connect to {what} at {addr}: {e}")))?;
-    stream
-        .set_nodelay(true)
-        .map_err(|e| StoreError::new(ErrorClass::Connect, format!("{what} at {addr}: {e}")))?;
+    stream.set_nodelay(true).map_err(|e| StoreError::new(ErrorClass::Connect, format!("{what} at {addr}: {e}")))?;
     Ok(stream.into_split())
 }

@@ -2,9 +2,9 @@
 
 use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use aggro_core::scenario::{Command, Family, Load, Reply, Rows, ScenarioConn, ScenarioTarget, Value};
-use std::sync::Arc;
 use aggro_core::world::WorldStore;
 use aggro_core::{ErrorClass, StoreError};
+use std::sync::Arc;
 
 /// The target that stores nothing.
 #[derive(Clone, Copy, Debug, Default)]

@@ -14,8 +14,7 @@ pub const WORLD_TABLES: [&str; 2] = [
 /// `workload` ($1) → its world record.
 pub const READ_WORLD: &str = "SELECT record FROM aggro_world WHERE workload = $1";
 /// Stores `workload` ($1)'s record ($2), replacing any.
-pub const WRITE_WORLD: &str =
-    "INSERT INTO aggro_world VALUES ($1, $2) ON CONFLICT (workload) DO UPDATE SET record = excluded.record";
+pub const WRITE_WORLD: &str = "INSERT INTO aggro_world VALUES ($1, $2) ON CONFLICT (workload) DO UPDATE SET record = excluded.record";
 /// Adds run `id` ($2) with `entry` ($3) to `workload` ($1)'s run log.
 pub const LOG_RUN: &str = "INSERT INTO aggro_runs VALUES ($1, $2, $3)";
 /// `workload` ($1) → every entry of its run log.
@@ -37,7 +36,7 @@ pub fn forget_world(workload: &str) -> String {
 pub fn mmo_schema(blob: &str) -> String {
     forget_world("mmo")
         + &format!(
-        "DROP TABLE IF EXISTS quests; DROP TABLE IF EXISTS items; DROP TABLE IF EXISTS players;
+            "DROP TABLE IF EXISTS quests; DROP TABLE IF EXISTS items; DROP TABLE IF EXISTS players;
          DROP TABLE IF EXISTS accounts; DROP TABLE IF EXISTS guild_ranks; DROP TABLE IF EXISTS guilds;
          DROP TABLE IF EXISTS quest_templates; DROP TABLE IF EXISTS item_descriptors; DROP TABLE IF EXISTS id_sequence;
          CREATE TABLE quest_templates (id INTEGER PRIMARY KEY, data {blob} NOT NULL);
@@ -66,7 +65,7 @@ pub fn mmo_schema(blob: &str) -> String {
              seq INTEGER NOT NULL, template INTEGER NOT NULL REFERENCES quest_templates, completed BIGINT NOT NULL);
          CREATE INDEX quests_player ON quests (player);
          CREATE TABLE id_sequence (next BIGINT NOT NULL);"
-    )
+        )
 }
 
 /// The player columns a load reads, in [`aggro_core::mmo::PlayerCore`] order, then the parts.

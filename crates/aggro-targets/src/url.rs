@@ -111,8 +111,7 @@ impl TargetUrl {
                 let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
                 let (addr, table) = rest.split_once('/').unwrap_or((rest, ""));
                 let table = if table.is_empty() { "aggro_mobile" } else { table };
-                let valid = (3..=255).contains(&table.len())
-                    && table.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+                let valid = (3..=255).contains(&table.len()) && table.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
                 if !valid {
                     return Err(bad("a DynamoDB table name is 3-255 of A-Z a-z 0-9 _ . -"));
                 }
@@ -143,9 +142,8 @@ impl TargetUrl {
 }
 
 fn host_port(text: &str, default_port: u16) -> Result<String, String> {
-    let parse_port = |p: &str| -> Result<u16, String> {
-        if p.is_empty() { Ok(default_port) } else { p.parse().map_err(|_| format!("bad port {p:?}")) }
-    };
+    let parse_port =
+        |p: &str| -> Result<u16, String> { if p.is_empty() { Ok(default_port) } else { p.parse().map_err(|_| format!("bad port {p:?}")) } };
     if let Some(rest) = text.strip_prefix('[') {
         let (host, after) = rest.split_once(']').ok_or("unclosed [ in an IPv6 address")?;
         let port = parse_port(after.strip_prefix(':').unwrap_or(""))?;
@@ -167,18 +165,9 @@ mod tests {
         assert_eq!(TargetUrl::parse("null:").unwrap(), TargetUrl::Null);
         assert_eq!(TargetUrl::parse("stackdb:./w").unwrap(), TargetUrl::StackDb { path: "./w".into(), immediate: true });
         assert_eq!(TargetUrl::parse("stackdb:/w?sync=eventual").unwrap(), TargetUrl::StackDb { path: "/w".into(), immediate: false });
-        assert_eq!(
-            TargetUrl::parse("sqlite:./game.db").unwrap(),
-            TargetUrl::Sqlite { path: "./game.db".into(), sync: "full".into() }
-        );
-        assert_eq!(
-            TargetUrl::parse("sqlite:/tmp/g.db?sync=off").unwrap(),
-            TargetUrl::Sqlite { path: "/tmp/g.db".into(), sync: "off".into() }
-        );
-        assert_eq!(
-            TargetUrl::parse("redis://127.0.0.1:6380/2").unwrap(),
-            TargetUrl::Redis { addr: "127.0.0.1:6380".into(), db: 2 }
-        );
+        assert_eq!(TargetUrl::parse("sqlite:./game.db").unwrap(), TargetUrl::Sqlite { path: "./game.db".into(), sync: "full".into() });
+        assert_eq!(TargetUrl::parse("sqlite:/tmp/g.db?sync=off").unwrap(), TargetUrl::Sqlite { path: "/tmp/g.db".into(), sync: "off".into() });
+        assert_eq!(TargetUrl::parse("redis://127.0.0.1:6380/2").unwrap(), TargetUrl::Redis { addr: "127.0.0.1:6380".into(), db: 2 });
         assert_eq!(TargetUrl::parse("redis://localhost").unwrap(), TargetUrl::Redis { addr: "localhost:6379".into(), db: 0 });
         assert!(matches!(TargetUrl::parse("postgres://u@127.0.0.1:5432/game").unwrap(), TargetUrl::Postgres { .. }));
         assert_eq!(TargetUrl::parse("redis://[::1]:7000").unwrap(), TargetUrl::Redis { addr: "[::1]:7000".into(), db: 0 });
@@ -194,7 +183,20 @@ mod tests {
 
     #[test]
     fn malformed_urls_say_what_is_wrong() {
-        for bad in ["stackdb:", "stackdb:w?fast", "dynamodb://h:1/x", "dynamodb://h:1/t?key=s", "", "game.db", "mysql://x", "sqlite:", "sqlite:x?fast=1", "redis://:99999", "redis://h:1/x", "postgres:x"] {
+        for bad in [
+            "stackdb:",
+            "stackdb:w?fast",
+            "dynamodb://h:1/x",
+            "dynamodb://h:1/t?key=s",
+            "",
+            "game.db",
+            "mysql://x",
+            "sqlite:",
+            "sqlite:x?fast=1",
+            "redis://:99999",
+            "redis://h:1/x",
+            "postgres:x",
+        ] {
             let err = TargetUrl::parse(bad).unwrap_err().to_string();
             assert!(err.starts_with("bad target URL"), "{bad}: {err}");
         }

@@ -40,10 +40,7 @@ impl Console {
                 None => ProgressBar::new_spinner(),
             };
             bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
-            bar.set_style(
-                ProgressStyle::with_template("{bar:40} {pos}/{len}s  backlog {msg}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
+            bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len}s  backlog {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()));
             bar.println(text::header());
             bar
         });

@@ -99,7 +99,16 @@ impl FindMax {
             crate::drive::place(&mut plan, blocking);
             let mut console = Console::new(names, None, Verbosity { quiet: true });
             let outcome = aggro_runner::run(&plan, names.len(), std::mem::take(&mut loaders), MonotonicClock::start(), &stop, &mut console).await;
-            let record = session::record("find-max trial", serde_json::json!({ "rate": rate }), String::new(), names, &outcome, console, samples, exec.threads);
+            let record = session::record(
+                "find-max trial",
+                serde_json::json!({ "rate": rate }),
+                String::new(),
+                names,
+                &outcome,
+                console,
+                samples,
+                exec.threads,
+            );
             loaders = outcome.loaders;
             if outcome.stop_reason == StopReason::Interrupted {
                 return None;

@@ -31,7 +31,13 @@ pub fn report(a: ReportArgs) -> anyhow::Result<()> {
     let out = a.out.unwrap_or_else(|| a.file.with_extension("html"));
     write_html(&out, &page)?;
     a.exports.write(&record)?;
-    println!("report: {} ({:.0} kB, {} intervals, {:.2}s)", out.display(), page.len() as f64 / 1e3, record.intervals.len(), began.elapsed().as_secs_f64());
+    println!(
+        "report: {} ({:.0} kB, {} intervals, {:.2}s)",
+        out.display(),
+        page.len() as f64 / 1e3,
+        record.intervals.len(),
+        began.elapsed().as_secs_f64()
+    );
     for c in &checks {
         println!("{} {}: {}", if c.passed { "pass" } else { "FAIL" }, c.threshold, c.measured);
     }

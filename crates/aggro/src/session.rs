@@ -3,12 +3,12 @@
 
 use crate::console::Console;
 use aggro_core::ErrorSamples;
+use aggro_core::Share;
 use aggro_report::host::HostInfo;
 use aggro_report::record::{ErrorSample, FORMAT, RunRecord, now_rfc3339, op_records};
 use aggro_runner::RunOutcome;
 use aggro_stats::Summary;
 use anyhow::Context;
-use aggro_core::Share;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -46,9 +46,7 @@ fn raise_fd_limit() {
 
 /// The seed of a run: given, or from the clock (always recorded).
 pub fn seed_or_clock(seed: Option<u64>) -> u64 {
-    seed.unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
-    })
+    seed.unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64))
 }
 
 /// Builds the record of a finished run (and shows it in the run's live view).
@@ -78,11 +76,7 @@ pub fn record<L>(
         completed: outcome.completed,
         backlog_at_end: outcome.backlog_at_end,
         elapsed_s: outcome.elapsed_ns as f64 / 1e9,
-        error_samples: samples
-            .snapshot()
-            .into_iter()
-            .map(|(c, m)| ErrorSample { class: c.name().into(), message: m })
-            .collect(),
+        error_samples: samples.snapshot().into_iter().map(|(c, m)| ErrorSample { class: c.name().into(), message: m }).collect(),
         generator_bound: !generator_signals.is_empty(),
         generator_signals,
         ..RunRecord::begun(command, spec, started_at, names)
@@ -173,8 +167,8 @@ pub fn write(record: &RunRecord, path: &Path, exports: &Exports) -> anyhow::Resu
 /// Reads a result file.
 pub fn read(path: &Path) -> anyhow::Result<RunRecord> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let record: RunRecord = serde_json::from_slice(&bytes)
-        .map_err(|e| crate::BadInput(format!("{} is not an aggro result file: {e}", path.display())))?;
+    let record: RunRecord =
+        serde_json::from_slice(&bytes).map_err(|e| crate::BadInput(format!("{} is not an aggro result file: {e}", path.display())))?;
     if record.format != FORMAT {
         return Err(crate::BadInput(format!("{} has format {:?}; this aggro reads {FORMAT:?}", path.display(), record.format)).into());
     }

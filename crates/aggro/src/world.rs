@@ -14,10 +14,8 @@ use std::path::PathBuf;
 
 /// Reads `workload`'s record from `target` (`describe` names it in errors).
 pub async fn read<T: WorldStore>(target: &T, describe: &str, workload: &str) -> anyhow::Result<Option<WorldRecord>> {
-    let text = target
-        .read_world(workload)
-        .await
-        .map_err(|e| anyhow::anyhow!("{describe}: cannot read the {workload} world record: {}", e.message))?;
+    let text =
+        target.read_world(workload).await.map_err(|e| anyhow::anyhow!("{describe}: cannot read the {workload} world record: {}", e.message))?;
     let Some(text) = text else { return Ok(None) };
     let record = WorldRecord::from_json(&text).map_err(|e| BadInput(format!("{describe}: {e}")))?;
     if record.shape.workload() != workload {
@@ -56,10 +54,7 @@ pub async fn missing_runs<'a, T: WorldStore>(
     workload: &str,
     results: impl IntoIterator<Item = &'a RunRecord>,
 ) -> anyhow::Result<Vec<RunEntry>> {
-    let log = target
-        .run_log(workload)
-        .await
-        .map_err(|e| anyhow::anyhow!("{describe}: cannot read the run log: {}", e.message))?;
+    let log = target.run_log(workload).await.map_err(|e| anyhow::anyhow!("{describe}: cannot read the run log: {}", e.message))?;
     let covered: std::collections::HashSet<&str> = results.into_iter().flat_map(|r| r.run_ids.iter().map(String::as_str)).collect();
     let mut missing = Vec::new();
     for text in log {

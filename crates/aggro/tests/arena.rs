@@ -8,7 +8,26 @@ fn the_arena_bench_runs_server_and_swarm_processes_and_writes_one_table_and_resu
     let dir = tempdir();
     let out = path(dir.path(), "bench.json");
     // Two rounds: base, send-flush, base, send-flush; each row merges its variant's two runs.
-    let text = ok(&["arena", "bench", "--players", "20", "--tick", "30", "--duration", "3s", "--warmup", "2s", "--compare", "send-flush", "--rounds", "2", "--port", "7870", "--out", &out]);
+    let text = ok(&[
+        "arena",
+        "bench",
+        "--players",
+        "20",
+        "--tick",
+        "30",
+        "--duration",
+        "3s",
+        "--warmup",
+        "2s",
+        "--compare",
+        "send-flush",
+        "--rounds",
+        "2",
+        "--port",
+        "7870",
+        "--out",
+        &out,
+    ]);
     assert!(text.contains("| 20 | base |") && text.contains("| 20 | send-flush |"), "{text}");
     let r = result(std::path::Path::new(&out));
     let rows = r["extra"]["arena_bench"]["rows"].as_array().expect("rows");
@@ -54,7 +73,23 @@ fn arena_bad_input_is_one_line_and_exit_code_2() {
 fn a_relay_sweep_feeds_the_planner_and_the_arithmetic_matches_the_guide() {
     let dir = tempdir();
     let out = path(dir.path(), "relay.json");
-    let text = ok(&["arena", "bench", "--mode", "relay", "--players", "40,80", "--duration", "2s", "--warmup", "1s", "--reliable", "--port", "7880", "--out", &out]);
+    let text = ok(&[
+        "arena",
+        "bench",
+        "--mode",
+        "relay",
+        "--players",
+        "40,80",
+        "--duration",
+        "2s",
+        "--warmup",
+        "1s",
+        "--reliable",
+        "--port",
+        "7880",
+        "--out",
+        &out,
+    ]);
     assert!(text.contains("| 40 |") && text.contains("| 80 |") && text.contains("no limit reached"), "{text}");
     let r = result(std::path::Path::new(&out));
     let rows = r["extra"]["relay_bench"]["rows"].as_array().expect("rows");
@@ -77,13 +112,44 @@ fn swarm_workers_split_the_rooms_and_the_relay_serves_metrics() {
     let dir = tempdir();
     let server_out = path(dir.path(), "server.json");
     let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_aggro"))
-        .args(["arena", "serve", "--mode", "relay", "--listen", "127.0.0.1:7890", "--metrics", "127.0.0.1:7891", "--interval", "1s", "--duration", "6s", "--quiet", "--out", &server_out])
+        .args([
+            "arena",
+            "serve",
+            "--mode",
+            "relay",
+            "--listen",
+            "127.0.0.1:7890",
+            "--metrics",
+            "127.0.0.1:7891",
+            "--interval",
+            "1s",
+            "--duration",
+            "6s",
+            "--quiet",
+            "--out",
+            &server_out,
+        ])
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let shard = |i: &str, out: &str| {
-        let args = ["arena", "swarm", "--behaviour", "relay", "--server", "127.0.0.1:7890", "--ccu", "16", "--worker", i, "--duration", "2s", "--interval", "1s"];
+        let args = [
+            "arena",
+            "swarm",
+            "--behaviour",
+            "relay",
+            "--server",
+            "127.0.0.1:7890",
+            "--ccu",
+            "16",
+            "--worker",
+            i,
+            "--duration",
+            "2s",
+            "--interval",
+            "1s",
+        ];
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_aggro"));
         cmd.args(args).args(["--server-metrics", "127.0.0.1:7891", "--out", out]).stdout(std::process::Stdio::piped()).spawn().unwrap()
     };

@@ -41,7 +41,29 @@ fn a_server_killed_mid_run_leaves_disconnects_in_a_valid_result_file() {
     let pid = server.id().to_string();
     let swarm = std::thread::spawn({
         let out = out.clone();
-        move || run(&["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7951", "--ccu", "20", "--duration", "7s", "--interval", "1s", "--server-pid", &pid, "--out", &out], Duration::from_secs(60))
+        move || {
+            run(
+                &[
+                    "arena",
+                    "swarm",
+                    "--mode",
+                    "colyseus",
+                    "--server",
+                    "ws://127.0.0.1:7951",
+                    "--ccu",
+                    "20",
+                    "--duration",
+                    "7s",
+                    "--interval",
+                    "1s",
+                    "--server-pid",
+                    &pid,
+                    "--out",
+                    &out,
+                ],
+                Duration::from_secs(60),
+            )
+        }
     });
     // Killed early enough that the replacements (a second after each disconnect) try before the drain.
     std::thread::sleep(Duration::from_millis(1500));
@@ -69,7 +91,24 @@ fn a_colyseus_sweep_feeds_the_planner() {
     let out = path(dir.path(), "sweep.json");
     // With the user's shell semantics: a leading assignment reaches the server's environment.
     let cmd = format!("AGGRO_EXAMPLE=1 node {}/server.mjs", room.display());
-    let text = ok(&["arena", "bench", "--mode", "colyseus", "--server-cmd", &cmd, "--players", "40,80", "--warmup", "2s", "--duration", "2s", "--port", "7955", "--out", &out]);
+    let text = ok(&[
+        "arena",
+        "bench",
+        "--mode",
+        "colyseus",
+        "--server-cmd",
+        &cmd,
+        "--players",
+        "40,80",
+        "--warmup",
+        "2s",
+        "--duration",
+        "2s",
+        "--port",
+        "7955",
+        "--out",
+        &out,
+    ]);
     assert!(text.contains("| 40 | 40 |") && text.contains("| 80 | 80 |"), "every bot joined: {text}");
     let r = result(std::path::Path::new(&out));
     let rows = r["extra"]["colyseus_bench"]["rows"].as_array().expect("rows");
@@ -89,7 +128,8 @@ fn a_colyseus_sweep_feeds_the_planner() {
     assert!(plan.contains("fitted on 2 runs") && plan.contains("prediction:") && plan.contains("residual"), "{plan}");
     // Had the 80-CCU point not served its players, the planner fits on one point no more: it says why.
     let mut failing = r.clone();
-    failing["extra"]["colyseus_bench"]["rows"][1]["verdict"] = serde_json::json!({ "limit": "service", "evidence": "service: 49.0% of joins failed" });
+    failing["extra"]["colyseus_bench"]["rows"][1]["verdict"] =
+        serde_json::json!({ "limit": "service", "evidence": "service: 49.0% of joins failed" });
     let failing_path = path(dir.path(), "failing.json");
     std::fs::write(&failing_path, serde_json::to_string(&failing).unwrap()).unwrap();
     let refused = run(&["plan", "--from", &failing_path, "--cores", "1"], Duration::from_secs(30));
@@ -117,7 +157,10 @@ fn colyseus_bad_input_is_one_line_and_exit_code_2() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
-    let out = run(&["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:2567", "--play", &bad_play, "--duration", "1s"], Duration::from_secs(30));
+    let out = run(
+        &["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:2567", "--play", &bad_play, "--duration", "1s"],
+        Duration::from_secs(30),
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("send[0].every"), "the key is named");
     // A server command that never listens: named, after the bench's progress line.
     let out = run(&["arena", "bench", "--mode", "colyseus", "--server-cmd", "true", "--players", "10", "--port", "7957"], Duration::from_secs(30));
@@ -131,15 +174,77 @@ fn nothing_listening_is_a_server_gone_and_a_broken_threshold_exits_3() {
     let Some(room) = reference_room() else { return };
     let dir = tempdir();
     // A port nobody listens on: every join fails.
-    let out = run(&["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7959", "--ccu", "5", "--duration", "2s", "--interval", "1s", "--out", &path(dir.path(), "none.json")], Duration::from_secs(60));
+    let out = run(
+        &[
+            "arena",
+            "swarm",
+            "--mode",
+            "colyseus",
+            "--server",
+            "ws://127.0.0.1:7959",
+            "--ccu",
+            "5",
+            "--duration",
+            "2s",
+            "--interval",
+            "1s",
+            "--out",
+            &path(dir.path(), "none.json"),
+        ],
+        Duration::from_secs(60),
+    );
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("no bot joined") && !text.contains("no limit reached"), "{text}");
     // A served run that breaks a threshold of its own --slo: exit 3, the verdict names the service.
     let mut server = listening_room(&room, "7952");
     let pid = server.id().to_string();
-    let strict = run(&["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7952", "--ccu", "10", "--duration", "3s", "--interval", "1s", "--server-pid", &pid, "--slo", "p99<=1us", "--out", &path(dir.path(), "strict.json")], Duration::from_secs(60));
-    let served = run(&["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7952", "--ccu", "10", "--duration", "3s", "--interval", "1s", "--server-pid", &pid, "--slo", "p99<=10s", "--out", &path(dir.path(), "served.json")], Duration::from_secs(60));
+    let strict = run(
+        &[
+            "arena",
+            "swarm",
+            "--mode",
+            "colyseus",
+            "--server",
+            "ws://127.0.0.1:7952",
+            "--ccu",
+            "10",
+            "--duration",
+            "3s",
+            "--interval",
+            "1s",
+            "--server-pid",
+            &pid,
+            "--slo",
+            "p99<=1us",
+            "--out",
+            &path(dir.path(), "strict.json"),
+        ],
+        Duration::from_secs(60),
+    );
+    let served = run(
+        &[
+            "arena",
+            "swarm",
+            "--mode",
+            "colyseus",
+            "--server",
+            "ws://127.0.0.1:7952",
+            "--ccu",
+            "10",
+            "--duration",
+            "3s",
+            "--interval",
+            "1s",
+            "--server-pid",
+            &pid,
+            "--slo",
+            "p99<=10s",
+            "--out",
+            &path(dir.path(), "served.json"),
+        ],
+        Duration::from_secs(60),
+    );
     server.kill().unwrap();
     server.wait().unwrap();
     let text = format!("{}{}", String::from_utf8_lossy(&strict.stdout), String::from_utf8_lossy(&strict.stderr));

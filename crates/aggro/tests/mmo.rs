@@ -120,8 +120,25 @@ fn realtime_play_paces_one_period_per_game_minute_per_zone() {
     let out = path(dir.path(), "rt.json");
     ok(&["mmo", "populate", "--target", &target, "--accounts", "100"]);
     let text = ok(&[
-        "mmo", "play", "--target", &target, "--accounts", "100", "--players", "50", "--clients", "2", "--realtime",
-        "--game-minute", "200ms", "--duration", "3s", "--interval", "1s", "--out", &out,
+        "mmo",
+        "play",
+        "--target",
+        &target,
+        "--accounts",
+        "100",
+        "--players",
+        "50",
+        "--clients",
+        "2",
+        "--realtime",
+        "--game-minute",
+        "200ms",
+        "--duration",
+        "3s",
+        "--interval",
+        "1s",
+        "--out",
+        &out,
     ]);
     assert!(text.contains("backlog at end 0"), "{text}");
     let r = result(std::path::Path::new(&out));
@@ -142,8 +159,25 @@ fn play_shards_split_the_zones_and_merge_into_the_whole_run() {
     for (k, out) in shards.iter().enumerate() {
         let worker = format!("{}/2", k + 1);
         let text = ok(&[
-            "mmo", "play", "--target", &target, "--accounts", "100", "--players", "20", "--clients", "3", "--periods", "10",
-            "--seed", "5", "--worker", &worker, "-q", "--out", out,
+            "mmo",
+            "play",
+            "--target",
+            &target,
+            "--accounts",
+            "100",
+            "--players",
+            "20",
+            "--clients",
+            "3",
+            "--periods",
+            "10",
+            "--seed",
+            "5",
+            "--worker",
+            &worker,
+            "-q",
+            "--out",
+            out,
         ]);
         let zones = if k == 0 { "2 zone(s)" } else { "1 zone(s)" };
         assert!(text.contains(zones), "worker {worker} runs zones {{0, 2}} or {{1}}: {text}");
@@ -156,7 +190,8 @@ fn play_shards_split_the_zones_and_merge_into_the_whole_run() {
     assert_eq!(m["extra"]["shard_extras"].as_array().unwrap().len(), 2);
     let text = ok(&["mmo", "verify", "--target", &target, "--accounts", "100", "--result", &shards[0], "--result", &shards[1]]);
     assert!(text.contains("ok    every player holds population + committed items"), "{text}");
-    let no_seed = run(&["mmo", "play", "--target", &target, "--accounts", "100", "--clients", "2", "--worker", "1/2"], std::time::Duration::from_secs(30));
+    let no_seed =
+        run(&["mmo", "play", "--target", &target, "--accounts", "100", "--clients", "2", "--worker", "1/2"], std::time::Duration::from_secs(30));
     assert_eq!(no_seed.status.code(), Some(2));
 }
 
@@ -223,7 +258,24 @@ fn a_full_disk_during_play_gives_no_capacity_figure_and_breaks_no_invariant() {
     ok(&["mmo", "populate", "--target", &target, "--accounts", "40"]);
     let out = path(dir.path(), "play.json");
     let play = aggro()
-        .args(["mmo", "play", "--target", &target, "--players", "50", "--clients", "2", "--periods", "100000", "--table-every", "0", "--lease", "3s", "--out", &out])
+        .args([
+            "mmo",
+            "play",
+            "--target",
+            &target,
+            "--players",
+            "50",
+            "--clients",
+            "2",
+            "--periods",
+            "100000",
+            "--table-every",
+            "0",
+            "--lease",
+            "3s",
+            "--out",
+            &out,
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

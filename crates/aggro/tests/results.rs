@@ -11,7 +11,25 @@ use std::time::{Duration, Instant, SystemTime};
 /// A short open-loop run on the null target.
 fn null_run(dir: &Path, name: &str, rate: &str, extra: &[&str]) -> String {
     let out = path(dir, name);
-    let mut args = vec!["mobile", "run", "--target", "null:", "--rate", rate, "--duration", "2s", "--interval", "500ms", "--loaders", "8", "--seed", "9", "-q", "--out", &out];
+    let mut args = vec![
+        "mobile",
+        "run",
+        "--target",
+        "null:",
+        "--rate",
+        rate,
+        "--duration",
+        "2s",
+        "--interval",
+        "500ms",
+        "--loaders",
+        "8",
+        "--seed",
+        "9",
+        "-q",
+        "--out",
+        &out,
+    ];
     args.extend_from_slice(extra);
     ok(&args);
     out
@@ -60,7 +78,11 @@ fn the_report_draws_every_chart_in_a_browser() {
     assert_eq!(attribute(&dom, "data-empty"), 0, "a chart without data");
     assert!(!log.contains("CONSOLE"), "console messages: {log}");
     let png = dir.path().join("run.png");
-    let shot = chromium().unwrap().args(["--window-size=1400,3000", &format!("--screenshot={}", png.display()), &format!("file://{html}")]).output().unwrap();
+    let shot = chromium()
+        .unwrap()
+        .args(["--window-size=1400,3000", &format!("--screenshot={}", png.display()), &format!("file://{html}")])
+        .output()
+        .unwrap();
     assert!(shot.status.success());
     let size = std::fs::metadata(&png).expect("a screenshot").len();
     assert!(size > 50_000, "the screenshot is {size} bytes: the page is nearly blank");
@@ -71,7 +93,23 @@ fn the_live_view_updates_while_the_run_goes() {
     let dir = tempdir();
     let out = path(dir.path(), "live.json");
     let mut child = aggro()
-        .args(["mobile", "run", "--target", "null:", "--rate", "500", "--duration", "8s", "--interval", "100ms", "-q", "--live", "127.0.0.1:0", "--out", &out])
+        .args([
+            "mobile",
+            "run",
+            "--target",
+            "null:",
+            "--rate",
+            "500",
+            "--duration",
+            "8s",
+            "--interval",
+            "100ms",
+            "-q",
+            "--live",
+            "127.0.0.1:0",
+            "--out",
+            &out,
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -148,7 +186,23 @@ fn three_shards_merge_into_the_whole_run() {
         .map(|(k, out)| {
             let worker = format!("{}/3", k + 1);
             aggro()
-                .args(["mobile", "run", "--target", "null:", "--rate", "3000", "--duration", "2s", "--interval", "500ms", "--loaders", "8", "--seed", "9", "-q"])
+                .args([
+                    "mobile",
+                    "run",
+                    "--target",
+                    "null:",
+                    "--rate",
+                    "3000",
+                    "--duration",
+                    "2s",
+                    "--interval",
+                    "500ms",
+                    "--loaders",
+                    "8",
+                    "--seed",
+                    "9",
+                    "-q",
+                ])
                 .args(["--worker", &worker, "--start-at", &start, "--out", out])
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
@@ -187,7 +241,9 @@ fn three_shards_merge_into_the_whole_run() {
     assert!((summary.mean_ns - expected.mean_ns).abs() < 1e-6 * expected.mean_ns, "mean {} vs {}", summary.mean_ns, expected.mean_ns);
     assert_eq!(aggro_stats::Summary { mean_ns: 0.0, ..summary }, aggro_stats::Summary { mean_ns: 0.0, ..expected });
     assert_eq!(m["extra"]["merge"]["shards"].as_array().unwrap().len(), 3);
-    for bad in [&["--worker", "4/3", "--seed", "1"][..], &["--worker", "0/3", "--seed", "1"], &["--worker", "1/3"], &["--start-at", "noon", "--seed", "1"]] {
+    for bad in
+        [&["--worker", "4/3", "--seed", "1"][..], &["--worker", "0/3", "--seed", "1"], &["--worker", "1/3"], &["--start-at", "noon", "--seed", "1"]]
+    {
         let out = run(&[&["mobile", "run", "--target", "null:"][..], bad].concat(), Duration::from_secs(30));
         assert_eq!(out.status.code(), Some(2), "{bad:?} is bad input: {}", String::from_utf8_lossy(&out.stderr));
     }

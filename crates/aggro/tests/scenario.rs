@@ -12,10 +12,8 @@ fn scenarios() -> PathBuf {
 /// same table names in the default one), made with psql if missing.
 fn pg_database(url: &str, name: &str) -> String {
     let bin = std::env::var("AGGRO_PG_BIN").unwrap_or_else(|_| "/usr/bin".into());
-    let out = std::process::Command::new(Path::new(&bin).join("psql"))
-        .args([url, "-qc", &format!("CREATE DATABASE {name}")])
-        .output()
-        .expect("psql runs");
+    let out =
+        std::process::Command::new(Path::new(&bin).join("psql")).args([url, "-qc", &format!("CREATE DATABASE {name}")]).output().expect("psql runs");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() || err.contains("already exists"), "{err}");
     let (base, _) = url.rsplit_once('/').expect("a database in the URL");
@@ -36,8 +34,28 @@ fn trio_round_trip(target: &str, rate: &str, checks: bool) {
         ok(&["scenario", "populate", &scenario, "--target", target, "--set", "users=2000"]);
         let out = path(dir.path(), &format!("{name}.json"));
         ok(&[
-            "scenario", "run", &scenario, "--target", target, "--set", "users=2000", "--rate", rate, "--duration", "2s", "--loaders", "8",
-            "--interval", "1s", "--stop-on-backlog", "off", "--seed", "7", "-q", "--out", &out,
+            "scenario",
+            "run",
+            &scenario,
+            "--target",
+            target,
+            "--set",
+            "users=2000",
+            "--rate",
+            rate,
+            "--duration",
+            "2s",
+            "--loaders",
+            "8",
+            "--interval",
+            "1s",
+            "--stop-on-backlog",
+            "off",
+            "--seed",
+            "7",
+            "-q",
+            "--out",
+            &out,
         ]);
         let r = result(Path::new(&out));
         let (done, errors, _) = totals(&r);
@@ -70,8 +88,26 @@ fn a_run_left_out_of_the_ledger_is_told_from_lost_data() {
     let outs: Vec<String> = ["first", "second"].iter().map(|n| path(dir.path(), &format!("{n}.json"))).collect();
     for out in &outs {
         ok(&[
-            "scenario", "run", &scenario, "--target", &target, "--set", "users=2000", "--rate", "200", "--duration", "1s", "--loaders", "4",
-            "--interval", "1s", "--stop-on-backlog", "off", "-q", "--out", out,
+            "scenario",
+            "run",
+            &scenario,
+            "--target",
+            &target,
+            "--set",
+            "users=2000",
+            "--rate",
+            "200",
+            "--duration",
+            "1s",
+            "--loaders",
+            "4",
+            "--interval",
+            "1s",
+            "--stop-on-backlog",
+            "off",
+            "-q",
+            "--out",
+            out,
         ]);
         assert_eq!(result(Path::new(out))["run_ids"].as_array().map(Vec::len), Some(1), "{out} claims its run");
     }
@@ -85,7 +121,10 @@ fn a_run_left_out_of_the_ledger_is_told_from_lost_data() {
     };
     let (code, text) = verify(&[&outs[1]]);
     assert_eq!(code, Some(4), "{text}");
-    assert!(text.contains("the ledger is incomplete, not the store") && text.contains("1 run(s)") && text.contains("scenario run (mobile-write)"), "{text}");
+    assert!(
+        text.contains("the ledger is incomplete, not the store") && text.contains("1 run(s)") && text.contains("scenario run (mobile-write)"),
+        "{text}"
+    );
     let (code, text) = verify(&[&outs[0], &outs[1]]);
     assert_eq!(code, Some(0), "{text}");
     // Gold taken behind aggro's back: every run is counted, so the store is at fault.
@@ -98,8 +137,26 @@ fn a_run_left_out_of_the_ledger_is_told_from_lost_data() {
     // A population starts the log again: a fresh run alone is the whole ledger.
     ok(&["scenario", "populate", &scenario, "--target", &target, "--set", "users=2000"]);
     ok(&[
-        "scenario", "run", &scenario, "--target", &target, "--set", "users=2000", "--rate", "200", "--duration", "1s", "--loaders", "4",
-        "--interval", "1s", "--stop-on-backlog", "off", "-q", "--out", &outs[0],
+        "scenario",
+        "run",
+        &scenario,
+        "--target",
+        &target,
+        "--set",
+        "users=2000",
+        "--rate",
+        "200",
+        "--duration",
+        "1s",
+        "--loaders",
+        "4",
+        "--interval",
+        "1s",
+        "--stop-on-backlog",
+        "off",
+        "-q",
+        "--out",
+        &outs[0],
     ]);
     let (code, text) = verify(&[&outs[0]]);
     assert_eq!(code, Some(0), "{text}");
@@ -198,8 +255,24 @@ fn loaders_sharing_connections_get_their_own_answers(target: &str) {
     for rate in ["max", "3000"] {
         let out = path(dir.path(), "own.json");
         ok(&[
-            "scenario", "run", &own, "--target", target, "--rate", rate, "--duration", "2s", "--loaders", "32", "--connections", "4",
-            "--stop-on-backlog", "off", "-q", "--out", &out,
+            "scenario",
+            "run",
+            &own,
+            "--target",
+            target,
+            "--rate",
+            rate,
+            "--duration",
+            "2s",
+            "--loaders",
+            "32",
+            "--connections",
+            "4",
+            "--stop-on-backlog",
+            "off",
+            "-q",
+            "--out",
+            &out,
         ]);
         let r = result(Path::new(&out));
         let (done, errors, _) = totals(&r);
@@ -214,7 +287,10 @@ fn loaders_sharing_postgres_connections_get_their_own_answers() {
     let target = pg_database(&url, "aggro_scenario_sharing");
     loaders_sharing_connections_get_their_own_answers(&target);
     // A transaction held open across steps cannot share its connection.
-    let o = run(&["scenario", "run", &file("mobile/write.toml"), "--target", &target, "--loaders", "8", "--connections", "2", "-q"], Duration::from_secs(30));
+    let o = run(
+        &["scenario", "run", &file("mobile/write.toml"), "--target", &target, "--loaders", "8", "--connections", "2", "-q"],
+        Duration::from_secs(30),
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("loaders cannot share connections: step \"begin\" runs BEGIN"), "{err}");
@@ -235,8 +311,26 @@ fn loaders_sharing_redis_connections_get_their_own_answers() {
     ok(&["scenario", "populate", &write, "--target", &target, "--set", "users=2000"]);
     let out = path(dir.path(), "write.json");
     ok(&[
-        "scenario", "run", &write, "--target", &target, "--set", "users=2000", "--rate", "2000", "--duration", "2s", "--loaders", "16",
-        "--connections", "2", "--stop-on-backlog", "off", "-q", "--out", &out,
+        "scenario",
+        "run",
+        &write,
+        "--target",
+        &target,
+        "--set",
+        "users=2000",
+        "--rate",
+        "2000",
+        "--duration",
+        "2s",
+        "--loaders",
+        "16",
+        "--connections",
+        "2",
+        "--stop-on-backlog",
+        "off",
+        "-q",
+        "--out",
+        &out,
     ]);
     ok(&["scenario", "verify", &write, "--target", &target, "--set", "users=2000", "--result", &out]);
 
@@ -272,7 +366,10 @@ fn loaders_sharing_redis_connections_get_their_own_answers() {
         (&file("ycsb/c.toml"), &db, "8", "2", "answers one request at a time per connection"),
         (&own, &target, "8", "9", "--connections 9 is more than --loaders 8"),
     ] {
-        let o = run(&["scenario", "run", file, "--target", target, "--loaders", loaders, "--connections", connections, "--duration", "1s", "-q"], Duration::from_secs(30));
+        let o = run(
+            &["scenario", "run", file, "--target", target, "--loaders", loaders, "--connections", connections, "--duration", "1s", "-q"],
+            Duration::from_secs(30),
+        );
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{err}");
         assert!(err.contains(says), "{err}");
@@ -287,8 +384,22 @@ fn ycsb_on(target: &str, rate: &str, skip: &[&str]) {
         ok(&["scenario", "populate", &scenario, "--target", target]);
         let out = path(dir.path(), &format!("{w}.json"));
         let args = [
-            "scenario", "run", &scenario, "--target", target, "--rate", rate, "--duration", "1s", "--loaders", "4", "--stop-on-backlog", "off",
-            "-q", "--out", &out,
+            "scenario",
+            "run",
+            &scenario,
+            "--target",
+            target,
+            "--rate",
+            rate,
+            "--duration",
+            "1s",
+            "--loaders",
+            "4",
+            "--stop-on-backlog",
+            "off",
+            "-q",
+            "--out",
+            &out,
         ];
         if skip.contains(&w) {
             let o = run(&args, Duration::from_secs(60));
@@ -396,8 +507,24 @@ fn pgbench_scripts_run_unchanged_on_postgres() {
     .unwrap();
     let out = path(dir.path(), "mine.json");
     let text = ok(&[
-        "pgbench", &format!("{script}@3"), "-b", "select-only@1", "-D", "limit=1", "-r", "--target", &url, "--rate", "200", "--duration", "2s",
-        "--loaders", "4", "-q", "--out", &out,
+        "pgbench",
+        &format!("{script}@3"),
+        "-b",
+        "select-only@1",
+        "-D",
+        "limit=1",
+        "-r",
+        "--target",
+        &url,
+        "--rate",
+        "200",
+        "--duration",
+        "2s",
+        "--loaders",
+        "4",
+        "-q",
+        "--out",
+        &out,
     ]);
     assert!(!text.contains("invariant"), "custom scripts get no TPC-B checks: {text}");
     let r = result(Path::new(&out));
@@ -420,7 +547,11 @@ fn bad_scenario_files_name_the_line_and_the_key() {
     let dir = tempdir();
     let cases = [
         ("[vars]\nusers = 10\n[[transaction]]\nname = \"t\"\nwieght = 2\n", ":5", "wieght"),
-        ("[keys.k]\ncount = 10\ndistribution = \"zipf\"\n[[transaction]]\nname = \"t\"\nstep = [{ kv = [[\"get\", \"x\"]] }]\n", ":3", "keys.k.distribution"),
+        (
+            "[keys.k]\ncount = 10\ndistribution = \"zipf\"\n[[transaction]]\nname = \"t\"\nstep = [{ kv = [[\"get\", \"x\"]] }]\n",
+            ":3",
+            "keys.k.distribution",
+        ),
         ("[[transaction]]\nname = \"t\"\nstep = [\n  { kv = [[\"get\", \"${nosuch + 1}\"]] },\n]\n", ":4", "unknown variable \"nosuch\""),
         ("[[transaction]]\nname = \"t\"\nstep = [{ let = [\"x = random(1,\"] }]\n", ":3", "let[0]"),
         ("[[transaction]]\nname = \"t\"\nstep = [{ sql = \"SELECT 1\" }]\n", ":1", "no step has a `kv` form"),
@@ -428,7 +559,8 @@ fn bad_scenario_files_name_the_line_and_the_key() {
     for (i, (text, line, key)) in cases.iter().enumerate() {
         let f = path(dir.path(), &format!("bad{i}.toml"));
         std::fs::write(&f, text).unwrap();
-        let o = run(&["scenario", "run", &f, "--target", &format!("stackdb:{}", path(dir.path(), "db")), "--duration", "1s"], Duration::from_secs(30));
+        let o =
+            run(&["scenario", "run", &f, "--target", &format!("stackdb:{}", path(dir.path(), "db")), "--duration", "1s"], Duration::from_secs(30));
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "case {i}: {err}");
         assert!(err.contains(&format!("bad{i}.toml{line}")) && err.contains(key) && err.trim().lines().count() == 1, "case {i}: {err}");
@@ -461,8 +593,23 @@ fn find_max_searches_a_scenarios_capacity() {
     let dir = tempdir();
     let out = path(dir.path(), "fm.json");
     let text = ok(&[
-        "scenario", "find-max", &file("ycsb/c.toml"), "--target", "null:", "--step", "1s", "--start-rate", "500", "--max-rate", "2000",
-        "--max-trials", "3", "--loaders", "4", "--out", &out,
+        "scenario",
+        "find-max",
+        &file("ycsb/c.toml"),
+        "--target",
+        "null:",
+        "--step",
+        "1s",
+        "--start-rate",
+        "500",
+        "--max-rate",
+        "2000",
+        "--max-trials",
+        "3",
+        "--loaders",
+        "4",
+        "--out",
+        &out,
     ]);
     assert!(text.contains("held every rate up to the ceiling") || text.contains("maximum rate held"), "{text}");
     let r = result(Path::new(&out));

@@ -40,9 +40,29 @@ fn mobile_round_trip(target: &str, pace: Pace) {
         let out = path(dir.path(), &format!("{workload}.json"));
         let csv = path(dir.path(), &format!("{workload}.csv"));
         ok(&[
-            "mobile", "run", "--target", target, "--workload", workload,
-            "--rate", rate, "--duration", "2s", "--interval", "500ms", "--loaders", pace.loaders, "--seed", "7", "-q",
-            "--stop-on-backlog", pace.stop_on_backlog, "--out", &out, "--csv", &csv,
+            "mobile",
+            "run",
+            "--target",
+            target,
+            "--workload",
+            workload,
+            "--rate",
+            rate,
+            "--duration",
+            "2s",
+            "--interval",
+            "500ms",
+            "--loaders",
+            pace.loaders,
+            "--seed",
+            "7",
+            "-q",
+            "--stop-on-backlog",
+            pace.stop_on_backlog,
+            "--out",
+            &out,
+            "--csv",
+            &csv,
         ]);
         let r = result(std::path::Path::new(&out));
         assert_eq!(r["stop_reason"]["kind"], "completed", "{workload} on {target}");
@@ -72,10 +92,7 @@ fn mobile_round_trip(target: &str, pace: Pace) {
     }
     let text = ok(&args);
     let (writes, adds) = committed;
-    assert!(
-        text.contains(&format!("{writes} committed write transactions")) && text.contains(&format!("{adds} committed add-gold")),
-        "{text}"
-    );
+    assert!(text.contains(&format!("{writes} committed write transactions")) && text.contains(&format!("{adds} committed add-gold")), "{text}");
     assert!(text.contains("verify: ok"), "{text}");
 
     // A shape flag given must match the store's world.
@@ -183,8 +200,23 @@ fn a_generator_short_of_cpu_is_named_with_its_figure() {
     let dir = tempdir();
     let out = path(dir.path(), "spin.json");
     let text = ok(&[
-        "mobile", "run", "--target", "null:", "--rate", "max", "--duration", "3s", "--interval", "500ms", "--threads", "1",
-        "--loaders", "2", "-q", "--out", &out,
+        "mobile",
+        "run",
+        "--target",
+        "null:",
+        "--rate",
+        "max",
+        "--duration",
+        "3s",
+        "--interval",
+        "500ms",
+        "--threads",
+        "1",
+        "--loaders",
+        "2",
+        "-q",
+        "--out",
+        &out,
     ]);
     let r = result(std::path::Path::new(&out));
     // The figure the signal judges: the busiest interval of at least 100 ms. Tests running beside this one
@@ -216,8 +248,24 @@ fn find_max_brackets_a_capacity() {
     // The p99 limit is far above what null: takes: the test is about the search, and a 56 ms stall of
     // this 2-core VM while other tests ran once failed a 50 ms limit at 4,000/s.
     let text = ok(&[
-        "mobile", "find-max", "--target", "null:", "--start-rate", "1000", "--max-rate", "4000", "--step", "500ms",
-        "--interval", "250ms", "--loaders", "2", "--p99", "500ms", "--out", &out,
+        "mobile",
+        "find-max",
+        "--target",
+        "null:",
+        "--start-rate",
+        "1000",
+        "--max-rate",
+        "4000",
+        "--step",
+        "500ms",
+        "--interval",
+        "250ms",
+        "--loaders",
+        "2",
+        "--p99",
+        "500ms",
+        "--out",
+        &out,
     ]);
     assert!(text.contains("held every rate up to the ceiling"), "{text}");
     let r = result(std::path::Path::new(&out));
@@ -235,7 +283,11 @@ fn verify_names_the_user_whose_update_was_lost() {
     let out = path(dir.path(), "w.json");
     ok(&["mobile", "run", "--target", &target, "--users", "100", "--rate", "200", "--duration", "1s", "-q", "--out", &out]);
     // Take one ticket back without returning its gold: half a transaction.
-    let touched = sql_via_python(&db, "UPDATE user_items SET num_tickets = num_tickets - 1 WHERE num_tickets > 0 AND id = (SELECT min(id) FROM user_items WHERE num_tickets > 0)").expect("a user holds a ticket");
+    let touched = sql_via_python(
+        &db,
+        "UPDATE user_items SET num_tickets = num_tickets - 1 WHERE num_tickets > 0 AND id = (SELECT min(id) FROM user_items WHERE num_tickets > 0)",
+    )
+    .expect("a user holds a ticket");
     let out_v = run(&["mobile", "verify", "--target", &target, "--users", "100", "--result", &out], Duration::from_secs(30));
     let text = String::from_utf8_lossy(&out_v.stdout).to_string() + &String::from_utf8_lossy(&out_v.stderr);
     assert_eq!(out_v.status.code(), Some(1), "{text}");
@@ -340,7 +392,10 @@ fn a_flipped_bit_before_synced_commits_is_refused_and_verify_changes_nothing() {
     ok(&["mobile", "populate", "--target", &target, "--users", "2000"]);
     let populated = log_data_end(&log);
     // Killed, the run's commits stay in the log past the last checkpoint: the next open replays them.
-    killed_run(&["mobile", "run", "--target", &target, "--workload", "write", "--rate", "500", "--duration", "20s", "-q"], Duration::from_millis(2_500));
+    killed_run(
+        &["mobile", "run", "--target", &target, "--workload", "write", "--rate", "500", "--duration", "20s", "-q"],
+        Duration::from_millis(2_500),
+    );
     let end = log_data_end(&log);
     assert!(end > populated + 10_000, "the run committed: {populated} -> {end}");
     let mut bytes = std::fs::read(&log).unwrap();
@@ -405,9 +460,12 @@ fn python_sqlite(db: &str, body: &str) -> String {
 /// Runs one SQL statement on a SQLite file. Returns the lowest id holding
 /// a ticket before it ran (the id a statement on such a user touched).
 fn sql_via_python(db: &str, sql: &str) -> Option<i64> {
-    python_sqlite(db, &format!("i = c.execute('SELECT min(id) FROM user_items WHERE num_tickets > 0').fetchone()[0]; c.execute({sql:?}); c.commit(); print(i)"))
-        .parse()
-        .ok()
+    python_sqlite(
+        db,
+        &format!("i = c.execute('SELECT min(id) FROM user_items WHERE num_tickets > 0').fetchone()[0]; c.execute({sql:?}); c.commit(); print(i)"),
+    )
+    .parse()
+    .ok()
 }
 
 #[test]
@@ -501,7 +559,23 @@ fn a_server_killed_mid_run_is_counted_and_the_result_still_written() {
 fn per_loader_lines_add_up_to_their_interval() {
     let dir = tempdir();
     let out = path(dir.path(), "per-loader.json");
-    let text = ok(&["mobile", "run", "--target", "null:", "--rate", "400", "--duration", "2s", "--interval", "1s", "--loaders", "4", "--per-loader", "--out", &out]);
+    let text = ok(&[
+        "mobile",
+        "run",
+        "--target",
+        "null:",
+        "--rate",
+        "400",
+        "--duration",
+        "2s",
+        "--interval",
+        "1s",
+        "--loaders",
+        "4",
+        "--per-loader",
+        "--out",
+        &out,
+    ]);
     let done = |line: &str, label: &str| -> Option<u64> {
         let rest = line.split_once(label)?.1;
         rest.split_whitespace().next()?.parse().ok()
@@ -548,7 +622,8 @@ unsafe extern "C" {
 fn aggro_run_is_the_main_job() {
     let dir = tempdir();
     let text = ok(&["run", "--accounts", "200", "--periods", "20", "--logins", "100", "--dir", &path(dir.path(), "tour")]);
-    for line in ["ok    no item in two inventories", "ok    every player holds population + committed items", "player-minutes per minute", "logins/s"] {
+    for line in ["ok    no item in two inventories", "ok    every player holds population + committed items", "player-minutes per minute", "logins/s"]
+    {
         assert!(text.contains(line), "{line:?} missing: {text}");
     }
     for name in ["login", "play-1-zone", "play-2-zones"] {

@@ -14,12 +14,7 @@ pub fn aggro() -> Command {
 
 /// Runs aggro with `args`, killing it if it outlives `limit`.
 pub fn run(args: &[&str], limit: Duration) -> Output {
-    let mut child = aggro()
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("aggro starts");
+    let mut child = aggro().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("aggro starts");
     let start = Instant::now();
     while child.try_wait().expect("wait").is_none() {
         if start.elapsed() > limit {

@@ -4,8 +4,8 @@
 use crate::drops::DropReason;
 use crate::reliable::{ReliableReceiver, ReliableSender, SliceFate, read_slice};
 use crate::token::SessionKey;
-use crate::wire::{self, DATA, DISCONNECT, FROM_SERVER, HEADER, Header, Reader, TAG};
 use crate::window::{Arrival, ReceiveWindow};
+use crate::wire::{self, DATA, DISCONNECT, FROM_SERVER, HEADER, Header, Reader, TAG};
 use smallvec::SmallVec;
 
 /// Bytes of a data packet that are not payload: header, ack, slice count, tag.

@@ -155,13 +155,7 @@ pub struct ReliableReceiver {
 
 impl Default for ReliableReceiver {
     fn default() -> Self {
-        Self {
-            next: 0,
-            pending: (0..WINDOW).map(|_| None).collect(),
-            assembling: Vec::new(),
-            discarding: false,
-            delivered: VecDeque::new(),
-        }
+        Self { next: 0, pending: (0..WINDOW).map(|_| None).collect(), assembling: Vec::new(), discarding: false, delivered: VecDeque::new() }
     }
 }
 

@@ -136,7 +136,9 @@ fn reliable_exchange(profile: LinkProfile) -> World {
             w.idle(1);
         }
     }
-    let all_acked = |w: &mut World| (0..3).all(|i| w.clients[i].connection().unwrap().stats().queued == 0 && w.server.session(w.slots[i].unwrap()).unwrap().1.stats().queued == 0);
+    let all_acked = |w: &mut World| {
+        (0..3).all(|i| w.clients[i].connection().unwrap().stats().queued == 0 && w.server.session(w.slots[i].unwrap()).unwrap().1.stats().queued == 0)
+    };
     for _ in 0..5000 {
         if all_acked(&mut w) {
             break;
@@ -148,7 +150,13 @@ fn reliable_exchange(profile: LinkProfile) -> World {
         let expect_down: Vec<_> = (0..MESSAGES).map(|n| message(i, n)).collect();
         let expect_up: Vec<_> = (0..MESSAGES).map(|n| message(i + 10, n)).collect();
         assert!(w.client_reliable[i] == expect_down, "client {i}: every reliable message once, in order");
-        assert!(w.server_reliable[i] == expect_up, "server from {i}: every reliable message once, in order: {} of {}, queued {:?}", w.server_reliable[i].len(), expect_up.len(), w.clients[i].connection().unwrap().stats());
+        assert!(
+            w.server_reliable[i] == expect_up,
+            "server from {i}: every reliable message once, in order: {} of {}, queued {:?}",
+            w.server_reliable[i].len(),
+            expect_up.len(),
+            w.clients[i].connection().unwrap().stats()
+        );
         assert_eq!(w.clients[i].connection().unwrap().stats().queued, 0, "all acked");
     }
     w

@@ -3,15 +3,15 @@
 
 use crate::checkpoint::Due;
 use crate::checkpointer::Checkpointer;
+use crate::compaction::Compaction;
 use crate::error::{Error, Result};
 use crate::hash::hash;
 use crate::heads::{Entry, Heads, MAX_SHARED};
-use crate::page::PAGE;
 use crate::iter::Iter;
 use crate::log::{Batch, BatchKind, Commit, Durability, Log, Record};
+use crate::page::PAGE;
 use crate::stack::{LogFile, newest_many, probe, restack};
 use crate::storage::{FileBackend, StorageBackend};
-use crate::compaction::Compaction;
 use crate::txn::WriteTxn;
 use crate::worker::Worker;
 use std::path::Path;
@@ -223,13 +223,7 @@ impl Core {
     /// recovery keeps a prefix of the commits, so the next synced commit
     /// makes it durable too, and copies lost in a crash only leave a bucket
     /// unsplit or unswept — nothing acknowledged is lost.
-    pub(crate) fn commit_copies(
-        &self,
-        batch: Batch,
-        kind: BatchKind,
-        buckets: u64,
-        apply: impl FnOnce(&mut Heads) -> Result<()>,
-    ) -> Result<()> {
+    pub(crate) fn commit_copies(&self, batch: Batch, kind: BatchKind, buckets: u64, apply: impl FnOnce(&mut Heads) -> Result<()>) -> Result<()> {
         let sequence = lock(&self.heads).state.commit_seq + 1;
         self.log.commit(batch, Commit::copies(sequence, kind, buckets), Durability::Eventual)?;
         let mut heads = lock(&self.heads);
@@ -353,22 +347,16 @@ impl Database {
         let core = Arc::new(Core { log, heads, writer: Mutex::new(()), checkpointer, options });
         core.age_first_records()?;
         let sweeper = sweeps.then(|| Core::start_sweeper(Arc::clone(&core))).transpose()?;
-        Ok(Database {
-            sweeper,
-            core,
-            lookups: AtomicU64::new(0),
-            probes: AtomicU64::new(0),
-            bloom_answers: AtomicU64::new(0),
-            _lock: None,
-        })
+        Ok(Database { sweeper, core, lookups: AtomicU64::new(0), probes: AtomicU64::new(0), bloom_answers: AtomicU64::new(0), _lock: None })
     }
 
     /// The value of `key` as of the last commit.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let h = hash(key);
-        let found = self.read_stack(|heads| heads.state.address(h), |entry| {
-            Ok(probe(&self.core.log, entry, key, h)?.map(|(put, depth)| (put.map(|r| r.value().to_vec()), depth)))
-        })?;
+        let found = self.read_stack(
+            |heads| heads.state.address(h),
+            |entry| Ok(probe(&self.core.log, entry, key, h)?.map(|(put, depth)| (put.map(|r| r.value().to_vec()), depth))),
+        )?;
         self.lookups.fetch_add(1, Relaxed);
         match found {
             None => {

@@ -32,7 +32,9 @@ pub enum Error {
     },
     /// A commit was written and is visible to this handle, but what would make it durable failed: whether
     /// it survives a crash is unknown. The database refuses writes until it is reopened.
-    #[error("commit in doubt: it was written and is visible, but {0}; whether it survives a crash is unknown (writes are refused until the database is reopened)")]
+    #[error(
+        "commit in doubt: it was written and is visible, but {0}; whether it survives a crash is unknown (writes are refused until the database is reopened)"
+    )]
     InDoubt(String),
     /// A write or sync failed earlier: the database refuses writes until it is reopened (nothing of this
     /// request was written).

@@ -2,8 +2,8 @@
 
 use crate::db::Database;
 use crate::error::Result;
-use crate::log::Record;
 use crate::heads::State;
+use crate::log::Record;
 use crate::stack::live_records;
 use std::cell::Cell;
 

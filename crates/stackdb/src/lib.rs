@@ -28,14 +28,15 @@
 
 mod checkpoint;
 mod checkpointer;
+mod compaction;
 pub mod db;
 pub mod error;
 pub mod hash;
 pub mod heads;
 mod iter;
 pub mod log;
-pub mod overlay;
 mod map;
+pub mod overlay;
 mod page;
 mod plan;
 pub mod record;
@@ -43,15 +44,14 @@ pub mod repair;
 mod split;
 mod stack;
 pub mod storage;
-mod compaction;
 mod sweep;
 mod txn;
 mod worker;
 
-pub use db::{Backends, Database, Options, Stats};
-pub use iter::Iter;
 pub use compaction::Compaction;
-pub use txn::WriteTxn;
+pub use db::{Backends, Database, Options, Stats};
 pub use error::Error;
+pub use iter::Iter;
 pub use log::{Batch, Durability, Log};
 pub use storage::{FileBackend, MemBackend, StorageBackend};
+pub use txn::WriteTxn;

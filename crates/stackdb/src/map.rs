@@ -63,14 +63,7 @@ impl FileMap {
         let len = (WINDOW + OVERLAP) as usize;
         // SAFETY: a fresh read-only shared mapping of our own descriptor.
         let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_SHARED,
-                self.file.as_raw_fd(),
-                (index as u64 * WINDOW) as libc::off_t,
-            )
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, self.file.as_raw_fd(), (index as u64 * WINDOW) as libc::off_t)
         };
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());

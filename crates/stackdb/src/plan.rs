@@ -96,10 +96,7 @@ impl Plan {
     /// Bucket `i`'s records (counted from the first), oldest first.
     pub(crate) fn oldest_first(&self, i: usize) -> impl Iterator<Item = ToCopy<'_>> {
         let from = if i == 0 { 0 } else { self.ends[i - 1] };
-        self.records[from..self.ends[i]]
-            .iter()
-            .rev()
-            .map(|(k, v, h)| (&self.bytes[k.clone()], v.clone().map(|v| &self.bytes[v]), *h))
+        self.records[from..self.ends[i]].iter().rev().map(|(k, v, h)| (&self.bytes[k.clone()], v.clone().map(|v| &self.bytes[v]), *h))
     }
 
     fn push(&mut self, entry: Entry, (restack, live): &Bucket<'_>) {

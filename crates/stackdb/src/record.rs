@@ -162,9 +162,7 @@ mod tests {
             for bit in 0..8 {
                 let mut bad = out.clone();
                 bad[byte] ^= 1 << bit;
-                let ok = Header::decode(bad[..HEADER_LEN].try_into().unwrap(), 0)
-                    .map(|h| checksum_holds(&h, &bad))
-                    .unwrap_or(false);
+                let ok = Header::decode(bad[..HEADER_LEN].try_into().unwrap(), 0).map(|h| checksum_holds(&h, &bad)).unwrap_or(false);
                 assert!(!ok, "flip of bit {bit} in byte {byte} went unnoticed");
             }
         }

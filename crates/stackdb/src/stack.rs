@@ -2,9 +2,9 @@
 //! links, and building fresh stacks from copies of live records.
 
 use crate::error::{Error, Result};
+use crate::hash::FastMap;
 use crate::hash::hash;
 use crate::heads::{Entry, Heads, State};
-use crate::hash::FastMap;
 use crate::log::{Batch, Log, RecordView};
 use crate::record::Kind;
 use crate::storage::StorageBackend;
@@ -61,11 +61,7 @@ pub(crate) enum Step {
 /// until it says [`Step::Stop`] or the stack ends. Each step asks for the
 /// record beneath to be loaded before visiting the other stacks, so the
 /// walks' memory reads overlap instead of waiting for each other.
-pub(crate) fn walk_many<'l>(
-    log: &'l LogFile,
-    heads: &[u64],
-    mut visit: impl FnMut(usize, RecordView<'l>) -> Result<Step>,
-) -> Result<()> {
+pub(crate) fn walk_many<'l>(log: &'l LogFile, heads: &[u64], mut visit: impl FnMut(usize, RecordView<'l>) -> Result<Step>) -> Result<()> {
     let mut walkers: Vec<(usize, u64)> = heads.iter().copied().enumerate().filter(|&(_, head)| head != 0).collect();
     walkers.iter().for_each(|&(_, head)| log.prefetch(head));
     while !walkers.is_empty() {

@@ -129,9 +129,7 @@ impl StorageBackend for FileBackend {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "range beyond the file size limit"));
         };
         // SAFETY: fallocate on a descriptor we own; no memory is passed.
-        let done = unsafe {
-            libc::fallocate(self.file.as_raw_fd(), libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, offset, len)
-        };
+        let done = unsafe { libc::fallocate(self.file.as_raw_fd(), libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, offset, len) };
         match done {
             0 => Ok(()),
             _ => match io::Error::last_os_error() {

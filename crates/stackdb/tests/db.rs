@@ -463,7 +463,10 @@ fn impossible_options_are_refused() {
     let no_trigger = refused(Options { compaction: Compaction { trigger: 1.0, ..Compaction::default() }, ..small(Durability::Immediate) });
     assert!(no_trigger.contains("trigger"), "{no_trigger}");
     // A sweep that grows the log past the trigger before it ends leaves the next one overdue.
-    let too_slow = refused(Options { compaction: Compaction { trigger: 2.0, pace: 1.0, min_log_bytes: 4096, ..Compaction::default() }, ..small(Durability::Immediate) });
+    let too_slow = refused(Options {
+        compaction: Compaction { trigger: 2.0, pace: 1.0, min_log_bytes: 4096, ..Compaction::default() },
+        ..small(Durability::Immediate)
+    });
     assert!(too_slow.contains("pace must be below trigger - 1"), "{too_slow}");
 }
 
@@ -625,10 +628,7 @@ fn rewriting_the_same_keys_keeps_the_log_bounded() {
 /// log stays small, and every key reads right, before and after reopening a real file.
 #[test]
 fn young_sweeps_give_back_rewrites_without_copying_the_load() {
-    let options = Options {
-        compaction: Compaction { min_log_bytes: 64 << 10, ..Compaction::default() },
-        ..small(Durability::Eventual)
-    };
+    let options = Options { compaction: Compaction { min_log_bytes: 64 << 10, ..Compaction::default() }, ..small(Durability::Eventual) };
     let dir = tempfile::tempdir().unwrap();
     let value = |round: u32, k: u32| format!("key-{k}-round-{round}-").repeat(10).into_bytes();
     let mut model = BTreeMap::new();

@@ -42,7 +42,9 @@ impl Files {
 /// Commit `i`'s puts and deletes, over a small key space so that keys are rewritten and deleted.
 fn changes(i: u32) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
     let mut out: Vec<(Vec<u8>, Option<Vec<u8>>)> = (0..3)
-        .map(|j| (format!("key-{}", (i * 7 + j * 13) % 50).into_bytes(), Some(format!("value {i}.{j} {}", "x".repeat((i * j % 40) as usize)).into_bytes())))
+        .map(|j| {
+            (format!("key-{}", (i * 7 + j * 13) % 50).into_bytes(), Some(format!("value {i}.{j} {}", "x".repeat((i * j % 40) as usize)).into_bytes()))
+        })
         .collect();
     if i % 3 == 2 {
         out.push((format!("key-{}", (i * 11) % 50).into_bytes(), None));
@@ -100,7 +102,13 @@ fn check(files: &Files, outcome: &Outcome, what: &str) {
     let db = Database::open_with(files.backends(), options()).unwrap_or_else(|e| panic!("{what}: reopening failed: {e}"));
     let found: Model = db.iter().map(|r| r.unwrap_or_else(|e| panic!("{what}: reading failed: {e}"))).collect();
     let matches_doubt = outcome.in_doubt.as_ref() == Some(&found);
-    assert!(found == outcome.acknowledged || matches_doubt, "{what}: the store holds {} keys, not what was acknowledged ({} keys){}", found.len(), outcome.acknowledged.len(), if outcome.in_doubt.is_some() { " nor with the commit in doubt" } else { "" });
+    assert!(
+        found == outcome.acknowledged || matches_doubt,
+        "{what}: the store holds {} keys, not what was acknowledged ({} keys){}",
+        found.len(),
+        outcome.acknowledged.len(),
+        if outcome.in_doubt.is_some() { " nor with the commit in doubt" } else { "" }
+    );
 }
 
 #[test]

@@ -80,8 +80,7 @@ fn acknowledged_commits_survive_sigkill_and_no_batch_is_partial() {
             .filter_map(|l| l.strip_prefix("ack ").and_then(|n| n.parse::<u64>().ok()))
             .max();
 
-        let db = Database::open(dir.path(), options())
-            .unwrap_or_else(|e| panic!("round {round}: reopening after SIGKILL failed: {e}"));
+        let db = Database::open(dir.path(), options()).unwrap_or_else(|e| panic!("round {round}: reopening after SIGKILL failed: {e}"));
         let c = counter(&db);
         if let Some(a) = acked {
             assert!(c.is_some_and(|c| c >= a), "round {round}: acknowledged commit {a} lost (counter {c:?})");

@@ -37,7 +37,16 @@ impl Player {
     /// The player in replicated units.
     pub fn state(&self) -> ActorState {
         let cm = |v: f32| (v * 100.0).round() as i32;
-        ActorState { x: cm(self.x), y: cm(self.y), z: cm(self.z), yaw: self.yaw, vx: cm(self.vx), vy: cm(self.vy), vz: cm(self.vz), health: self.health.clamp(0, 255) as u8 }
+        ActorState {
+            x: cm(self.x),
+            y: cm(self.y),
+            z: cm(self.z),
+            yaw: self.yaw,
+            vx: cm(self.vx),
+            vy: cm(self.vy),
+            vz: cm(self.vz),
+            health: self.health.clamp(0, 255) as u8,
+        }
     }
 
     /// Whether the player moves.
@@ -77,7 +86,14 @@ pub struct World {
 impl World {
     /// An empty match on the map of `seed`; the zone closes over `zone_shrink_s` seconds.
     pub fn new(seed: u64, zone_shrink_s: f64) -> Self {
-        Self { map: Map::generate(seed), players: Vec::new(), grid: Grid::default(), states: Vec::new(), elapsed_s: 0.0, zone_shrink_s: zone_shrink_s.max(1.0) }
+        Self {
+            map: Map::generate(seed),
+            players: Vec::new(),
+            grid: Grid::default(),
+            states: Vec::new(),
+            elapsed_s: 0.0,
+            zone_shrink_s: zone_shrink_s.max(1.0),
+        }
     }
 
     /// A player drops in near (x, y) metres.

@@ -161,7 +161,13 @@ mod tests {
 
     #[test]
     fn messages_round_trip_and_garbage_is_refused() {
-        for m in [Control::Join { room: ANY_ROOM, capacity: 4 }, Control::Joined { room: 7, member: 9, members: 3 }, Control::Refused { room: 1 }, Control::MemberJoined { member: 2 }, Control::MemberLeft { member: 3 }] {
+        for m in [
+            Control::Join { room: ANY_ROOM, capacity: 4 },
+            Control::Joined { room: 7, member: 9, members: 3 },
+            Control::Refused { room: 1 },
+            Control::MemberJoined { member: 2 },
+            Control::MemberLeft { member: 3 },
+        ] {
             let mut b = Vec::new();
             m.write(&mut b);
             assert_eq!(Control::read(&b), Some(m));

@@ -64,7 +64,16 @@ pub struct RelayServer {
 impl RelayServer {
     pub fn new(cfg: RelayConfig, sock: BatchSocket) -> Self {
         let proto = Server::new(ServerConfig { max_clients: cfg.max_clients, ..ServerConfig::new(cfg.secret.clone()) });
-        let relay = Relay { proto, members: Vec::new(), rooms: Rooms::default(), dirty: Vec::new(), scratch: Vec::new(), next_member: 1, msg: Vec::new(), profile: RelayProfile::new(now_us()) };
+        let relay = Relay {
+            proto,
+            members: Vec::new(),
+            rooms: Rooms::default(),
+            dirty: Vec::new(),
+            scratch: Vec::new(),
+            next_member: 1,
+            msg: Vec::new(),
+            profile: RelayProfile::new(now_us()),
+        };
         Self { cfg, sock, relay, buf: Vec::with_capacity(arena_proto::MTU), traffic_seen: Traffic::default() }
     }
 

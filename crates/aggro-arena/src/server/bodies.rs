@@ -65,7 +65,9 @@ mod tests {
     #[test]
     fn a_shared_body_is_the_body_each_client_would_have_encoded() {
         let hz = 30;
-        let states: Vec<ActorState> = (0..6).map(|f| ActorState { x: 10_000 + f * 23, y: 5_000 - f * 7, z: 0, yaw: f as u8, vx: 600, vy: -200, vz: 0, health: 100 - f as u8 }).collect();
+        let states: Vec<ActorState> = (0..6)
+            .map(|f| ActorState { x: 10_000 + f * 23, y: 5_000 - f * 7, z: 0, yaw: f as u8, vx: 600, vy: -200, vz: 0, health: 100 - f as u8 })
+            .collect();
         let mut shared = SharedBodies::default();
         let frame = 5;
         // Clients with baselines from frames 1–4 and none, each asked for twice.

@@ -1,11 +1,11 @@
 //! One server process's state and its frame: dispatch, send flush, simulate, flush.
 
-use super::profile::{PHASES, Profile, ServerGauges, ServerInterval};
+use super::ServeConfig;
 use super::bodies::SharedBodies;
 use super::history::StateHistory;
+use super::profile::{PHASES, Profile, ServerGauges, ServerInterval};
 use super::relevance::{Relevance, candidates_for};
 use super::replication::{Candidate, ClientReplication, SkipTable, SnapshotFrame};
-use super::ServeConfig;
 use crate::clock::{now_us, sleep_until, unix_ms};
 use crate::codec::msg::{ClientRpc, Input, ServerRpc};
 use crate::game::world::{Event, Shot, World};

@@ -11,9 +11,9 @@
 //! When a frame overruns its budget the next one starts late, so the achieved
 //! tick rate falls as a real server's does.
 
-pub mod profile;
 pub mod bodies;
 pub mod history;
+pub mod profile;
 pub mod relevance;
 pub mod replicas;
 pub mod replication;

@@ -41,7 +41,26 @@ pub struct Counters {
 impl std::ops::AddAssign for Counters {
     fn add_assign(&mut self, o: Self) {
         macro_rules! add { ($($f:ident),*) => { $(self.$f += o.$f;)* } }
-        add!(frames, packets_in, bytes_in, packets_out, bytes_out, resends, shots, hits, deaths, fired_rpcs, connects, disconnects, client_frames, entries, entry_bits, moving_deltas, moving_delta_bits, skipped);
+        add!(
+            frames,
+            packets_in,
+            bytes_in,
+            packets_out,
+            bytes_out,
+            resends,
+            shots,
+            hits,
+            deaths,
+            fired_rpcs,
+            connects,
+            disconnects,
+            client_frames,
+            entries,
+            entry_bits,
+            moving_deltas,
+            moving_delta_bits,
+            skipped
+        );
     }
 }
 

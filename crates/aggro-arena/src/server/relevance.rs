@@ -61,7 +61,15 @@ impl Relevance {
 }
 
 /// The actors one client at (x, y) considers this frame, sorted by id, with the frames interleaving skips each for.
-pub fn candidates_for(world: &World, relevance: &mut Relevance, x: f32, y: f32, interest_m: Option<f32>, skips: &SkipTable, out: &mut Vec<Candidate>) {
+pub fn candidates_for(
+    world: &World,
+    relevance: &mut Relevance,
+    x: f32,
+    y: f32,
+    interest_m: Option<f32>,
+    skips: &SkipTable,
+    out: &mut Vec<Candidate>,
+) {
     out.clear();
     let (xc, yc) = (x * 100.0, y * 100.0);
     let reach_cm_sq = interest_m.map_or(f32::INFINITY, |r| (r * 100.0).powi(2));

@@ -285,21 +285,29 @@ mod tests {
             let at = SnapshotFrame { frame, hz, zone_radius_cm: 0, states: &states, history: &history };
             for ((server, client, in_flight), lose) in clients.iter_mut().zip(lose_every) {
                 let mut sent = Vec::new();
-                server.write_snapshot(&at, &mut bodies, &cands, |_| {}, |p| {
-                    seq += 1;
-                    sent.push((seq, p.to_vec()));
-                    seq
-                });
+                server.write_snapshot(
+                    &at,
+                    &mut bodies,
+                    &cands,
+                    |_| {},
+                    |p| {
+                        seq += 1;
+                        sent.push((seq, p.to_vec()));
+                        seq
+                    },
+                );
                 // Lost packets vanish; the rest arrive one frame late; acks come back a frame after that.
                 in_flight.extend(sent.into_iter().filter(|(s, _)| s % lose != 0).map(|(s, p)| (frame + 1, s, p)));
                 let (arrived, later): (Vec<_>, Vec<_>) = in_flight.drain(..).partition(|(at, _, _)| *at <= frame);
                 *in_flight = later;
                 for (_, s, p) in arrived {
                     let mut n = 0;
-                    client.apply(s, &p, hz, |id, st| {
-                        assert_eq!(*st, moving(frame - 1), "actor {id} decoded exactly");
-                        n += 1;
-                    }).unwrap();
+                    client
+                        .apply(s, &p, hz, |id, st| {
+                            assert_eq!(*st, moving(frame - 1), "actor {id} decoded exactly");
+                            n += 1;
+                        })
+                        .unwrap();
                     assert!(n > 0);
                     server.acked(s);
                 }

@@ -2,12 +2,12 @@
 //! with a cluster, run between waypoints, turn, shoot at the nearest visible
 //! enemy, die and leave.
 
+use super::datagrams::{Datagram, Datagrams};
+use super::{Behaviour, Heard, Player, SwarmConfig, arena_client, goodbye};
 use crate::codec::msg::{ClientRpc, Input, ServerRpc};
 use crate::codec::view::View;
 use crate::game::map::MAP_M;
 use aggro_core::rng::Rng;
-use super::datagrams::{Datagram, Datagrams};
-use super::{Behaviour, Heard, Player, SwarmConfig, arena_client, goodbye};
 use arena_proto::{Client, ClientEvent, ClientState};
 
 /// How far a bot sees and shoots, metres.
@@ -190,7 +190,13 @@ impl Player<Datagrams> for Bot {
         };
         let turns = facing.rem_euclid(std::f32::consts::TAU) / std::f32::consts::TAU;
         self.input_seq += 1;
-        let input = Input { seq: self.input_seq, sent_at_us: now_us, move_x: (dx / len * 127.0) as i8, move_y: (dy / len * 127.0) as i8, yaw: (turns * 256.0) as u8 };
+        let input = Input {
+            seq: self.input_seq,
+            sent_at_us: now_us,
+            move_x: (dx / len * 127.0) as i8,
+            move_y: (dy / len * 127.0) as i8,
+            yaw: (turns * 256.0) as u8,
+        };
         let fire = self.target.is_some() && now_us >= self.next_fire_us;
         let spread = (self.rand() - 0.5) * 0.004;
         let Some(conn) = self.client.connection() else { return false };
@@ -232,7 +238,9 @@ impl Player<Datagrams> for Bot {
                     let _ = conn.send_reliable(&self.out);
                     self.joined = true;
                 }
-                Some(ServerRpc::Fired { shooter, shot_at_us }) if Some(shooter) != self.actor => heard.delays_us.push(now_us.saturating_sub(shot_at_us)),
+                Some(ServerRpc::Fired { shooter, shot_at_us }) if Some(shooter) != self.actor => {
+                    heard.delays_us.push(now_us.saturating_sub(shot_at_us))
+                }
                 Some(ServerRpc::Died { who, .. }) if Some(who) == self.actor && !self.dead => {
                     self.dead = true;
                     heard.gone = true;

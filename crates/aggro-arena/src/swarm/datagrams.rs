@@ -67,7 +67,17 @@ impl Transport for Datagrams {
         let mut sockets = (0..count).map(|_| BatchSocket::bind(local)).collect::<std::io::Result<Vec<_>>>()?;
         sockets.iter_mut().for_each(BatchSocket::stamp_arrivals);
         let pollfds = sockets.iter().map(BatchSocket::pollfd).collect();
-        Ok(Self { server, first_client_id: cfg.first_client_id, bots: cfg.bots, sockets, pollfds, slot_to_bot: Vec::new(), ready: Vec::new(), clocks: Clocks::default(), errors: 0 })
+        Ok(Self {
+            server,
+            first_client_id: cfg.first_client_id,
+            bots: cfg.bots,
+            sockets,
+            pollfds,
+            slot_to_bot: Vec::new(),
+            ready: Vec::new(),
+            clocks: Clocks::default(),
+            errors: 0,
+        })
     }
 
     /// One batch (up to 64 datagrams) from each socket.

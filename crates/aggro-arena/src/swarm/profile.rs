@@ -51,7 +51,18 @@ impl std::ops::AddAssign for SwarmCounters {
     fn add_assign(&mut self, o: Self) {
         macro_rules! add { ($($f:ident),*) => { $(self.$f += o.$f;)* } }
         add!(packets_in, bytes_in, packets_out, bytes_out, snapshots, decode_errors, connects, deaths, respawns, disconnects, socket_errors);
-        add!(joins, refused, events_sent, events_received, reliable_disorder, reliable_missing, unreliable_lost, unreliable_late, queue_full, injected_losses);
+        add!(
+            joins,
+            refused,
+            events_sent,
+            events_received,
+            reliable_disorder,
+            reliable_missing,
+            unreliable_lost,
+            unreliable_late,
+            queue_full,
+            injected_losses
+        );
         add!(failed_joins, server_errors, other_messages, retried_opens);
     }
 }
@@ -124,9 +135,14 @@ impl Record for SwarmInterval {
         // A short interval (the last one) says little about CPU.
         let long_enough = secs >= 0.5;
         let warning = if long_enough && cpu_pct > 90.0 {
-            Some(format!("the swarm used {cpu_pct:.0}% of a core: it, not the server, may be the bottleneck — use fewer bots per process or more processes"))
+            Some(format!(
+                "the swarm used {cpu_pct:.0}% of a core: it, not the server, may be the bottleneck — use fewer bots per process or more processes"
+            ))
         } else if long_enough && late.p99_ns > 5_000_000 {
-            Some(format!("the swarm's input ticks ran late (p99 {:.1} ms): its figures may describe the swarm, not the server", late.p99_ns as f64 / 1e6))
+            Some(format!(
+                "the swarm's input ticks ran late (p99 {:.1} ms): its figures may describe the swarm, not the server",
+                late.p99_ns as f64 / 1e6
+            ))
         } else {
             None
         };
@@ -165,7 +181,11 @@ pub fn exposition(total: &SwarmCounters, cpu_s: f64, last: &SwarmInterval) -> St
         ("aggro_swarm_joins_total", "Rooms joined.", t.joins),
         ("aggro_swarm_refused_total", "Joins the server refused (room full, matchmaking error).", t.refused),
         ("aggro_swarm_failed_joins_total", "Joins that failed before a seat (connection, handshake, HTTP).", t.failed_joins),
-        ("aggro_swarm_retried_opens_total", "Connections that retransmitted before the server's first answer (its listen queue overflowed?).", t.retried_opens),
+        (
+            "aggro_swarm_retried_opens_total",
+            "Connections that retransmitted before the server's first answer (its listen queue overflowed?).",
+            t.retried_opens,
+        ),
         ("aggro_swarm_events_sent_total", "Events raised.", t.events_sent),
         ("aggro_swarm_events_received_total", "Events of others received.", t.events_received),
         ("aggro_swarm_reliable_disorder_total", "Reliable events received twice or out of order.", t.reliable_disorder),

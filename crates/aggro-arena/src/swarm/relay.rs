@@ -45,7 +45,23 @@ impl Behaviour for RelayBots {
         let client = arena_client(cfg, client_id, now_us, &mut rng);
         let room = if self.matchmaking { ANY_ROOM } else { self.first_room + (index / self.room_size.max(1) as usize) as u32 };
         let churn = Churn::new(self.bots, self.churn_per_s);
-        RelayBot { client, room, cfg: self.clone(), churn, rng, joined: false, join_sent: false, members: 0, seq: 0, leave_at_us: None, gone: false, left: false, peers: Peers::default(), out: Vec::new(), event: Vec::new() }
+        RelayBot {
+            client,
+            room,
+            cfg: self.clone(),
+            churn,
+            rng,
+            joined: false,
+            join_sent: false,
+            members: 0,
+            seq: 0,
+            leave_at_us: None,
+            gone: false,
+            left: false,
+            peers: Peers::default(),
+            out: Vec::new(),
+            event: Vec::new(),
+        }
     }
 }
 

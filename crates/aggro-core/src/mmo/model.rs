@@ -287,9 +287,7 @@ pub fn guild_motd(g: u32) -> Vec<u8> {
 
 /// The ranks every guild has.
 pub fn guild_ranks(count: u32) -> Vec<GuildRank> {
-    (0..count)
-        .map(|r| GuildRank { rank: r as u8, name: format!("rank{r}"), permissions: (1u32 << (count - r)) - 1 })
-        .collect()
+    (0..count).map(|r| GuildRank { rank: r as u8, name: format!("rank{r}"), permissions: (1u32 << (count - r)) - 1 }).collect()
 }
 
 /// Bytes of quest template and item descriptor records.

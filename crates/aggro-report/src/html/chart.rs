@@ -128,7 +128,15 @@ impl Chart {
             .iter()
             .map(|s| {
                 below.resize(below.len().max(s.points.len()), 0.0);
-                let points = s.points.iter().zip(below.iter_mut()).map(|(&(x, y), b)| { *b += y; (x, *b) }).collect();
+                let points = s
+                    .points
+                    .iter()
+                    .zip(below.iter_mut())
+                    .map(|(&(x, y), b)| {
+                        *b += y;
+                        (x, *b)
+                    })
+                    .collect();
                 Series::new(s.name.clone(), points)
             })
             .collect()
@@ -241,12 +249,7 @@ impl Chart {
             let _ = write!(out, r#"<text class="x" x="{:.1}" y="{:.0}">{}</text>"#, f.x(x), bottom + 14.0, escape(&label));
         }
         let _ = write!(out, r#"<text class="x" x="{:.0}" y="{:.0}">{}</text>"#, (LEFT + right) / 2.0, HEIGHT - 6.0, escape(&self.x_label));
-        let _ = write!(
-            out,
-            r#"<text class="x" transform="translate(12 {:.0}) rotate(-90)">{}</text>"#,
-            (TOP + bottom) / 2.0,
-            escape(&self.y_label)
-        );
+        let _ = write!(out, r#"<text class="x" transform="translate(12 {:.0}) rotate(-90)">{}</text>"#, (TOP + bottom) / 2.0, escape(&self.y_label));
     }
 
     /// The legend's entries as rows under the plot: (series index, x) per entry.
@@ -327,11 +330,7 @@ fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
 fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     let (a, b) = (lo.log10().round() as i32, hi.log10().round() as i32);
     let decades = (a..=b).map(|e| 10f64.powi(e));
-    if b - a <= 2 {
-        decades.flat_map(|d| [d, 2.0 * d, 5.0 * d]).filter(|&v| v <= hi * 1.0001).collect()
-    } else {
-        decades.collect()
-    }
+    if b - a <= 2 { decades.flat_map(|d| [d, 2.0 * d, 5.0 * d]).filter(|&v| v <= hi * 1.0001).collect() } else { decades.collect() }
 }
 
 /// A tick label: compact, no trailing zeros (0.25, 40, 1.5k, 2M).
@@ -414,9 +413,8 @@ mod tests {
 
     #[test]
     fn stacked_layers_add_up() {
-        let mut c = Chart::new("phases", "s", "ms")
-            .with(Series::new("a", vec![(0.0, 1.0), (1.0, 2.0)]))
-            .with(Series::new("b", vec![(0.0, 3.0), (1.0, 3.0)]));
+        let mut c =
+            Chart::new("phases", "s", "ms").with(Series::new("a", vec![(0.0, 1.0), (1.0, 2.0)])).with(Series::new("b", vec![(0.0, 3.0), (1.0, 3.0)]));
         c.stacked = true;
         let tops = c.drawn();
         assert_eq!(tops[1].points, vec![(0.0, 4.0), (1.0, 5.0)]);

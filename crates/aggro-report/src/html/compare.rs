@@ -31,7 +31,11 @@ fn figures(runs: &[Labelled<'_>]) -> Vec<Figure> {
     fn first(r: &RunRecord) -> Option<&OpRecord> {
         r.totals.first()
     }
-    let pick = |name: &'static str, nanos: bool, f: &dyn Fn(&RunRecord) -> Option<f64>| Figure { name, values: runs.iter().map(|l| f(l.record)).collect(), nanos };
+    let pick = |name: &'static str, nanos: bool, f: &dyn Fn(&RunRecord) -> Option<f64>| Figure {
+        name,
+        values: runs.iter().map(|l| f(l.record)).collect(),
+        nanos,
+    };
     let lat = |r: &RunRecord, f: fn(&aggro_stats::Summary) -> f64| first(r).filter(|o| o.latency.count > 0).map(|o| f(&o.latency));
     let mean_over = |r: &RunRecord, f: fn(&crate::record::IntervalRecord) -> f64| {
         (!r.intervals.is_empty()).then(|| r.intervals.iter().map(f).sum::<f64>() / r.intervals.len() as f64)

@@ -87,7 +87,11 @@ fn mmo_play(h: &mut Html, r: &RunRecord) {
     if let Ok(periods) = t.latency(0, true) {
         let mean = periods.iter().map(|s| if s.count == 0 { f64::NAN } else { s.mean_ns / 1e6 });
         let max = periods.iter().map(|s| if s.count == 0 { f64::NAN } else { s.max_ns as f64 / 1e6 });
-        h.chart(&Chart::new("Period time T (per period of a zone)", "elapsed (s)", "ms").with(Series::new("mean", points(&x, mean))).with(Series::new("longest", points(&x, max))));
+        h.chart(
+            &Chart::new("Period time T (per period of a zone)", "elapsed (s)", "ms")
+                .with(Series::new("mean", points(&x, mean)))
+                .with(Series::new("longest", points(&x, max))),
+        );
     }
     let table: Vec<Vec<String>> = rows(m, "table")
         .iter()
@@ -126,12 +130,17 @@ fn arena_server(h: &mut Html, r: &RunRecord, s: &Value) {
         phases.marks.push(Mark::Y(1000.0 / target, "frame budget".into()));
     }
     h.chart(&phases);
+    h.chart(&Chart::new("Bandwidth per client", "elapsed (s)", "kB/s").with(over(iv, "out (to client)", "kb_out_per_client_s", 1.0)).with(over(
+        iv,
+        "in (from client)",
+        "kb_in_per_client_s",
+        1.0,
+    )));
     h.chart(
-        &Chart::new("Bandwidth per client", "elapsed (s)", "kB/s")
-            .with(over(iv, "out (to client)", "kb_out_per_client_s", 1.0))
-            .with(over(iv, "in (from client)", "kb_in_per_client_s", 1.0)),
+        &Chart::new("Clients and server CPU", "elapsed (s)", "clients / % of a core")
+            .with(over(iv, "clients", "clients", 1.0))
+            .with(over(iv, "CPU %", "cpu_pct", 1.0)),
     );
-    h.chart(&Chart::new("Clients and server CPU", "elapsed (s)", "clients / % of a core").with(over(iv, "clients", "clients", 1.0)).with(over(iv, "CPU %", "cpu_pct", 1.0)));
 }
 
 fn arena_swarm(h: &mut Html, s: &Value) {
@@ -143,19 +152,33 @@ fn arena_swarm(h: &mut Html, s: &Value) {
     for w in iv.iter().filter_map(|i| i["warning"].as_str()).take(3) {
         h.raw(&format!(r#"<p class="warn">{}</p>"#, super::chart::escape(w)));
     }
-    h.chart(&Chart::new("Active bots and swarm CPU", "elapsed (s)", "bots / % of a core").with(over(iv, "active bots", "active_bots", 1.0)).with(over(iv, "CPU %", "cpu_pct", 1.0)));
     h.chart(
-        &Chart::new("Per bot", "elapsed (s)", "per second")
-            .with(over(iv, "snapshots", "snapshots_per_bot_s", 1.0))
-            .with(over(iv, "kB in", "kb_in_per_bot_s", 1.0)),
+        &Chart::new("Active bots and swarm CPU", "elapsed (s)", "bots / % of a core")
+            .with(over(iv, "active bots", "active_bots", 1.0))
+            .with(over(iv, "CPU %", "cpu_pct", 1.0)),
     );
+    h.chart(&Chart::new("Per bot", "elapsed (s)", "per second").with(over(iv, "snapshots", "snapshots_per_bot_s", 1.0)).with(over(
+        iv,
+        "kB in",
+        "kb_in_per_bot_s",
+        1.0,
+    )));
 }
 
 fn relay_server(h: &mut Html, s: &Value) {
     let iv = rows(s, "intervals");
     h.section("relay-server", "Relay server");
-    h.chart(&Chart::new("Connections and rooms", "elapsed (s)", "count").with(over(iv, "connections", "connections", 1.0)).with(over(iv, "rooms", "rooms", 1.0)));
-    h.chart(&Chart::new("Events", "elapsed (s)", "per second").with(over(iv, "in", "events_in_per_s", 1.0)).with(over(iv, "out", "events_out_per_s", 1.0)));
+    h.chart(
+        &Chart::new("Connections and rooms", "elapsed (s)", "count")
+            .with(over(iv, "connections", "connections", 1.0))
+            .with(over(iv, "rooms", "rooms", 1.0)),
+    );
+    h.chart(&Chart::new("Events", "elapsed (s)", "per second").with(over(iv, "in", "events_in_per_s", 1.0)).with(over(
+        iv,
+        "out",
+        "events_out_per_s",
+        1.0,
+    )));
     h.chart(&Chart::new("Relay CPU", "elapsed (s)", "% of a core").with(over(iv, "CPU %", "cpu_pct", 1.0)));
 }
 
@@ -210,7 +233,9 @@ fn arena_bench(h: &mut Html, r: &RunRecord) {
     let by_variant = |path: &str, scale: f64| -> Vec<Series> {
         variants
             .iter()
-            .map(|v| Series::new(*v, rs.iter().filter(|x| x["variant"].as_str() == Some(v)).map(|x| (num(x, "players"), num(x, path) * scale)).collect()))
+            .map(|v| {
+                Series::new(*v, rs.iter().filter(|x| x["variant"].as_str() == Some(v)).map(|x| (num(x, "players"), num(x, path) * scale)).collect())
+            })
             .collect()
     };
     let mut frame = Chart::new("Frame p99 by players", "players", "ms");
@@ -233,15 +258,25 @@ fn relay_bench(h: &mut Html, e: &Value) {
     let max_ns = rs.iter().map(|x| num(x, "relay_delay/p99_ns")).fold(0.0, f64::max) as u64;
     let (div, unit) = latency_unit(max_ns);
     let pick = |path: &str, scale: f64| rs.iter().map(|x| (num(x, "ccu"), num(x, path) * scale)).collect::<Vec<_>>();
-    let mut delay = Chart::new("Relay delay by CCU", "CCU", unit).with(Series::new("p50", pick("relay_delay/p50_ns", 1.0 / div))).with(Series::new("p99", pick("relay_delay/p99_ns", 1.0 / div)));
+    let mut delay = Chart::new("Relay delay by CCU", "CCU", unit)
+        .with(Series::new("p50", pick("relay_delay/p50_ns", 1.0 / div)))
+        .with(Series::new("p99", pick("relay_delay/p99_ns", 1.0 / div)));
     delay.dots = true;
     h.chart(&delay);
-    let mut cpu = Chart::new("CPU by CCU", "CCU", "% of a core").with(Series::new("server", pick("server_cpu_pct", 1.0))).with(Series::new("swarm", pick("swarm_cpu_pct", 1.0)));
+    let mut cpu = Chart::new("CPU by CCU", "CCU", "% of a core")
+        .with(Series::new("server", pick("server_cpu_pct", 1.0)))
+        .with(Series::new("swarm", pick("swarm_cpu_pct", 1.0)));
     cpu.dots = true;
     h.chart(&cpu);
     let table: Vec<Vec<String>> = rs
         .iter()
-        .map(|x| vec![format!("{:.0}", num(x, "ccu")), x["verdict"]["limit"].as_str().unwrap_or("?").to_string(), x["verdict"]["evidence"].as_str().unwrap_or("").to_string()])
+        .map(|x| {
+            vec![
+                format!("{:.0}", num(x, "ccu")),
+                x["verdict"]["limit"].as_str().unwrap_or("?").to_string(),
+                x["verdict"]["evidence"].as_str().unwrap_or("").to_string(),
+            ]
+        })
         .collect();
     h.table("verdicts", &["CCU", "limit", "evidence"], &table);
 }

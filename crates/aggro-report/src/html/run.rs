@@ -50,11 +50,12 @@ pub(super) fn headline(h: &mut Html, r: &RunRecord, checks: &[Check]) {
     }
     if !checks.is_empty() {
         let failed = checks.iter().filter(|c| !c.passed).count();
-        h.section("slo", &if failed == 0 { "Thresholds: all passed".to_string() } else { format!("Thresholds: {failed} of {} failed", checks.len()) });
-        let rows: Vec<Vec<String>> = checks
-            .iter()
-            .map(|c| vec![c.threshold.clone(), c.measured.clone(), if c.passed { "+pass".into() } else { "!FAIL".into() }])
-            .collect();
+        h.section(
+            "slo",
+            &if failed == 0 { "Thresholds: all passed".to_string() } else { format!("Thresholds: {failed} of {} failed", checks.len()) },
+        );
+        let rows: Vec<Vec<String>> =
+            checks.iter().map(|c| vec![c.threshold.clone(), c.measured.clone(), if c.passed { "+pass".into() } else { "!FAIL".into() }]).collect();
         h.table("slo", &["threshold", "measured", ""], &rows);
     }
 }
@@ -111,14 +112,19 @@ pub(super) fn over_time(h: &mut Html, r: &RunRecord) -> Result<(), String> {
         c.y_scale = Scale::Log;
         h.chart(&c);
     }
-    let mut rate = Chart::new("Throughput", "elapsed (s)", "per second")
-        .with(Series::new(format!("{} ok", r.operations.first().map_or("", String::as_str)), points(&x, t.rate(|i| i.ops.first().map_or(0, |o| o.ok)))));
+    let mut rate = Chart::new("Throughput", "elapsed (s)", "per second").with(Series::new(
+        format!("{} ok", r.operations.first().map_or("", String::as_str)),
+        points(&x, t.rate(|i| i.ops.first().map_or(0, |o| o.ok))),
+    ));
     if r.intervals.iter().any(|i| i.planned_rate.is_some()) {
         rate = rate.with(Series::new("planned", points(&x, t.mean(|i| i.planned_rate.unwrap_or(f64::NAN)))));
     }
     h.chart(&rate);
     if r.intervals.iter().any(|i| i.planned_rate.is_some() || i.backlog > 0) {
-        h.chart(&Chart::new("Backlog (due, not started)", "elapsed (s)", "requests").with(Series::new("backlog", points(&x, t.max(|i| i.backlog as f64)))));
+        h.chart(
+            &Chart::new("Backlog (due, not started)", "elapsed (s)", "requests")
+                .with(Series::new("backlog", points(&x, t.max(|i| i.backlog as f64)))),
+        );
     }
     failures(h, r, &t, &x);
     Ok(())
@@ -137,11 +143,8 @@ fn failures(h: &mut Html, r: &RunRecord, t: &Timeline<'_>, x: &[f64]) {
         c.series.push(Series::new(*class, points(x, t.rate(count))));
     }
     h.chart(&c);
-    let rows: Vec<Vec<String>> = r
-        .totals
-        .iter()
-        .flat_map(|o| o.failures.iter().map(move |(class, n)| vec![o.name.clone(), class.clone(), n.to_string()]))
-        .collect();
+    let rows: Vec<Vec<String>> =
+        r.totals.iter().flat_map(|o| o.failures.iter().map(move |(class, n)| vec![o.name.clone(), class.clone(), n.to_string()])).collect();
     h.table("failures", &["operation", "class", "count"], &rows);
 }
 
@@ -206,7 +209,10 @@ pub(super) fn generator(h: &mut Html, r: &RunRecord) {
 
 pub(super) fn spec(h: &mut Html, r: &RunRecord) {
     h.section("spec", "Run description");
-    h.details("resolved spec (run it again with the same seed to make the same requests)", &serde_json::to_string_pretty(&r.spec).unwrap_or_default());
+    h.details(
+        "resolved spec (run it again with the same seed to make the same requests)",
+        &serde_json::to_string_pretty(&r.spec).unwrap_or_default(),
+    );
     h.details("host", &serde_json::to_string_pretty(&r.host).unwrap_or_default());
     h.details("stop reason", &serde_json::to_string_pretty(&r.stop_reason).unwrap_or_default());
 }

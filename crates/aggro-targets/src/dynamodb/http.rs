@@ -68,11 +68,8 @@ impl Connection {
 
     async fn read_response(&mut self) -> Result<u16, StoreError> {
         let status_line = self.read_line().await?;
-        let status: u16 = status_line
-            .strip_prefix("HTTP/1.")
-            .and_then(|r| r.get(2..5))
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| protocol("no status line"))?;
+        let status: u16 =
+            status_line.strip_prefix("HTTP/1.").and_then(|r| r.get(2..5)).and_then(|s| s.parse().ok()).ok_or_else(|| protocol("no status line"))?;
         let (mut length, mut chunked) = (None, false);
         self.closing = false;
         for i in 0.. {
@@ -156,7 +153,12 @@ mod tests {
 
     #[tokio::test]
     async fn garbage_is_a_protocol_error() {
-        for junk in [&b"SMTP ready\r\n\r\n"[..], b"HTTP/1.1 200 OK\r\nno colon\r\n\r\n", b"HTTP/1.1 200 OK\r\n\r\n", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"] {
+        for junk in [
+            &b"SMTP ready\r\n\r\n"[..],
+            b"HTTP/1.1 200 OK\r\nno colon\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        ] {
             let leaked: &'static [u8] = Box::leak(junk.to_vec().into_boxed_slice());
             let addr = serve(leaked).await;
             let mut c = Connection::connect(&addr).await.unwrap();

@@ -24,7 +24,7 @@
 //! set (stated in docs/MMO.md).
 
 use super::table::{self, BATCH, parse};
-use super::{Client, DynamoTarget, DEFAULT_TABLE};
+use super::{Client, DEFAULT_TABLE, DynamoTarget};
 use aggro_core::mmo::codec::*;
 use aggro_core::mmo::*;
 use aggro_core::{ErrorClass, StoreError};
@@ -283,13 +283,7 @@ impl MmoConn for DynamoMmoConn {
             .await?;
         let a = &v["Attributes"];
         let players = blob(a, "players").and_then(|b| Reader(&b).ids()).ok_or_else(|| corrupt("an account's players"))?;
-        Ok(Account {
-            id,
-            username: username.to_string(),
-            login_count: num(a, "login_count").unwrap_or(0) as u32,
-            last_login_ms: now_ms,
-            players,
-        })
+        Ok(Account { id, username: username.to_string(), login_count: num(a, "login_count").unwrap_or(0) as u32, last_login_ms: now_ms, players })
     }
 
     async fn load_player(&mut self, id: u32, lease: Lease) -> Result<PlayerGraph, StoreError> {
@@ -330,12 +324,7 @@ impl MmoConn for DynamoMmoConn {
                 _ => {}
             }
         }
-        Ok(PlayerGraph {
-            core: core.ok_or_else(|| corrupt("a player"))?,
-            parts: parts.ok_or_else(|| corrupt("a player's parts"))?,
-            items,
-            quests,
-        })
+        Ok(PlayerGraph { core: core.ok_or_else(|| corrupt("a player"))?, parts: parts.ok_or_else(|| corrupt("a player's parts"))?, items, quests })
     }
 
     async fn roster(&mut self, guild: u32) -> Result<Roster, StoreError> {

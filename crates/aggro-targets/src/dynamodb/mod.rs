@@ -23,12 +23,12 @@ mod table;
 pub use mmo::DynamoMmoConn;
 pub use scenario::DynamoScenarioConn;
 
+use crate::reconnect::Reconnecting;
 use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use aggro_core::world::WorldStore;
 use aggro_core::{ErrorClass, StoreError};
 use serde_json::{Value, json};
 use std::fmt::Write;
-use crate::reconnect::Reconnecting;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -89,10 +89,8 @@ fn classify(status: u16, body: &[u8]) -> StoreError {
     let text = format!("{kind} (HTTP {status}): {message}");
     let class = match kind.as_str() {
         "TransactionCanceledException" => {
-            let codes: Vec<&str> = v["CancellationReasons"]
-                .as_array()
-                .map(|a| a.iter().filter_map(|r| r["Code"].as_str()).collect())
-                .unwrap_or_default();
+            let codes: Vec<&str> =
+                v["CancellationReasons"].as_array().map(|a| a.iter().filter_map(|r| r["Code"].as_str()).collect()).unwrap_or_default();
             if codes.contains(&"TransactionConflict") {
                 ErrorClass::Conflict
             } else if codes.contains(&"ConditionalCheckFailed") {
@@ -152,7 +150,6 @@ impl Client {
         Ok(&self.body)
     }
 }
-
 
 fn key(prefix: &str, id: u32) -> Value {
     let k = format!("{prefix}{id}");

@@ -8,10 +8,10 @@
 //! `UPDATE`, so two game servers can never hold one player.
 
 use super::{PostgresTarget, classify};
+use crate::reconnect::Reconnecting;
 use crate::sql_schema::*;
 use aggro_core::mmo::*;
 use aggro_core::{ErrorClass, StoreError};
-use crate::reconnect::Reconnecting;
 use tokio_postgres::Client;
 
 /// One game server's connection, re-opened if it breaks.
@@ -128,12 +128,8 @@ impl MmoTarget for PostgresTarget {
         let (q, d) = (world.quest_templates(), world.item_descriptors);
         let q_data: Vec<Vec<u8>> = (0..q).map(|i| template(1, i)).collect();
         let d_data: Vec<Vec<u8>> = (0..d).map(|i| template(2, i)).collect();
-        c.execute("INSERT INTO quest_templates SELECT * FROM unnest($1::int[], $2::bytea[])", &[&ids(q), &q_data])
-            .await
-            .map_err(classify)?;
-        c.execute("INSERT INTO item_descriptors SELECT * FROM unnest($1::int[], $2::bytea[])", &[&ids(d), &d_data])
-            .await
-            .map_err(classify)?;
+        c.execute("INSERT INTO quest_templates SELECT * FROM unnest($1::int[], $2::bytea[])", &[&ids(q), &q_data]).await.map_err(classify)?;
+        c.execute("INSERT INTO item_descriptors SELECT * FROM unnest($1::int[], $2::bytea[])", &[&ids(d), &d_data]).await.map_err(classify)?;
         let g = world.guilds();
         let names: Vec<String> = (0..g).map(guild_name).collect();
         let motds: Vec<Vec<u8>> = (0..g).map(guild_motd).collect();
@@ -150,12 +146,9 @@ impl MmoTarget for PostgresTarget {
                 rp.push(r.permissions as i64);
             }
         }
-        c.execute(
-            "INSERT INTO guild_ranks SELECT * FROM unnest($1::int[], $2::int[], $3::text[], $4::bigint[])",
-            &[&rg, &rr, &rn, &rp],
-        )
-        .await
-        .map_err(classify)?;
+        c.execute("INSERT INTO guild_ranks SELECT * FROM unnest($1::int[], $2::int[], $3::text[], $4::bigint[])", &[&rg, &rr, &rn, &rp])
+            .await
+            .map_err(classify)?;
         Ok(())
     }
 
@@ -197,12 +190,9 @@ impl MmoConn for PostgresMmoConn {
         let a_name: Vec<&str> = accounts.iter().map(|a| a.account.username.as_str()).collect();
         let zeros = vec![0i32; accounts.len()];
         let zeros64 = vec![0i64; accounts.len()];
-        tx.execute(
-            "INSERT INTO accounts SELECT * FROM unnest($1::int[], $2::text[], $3::int[], $4::bigint[])",
-            &[&a_id, &a_name, &zeros, &zeros64],
-        )
-        .await
-        .map_err(classify)?;
+        tx.execute("INSERT INTO accounts SELECT * FROM unnest($1::int[], $2::text[], $3::int[], $4::bigint[])", &[&a_id, &a_name, &zeros, &zeros64])
+            .await
+            .map_err(classify)?;
         let players: Vec<&PlayerGraph> = accounts.iter().flat_map(|a| &a.players).collect();
         let mut cols = PlayerColumns::default();
         players.iter().for_each(|p| cols.push(&p.core));
@@ -214,17 +204,34 @@ impl MmoConn for PostgresMmoConn {
                  $14::bytea[], $15::bytea[], $16::bytea[], $17::bytea[], $18::bytea[], $19::bytea[], $20::bytea[], $21::bytea[], $22::bytea[])"
             ),
             &[
-                &cols.id, &cols.account, &cols.name, &cols.money, &cols.exp, &cols.x, &cols.y, &cols.z, &cols.guild, &cols.rank,
-                &cols.item_count, &cols.slot_end, &cols.quest_count, &cols.friends, &cols.ignores, &parts[0], &parts[1], &parts[2],
-                &parts[3], &parts[4], &parts[5], &parts[6],
+                &cols.id,
+                &cols.account,
+                &cols.name,
+                &cols.money,
+                &cols.exp,
+                &cols.x,
+                &cols.y,
+                &cols.z,
+                &cols.guild,
+                &cols.rank,
+                &cols.item_count,
+                &cols.slot_end,
+                &cols.quest_count,
+                &cols.friends,
+                &cols.ignores,
+                &parts[0],
+                &parts[1],
+                &parts[2],
+                &parts[3],
+                &parts[4],
+                &parts[5],
+                &parts[6],
             ],
         )
         .await
         .map_err(classify)?;
         let i = ItemColumns::of(players.iter().flat_map(|p| &p.items));
-        tx.execute(INSERT_ITEMS, &[&i.id, &i.owner, &i.slot, &i.descriptor, &i.count, &i.durability, &i.data])
-            .await
-            .map_err(classify)?;
+        tx.execute(INSERT_ITEMS, &[&i.id, &i.owner, &i.slot, &i.descriptor, &i.count, &i.durability, &i.data]).await.map_err(classify)?;
         tx.commit().await.map_err(classify)
     }
 
@@ -275,10 +282,7 @@ impl MmoConn for PostgresMmoConn {
                 ),
             });
         }
-        let r = c
-            .query_one(&format!("SELECT {PLAYER_COLUMNS} FROM players WHERE id = $1"), &[&pid])
-            .await
-            .map_err(classify)?;
+        let r = c.query_one(&format!("SELECT {PLAYER_COLUMNS} FROM players WHERE id = $1"), &[&pid]).await.map_err(classify)?;
         let core = PlayerCore {
             id,
             account: r.get::<_, i32>(1) as u32,
@@ -370,8 +374,23 @@ impl MmoConn for PostgresMmoConn {
                      AS u(id, name, money, exp, x, y, z, guild, rank, item_count, slot_end, quest_count, friends, ignores, release)
                  WHERE p.id = u.id AND p.lease_owner = $17",
                 &[
-                    &p.id, &p.name, &p.money, &p.exp, &p.x, &p.y, &p.z, &p.guild, &p.rank, &p.item_count, &p.slot_end,
-                    &p.quest_count, &p.friends, &p.ignores, &release, &(set.lease_until_ms as i64), &(set.owner as i64),
+                    &p.id,
+                    &p.name,
+                    &p.money,
+                    &p.exp,
+                    &p.x,
+                    &p.y,
+                    &p.z,
+                    &p.guild,
+                    &p.rank,
+                    &p.item_count,
+                    &p.slot_end,
+                    &p.quest_count,
+                    &p.friends,
+                    &p.ignores,
+                    &release,
+                    &(set.lease_until_ms as i64),
+                    &(set.owner as i64),
                 ],
             )
             .await
@@ -380,7 +399,12 @@ impl MmoConn for PostgresMmoConn {
             // Dropping the transaction rolls the whole set back.
             return Err(StoreError::new(
                 ErrorClass::Locked,
-                format!("{} of {} players are not leased to this writer ({:#x}) any more", set.players.len() as u64 - changed, set.players.len(), set.owner),
+                format!(
+                    "{} of {} players are not leased to this writer ({:#x}) any more",
+                    set.players.len() as u64 - changed,
+                    set.players.len(),
+                    set.owner
+                ),
             ));
         }
         if !set.delete_items.is_empty() {
@@ -418,10 +442,7 @@ impl MmoConn for PostgresMmoConn {
 
     async fn reserve_ids(&mut self, n: u64) -> Result<u64, StoreError> {
         let c = self.client().await?;
-        let row = c
-            .query_one("UPDATE id_sequence SET next = next + $1 RETURNING next - $1", &[&(n as i64)])
-            .await
-            .map_err(classify)?;
+        let row = c.query_one("UPDATE id_sequence SET next = next + $1 RETURNING next - $1", &[&(n as i64)]).await.map_err(classify)?;
         Ok(row.get::<_, i64>(0) as u64)
     }
 }

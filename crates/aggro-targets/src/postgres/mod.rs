@@ -15,11 +15,11 @@ pub use scenario::PgScenarioConn;
 
 pub use mmo::PostgresMmoConn;
 
-use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
+use crate::reconnect::Reconnecting;
 use crate::sql_schema::{FORGET_RUNS, LOG_RUN, READ_WORLD, RUN_LOG, WORLD_TABLES, WRITE_WORLD, forget_world};
+use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use aggro_core::world::WorldStore;
 use aggro_core::{ErrorClass, StoreError};
-use crate::reconnect::Reconnecting;
 use std::time::Duration;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls};
@@ -60,11 +60,7 @@ fn cause(e: &(dyn std::error::Error + 'static)) -> String {
     while let Some(next) = inner.source() {
         inner = next;
     }
-    if std::ptr::eq(inner as *const _ as *const u8, e as *const _ as *const u8) {
-        e.to_string()
-    } else {
-        format!("{e}: {inner}")
-    }
+    if std::ptr::eq(inner as *const _ as *const u8, e as *const _ as *const u8) { e.to_string() } else { format!("{e}: {inner}") }
 }
 
 fn classify(e: tokio_postgres::Error) -> StoreError {
@@ -236,14 +232,8 @@ impl MobileTarget for PostgresTarget {
         let client = self.client().await?;
         create_world_tables(&client).await?;
         client.batch_execute(&(forget_world("mobile") + MOBILE_SCHEMA)).await.map_err(classify)?;
-        let users = client
-            .prepare("INSERT INTO users SELECT unnest($1::bigint[]), $2")
-            .await
-            .map_err(classify)?;
-        let items = client
-            .prepare("INSERT INTO user_items SELECT unnest($1::bigint[]), 0")
-            .await
-            .map_err(classify)?;
+        let users = client.prepare("INSERT INTO users SELECT unnest($1::bigint[]), $2").await.map_err(classify)?;
+        let items = client.prepare("INSERT INTO user_items SELECT unnest($1::bigint[]), 0").await.map_err(classify)?;
         let mut done = 0;
         for chunk in ids.chunks(20_000) {
             let chunk: Vec<i64> = chunk.iter().map(|&i| i64::from(i)).collect();
@@ -258,14 +248,9 @@ impl MobileTarget for PostgresTarget {
 
     async fn scan(&self) -> Result<Vec<UserRow>, StoreError> {
         let client = self.client().await?;
-        let rows = client
-            .query("SELECT u.id, u.gold, i.num_tickets FROM users u LEFT JOIN user_items i ON i.id = u.id", &[])
-            .await
-            .map_err(classify)?;
-        Ok(rows
-            .iter()
-            .map(|r| UserRow { id: r.get::<_, i64>(0) as u32, gold: r.get(1), tickets: r.get(2) })
-            .collect())
+        let rows =
+            client.query("SELECT u.id, u.gold, i.num_tickets FROM users u LEFT JOIN user_items i ON i.id = u.id", &[]).await.map_err(classify)?;
+        Ok(rows.iter().map(|r| UserRow { id: r.get::<_, i64>(0) as u32, gold: r.get(1), tickets: r.get(2) }).collect())
     }
 }
 

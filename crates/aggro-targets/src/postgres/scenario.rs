@@ -82,7 +82,11 @@ impl Pipelined for Statements {
 }
 
 /// Runs one request on `pipe`'s connection.
-async fn run(pipe: &mut Pipe<Statements>, encode: impl FnOnce(&mut BytesMut) -> Result<(), StoreError>, keep_row: bool) -> Result<Answer, StoreError> {
+async fn run(
+    pipe: &mut Pipe<Statements>,
+    encode: impl FnOnce(&mut BytesMut) -> Result<(), StoreError>,
+    keep_row: bool,
+) -> Result<Answer, StoreError> {
     let mut encoded = Ok(());
     let answer = pipe
         .request(|batch, ()| {

@@ -16,10 +16,10 @@
 
 use aggro_core::scenario::Value;
 use aggro_core::{ErrorClass, StoreError};
+use bytes::Buf;
 use bytes::{BufMut, BytesMut};
 use postgres_protocol::IsNull;
 use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
-use bytes::Buf;
 use postgres_protocol::message::backend::{Header, Message};
 use postgres_protocol::message::frontend;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -90,7 +90,13 @@ fn server_error(body: &postgres_protocol::message::backend::ErrorResponseBody) -
 
 /// Appends Bind (parameters and results in `format`, each parameter written by `encode`), Execute and Sync
 /// for prepared statement `name`.
-fn encode_bind_execute<P>(out: &mut BytesMut, name: &str, format: i16, params: &[P], encode: impl FnMut(&P, &mut BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>>) -> Result<(), StoreError> {
+fn encode_bind_execute<P>(
+    out: &mut BytesMut,
+    name: &str,
+    format: i16,
+    params: &[P],
+    encode: impl FnMut(&P, &mut BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>>,
+) -> Result<(), StoreError> {
     frontend::bind("", name, [format], params, encode, [format], out).map_err(|_| protocol("cannot encode the parameters"))?;
     frontend::execute("", 0, out).map_err(io_error)?;
     frontend::sync(out);
@@ -232,7 +238,13 @@ impl Wire {
 
     /// Sends Bind (parameters and results in `format`, each parameter written by `encode`), Execute and Sync
     /// for prepared statement `name`.
-    async fn bind_execute<P>(&mut self, name: &str, format: i16, params: &[P], encode: impl FnMut(&P, &mut BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>>) -> Result<(), StoreError> {
+    async fn bind_execute<P>(
+        &mut self,
+        name: &str,
+        format: i16,
+        params: &[P],
+        encode: impl FnMut(&P, &mut BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>>,
+    ) -> Result<(), StoreError> {
         encode_bind_execute(&mut self.out, name, format, params, encode)?;
         self.flush().await
     }

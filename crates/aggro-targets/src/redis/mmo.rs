@@ -226,7 +226,18 @@ impl MmoConn for RedisMmoConn {
                 let a = &g.account;
                 let mut players = Writer::default();
                 players.ids(&a.players);
-                c.push(&[b"HSET", &k("a", a.id), b"username", a.username.as_bytes(), b"login_count", b"0", b"last_login", b"0", b"players", &players.0]);
+                c.push(&[
+                    b"HSET",
+                    &k("a", a.id),
+                    b"username",
+                    a.username.as_bytes(),
+                    b"login_count",
+                    b"0",
+                    b"last_login",
+                    b"0",
+                    b"players",
+                    &players.0,
+                ]);
                 c.push(&[b"SET", &k("u", &a.username), a.id.to_string().as_bytes()]);
                 n += 2;
                 for p in &g.players {

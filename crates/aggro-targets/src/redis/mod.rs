@@ -14,13 +14,12 @@ mod shared;
 pub use mmo::RedisMmoConn;
 pub use scenario::RedisScenarioConn;
 
+use crate::reconnect::Reconnecting;
 use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use aggro_core::world::{WorldStore, record_key, runs_key};
 use aggro_core::{ErrorClass, StoreError};
 use resp::{Connection, Reply};
 use std::io::Write;
-use crate::reconnect::Reconnecting;
-
 
 /// A Redis database.
 #[derive(Clone, Debug)]
@@ -138,9 +137,9 @@ impl WorldStore for RedisTarget {
     async fn read_world(&self, workload: &str) -> Result<Option<String>, StoreError> {
         match self.open().await?.call(&[b"GET", record_key(workload).as_bytes()]).await? {
             Reply::Bulk(None) => Ok(None),
-            Reply::Bulk(Some(text)) => String::from_utf8(text)
-                .map(Some)
-                .map_err(|_| StoreError::new(ErrorClass::Data, format!("{} is not text", record_key(workload)))),
+            Reply::Bulk(Some(text)) => {
+                String::from_utf8(text).map(Some).map_err(|_| StoreError::new(ErrorClass::Data, format!("{} is not text", record_key(workload))))
+            }
             _ => Err(StoreError::new(ErrorClass::Protocol, "unexpected GET reply")),
         }
     }
@@ -179,11 +178,7 @@ impl MobileTarget for RedisTarget {
     }
 
     async fn connect(&self) -> Result<RedisConn, StoreError> {
-        Ok(RedisConn {
-            link: Link::open(self).await?,
-            user_key: Vec::with_capacity(24),
-            item_key: Vec::with_capacity(24),
-        })
+        Ok(RedisConn { link: Link::open(self).await?, user_key: Vec::with_capacity(24), item_key: Vec::with_capacity(24) })
     }
 
     async fn populate(&self, ids: &[u32], progress: &(dyn Fn(u64) + Sync)) -> Result<(), StoreError> {

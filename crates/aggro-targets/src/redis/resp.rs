@@ -263,10 +263,7 @@ mod tests {
         assert_eq!(c.read().await.unwrap(), Reply::Bulk(Some(b"abc".to_vec())));
         assert_eq!(c.read().await.unwrap(), Reply::Bulk(None));
         assert_eq!(c.read().await.unwrap(), Reply::Array(None));
-        assert_eq!(
-            c.read().await.unwrap(),
-            Reply::Array(Some(vec![Reply::Int(1), Reply::Array(Some(vec![Reply::Bulk(Some(vec![]))]))]))
-        );
+        assert_eq!(c.read().await.unwrap(), Reply::Array(Some(vec![Reply::Int(1), Reply::Array(Some(vec![Reply::Bulk(Some(vec![]))]))])));
         assert_eq!(c.read().await.unwrap(), Reply::Array(Some(vec![])));
     }
 

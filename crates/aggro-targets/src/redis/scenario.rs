@@ -57,7 +57,13 @@ fn is_eval(args: &[Value]) -> bool {
 /// Sends a step's commands on `pipe` and returns their replies: a script not yet loaded on the connection
 /// is loaded first (its SHA-1 noted in `loading`), and `EVAL` goes out as `EVALSHA` (`last_script`: the
 /// last script seen and its SHA-1).
-async fn send(pipe: &mut Pipe<Link>, last_script: &mut (Value, Value), loading: &mut Vec<String>, lengths: &[usize], args: &[Value]) -> Result<Vec<Resp>, StoreError> {
+async fn send(
+    pipe: &mut Pipe<Link>,
+    last_script: &mut (Value, Value),
+    loading: &mut Vec<String>,
+    lengths: &[usize],
+    args: &[Value],
+) -> Result<Vec<Resp>, StoreError> {
     pipe.request(|batch, loaded| {
         let mut at = 0;
         for &len in lengths {
@@ -157,7 +163,10 @@ impl ScenarioTarget for RedisTarget {
             return Err(StoreError::new(ErrorClass::Data, "a Redis target runs Redis commands only"));
         }
         let pipes = Pipe::handles(Link::open(self).await?, loaders);
-        Ok(pipes.into_iter().map(|pipe| RedisScenarioConn { commands: Arc::clone(&commands), pipe, last_script: (Value::Null, Value::Null), loading: Vec::new() }).collect())
+        Ok(pipes
+            .into_iter()
+            .map(|pipe| RedisScenarioConn { commands: Arc::clone(&commands), pipe, last_script: (Value::Null, Value::Null), loading: Vec::new() })
+            .collect())
     }
 
     async fn load(&self, load: &Load, rows: &Rows) -> Result<(), StoreError> {

@@ -25,12 +25,7 @@ fn corrupt(what: &str) -> StoreError {
 }
 
 /// Every row of a cached statement, mapped by `f`.
-fn rows<T>(
-    c: &Connection,
-    sql: &str,
-    p: impl rusqlite::Params,
-    f: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
-) -> Result<Vec<T>, StoreError> {
+fn rows<T>(c: &Connection, sql: &str, p: impl rusqlite::Params, f: impl FnMut(&Row<'_>) -> rusqlite::Result<T>) -> Result<Vec<T>, StoreError> {
     let mut stmt = c.prepare_cached(sql).map_err(schema_error)?;
     let mapped = stmt.query_map(p, f).map_err(classify)?;
     mapped.collect::<Result<_, _>>().map_err(classify)
@@ -156,9 +151,28 @@ impl MmoConn for SqliteMmoConn {
                     let c = &pl.core;
                     let x = &pl.parts.0;
                     p.execute(params![
-                        c.id, c.account, c.name, c.money, c.exp, c.pos[0] as f64, c.pos[1] as f64, c.pos[2] as f64,
-                        c.guild, c.rank, c.item_count, c.slot_end, c.quest_count,
-                        ids_to_blob(&c.friends), ids_to_blob(&c.ignores), x[0], x[1], x[2], x[3], x[4], x[5], x[6]
+                        c.id,
+                        c.account,
+                        c.name,
+                        c.money,
+                        c.exp,
+                        c.pos[0] as f64,
+                        c.pos[1] as f64,
+                        c.pos[2] as f64,
+                        c.guild,
+                        c.rank,
+                        c.item_count,
+                        c.slot_end,
+                        c.quest_count,
+                        ids_to_blob(&c.friends),
+                        ids_to_blob(&c.ignores),
+                        x[0],
+                        x[1],
+                        x[2],
+                        x[3],
+                        x[4],
+                        x[5],
+                        x[6]
                     ])
                     .map_err(classify)?;
                     for it in &pl.items {
@@ -205,10 +219,9 @@ impl MmoConn for SqliteMmoConn {
                 .map_err(classify)?;
             return Err(match holder {
                 None => missing(format!("player {id}")),
-                Some((o, u)) => StoreError::new(
-                    ErrorClass::Locked,
-                    format!("player {id} is leased to {:#x} until {}", o.unwrap_or(0) as u64, u.unwrap_or(0)),
-                ),
+                Some((o, u)) => {
+                    StoreError::new(ErrorClass::Locked, format!("player {id} is leased to {:#x} until {}", o.unwrap_or(0) as u64, u.unwrap_or(0)))
+                }
             });
         }
         let (mut core, parts, friends, ignores) = tx
@@ -220,14 +233,14 @@ impl MmoConn for SqliteMmoConn {
         core.ignores = blob_to_ids(&ignores).ok_or_else(|| corrupt("an ignore list"))?;
         let items = rows(&tx, &format!("SELECT {ITEM_COLUMNS} FROM items WHERE owner = ?1"), params![id], item_from)?;
         let quests = rows(&tx, &format!("SELECT {QUEST_COLUMNS} FROM quests WHERE player = ?1 ORDER BY seq"), params![id], |r| {
-                Ok(Quest {
-                    id: r.get::<_, i64>(0)? as u64,
-                    player: r.get(1)?,
-                    seq: r.get(2)?,
-                    template: r.get(3)?,
-                    completed_ms: r.get::<_, i64>(4)? as u64,
-                })
-            })?;
+            Ok(Quest {
+                id: r.get::<_, i64>(0)? as u64,
+                player: r.get(1)?,
+                seq: r.get(2)?,
+                template: r.get(3)?,
+                completed_ms: r.get::<_, i64>(4)? as u64,
+            })
+        })?;
         tx.commit().map_err(classify)?;
         Ok(PlayerGraph { core, parts, items, quests })
     }
@@ -266,9 +279,23 @@ impl MmoConn for SqliteMmoConn {
                 let c = &w.core;
                 let changed = p
                     .execute(params![
-                        c.id, set.owner as i64, c.name, c.money, c.exp, c.pos[0] as f64, c.pos[1] as f64, c.pos[2] as f64,
-                        c.guild, c.rank, c.item_count, c.slot_end, c.quest_count,
-                        ids_to_blob(&c.friends), ids_to_blob(&c.ignores), w.release, set.lease_until_ms as i64
+                        c.id,
+                        set.owner as i64,
+                        c.name,
+                        c.money,
+                        c.exp,
+                        c.pos[0] as f64,
+                        c.pos[1] as f64,
+                        c.pos[2] as f64,
+                        c.guild,
+                        c.rank,
+                        c.item_count,
+                        c.slot_end,
+                        c.quest_count,
+                        ids_to_blob(&c.friends),
+                        ids_to_blob(&c.ignores),
+                        w.release,
+                        set.lease_until_ms as i64
                     ])
                     .map_err(classify)?;
                 if changed != 1 {
@@ -291,8 +318,7 @@ impl MmoConn for SqliteMmoConn {
                 ))
                 .map_err(schema_error)?;
             for it in &set.put_items {
-                i.execute(params![it.id as i64, it.owner, it.slot, it.descriptor, it.count, it.durability, &it.data[..]])
-                    .map_err(classify)?;
+                i.execute(params![it.id as i64, it.owner, it.slot, it.descriptor, it.count, it.durability, &it.data[..]]).map_err(classify)?;
             }
             let mut q = tx.prepare_cached(&format!("INSERT INTO quests ({QUEST_COLUMNS}) VALUES (?1,?2,?3,?4,?5)")).map_err(schema_error)?;
             for x in &set.new_quests {

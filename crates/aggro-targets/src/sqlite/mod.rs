@@ -11,8 +11,8 @@ mod scenario;
 pub use mmo::SqliteMmoConn;
 pub use scenario::SqliteScenarioConn;
 
-use aggro_core::mobile::{GOLD_STEP, INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use crate::sql_schema::{FORGET_RUNS, LOG_RUN, READ_WORLD, RUN_LOG, WORLD_TABLES, WRITE_WORLD, forget_world};
+use aggro_core::mobile::{GOLD_STEP, INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use aggro_core::world::WorldStore;
 use aggro_core::{ErrorClass, StoreError};
 use rusqlite::{Connection, ErrorCode, params};
@@ -32,9 +32,8 @@ impl SqliteTarget {
     }
 
     fn open(&self) -> Result<Connection, StoreError> {
-        let conn = Connection::open(&self.path).map_err(|e| {
-            StoreError::new(ErrorClass::Connect, format!("cannot open {}: {e}", self.path.display()))
-        })?;
+        let conn =
+            Connection::open(&self.path).map_err(|e| StoreError::new(ErrorClass::Connect, format!("cannot open {}: {e}", self.path.display())))?;
         conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(classify)?;
         conn.pragma_update(None, "journal_mode", "wal").map_err(classify)?;
         conn.pragma_update(None, "synchronous", &self.sync).map_err(classify)?;
@@ -78,10 +77,7 @@ impl std::fmt::Debug for SqliteConn {
 impl SqliteConn {
     /// Runs `statements` (each updating exactly one row of user `id`) as one transaction.
     fn transact(&mut self, statements: &[&str], id: u32) -> Result<(), StoreError> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(classify)?;
+        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(classify)?;
         for sql in statements {
             let changed = tx.prepare_cached(sql).map_err(schema_error)?.execute(params![id]).map_err(schema_error)?;
             if changed != 1 {
@@ -92,10 +88,7 @@ impl SqliteConn {
     }
 }
 
-const TRANSFER: [&str; 2] = [
-    "UPDATE users SET gold = gold - 5 WHERE id = ?1",
-    "UPDATE user_items SET num_tickets = num_tickets + 1 WHERE id = ?1",
-];
+const TRANSFER: [&str; 2] = ["UPDATE users SET gold = gold - 5 WHERE id = ?1", "UPDATE user_items SET num_tickets = num_tickets + 1 WHERE id = ?1"];
 const ADD_GOLD: [&str; 1] = ["UPDATE users SET gold = gold + 5 WHERE id = ?1"];
 const _: () = assert!(GOLD_STEP == 5, "the SQL above hard-codes the step");
 
@@ -180,12 +173,8 @@ impl MobileTarget for SqliteTarget {
 
     async fn scan(&self) -> Result<Vec<UserRow>, StoreError> {
         let conn = self.open()?;
-        let mut stmt = conn
-            .prepare("SELECT u.id, u.gold, i.num_tickets FROM users u LEFT JOIN user_items i ON i.id = u.id")
-            .map_err(schema_error)?;
-        let rows = stmt
-            .query_map([], |r| Ok(UserRow { id: r.get::<_, i64>(0)? as u32, gold: r.get(1)?, tickets: r.get(2)? }))
-            .map_err(classify)?;
+        let mut stmt = conn.prepare("SELECT u.id, u.gold, i.num_tickets FROM users u LEFT JOIN user_items i ON i.id = u.id").map_err(schema_error)?;
+        let rows = stmt.query_map([], |r| Ok(UserRow { id: r.get::<_, i64>(0)? as u32, gold: r.get(1)?, tickets: r.get(2)? })).map_err(classify)?;
         rows.collect::<Result<Vec<_>, _>>().map_err(classify)
     }
 }
@@ -202,9 +191,7 @@ impl MobileConn for SqliteConn {
     async fn read_gold(&mut self, id: u32) -> Result<i64, StoreError> {
         let mut stmt = self.conn.prepare_cached("SELECT gold FROM users WHERE id = ?1").map_err(schema_error)?;
         stmt.query_row(params![id], |r| r.get(0)).map_err(|e| match e {
-            rusqlite::Error::QueryReturnedNoRows => {
-                StoreError::new(ErrorClass::Data, format!("user {id} is not in the database"))
-            }
+            rusqlite::Error::QueryReturnedNoRows => StoreError::new(ErrorClass::Data, format!("user {id} is not in the database")),
             e => classify(e),
         })
     }

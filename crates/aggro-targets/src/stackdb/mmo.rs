@@ -67,7 +67,13 @@ const SEQUENCE: &[u8] = b"S";
 /// `I`, per guild `G`, `M` and its ranks, the templates, the descriptors and the sequence.
 fn population_keys(world: &WorldSpec) -> u64 {
     let guilds = world.guilds() as u64 * (2 + world.ranks_per_guild as u64);
-    2 * world.accounts as u64 + 2 * world.players() as u64 + world.items() + guilds + world.quest_templates() as u64 + world.item_descriptors as u64 + 1
+    2 * world.accounts as u64
+        + 2 * world.players() as u64
+        + world.items()
+        + guilds
+        + world.quest_templates() as u64
+        + world.item_descriptors as u64
+        + 1
 }
 
 fn corrupt(what: &str) -> StoreError {

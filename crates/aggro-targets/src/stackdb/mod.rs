@@ -122,13 +122,10 @@ fn item_key(id: u32) -> Vec<u8> {
 }
 
 fn number(bytes: Option<Vec<u8>>, what: &str, id: u32) -> Result<i64, StoreError> {
-    let bytes = bytes.ok_or_else(|| {
-        StoreError::new(ErrorClass::Data, format!("{what}{id} is not in the database (run `aggro mobile populate` first)"))
-    })?;
-    let array: [u8; 8] = bytes
-        .as_slice()
-        .try_into()
-        .map_err(|_| StoreError::new(ErrorClass::Data, format!("{what}{id} does not hold an 8-byte number")))?;
+    let bytes =
+        bytes.ok_or_else(|| StoreError::new(ErrorClass::Data, format!("{what}{id} is not in the database (run `aggro mobile populate` first)")))?;
+    let array: [u8; 8] =
+        bytes.as_slice().try_into().map_err(|_| StoreError::new(ErrorClass::Data, format!("{what}{id} does not hold an 8-byte number")))?;
     Ok(i64::from_le_bytes(array))
 }
 
@@ -224,7 +221,6 @@ impl WorldStore for StackDbTarget {
         txn.commit().map_err(err)
     }
 }
-
 
 impl MobileTarget for StackDbTarget {
     type Conn = StackDbConn;

@@ -37,7 +37,10 @@ fn text(bytes: Option<Vec<u8>>) -> Value {
 }
 
 fn no_scan() -> StoreError {
-    StoreError::new(ErrorClass::Other, "stackdb hashes its keys and keeps no order: a scan has no meaning there (YCSB workload E needs an ordered store)")
+    StoreError::new(
+        ErrorClass::Other,
+        "stackdb hashes its keys and keeps no order: a scan has no meaning there (YCSB workload E needs an ordered store)",
+    )
 }
 
 impl ScenarioConn for StackDbScenarioConn {
@@ -80,7 +83,9 @@ impl ScenarioConn for StackDbScenarioConn {
                     let old = txn.get(key).map_err(err)?;
                     let old = match old.as_deref().map(std::str::from_utf8) {
                         None => 0,
-                        Some(Ok(t)) => t.trim().parse::<i64>().map_err(|_| StoreError::new(ErrorClass::Data, format!("add: {t:?} is not an integer")))?,
+                        Some(Ok(t)) => {
+                            t.trim().parse::<i64>().map_err(|_| StoreError::new(ErrorClass::Data, format!("add: {t:?} is not an integer")))?
+                        }
                         Some(Err(_)) => return Err(StoreError::new(ErrorClass::Data, "add: the value is not text")),
                     };
                     let delta = a[1].as_int().ok_or_else(|| StoreError::new(ErrorClass::Data, "add: the delta is not an integer"))?;

@@ -63,11 +63,7 @@ impl<C: MmoConn> Loader for PeriodLoader<C> {
                 }
             }
         }
-        let state = ZoneState {
-            players: self.zone.len(),
-            items: self.zone.items_held(),
-            counts: self.zone.counts.clone(),
-        };
+        let state = ZoneState { players: self.zone.len(), items: self.zone.items_held(), counts: self.zone.counts.clone() };
         self.book.period_done(self.index, steps.now() - start, steps.timings(), state, failed);
         failed.map_or(Ok(()), Err)
     }

@@ -11,11 +11,7 @@ pub const CHUNK: u32 = 50;
 
 /// Creates the world on `target` and inserts every account; `progress`
 /// gets the accounts inserted so far now and then.
-pub async fn populate<T: MmoTarget>(
-    target: &T,
-    world: &WorldSpec,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<(), StoreError> {
+pub async fn populate<T: MmoTarget>(target: &T, world: &WorldSpec, progress: &(dyn Fn(u64) + Sync)) -> Result<(), StoreError> {
     target.create(world).await?;
     let next = AtomicU32::new(0);
     let done = AtomicU64::new(0);
@@ -31,8 +27,7 @@ pub async fn populate<T: MmoTarget>(
                 if first >= world.accounts {
                     return Ok::<(), StoreError>(());
                 }
-                let chunk: Vec<AccountGraph> =
-                    (first..(first + CHUNK).min(world.accounts)).map(|a| world.account_graph(a)).collect();
+                let chunk: Vec<AccountGraph> = (first..(first + CHUNK).min(world.accounts)).map(|a| world.account_graph(a)).collect();
                 conn.insert(&chunk).await?;
                 progress(done.fetch_add(chunk.len() as u64, Relaxed) + chunk.len() as u64);
             }

@@ -372,9 +372,8 @@ impl<C: MmoConn> Zone<C> {
     async fn push_dirty(&mut self, renew: bool) -> Result<(), StoreError> {
         let now = now_ms();
         let renew_before = now + self.lease_ms / 2;
-        let chosen: Vec<usize> = (0..self.players.len())
-            .filter(|&i| self.players[i].dirty || (renew && self.players[i].lease_until_ms < renew_before))
-            .collect();
+        let chosen: Vec<usize> =
+            (0..self.players.len()).filter(|&i| self.players[i].dirty || (renew && self.players[i].lease_until_ms < renew_before)).collect();
         let mut players = std::mem::take(&mut self.players);
         let result = self.push(&mut players, &chosen, false).await;
         self.players = players;

@@ -156,12 +156,7 @@ pub fn verify(rows: &[UserRow], keys: &KeySpace, ledger: Option<&Ledger>) -> Ver
         ];
         for (what, found, committed, doubt) in checks {
             if found < committed as i64 || found > (committed + doubt) as i64 {
-                verdict.push(Problem::Totals {
-                    what: what.into(),
-                    found,
-                    expected_min: committed,
-                    expected_max: committed + doubt,
-                });
+                verdict.push(Problem::Totals { what: what.into(), found, expected_min: committed, expected_max: committed + doubt });
             }
         }
     }

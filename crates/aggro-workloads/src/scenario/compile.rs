@@ -149,9 +149,7 @@ impl<'a> Compiler<'a> {
     }
 
     fn expr(&self, file: usize, text: &Spanned<String>, key: &str) -> Result<Expr, Fail> {
-        expr::parse(text.get_ref())
-            .and_then(|a| expr::compile(&a, &self.names))
-            .map_err(|e| self.fail_at(file, text.span(), format!("{key}: {e}")))
+        expr::parse(text.get_ref()).and_then(|a| expr::compile(&a, &self.names)).map_err(|e| self.fail_at(file, text.span(), format!("{key}: {e}")))
     }
 
     /// A constant expression (a count, a row total), evaluated now.
@@ -192,12 +190,15 @@ impl<'a> Compiler<'a> {
             }
             let execs: Vec<usize> = steps.iter().enumerate().filter(|(_, s)| matches!(s, Step::Exec(_))).map(|(i, _)| i).collect();
             if execs.is_empty() {
-                return Err(self.fail(from, &format!(
-                    "transaction[{ti}] ({}): no step has a `{}` form, so this scenario cannot run on a {} target",
-                    t.name,
-                    self.family.key(),
-                    self.family.key()
-                )));
+                return Err(self.fail(
+                    from,
+                    &format!(
+                        "transaction[{ti}] ({}): no step has a `{}` form, so this scenario cannot run on a {} target",
+                        t.name,
+                        self.family.key(),
+                        self.family.key()
+                    ),
+                ));
             }
             if execs.len() > 1 && self.src.time_steps {
                 for i in execs {
@@ -215,7 +216,13 @@ impl<'a> Compiler<'a> {
             return Err(self.fail(first, "the transactions' weights add up to 0"));
         }
         let mut acc = 0.0;
-        let cumulative = transactions.iter().map(|t| { acc += t.weight / total; acc }).collect();
+        let cumulative = transactions
+            .iter()
+            .map(|t| {
+                acc += t.weight / total;
+                acc
+            })
+            .collect();
         let populate = self.populate()?;
         let (invariants, checks) = self.invariants()?;
         Ok(Scenario {
@@ -316,7 +323,10 @@ impl<'a> Compiler<'a> {
         lets.iter()
             .enumerate()
             .map(|(i, l)| {
-                let (name, text) = l.get_ref().split_once('=').ok_or_else(|| self.fail_at(file, l.span(), format!("{key}.let[{i}]: expected \"name = expression\"")))?;
+                let (name, text) = l
+                    .get_ref()
+                    .split_once('=')
+                    .ok_or_else(|| self.fail_at(file, l.span(), format!("{key}.let[{i}]: expected \"name = expression\"")))?;
                 let name = name.trim().trim_start_matches(':');
                 let e = self.expr(file, &Spanned::new(l.span(), text.trim().to_string()), &format!("{key}.let[{i}]"))?;
                 Ok((self.names.slots[name], e))

@@ -233,11 +233,7 @@ impl Space {
             Choice::ScrambledZipfian(z) => fnv64(z.next(rng)) % n,
             Choice::Hotspot { hot_fraction, hot_share } => {
                 let hot = ((n as f64 * hot_fraction) as u64).clamp(1, n);
-                if rng.unit() < *hot_share || hot == n {
-                    rng.range_inclusive(0, hot - 1)
-                } else {
-                    rng.range_inclusive(hot, n - 1)
-                }
+                if rng.unit() < *hot_share || hot == n { rng.range_inclusive(0, hot - 1) } else { rng.range_inclusive(hot, n - 1) }
             }
             Choice::Latest(z) => n - 1 - z.next_over(rng, n),
             Choice::Exponential { gamma } => loop {

@@ -139,8 +139,12 @@ fn tokens(text: &str) -> Result<Vec<Token>, String> {
             }
             b'0'..=b'9' | b'.' => {
                 let start = i;
-                while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.' || b[i] == b'e' || b[i] == b'E'
-                    || ((b[i] == b'-' || b[i] == b'+') && matches!(b[i - 1], b'e' | b'E')))
+                while i < b.len()
+                    && (b[i].is_ascii_digit()
+                        || b[i] == b'.'
+                        || b[i] == b'e'
+                        || b[i] == b'E'
+                        || ((b[i] == b'-' || b[i] == b'+') && matches!(b[i - 1], b'e' | b'E')))
                 {
                     i += 1;
                 }
@@ -635,9 +639,15 @@ mod tests {
         let Expr::Binary(BinOp::Add, call, six) = e else { panic!("{e:?}") };
         assert_eq!(*six, Expr::Lit(Value::Int(-6)));
         assert_eq!(*call, Expr::Call(Func::Random, vec![Expr::Lit(Value::Int(1)), Expr::Lit(Value::Int(1_000_000))]));
-        assert_eq!(compile(&parse("aid * scale").unwrap(), &scaled).unwrap(), Expr::Binary(BinOp::Mul, Box::new(Expr::Var(1)), Box::new(Expr::Lit(Value::Int(10)))));
+        assert_eq!(
+            compile(&parse("aid * scale").unwrap(), &scaled).unwrap(),
+            Expr::Binary(BinOp::Mul, Box::new(Expr::Var(1)), Box::new(Expr::Lit(Value::Int(10))))
+        );
         // An error stays for run time, where it is reported with its step.
-        assert_eq!(compile(&parse("1 / 0").unwrap(), &scaled).unwrap(), Expr::Binary(BinOp::Div, Box::new(Expr::Lit(Value::Int(1))), Box::new(Expr::Lit(Value::Int(0)))));
+        assert_eq!(
+            compile(&parse("1 / 0").unwrap(), &scaled).unwrap(),
+            Expr::Binary(BinOp::Div, Box::new(Expr::Lit(Value::Int(1))), Box::new(Expr::Lit(Value::Int(0))))
+        );
     }
 
     #[test]

@@ -46,7 +46,10 @@ pub struct Source {
 
 impl std::fmt::Debug for Source {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Source").field("name", &self.name).field("files", &self.files.iter().map(|(p, _)| p).collect::<Vec<_>>()).finish_non_exhaustive()
+        f.debug_struct("Source")
+            .field("name", &self.name)
+            .field("files", &self.files.iter().map(|(p, _)| p).collect::<Vec<_>>())
+            .finish_non_exhaustive()
     }
 }
 
@@ -162,7 +165,8 @@ impl Source {
 /// A `--set name=value`: integers and floats are numbers, anything else text.
 pub fn parse_override(text: &str) -> Result<(String, Value), String> {
     let (name, value) = text.split_once('=').ok_or_else(|| format!("--set {text:?}: expected NAME=VALUE"))?;
-    let v = value.parse::<i64>().map(Value::Int).or_else(|_| value.parse::<f64>().map(Value::Float)).unwrap_or_else(|_| Value::Text(value.to_string()));
+    let v =
+        value.parse::<i64>().map(Value::Int).or_else(|_| value.parse::<f64>().map(Value::Float)).unwrap_or_else(|_| Value::Text(value.to_string()));
     Ok((name.trim().to_string(), v))
 }
 
@@ -225,11 +229,26 @@ mod tests {
     #[test]
     fn each_bad_key_is_named_with_its_line() {
         let cases: [(&str, &str); 8] = [
-            ("[[transaction]]\nname = \"t\"\nstep = [{ kv = [[\"fetch\", \"k\"]] }]\n", "t.toml:3: transaction[0] (t).step[0].kv: unknown operation \"fetch\""),
-            ("[[transaction]]\nname = \"t\"\nstep = [{ kv = [[\"put\", \"k\"]] }]\n", "t.toml:3: transaction[0] (t).step[0].kv: put takes 2 argument(s)"),
-            ("[sizes.s]\ndistribution = \"uniform\"\nmin = 5\nmax = 2\n[[transaction]]\nname = \"t\"\nstep = [{ kv = [[\"get\", \"k\"]] }]\n", "t.toml:1: sizes.s: a uniform size takes `max`"),
-            ("[keys.k]\ncount = \"0\"\n[[transaction]]\nname = \"t\"\nstep = [{ kv = [[\"get\", \"k\"]] }]\n", "t.toml:1: keys.k.count: must be at least 1"),
-            ("[keys.k]\ncount = 5\norder = \"random\"\n[[transaction]]\nname = \"t\"\nstep = [{ kv = [[\"get\", \"k\"]] }]\n", "t.toml:3: keys.k.order: unknown \"random\""),
+            (
+                "[[transaction]]\nname = \"t\"\nstep = [{ kv = [[\"fetch\", \"k\"]] }]\n",
+                "t.toml:3: transaction[0] (t).step[0].kv: unknown operation \"fetch\"",
+            ),
+            (
+                "[[transaction]]\nname = \"t\"\nstep = [{ kv = [[\"put\", \"k\"]] }]\n",
+                "t.toml:3: transaction[0] (t).step[0].kv: put takes 2 argument(s)",
+            ),
+            (
+                "[sizes.s]\ndistribution = \"uniform\"\nmin = 5\nmax = 2\n[[transaction]]\nname = \"t\"\nstep = [{ kv = [[\"get\", \"k\"]] }]\n",
+                "t.toml:1: sizes.s: a uniform size takes `max`",
+            ),
+            (
+                "[keys.k]\ncount = \"0\"\n[[transaction]]\nname = \"t\"\nstep = [{ kv = [[\"get\", \"k\"]] }]\n",
+                "t.toml:1: keys.k.count: must be at least 1",
+            ),
+            (
+                "[keys.k]\ncount = 5\norder = \"random\"\n[[transaction]]\nname = \"t\"\nstep = [{ kv = [[\"get\", \"k\"]] }]\n",
+                "t.toml:3: keys.k.order: unknown \"random\"",
+            ),
             ("[[transaction]]\nname = \"t\"\nweight = -1\nstep = [{ kv = [[\"get\", \"k\"]] }]\n", "transaction[0].weight: must be a number ≥ 0"),
             ("[[transaction]]\nname = \"t\"\nstep = [{ use = \"nope\" }]\n", "t.toml:3: transaction[0] (t).step[0].use: no [steps.nope]"),
             ("[[transaction]]\nname = \"t\"\nstep = [{ kv = [[\"get\", \"k\"]], sleep = 5 }]\n", "unknown field `sleep`"),
@@ -247,10 +266,21 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("aggro-scenario-include-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("base.toml"), "[vars]\nx = 1\ny = 2\n[steps.get]\nkv = [[\"get\", \"k${x}\"]]\n").unwrap();
-        std::fs::write(dir.join("top.toml"), "include = [\"base.toml\"]\n[vars]\ny = 3\n[[transaction]]\nname = \"t\"\nstep = [{ use = \"get\" }]\n").unwrap();
+        std::fs::write(dir.join("top.toml"), "include = [\"base.toml\"]\n[vars]\ny = 3\n[[transaction]]\nname = \"t\"\nstep = [{ use = \"get\" }]\n")
+            .unwrap();
         let sc = Source::load(&dir.join("top.toml")).unwrap().compile(Family::Kv, &[("x".into(), Value::Int(9))]).unwrap();
         assert_eq!(sc.name, "top");
-        let slot = |name: &str| sc.slots.iter().position(|v| *v == Value::Int(match name { "x" => 9, _ => 3 })).is_some();
+        let slot = |name: &str| {
+            sc.slots
+                .iter()
+                .position(|v| {
+                    *v == Value::Int(match name {
+                        "x" => 9,
+                        _ => 3,
+                    })
+                })
+                .is_some()
+        };
         assert!(slot("x") && slot("y"), "{:?}", sc.slots);
         std::fs::write(dir.join("loop.toml"), "include = [\"loop.toml\"]\n").unwrap();
         let e = Source::load(&dir.join("loop.toml")).unwrap_err();

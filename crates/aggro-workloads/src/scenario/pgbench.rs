@@ -148,7 +148,9 @@ fn commands(script: &Script) -> Result<Vec<(usize, Line)>, ScenarioError> {
             let rest = words.next().unwrap_or("").trim();
             let parsed = match cmd.as_str() {
                 "set" => {
-                    let (name, e) = rest.split_once(char::is_whitespace).ok_or_else(|| fail(script, line_no, "\\set needs a variable and an expression".into()))?;
+                    let (name, e) = rest
+                        .split_once(char::is_whitespace)
+                        .ok_or_else(|| fail(script, line_no, "\\set needs a variable and an expression".into()))?;
                     expr::parse(e).map_err(|m| fail(script, line_no, format!("\\set {name}: {m}")))?;
                     Line::Set { name: name.trim_start_matches(':').to_string(), expr: e.trim().to_string() }
                 }
@@ -164,7 +166,11 @@ fn commands(script: &Script) -> Result<Vec<(usize, Line)>, ScenarioError> {
                     Line::Sleep { us: format!("({n}) * {factor}") }
                 }
                 other => {
-                    return Err(fail(script, line_no, format!("unsupported meta-command \\{other} (aggro runs \\set and \\sleep; write the rest as SQL or a scenario file)")));
+                    return Err(fail(
+                        script,
+                        line_no,
+                        format!("unsupported meta-command \\{other} (aggro runs \\set and \\sleep; write the rest as SQL or a scenario file)"),
+                    ));
                 }
             };
             out.push((line_no, parsed));
@@ -412,10 +418,14 @@ mod tests {
         let sc = compile(&[Script::builtin("tpcb").unwrap()], 10, &[], true).unwrap();
         assert_eq!(sc.transactions.len(), 1);
         assert_eq!(sc.invariants.len(), 3);
-        let sql: Vec<&str> = sc.commands.iter().map(|c| match c {
-            Command::Sql { text } => text.as_str(),
-            _ => panic!("not SQL"),
-        }).collect();
+        let sql: Vec<&str> = sc
+            .commands
+            .iter()
+            .map(|c| match c {
+                Command::Sql { text } => text.as_str(),
+                _ => panic!("not SQL"),
+            })
+            .collect();
         assert_eq!(sql[0], "BEGIN");
         assert_eq!(sql[1], "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2");
         assert_eq!(sql[5], "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)");

@@ -48,7 +48,9 @@ pub async fn populate<T: ScenarioTarget>(target: &T, sc: &Scenario, seed: u64, p
         let mut rng = Rng::stream(seed, n);
         work.slots[sc.row_slot] = Value::Int(n as i64);
         for (slot, e) in &p.lets {
-            let v = e.eval(&mut Cx { slots: &work.slots, rng: &mut rng, gens: &sc.gens, committed: &[] }).map_err(|m| data(format!("populate.let, row {n}: {m}")))?;
+            let v = e
+                .eval(&mut Cx { slots: &work.slots, rng: &mut rng, gens: &sc.gens, committed: &[] })
+                .map_err(|m| data(format!("populate.let, row {n}: {m}")))?;
             work.slots[*slot] = v;
         }
         let mut cx = Cx { slots: &work.slots, rng: &mut rng, gens: &sc.gens, committed: &[] };

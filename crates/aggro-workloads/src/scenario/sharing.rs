@@ -12,12 +12,31 @@ use aggro_core::scenario::Command;
 
 /// SQL statements (by their first word) whose effect outlives the statement.
 const SQL_STATEFUL: &[&str] = &[
-    "BEGIN", "START", "COMMIT", "END", "ROLLBACK", "ABORT", "SAVEPOINT", "RELEASE", "SET", "RESET", "LISTEN", "UNLISTEN", "PREPARE",
-    "DEALLOCATE", "DECLARE", "FETCH", "MOVE", "CLOSE", "DISCARD", "LOCK",
+    "BEGIN",
+    "START",
+    "COMMIT",
+    "END",
+    "ROLLBACK",
+    "ABORT",
+    "SAVEPOINT",
+    "RELEASE",
+    "SET",
+    "RESET",
+    "LISTEN",
+    "UNLISTEN",
+    "PREPARE",
+    "DEALLOCATE",
+    "DECLARE",
+    "FETCH",
+    "MOVE",
+    "CLOSE",
+    "DISCARD",
+    "LOCK",
 ];
 
 /// Redis commands whose effect outlives the step that sends them.
-const REDIS_STATEFUL: &[&str] = &["WATCH", "UNWATCH", "SELECT", "CLIENT", "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "MONITOR", "RESET", "AUTH", "HELLO"];
+const REDIS_STATEFUL: &[&str] =
+    &["WATCH", "UNWATCH", "SELECT", "CLIENT", "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "MONITOR", "RESET", "AUTH", "HELLO"];
 
 impl Scenario {
     /// The first step that keeps state on its connection for later steps (so its loader needs a

@@ -1,9 +1,9 @@
 //! A scenario's invariants: each check's read against its expression over
 //! the runs' committed counts.
 
+use super::Scenario;
 use super::expr::Cx;
 use super::loader::{Work, run_exec};
-use super::Scenario;
 use aggro_core::rng::Rng;
 use aggro_core::scenario::{ScenarioTarget, Value};
 use aggro_core::{ErrorClass, StoreError};

@@ -94,7 +94,12 @@ pub fn translate(path: &Path, text: &str) -> Result<Translated, ScenarioError> {
         let (line, v) = get(key, default);
         if wanted.contains(&v.as_str()) { Ok(()) } else { Err(fail(line, format!("{key}={v}: {why}"))) }
     };
-    require("workload", "site.ycsb.workloads.CoreWorkload", &["site.ycsb.workloads.CoreWorkload", "com.yahoo.ycsb.workloads.CoreWorkload"], "only YCSB's CoreWorkload is translated")?;
+    require(
+        "workload",
+        "site.ycsb.workloads.CoreWorkload",
+        &["site.ycsb.workloads.CoreWorkload", "com.yahoo.ycsb.workloads.CoreWorkload"],
+        "only YCSB's CoreWorkload is translated",
+    )?;
     require("table", "usertable", &["usertable"], "the layout's table is usertable")?;
     require("fieldcount", "10", &["10"], "the layout has 10 fields (scenarios/ycsb/core.toml)")?;
     require("fieldlength", "100", &["100"], "the layout's fields are 100 characters")?;
@@ -157,7 +162,11 @@ pub fn translate(path: &Path, text: &str) -> Result<Translated, ScenarioError> {
         "name = \"ycsb-{stem}\"\ndescription = \"YCSB workload file {} (CoreWorkload), translated\"\n{CORE}\n[keys.record]\ncount = \"records\"\nprefix = \"user\"\norder = \"{order}\"\n{distribution}\n{transactions}",
         path.display()
     );
-    Ok(Translated { text, sets: vec![("records".into(), Value::Int(records as i64)), ("scanlength".into(), Value::Int(scanlength as i64))], operations })
+    Ok(Translated {
+        text,
+        sets: vec![("records".into(), Value::Int(records as i64)), ("scanlength".into(), Value::Int(scanlength as i64))],
+        operations,
+    })
 }
 
 #[cfg(test)]
@@ -173,10 +182,16 @@ mod tests {
             'b' => "readproportion=0.95\nupdateproportion=0.05\nscanproportion=0\ninsertproportion=0\nrequestdistribution=zipfian",
             'c' => "readproportion=1\nupdateproportion=0\nscanproportion=0\ninsertproportion=0\nrequestdistribution=zipfian",
             'd' => "readproportion=0.95\nupdateproportion=0\nscanproportion=0\ninsertproportion=0.05\nrequestdistribution=latest",
-            'e' => "readproportion=0\nupdateproportion=0\nscanproportion=0.95\ninsertproportion=0.05\nrequestdistribution=zipfian\nmaxscanlength=100\nscanlengthdistribution=uniform",
-            _ => "readproportion=0.5\nupdateproportion=0\nscanproportion=0\ninsertproportion=0\nreadmodifywriteproportion=0.5\nrequestdistribution=zipfian",
+            'e' => {
+                "readproportion=0\nupdateproportion=0\nscanproportion=0.95\ninsertproportion=0.05\nrequestdistribution=zipfian\nmaxscanlength=100\nscanlengthdistribution=uniform"
+            }
+            _ => {
+                "readproportion=0.5\nupdateproportion=0\nscanproportion=0\ninsertproportion=0\nreadmodifywriteproportion=0.5\nrequestdistribution=zipfian"
+            }
         };
-        format!("# Yahoo! Cloud System Benchmark\nrecordcount=1000\noperationcount=1000\nworkload=site.ycsb.workloads.CoreWorkload\n\nreadallfields=true\n\n{mix}\n")
+        format!(
+            "# Yahoo! Cloud System Benchmark\nrecordcount=1000\noperationcount=1000\nworkload=site.ycsb.workloads.CoreWorkload\n\nreadallfields=true\n\n{mix}\n"
+        )
     }
 
     #[test]

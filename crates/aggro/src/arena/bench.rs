@@ -4,15 +4,15 @@
 //! file. Only intervals after the warm-up count; their histograms are merged,
 //! never averaged.
 
-use super::record::{Whole, op, run_record};
 use super::ms;
-use crate::args::duration;
+use super::pair::{Measured, Pair, cpu, merged, scratch, secs, sum};
+use super::record::{Whole, op, run_record};
 use crate::BadInput;
+use crate::args::duration;
 use crate::cli::ArenaBenchArgs;
 use crate::session;
 use aggro_report::record::now_rfc3339;
 use aggro_stats::{Histogram, Summary};
-use super::pair::{Measured, Pair, cpu, merged, scratch, secs, sum};
 use serde::Serialize;
 
 /// A server variant.
@@ -84,7 +84,13 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
         let mut by_variant: Vec<Vec<Measured>> = variants.iter().map(|_| Vec::new()).collect();
         for round in 1..=a.rounds {
             for (v, runs) in variants.iter().zip(&mut by_variant) {
-                eprintln!("[{}/{}] {players} players, {}, round {round}/{}: {warmup:?} warm-up + {measure:?} measured", k + 1, total, v.name, a.rounds);
+                eprintln!(
+                    "[{}/{}] {players} players, {}, round {round}/{}: {warmup:?} warm-up + {measure:?} measured",
+                    k + 1,
+                    total,
+                    v.name,
+                    a.rounds
+                );
                 let pair = Pair::new(dir.path(), &a.common, a.pin, a.port, k, warmup, measure)?;
                 runs.push(run_pair(&pair, &a, players, v)?);
                 k += 1;
@@ -193,9 +199,25 @@ fn print_table(rows: &[Row]) {
         let err = if e.count == 0 { "—".to_string() } else { format!("{:.2} / {:.2}", e.p50_ns as f64 / 100.0, e.p99_ns as f64 / 100.0) };
         println!(
             "| {} | {} | {:.1} | {:.2} / {:.2} / {:.2} | {:.2} / {:.2} / {:.2} / {:.2} ({:.2}) | {:.1} / {:.1} | {:.1} | {} | {:.2} | {:.0}% | {:.0}% | {:.2} |",
-            r.players, r.variant, r.tick_hz, ms(r.frame.p50_ns), ms(r.frame.p99_ns), ms(r.frame.max_ns),
-            r.dispatch_ms, r.send_flush_ms, r.simulate_ms, r.flush_ms, r.flush_sendmmsg_ms, ms(r.gunfire_delay.p50_ns), ms(r.gunfire_delay.p99_ns),
-            r.kb_out_per_client_s, err, r.bytes_per_moving_update, r.server_cpu_pct, r.swarm_cpu_pct, ms(r.swarm_lateness.p99_ns),
+            r.players,
+            r.variant,
+            r.tick_hz,
+            ms(r.frame.p50_ns),
+            ms(r.frame.p99_ns),
+            ms(r.frame.max_ns),
+            r.dispatch_ms,
+            r.send_flush_ms,
+            r.simulate_ms,
+            r.flush_ms,
+            r.flush_sendmmsg_ms,
+            ms(r.gunfire_delay.p50_ns),
+            ms(r.gunfire_delay.p99_ns),
+            r.kb_out_per_client_s,
+            err,
+            r.bytes_per_moving_update,
+            r.server_cpu_pct,
+            r.swarm_cpu_pct,
+            ms(r.swarm_lateness.p99_ns),
         );
         if let Some(w) = &r.swarm_warning {
             println!("  warning ({} players, {}): {w}", r.players, r.variant);

@@ -13,8 +13,8 @@ use crate::BadInput;
 use crate::args::duration;
 use crate::cli::ArenaBenchArgs;
 use crate::session;
-use aggro_core::clock::process_cpu_s;
 use aggro_arena::verdict::{Evidence, Limit, Verdict, judge};
+use aggro_core::clock::process_cpu_s;
 use aggro_report::record::now_rfc3339;
 use aggro_stats::{Histogram, Summary};
 use anyhow::Context;
@@ -117,7 +117,10 @@ fn start_server(a: &ArenaBenchArgs, cmd: &str, port: u16) -> anyhow::Result<Serv
             return Err(BadInput(format!("--server-cmd: `{cmd}` exited ({status}) before it listened on {addr}")).into());
         }
         if started.elapsed() > START_TIMEOUT {
-            return Err(BadInput(format!("--server-cmd: `{cmd}` did not listen on {addr} within {START_TIMEOUT:?} (does it read PORT, or take {{port}}?)")).into());
+            return Err(BadInput(format!(
+                "--server-cmd: `{cmd}` did not listen on {addr} within {START_TIMEOUT:?} (does it read PORT, or take {{port}}?)"
+            ))
+            .into());
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -192,13 +195,26 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
 }
 
 fn print_table(rows: &[Row]) {
-    println!("| CCU | joined | server CPU | swarm CPU | messages out / in /s | patches /s per bot | MB/s in+out | broadcast delay p50 / p99 ms | swarm lateness p99 ms | missing | verdict |");
+    println!(
+        "| CCU | joined | server CPU | swarm CPU | messages out / in /s | patches /s per bot | MB/s in+out | broadcast delay p50 / p99 ms | swarm lateness p99 ms | missing | verdict |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for r in rows {
         println!(
             "| {} | {:.0} | {:.0}% | {:.0}% | {:.0} / {:.0} | {:.1} | {:.2} | {:.2} / {:.2} | {:.2} | {:.0} | {:?} |",
-            r.ccu, r.joined, r.server_cpu_pct, r.swarm_cpu_pct, r.messages_sent_per_s, r.messages_received_per_s, r.patches_per_bot_s, r.server_bytes_per_s / 1e6,
-            ms(r.broadcast_delay.p50_ns), ms(r.broadcast_delay.p99_ns), ms(r.swarm_lateness.p99_ns), r.missing, r.verdict.limit,
+            r.ccu,
+            r.joined,
+            r.server_cpu_pct,
+            r.swarm_cpu_pct,
+            r.messages_sent_per_s,
+            r.messages_received_per_s,
+            r.patches_per_bot_s,
+            r.server_bytes_per_s / 1e6,
+            ms(r.broadcast_delay.p50_ns),
+            ms(r.broadcast_delay.p99_ns),
+            ms(r.swarm_lateness.p99_ns),
+            r.missing,
+            r.verdict.limit,
         );
     }
     for r in rows {

@@ -41,8 +41,19 @@ const HEAD_START: Duration = Duration::from_millis(300);
 
 impl<'a> Pair<'a> {
     /// The `k`th run of a bench, on port `first_port + k`.
-    pub fn new(dir: &'a Path, common: &'a ArenaCommon, pin: bool, first_port: u16, k: usize, warmup: Duration, measure: Duration) -> anyhow::Result<Self> {
-        let port = u16::try_from(k).ok().and_then(|k| first_port.checked_add(k)).ok_or_else(|| crate::BadInput("--port: too high for this many runs".into()))?;
+    pub fn new(
+        dir: &'a Path,
+        common: &'a ArenaCommon,
+        pin: bool,
+        first_port: u16,
+        k: usize,
+        warmup: Duration,
+        measure: Duration,
+    ) -> anyhow::Result<Self> {
+        let port = u16::try_from(k)
+            .ok()
+            .and_then(|k| first_port.checked_add(k))
+            .ok_or_else(|| crate::BadInput("--port: too high for this many runs".into()))?;
         let exe = std::env::current_exe().context("cannot find the aggro executable")?;
         Ok(Self { exe, dir, common, pin, port, warmup, measure })
     }
@@ -75,7 +86,10 @@ impl<'a> Pair<'a> {
         unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
         let server_status = server.wait().context("cannot wait for the arena server")?;
         if !super::swarm_measured(swarm_status) || !server_status.success() {
-            anyhow::bail!("a run failed (server {server_status}, swarm {swarm_status}); run `aggro arena serve` and `aggro arena swarm` by hand on port {} to see why", self.port);
+            anyhow::bail!(
+                "a run failed (server {server_status}, swarm {swarm_status}); run `aggro arena serve` and `aggro arena swarm` by hand on port {} to see why",
+                self.port
+            );
         }
         Ok(Measured {
             server: session::read(&server_out)?.extra,

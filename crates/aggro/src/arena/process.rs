@@ -34,7 +34,11 @@ type Looped<I> = std::io::Result<(Vec<I>, I)>;
 
 /// Runs a process's loop (`run` gets the stop flag and the per-interval callback) until it ends or a signal
 /// stops it, printing and serving every interval.
-pub fn run<I: Reported>(common: &ArenaCommon, metrics: Option<&MetricsServer>, run: impl FnOnce(&AtomicBool, &mut dyn FnMut(&I)) -> Looped<I>) -> anyhow::Result<Finished<I>> {
+pub fn run<I: Reported>(
+    common: &ArenaCommon,
+    metrics: Option<&MetricsServer>,
+    run: impl FnOnce(&AtomicBool, &mut dyn FnMut(&I)) -> Looped<I>,
+) -> anyhow::Result<Finished<I>> {
     let stop = stop_on_signal();
     let mut live = LivePage::new(metrics);
     let (intervals, totals) = run(&stop, &mut |iv: &I| {

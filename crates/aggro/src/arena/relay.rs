@@ -39,8 +39,20 @@ impl Reported for RelayInterval {
         let g = &self.gauges;
         format!(
             "{:7.1}s  conns {:5} rooms {:5} | events {:.0}/s in {:.0}/s out ({:.1} in, {:.1} out per room/s) | {:.0} pkt/s in {:.0} out, {:.2} MB/s out | resends {:.0}/s queued {} | loop late p99 {:.2} ms | cpu {:.0}% rss {:.0} MB",
-            self.end_s, g.connections, g.rooms, self.events_in_per_s, self.events_out_per_s, self.events_in_per_room_s, self.events_out_per_room_s,
-            self.packets_in_per_s, self.packets_out_per_s, self.bytes_out_per_s / 1e6, self.resends_per_s, g.queued_reliable, ms(self.loop_lateness.p99_ns), self.cpu_pct,
+            self.end_s,
+            g.connections,
+            g.rooms,
+            self.events_in_per_s,
+            self.events_out_per_s,
+            self.events_in_per_room_s,
+            self.events_out_per_room_s,
+            self.packets_in_per_s,
+            self.packets_out_per_s,
+            self.bytes_out_per_s / 1e6,
+            self.resends_per_s,
+            g.queued_reliable,
+            ms(self.loop_lateness.p99_ns),
+            self.cpu_pct,
             g.process.rss_bytes as f64 / 1e6,
         )
     }
@@ -56,8 +68,19 @@ impl Reported for RelayInterval {
 
 /// The relay server's run in aggro's result format: the operation is the loop's lateness; `extra.relay_server`
 /// holds every interval's counters.
-pub fn relay_record(spec: &serde_json::Value, started_at: String, intervals: &[RelayInterval], totals: &RelayInterval, interrupted: bool) -> aggro_report::record::RunRecord {
-    let ivs = intervals.iter().map(|iv| interval(iv.start_s, iv.end_s, iv.counters.events_in, None, vec![op("loop_lateness", &iv.histogram)], Summary::default(), iv.cpu_pct)).collect();
+pub fn relay_record(
+    spec: &serde_json::Value,
+    started_at: String,
+    intervals: &[RelayInterval],
+    totals: &RelayInterval,
+    interrupted: bool,
+) -> aggro_report::record::RunRecord {
+    let ivs = intervals
+        .iter()
+        .map(|iv| {
+            interval(iv.start_s, iv.end_s, iv.counters.events_in, None, vec![op("loop_lateness", &iv.histogram)], Summary::default(), iv.cpu_pct)
+        })
+        .collect();
     let w = Whole {
         command: "arena serve",
         spec: spec.clone(),

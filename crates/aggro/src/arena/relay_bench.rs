@@ -3,11 +3,11 @@
 //! the Photon counters and a bottleneck verdict per run, and one result file
 //! (`extra.relay_bench.rows`) that `aggro plan --from` fits.
 
+use super::ms;
 use super::pair::{Measured, Pair, cpu, f, merged, scratch, secs, sum};
 use super::record::{Whole, op, run_record};
-use super::ms;
-use crate::args::duration;
 use crate::BadInput;
+use crate::args::duration;
 use crate::cli::{ArenaBenchArgs, Receivers};
 use crate::session;
 use aggro_arena::verdict::{Evidence, Verdict, judge};
@@ -46,7 +46,11 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     let warmup = duration(&a.warmup, "warmup")?;
     duration(&a.relay.send_every, "send-every")?;
     if a.players.is_empty() || a.players.iter().any(|p| *p < a.relay.room_size as u32) {
-        return Err(BadInput(format!("--players: give one or more CCU counts of at least --room-size ({}), such as 1000,2000,3000", a.relay.room_size)).into());
+        return Err(BadInput(format!(
+            "--players: give one or more CCU counts of at least --room-size ({}), such as 1000,2000,3000",
+            a.relay.room_size
+        ))
+        .into());
     }
     let budget = crate::args::bandwidth(a.uplink.as_deref(), "uplink")?;
     let dir = scratch()?;
@@ -83,12 +87,13 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
 
 fn run_one(pair: &Pair, a: &ArenaBenchArgs, ccu: u32, budget: Option<f64>) -> anyhow::Result<Row> {
     let r = &a.relay;
-    let mut swarm: Vec<String> = ["--mode", "relay", "--ccu", &ccu.to_string(), "--room-size", &r.room_size.to_string(), "--send-every", &r.send_every]
-        .into_iter()
-        .chain(["--msg-bytes", &r.msg_bytes.to_string(), "--churn", &r.churn.to_string(), "--connect-rate", "2000"])
-        .chain(["--receivers", if r.receivers == Receivers::All { "all" } else { "others" }])
-        .map(String::from)
-        .collect();
+    let mut swarm: Vec<String> =
+        ["--mode", "relay", "--ccu", &ccu.to_string(), "--room-size", &r.room_size.to_string(), "--send-every", &r.send_every]
+            .into_iter()
+            .chain(["--msg-bytes", &r.msg_bytes.to_string(), "--churn", &r.churn.to_string(), "--connect-rate", "2000"])
+            .chain(["--receivers", if r.receivers == Receivers::All { "all" } else { "others" }])
+            .map(String::from)
+            .collect();
     swarm.extend(r.reliable.then(|| "--reliable".to_string()));
     swarm.extend(r.matchmaking.then(|| "--matchmaking".to_string()));
     swarm.extend(a.swarm_polling());
@@ -139,13 +144,30 @@ fn run_one(pair: &Pair, a: &ArenaBenchArgs, ccu: u32, budget: Option<f64>) -> an
 }
 
 fn print_table(rows: &[Row]) {
-    println!("| CCU | server CPU | swarm CPU | events in/s | relayed/s | per room in / out /s | packets in / out /s | MB/s in+out | delay p50 / p99 ms | swarm lateness p99 ms | resends/s | lost / missing | verdict |");
+    println!(
+        "| CCU | server CPU | swarm CPU | events in/s | relayed/s | per room in / out /s | packets in / out /s | MB/s in+out | delay p50 / p99 ms | swarm lateness p99 ms | resends/s | lost / missing | verdict |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for r in rows {
         println!(
             "| {} | {:.0}% | {:.0}% | {:.0} | {:.0} | {:.1} / {:.1} | {:.0} / {:.0} | {:.2} | {:.2} / {:.2} | {:.2} | {:.1} | {:.0} / {:.0} | {:?} |",
-            r.ccu, r.server_cpu_pct, r.swarm_cpu_pct, r.events_in_per_s, r.events_out_per_s, r.events_in_per_room_s, r.events_out_per_room_s, r.packets_in_per_s, r.packets_out_per_s,
-            r.server_bytes_per_s / 1e6, ms(r.relay_delay.p50_ns), ms(r.relay_delay.p99_ns), ms(r.swarm_lateness.p99_ns), r.resends_per_s, r.unreliable_lost, r.reliable_missing, r.verdict.limit,
+            r.ccu,
+            r.server_cpu_pct,
+            r.swarm_cpu_pct,
+            r.events_in_per_s,
+            r.events_out_per_s,
+            r.events_in_per_room_s,
+            r.events_out_per_room_s,
+            r.packets_in_per_s,
+            r.packets_out_per_s,
+            r.server_bytes_per_s / 1e6,
+            ms(r.relay_delay.p50_ns),
+            ms(r.relay_delay.p99_ns),
+            ms(r.swarm_lateness.p99_ns),
+            r.resends_per_s,
+            r.unreliable_lost,
+            r.reliable_missing,
+            r.verdict.limit,
         );
     }
     for r in rows {

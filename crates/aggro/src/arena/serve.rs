@@ -22,7 +22,13 @@ pub fn main(a: ServeArgs) -> anyhow::Result<()> {
     let started_at = now_rfc3339();
     let mut server = GameServer::new(cfg.clone(), sock);
     if !a.common.quiet {
-        println!("arena server on {listen}: {} Hz, send flush {}, interleave {:?}, interest {:?}", cfg.tick_hz, if cfg.send_flush { "on" } else { "off" }, cfg.tiers, cfg.interest_m);
+        println!(
+            "arena server on {listen}: {} Hz, send flush {}, interleave {:?}, interest {:?}",
+            cfg.tick_hz,
+            if cfg.send_flush { "on" } else { "off" },
+            cfg.tiers,
+            cfg.interest_m
+        );
     }
     let metrics = metrics_server(a.common.metrics.as_deref())?;
     let done = process::run(&a.common, metrics.as_ref(), |stop, on_interval| server.run(stop, on_interval))?;
@@ -38,9 +44,22 @@ impl Reported for ServerInterval {
         let f = p("frame");
         format!(
             "{:7.1}s  clients {:5}  tick {:6.1} Hz  frame p50 {:.2} p99 {:.2} max {:.2} ms | p50 dispatch {:.2} send {:.2} sim {:.2} flush {:.2} (sendmmsg {:.2}) ms | per client {:.1} kB/s out {:.1} in | resends {} queued {} | cpu {:.0}%",
-            self.end_s, self.clients, self.tick_hz, ms(f.p50_ns), ms(f.p99_ns), ms(f.max_ns),
-            ms(p("dispatch").p50_ns), ms(p("send_flush").p50_ns), ms(p("simulate").p50_ns), ms(p("flush").p50_ns), ms(p("flush_sendmmsg").p50_ns),
-            self.kb_out_per_client_s, self.kb_in_per_client_s, self.counters.resends, self.queued_reliable, self.cpu_pct,
+            self.end_s,
+            self.clients,
+            self.tick_hz,
+            ms(f.p50_ns),
+            ms(f.p99_ns),
+            ms(f.max_ns),
+            ms(p("dispatch").p50_ns),
+            ms(p("send_flush").p50_ns),
+            ms(p("simulate").p50_ns),
+            ms(p("flush").p50_ns),
+            ms(p("flush_sendmmsg").p50_ns),
+            self.kb_out_per_client_s,
+            self.kb_in_per_client_s,
+            self.counters.resends,
+            self.queued_reliable,
+            self.cpu_pct,
         )
     }
 
@@ -58,7 +77,13 @@ fn ops(iv: &ServerInterval) -> Vec<aggro_report::record::OpRecord> {
 }
 
 /// The server's run in aggro's result format; `extra.arena_server` holds every interval's profile.
-pub fn server_record(spec: &serde_json::Value, started_at: String, intervals: &[ServerInterval], totals: &ServerInterval, interrupted: bool) -> aggro_report::record::RunRecord {
+pub fn server_record(
+    spec: &serde_json::Value,
+    started_at: String,
+    intervals: &[ServerInterval],
+    totals: &ServerInterval,
+    interrupted: bool,
+) -> aggro_report::record::RunRecord {
     let rate = spec["server"]["tick_hz"].as_f64();
     let ivs = intervals.iter().map(|iv| interval(iv.start_s, iv.end_s, iv.counters.frames, rate, ops(iv), Summary::default(), iv.cpu_pct)).collect();
     let w = Whole {

@@ -4,21 +4,21 @@
 use super::process::{self, Reported};
 use super::record::{Whole, interval, op, run_record};
 use super::{address, metrics_server, ms};
-use crate::args::duration;
 use crate::BadInput;
+use crate::args::duration;
 use crate::cli::{Behaviour as Kind, Receivers, SwarmArgs};
 use aggro_arena::metrics::{parse, scrape};
+use aggro_arena::swarm::SwarmCounters;
 use aggro_arena::swarm::br::{Br, BrConfig};
 use aggro_arena::swarm::colyseus::ColyseusBots;
 use aggro_arena::swarm::colyseus::play::Play;
 use aggro_arena::swarm::profile::exposition;
-use aggro_arena::swarm::SwarmCounters;
 use aggro_arena::swarm::relay::RelayBots;
 use aggro_arena::swarm::{Behaviour, Swarm, SwarmConfig, SwarmInterval};
 use aggro_arena::verdict::{Evidence, Limit, Service, Slo, Verdict, judge};
+use aggro_core::Share;
 use aggro_report::record::now_rfc3339;
 use anyhow::Context;
-use aggro_core::Share;
 use arena_proto::Secret;
 use std::net::SocketAddr;
 
@@ -187,7 +187,9 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
     let mut notes = vec![format!("verdict: {:?} — {}", verdict.limit, verdict.evidence)];
     if totals.counters.connects == 0 {
         notes.push(match a.behaviour {
-            Kind::Colyseus => format!("no bot joined a room: is a Colyseus server listening on ws://{server}, with the room {:?} defined?", a.colyseus.room),
+            Kind::Colyseus => {
+                format!("no bot joined a room: is a Colyseus server listening on ws://{server}, with the room {:?} defined?", a.colyseus.room)
+            }
             _ => format!("no bot was accepted: is an arena server listening on {server}, with the same --secret?"),
         });
     }
@@ -243,7 +245,12 @@ impl ServerWatch {
                 let m = parse(&page).map_err(|e| anyhow::anyhow!("--server-metrics: {e}"))?;
                 let get = |k: &str| m.get(k).copied().unwrap_or(0.0);
                 let both = |suffix: &str| get(&format!("aggro_relay_{suffix}")) + get(&format!("aggro_arena_{suffix}"));
-                Ok(ServerTotals { cpu_s: get("process_cpu_seconds_total"), kernel_drops: both("kernel_drops_total"), bytes: Some(both("bytes_in_total") + both("bytes_out_total")), wait_s: None })
+                Ok(ServerTotals {
+                    cpu_s: get("process_cpu_seconds_total"),
+                    kernel_drops: both("kernel_drops_total"),
+                    bytes: Some(both("bytes_in_total") + both("bytes_out_total")),
+                    wait_s: None,
+                })
             }
             ServerWatch::Pid(pid) => {
                 let cpu_s = aggro_core::clock::process_cpu_s(Some(pid)).ok_or_else(|| BadInput(format!("--server-pid {pid}: no such process")))?;
@@ -260,16 +267,29 @@ impl Reported for SwarmInterval {
         let (d, c) = (self.delay, &self.counters);
         let mut s = format!(
             "{:7.1}s  bots {:5}  delay p50 {:.1} p99 {:.1} ms ({} events) | tick lateness p99 {:.2} ms | {:.1} kB/s in per bot | cpu {:.0}%",
-            self.end_s, self.active_bots, ms(d.p50_ns), ms(d.p99_ns), d.count, ms(self.timer_lateness.p99_ns), self.kb_in_per_bot_s, self.cpu_pct,
+            self.end_s,
+            self.active_bots,
+            ms(d.p50_ns),
+            ms(d.p99_ns),
+            d.count,
+            ms(self.timer_lateness.p99_ns),
+            self.kb_in_per_bot_s,
+            self.cpu_pct,
         );
         if c.joins + c.refused + c.failed_joins > 0 || self.snapshots_per_bot_s > 0.0 {
-            s.push_str(&format!(" | joins {} refused {} failed {} | patches {:.1}/s per bot", c.joins, c.refused, c.failed_joins, self.snapshots_per_bot_s));
+            s.push_str(&format!(
+                " | joins {} refused {} failed {} | patches {:.1}/s per bot",
+                c.joins, c.refused, c.failed_joins, self.snapshots_per_bot_s
+            ));
         }
         if c.retried_opens > 0 {
             s.push_str(&format!(" | {} connections retransmitted while opening (the server's listen queue overflowed?)", c.retried_opens));
         }
         if c.events_sent > 0 {
-            s.push_str(&format!(" | events {} sent {} received, reliable disorder {} missing {}, unreliable lost {}", c.events_sent, c.events_received, c.reliable_disorder, c.reliable_missing, c.unreliable_lost));
+            s.push_str(&format!(
+                " | events {} sent {} received, reliable disorder {} missing {}, unreliable lost {}",
+                c.events_sent, c.events_received, c.reliable_disorder, c.reliable_missing, c.unreliable_lost
+            ));
         }
         if let Some(w) = &self.warning {
             s.push_str("\n  warning: ");
@@ -288,10 +308,20 @@ impl Reported for SwarmInterval {
 }
 
 /// The swarm's run in aggro's result format: the operation is the behaviour's delay; lag is timer lateness.
-pub fn swarm_record<B: Behaviour>(spec: &serde_json::Value, started_at: String, intervals: &[SwarmInterval], totals: &SwarmInterval, verdict: &Verdict, interrupted: bool) -> aggro_report::record::RunRecord {
+pub fn swarm_record<B: Behaviour>(
+    spec: &serde_json::Value,
+    started_at: String,
+    intervals: &[SwarmInterval],
+    totals: &SwarmInterval,
+    verdict: &Verdict,
+    interrupted: bool,
+) -> aggro_report::record::RunRecord {
     let tick_s = spec["swarm"]["tick_every"].as_f64().filter(|t| *t > 0.0);
     let rate = tick_s.zip(spec["swarm"]["bots"].as_f64()).map(|(t, b)| b / t);
-    let ivs = intervals.iter().map(|iv| interval(iv.start_s, iv.end_s, iv.counters.packets_out, rate, vec![op(B::DELAY, &iv.histograms[0])], iv.timer_lateness, iv.cpu_pct)).collect();
+    let ivs = intervals
+        .iter()
+        .map(|iv| interval(iv.start_s, iv.end_s, iv.counters.packets_out, rate, vec![op(B::DELAY, &iv.histograms[0])], iv.timer_lateness, iv.cpu_pct))
+        .collect();
     let w = Whole {
         command: "arena swarm",
         spec: spec.clone(),

@@ -280,7 +280,6 @@ impl ArenaBenchArgs {
     }
 }
 
-
 /// `aggro plan`: either a room profile (the arithmetic) or measured sweeps (the planner).
 #[derive(Debug, Args, Clone)]
 pub struct PlanArgs {

@@ -7,8 +7,8 @@ use crate::BadInput;
 use crate::cli::LoginArgs;
 use crate::console::{Console, Verbosity};
 use crate::session;
-use aggro_core::world::WorldRecord;
 use aggro_core::mmo::{MmoTarget, WorldSpec};
+use aggro_core::world::WorldRecord;
 use aggro_core::{ErrorSamples, MonotonicClock, Pacing, RatePlan};
 use aggro_report::RunRecord;
 use aggro_runner::{BacklogRule, Placement, RunPlan, StopHandle};
@@ -76,11 +76,7 @@ impl Login {
         let mut record = session::record("mmo login", spec, started_at, &OPS, &outcome, console, &samples, self.threads);
         record.world = self.world_record.clone();
         let ok = record.totals[0].ok;
-        let trial = Trial {
-            clients,
-            logins_per_s: ok as f64 / record.elapsed_s.max(1e-9),
-            p99_ms: record.totals[0].latency.p99_ns as f64 / 1e6,
-        };
+        let trial = Trial { clients, logins_per_s: ok as f64 / record.elapsed_s.max(1e-9), p99_ms: record.totals[0].latency.p99_ns as f64 / 1e6 };
         if !self.quiet {
             println!("{clients:>4} clients: {:>9.0} logins/s, p99 {:.3}ms", trial.logins_per_s, trial.p99_ms);
         }

@@ -7,11 +7,11 @@ pub mod verify;
 
 use crate::BadInput;
 use crate::cli::{MmoCommand, WorldArgs};
-use aggro_core::ErrorClass;
 use crate::world::ReadWorld;
+use aggro_core::ErrorClass;
 use aggro_core::mmo::{MmoConn, MmoTarget, WorldSpec};
-use aggro_core::world::{WorldRecord, WorldShape, settle};
 use aggro_core::units::parse_duration;
+use aggro_core::world::{WorldRecord, WorldShape, settle};
 
 /// Runs one `aggro mmo` command.
 pub fn main(command: MmoCommand) -> anyhow::Result<()> {
@@ -46,10 +46,7 @@ pub fn settle_world(rt: &tokio::runtime::Runtime, a: &WorldArgs) -> anyhow::Resu
         return Ok((flags, record));
     };
     let bad = |e: String| anyhow::Error::from(BadInput(e));
-    let w = WorldSpec::paper(
-        settle("accounts", a.accounts, *accounts).map_err(bad)?,
-        settle("world-seed", a.world_seed, *world_seed).map_err(bad)?,
-    );
+    let w = WorldSpec::paper(settle("accounts", a.accounts, *accounts).map_err(bad)?, settle("world-seed", a.world_seed, *world_seed).map_err(bad)?);
     w.validate().map_err(|e| bad(format!("the store's world record: {e}")))?;
     crate::world::announce(record.as_ref());
     Ok((w, record))

@@ -63,7 +63,14 @@ impl MmoVisitor for Play {
         self.plan.placement = if target.blocking() { Placement::Threads } else { Placement::Tasks };
         let samples = Arc::new(ErrorSamples::default());
         let quiet = self.quiet;
-        let book = Arc::new(PeriodBook::new(Box::new(move |l| if !quiet { println!("{l}") }), self.table_every));
+        let book = Arc::new(PeriodBook::new(
+            Box::new(move |l| {
+                if !quiet {
+                    println!("{l}")
+                }
+            }),
+            self.table_every,
+        ));
         let profile = s.profile.scaled_to(s.players);
         println!(
             "aggro mmo play: {} zone(s) of {} players on {}, {}, seed {}",
@@ -100,8 +107,7 @@ impl MmoVisitor for Play {
         let started_at = aggro_report::record::now_rfc3339();
         let spec = serde_json::json!({ "play": s, "plan": self.plan, "target": target.describe() });
         console.live = self.live.map(|addr| Live::start(addr, "mmo play", &spec, &started_at, &OPERATIONS)).transpose()?;
-        let mut outcome =
-            aggro_runner::run(&self.plan, OPERATIONS.len(), loaders, MonotonicClock::start(), &stop, &mut console).await;
+        let mut outcome = aggro_runner::run(&self.plan, OPERATIONS.len(), loaders, MonotonicClock::start(), &stop, &mut console).await;
         console.finish();
         // A clean shutdown: every zone writes what is dirty and releases its leases.
         let mut committed: HashMap<u32, i64> = HashMap::new();
@@ -117,16 +123,7 @@ impl MmoVisitor for Play {
         let summary = book.summary(&outcome.totals);
         let ledger_complete = outcome.loaders.len() == s.zones.len() && shutdown_errors.is_empty();
         let extrapolated = s.players as f64 * summary.player_minute_ratio;
-        let mut record = session::record(
-            "mmo play",
-            spec,
-            started_at,
-            &OPERATIONS,
-            &outcome,
-            console,
-            &samples,
-            self.threads,
-        );
+        let mut record = session::record("mmo play", spec, started_at, &OPERATIONS, &outcome, console, &samples, self.threads);
         record.world = self.world_record;
         record.run_ids = vec![run_id];
         record.extra = serde_json::json!({ "mmo_play": {
@@ -163,12 +160,7 @@ impl MmoVisitor for Play {
         if s.realtime {
             session::print_summary(&record);
         } else {
-            println!(
-                "mean period {:.2}ms over {} periods{}",
-                summary.mean_period_ms,
-                summary.periods,
-                failed.note()
-            );
+            println!("mean period {:.2}ms over {} periods{}", summary.mean_period_ms, summary.periods, failed.note());
             println!(
                 "median period {:.2}ms, longest {:.2}ms; Checkpoint took {:.0}% of the period time",
                 summary.median_period_ms,
@@ -246,11 +238,8 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
         .into());
     }
     let seed = session::seed_or_clock(a.run.seed);
-    let rate = if a.realtime {
-        RatePlan::fixed(a.clients as f64 * 1e9 / game_minute_ns as f64, duration_ns)
-    } else {
-        RatePlan::Max { duration_ns: None }
-    };
+    let rate =
+        if a.realtime { RatePlan::fixed(a.clients as f64 * 1e9 / game_minute_ns as f64, duration_ns) } else { RatePlan::Max { duration_ns: None } };
     let plan = RunPlan {
         rate,
         pacing: Pacing::Even,

@@ -3,12 +3,12 @@
 use super::on_target;
 use crate::BadInput;
 use crate::cli::MmoVerifyArgs;
-use aggro_core::mmo::{MmoTarget, WorldSpec};
-use aggro_targets::MmoVisitor;
-use aggro_workloads::mmo::verify::{MmoVerdict, verify};
 use crate::world::{LedgerIncomplete, missing_runs};
+use aggro_core::mmo::{MmoTarget, WorldSpec};
 use aggro_core::world::RunEntry;
 use aggro_report::RunRecord;
+use aggro_targets::MmoVisitor;
+use aggro_workloads::mmo::verify::{MmoVerdict, verify};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -51,15 +51,12 @@ fn ledger(results: &[(PathBuf, RunRecord)]) -> anyhow::Result<Option<HashMap<u32
     }
     let mut total: HashMap<u32, i64> = HashMap::new();
     for (path, record) in results {
-        let play = record
-            .extra
-            .get("mmo_play")
-            .ok_or_else(|| BadInput(format!("{} is not an `aggro mmo play` result", path.display())))?;
+        let play = record.extra.get("mmo_play").ok_or_else(|| BadInput(format!("{} is not an `aggro mmo play` result", path.display())))?;
         if play.get("ledger_complete") != Some(&serde_json::Value::Bool(true)) {
             return Err(BadInput(format!("{}: that run ended without a clean shutdown; its ledger is incomplete", path.display())).into());
         }
-        let items: HashMap<u32, i64> = serde_json::from_value(play["committed_items"].clone())
-            .map_err(|e| BadInput(format!("{}: bad committed_items: {e}", path.display())))?;
+        let items: HashMap<u32, i64> =
+            serde_json::from_value(play["committed_items"].clone()).map_err(|e| BadInput(format!("{}: bad committed_items: {e}", path.display())))?;
         for (p, d) in items {
             *total.entry(p).or_default() += d;
         }

@@ -8,8 +8,8 @@ mod verify;
 
 use crate::BadInput;
 use crate::cli::MobileCommand;
-use aggro_core::mobile::{MobileConn, MobileTarget};
 use crate::world::ReadWorld;
+use aggro_core::mobile::{MobileConn, MobileTarget};
 use aggro_core::world::WorldRecord;
 use aggro_core::{ErrorClass, ErrorSamples};
 use aggro_workloads::mobile::{KeySpace, MobileLoader, Workload};
@@ -51,10 +51,7 @@ async fn connect_loaders<T: MobileTarget>(
 ) -> anyhow::Result<Vec<MobileLoader<T::Conn>>> {
     let mut loaders = Vec::with_capacity(count as usize);
     for i in 0..count {
-        let mut conn = target
-            .connect()
-            .await
-            .map_err(|e| anyhow::anyhow!("loader {i} of {count}: {}", e.message))?;
+        let mut conn = target.connect().await.map_err(|e| anyhow::anyhow!("loader {i} of {count}: {}", e.message))?;
         if i == 0 {
             preflight(&mut conn, target, &keys).await?;
         }

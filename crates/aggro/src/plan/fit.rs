@@ -52,12 +52,22 @@ pub fn read_points(files: &[PathBuf]) -> anyhow::Result<(Vec<Point>, Vec<Failed>
                     failed.push(Failed { ccu: r["ccu"].as_f64().unwrap_or(ccu), why, source: name.clone() });
                     continue;
                 }
-                points.push(Point { ccu, server_cpu_pct: r["server_cpu_pct"].as_f64().unwrap_or(0.0), bytes_per_s: r["server_bytes_per_s"].as_f64().unwrap_or(0.0), source: name.clone() });
+                points.push(Point {
+                    ccu,
+                    server_cpu_pct: r["server_cpu_pct"].as_f64().unwrap_or(0.0),
+                    bytes_per_s: r["server_bytes_per_s"].as_f64().unwrap_or(0.0),
+                    source: name.clone(),
+                });
             }
         } else if let Some(rows) = extra["arena_bench"]["rows"].as_array() {
             for r in rows.iter().filter(|r| r["variant"] == "base" && r["swarm_warning"].is_null()) {
                 let players = r["players"].as_f64().unwrap_or(0.0);
-                points.push(Point { ccu: players, server_cpu_pct: r["server_cpu_pct"].as_f64().unwrap_or(0.0), bytes_per_s: r["kb_out_per_client_s"].as_f64().unwrap_or(0.0) * 1000.0 * players, source: name.clone() });
+                points.push(Point {
+                    ccu: players,
+                    server_cpu_pct: r["server_cpu_pct"].as_f64().unwrap_or(0.0),
+                    bytes_per_s: r["kb_out_per_client_s"].as_f64().unwrap_or(0.0) * 1000.0 * players,
+                    source: name.clone(),
+                });
             }
         } else {
             anyhow::bail!("--from {}: not a sweep (run `aggro arena bench --mode relay` to make one)", path.display());
@@ -146,9 +156,22 @@ impl Model {
 }
 
 pub fn print(m: &Model, p: &Plan, at: Option<f64>) {
-    println!("fitted on {} runs: server CPU = {:.2}% + {:.4}% per player of one core; traffic {:.0} B/s per player", m.points.len(), m.cpu_fixed_pct, m.cpu_per_ccu_pct, m.bytes_per_ccu);
+    println!(
+        "fitted on {} runs: server CPU = {:.2}% + {:.4}% per player of one core; traffic {:.0} B/s per player",
+        m.points.len(),
+        m.cpu_fixed_pct,
+        m.cpu_per_ccu_pct,
+        m.bytes_per_ccu
+    );
     for pt in &m.points {
-        println!("  {:>6.0} CCU seated: measured {:5.1}% CPU, model {:5.1}%, residual {:+5.1}   ({})", pt.ccu, pt.server_cpu_pct, m.cpu_pct(pt.ccu), pt.server_cpu_pct - m.cpu_pct(pt.ccu), pt.source);
+        println!(
+            "  {:>6.0} CCU seated: measured {:5.1}% CPU, model {:5.1}%, residual {:+5.1}   ({})",
+            pt.ccu,
+            pt.server_cpu_pct,
+            m.cpu_pct(pt.ccu),
+            pt.server_cpu_pct - m.cpu_pct(pt.ccu),
+            pt.source
+        );
     }
     if let (Some(f), Some(h)) = (p.failed_at, p.held_at) {
         println!("largest CCU that held on one process: {h:.0}; a run failed at {f:.0}");

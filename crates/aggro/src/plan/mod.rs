@@ -12,7 +12,12 @@ use crate::cli::{PlanArgs, Receivers};
 use arithmetic::RoomProfile;
 
 pub fn main(a: PlanArgs) -> anyhow::Result<()> {
-    let profile = RoomProfile { room_size: a.room_size as u32, send_every_s: duration(&a.send_every, "send-every")?.as_secs_f64(), msg_bytes: a.msg_bytes as f64, to_all: a.receivers == Receivers::All };
+    let profile = RoomProfile {
+        room_size: a.room_size as u32,
+        send_every_s: duration(&a.send_every, "send-every")?.as_secs_f64(),
+        msg_bytes: a.msg_bytes as f64,
+        to_all: a.receivers == Receivers::All,
+    };
     let uplink = bandwidth(a.uplink.as_deref(), "uplink")?;
     if a.from.is_empty() {
         print_arithmetic(&profile, a.ccu.unwrap_or(1000) as f64, uplink);
@@ -34,10 +39,28 @@ fn print_arithmetic(p: &RoomProfile, ccu: f64, uplink: Option<f64>) {
     let t = p.traffic(ccu);
     let to = if p.to_all { "all members" } else { "the other members" };
     println!("room of {} players, an event of {} B every {:.0} ms each, to {to}:", p.room_size, p.msg_bytes, p.send_every_s * 1000.0);
-    println!("  per room: {:.0} messages in + {:.0} out = {:.0} messages/s, {:.1} KB/s", t.messages_in_per_room_s, t.messages_out_per_room_s, t.messages_per_room_s, t.bytes_per_room_s / 1000.0);
-    println!("  {:.0} CCU in {:.0} rooms: {:.0} messages/s, {:.2} MB/s ({:.1} Mbit/s)", t.ccu, t.rooms, t.messages_per_s, t.bytes_per_s / 1e6, t.bytes_per_s * 8e-6);
+    println!(
+        "  per room: {:.0} messages in + {:.0} out = {:.0} messages/s, {:.1} KB/s",
+        t.messages_in_per_room_s,
+        t.messages_out_per_room_s,
+        t.messages_per_room_s,
+        t.bytes_per_room_s / 1000.0
+    );
+    println!(
+        "  {:.0} CCU in {:.0} rooms: {:.0} messages/s, {:.2} MB/s ({:.1} Mbit/s)",
+        t.ccu,
+        t.rooms,
+        t.messages_per_s,
+        t.bytes_per_s / 1e6,
+        t.bytes_per_s * 8e-6
+    );
     if let Some(u) = uplink {
-        println!("  uplink {:.1} Mbit/s: {:.0}% used; it carries at most {:.0} CCU of this profile", u * 8e-6, t.bytes_per_s / u * 100.0, p.ccu_within(u));
+        println!(
+            "  uplink {:.1} Mbit/s: {:.0}% used; it carries at most {:.0} CCU of this profile",
+            u * 8e-6,
+            t.bytes_per_s / u * 100.0,
+            p.ccu_within(u)
+        );
     }
     println!("  (payload only, as the guide counts it: every packet adds UDP/IP headers and this protocol's 26+ bytes)");
 }

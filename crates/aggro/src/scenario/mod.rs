@@ -141,7 +141,9 @@ pub async fn connect_loaders<T: ScenarioTarget>(
 ) -> anyhow::Result<Vec<ScenarioLoader<T::Conn>>> {
     let connections = connections.unwrap_or(count);
     if connections > count {
-        return Err(BadInput(format!("--connections {connections} is more than --loaders {count}: a connection without a loader carries nothing")).into());
+        return Err(
+            BadInput(format!("--connections {connections} is more than --loaders {count}: a connection without a loader carries nothing")).into()
+        );
     }
     if connections < count
         && let Some(why) = scenario.connection_state()
@@ -154,7 +156,9 @@ pub async fn connect_loaders<T: ScenarioTarget>(
         let conns = target.connect_shared(scenario.commands.clone(), share as usize).await.map_err(|e| {
             let i = loaders.len();
             match (e.class, share) {
-                (aggro_core::ErrorClass::Data, 1) => anyhow::anyhow!("{}: loader {i} of {count}: {} (populate the scenario first)", target.describe(), e.message),
+                (aggro_core::ErrorClass::Data, 1) => {
+                    anyhow::anyhow!("{}: loader {i} of {count}: {} (populate the scenario first)", target.describe(), e.message)
+                }
                 (aggro_core::ErrorClass::Data, _) => BadInput(format!("--connections: {}", e.message)).into(),
                 _ => anyhow::anyhow!("{}: loader {i} of {count}: {}", target.describe(), e.message),
             }

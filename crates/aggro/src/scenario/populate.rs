@@ -35,11 +35,9 @@ impl ScenarioVisitor for Populate {
         bar.finish_and_clear();
         let secs = started.elapsed().as_secs_f64();
         match (&self.input, rows) {
-            (Input::Pgbench { scale: Some(scale), .. }, _) => println!(
-                "initialized pgbench's tables on {} at scale {scale} ({} accounts) in {secs:.1}s",
-                target.describe(),
-                scale * 100_000
-            ),
+            (Input::Pgbench { scale: Some(scale), .. }, _) => {
+                println!("initialized pgbench's tables on {} at scale {scale} ({} accounts) in {secs:.1}s", target.describe(), scale * 100_000)
+            }
             (_, 0) => println!("set up {} on {} in {secs:.1}s (its setup and finish commands; no rows to load)", scenario.name, target.describe()),
             _ => println!(
                 "populated {} for {} in {secs:.1}s: {rows} rows ({:.0} rows/s)",

@@ -52,7 +52,9 @@ pub async fn judge<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed
     let missing = missing_runs(target, &target.describe(), RUN_LOG, records).await?;
     match (broken.is_empty(), missing.is_empty()) {
         (true, _) => Ok(missing.len()),
-        (false, false) => Err(LedgerIncomplete::new(&missing, &format!("the invariants {} do not hold against the files' counts", broken.join(", "))).into()),
+        (false, false) => {
+            Err(LedgerIncomplete::new(&missing, &format!("the invariants {} do not hold against the files' counts", broken.join(", "))).into())
+        }
         (false, true) => anyhow::bail!(
             "the store breaks the scenario's invariants: {} (lost or phantom updates: every run logged since population is counted)",
             broken.join(", ")
@@ -62,9 +64,8 @@ pub async fn judge<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed
 
 /// Runs the invariants and prints each; the names of those that broke.
 async fn check<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed: &[u64]) -> anyhow::Result<Vec<String>> {
-    let checks = aggro_workloads::scenario::verify(target, scenario, committed)
-        .await
-        .map_err(|e| anyhow::anyhow!("{}: {}", target.describe(), e.message))?;
+    let checks =
+        aggro_workloads::scenario::verify(target, scenario, committed).await.map_err(|e| anyhow::anyhow!("{}: {}", target.describe(), e.message))?;
     let mut broken = Vec::new();
     for c in &checks {
         let mark = if c.held { "holds" } else { "BROKEN" };

@@ -58,7 +58,20 @@ impl Behaviour for ColyseusBots {
     fn bot(&mut self, _: &SwarmConfig, _: usize, client_id: u64, _: u64, mut rng: Rng) -> ColyseusBot {
         let (x, y) = (rng.unit() * 1000.0, rng.unit() * 1000.0);
         let churn = Churn::new(self.bots, self.churn_per_s);
-        ColyseusBot { id: client_id, cfg: self.clone(), churn, rng, stage: Stage::Start, x, y, next_send: Vec::new(), seq: 0, peers: Peers::default(), left: false, leave_at_us: None }
+        ColyseusBot {
+            id: client_id,
+            cfg: self.clone(),
+            churn,
+            rng,
+            stage: Stage::Start,
+            x,
+            y,
+            next_send: Vec::new(),
+            seq: 0,
+            peers: Peers::default(),
+            left: false,
+            leave_at_us: None,
+        }
     }
 }
 
@@ -99,7 +112,8 @@ pub struct ColyseusBot {
 
 /// Reading a seat reservation: the WebSocket's path, or why there is none.
 fn seat_path(status: u16, body: &[u8]) -> Result<String, String> {
-    let v: serde_json::Value = serde_json::from_slice(body).map_err(|_| format!("HTTP {status}: {}", String::from_utf8_lossy(&body[..body.len().min(120)])))?;
+    let v: serde_json::Value =
+        serde_json::from_slice(body).map_err(|_| format!("HTTP {status}: {}", String::from_utf8_lossy(&body[..body.len().min(120)])))?;
     let field = |k: &str| v.get(k).and_then(|x| x.as_str());
     match (status, field("processId"), field("roomId"), field("sessionId")) {
         (200, Some(process), Some(room), Some(session)) => Ok(format!("/{process}/{room}?sessionId={session}")),

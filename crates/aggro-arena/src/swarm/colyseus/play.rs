@@ -128,8 +128,12 @@ impl Field {
             toml::Value::Float(f) => Field::Float(*f),
             toml::Value::Boolean(b) => Field::Bool(*b),
             toml::Value::Datetime(d) => Field::Str(d.to_string()),
-            toml::Value::Array(a) => Field::Array(a.iter().enumerate().map(|(i, x)| Field::from_toml(x, &format!("{at}[{i}]"))).collect::<Result<_, _>>()?),
-            toml::Value::Table(t) => Field::Map(t.iter().map(|(k, x)| Ok((k.clone(), Field::from_toml(x, &format!("{at}.{k}"))?))).collect::<Result<_, String>>()?),
+            toml::Value::Array(a) => {
+                Field::Array(a.iter().enumerate().map(|(i, x)| Field::from_toml(x, &format!("{at}[{i}]"))).collect::<Result<_, _>>()?)
+            }
+            toml::Value::Table(t) => {
+                Field::Map(t.iter().map(|(k, x)| Ok((k.clone(), Field::from_toml(x, &format!("{at}.{k}"))?))).collect::<Result<_, String>>()?)
+            }
         })
     }
 }
@@ -142,7 +146,11 @@ impl Play {
             room: room.to_string(),
             method: "joinOrCreate".into(),
             options: serde_json::json!({}),
-            sends: vec![Send { kind: "move".into(), every, payload: Field::Map(vec![var("from", Var::Bot), var("seq", Var::Seq), var("t", Var::T), var("x", Var::X), var("y", Var::Y)]) }],
+            sends: vec![Send {
+                kind: "move".into(),
+                every,
+                payload: Field::Map(vec![var("from", Var::Bot), var("seq", Var::Seq), var("t", Var::T), var("x", Var::X), var("y", Var::Y)]),
+            }],
             observe: Some("moved".into()),
         }
     }
@@ -214,7 +222,14 @@ mod tests {
 
     #[test]
     fn the_documented_file_reads_as_the_reference_play() {
-        let doc = include_str!("play.rs").lines().filter_map(|l| l.strip_prefix("//! ")).skip_while(|l| !l.starts_with("```toml")).skip(1).take_while(|l| !l.starts_with("```")).collect::<Vec<_>>().join("\n");
+        let doc = include_str!("play.rs")
+            .lines()
+            .filter_map(|l| l.strip_prefix("//! "))
+            .skip_while(|l| !l.starts_with("```toml"))
+            .skip(1)
+            .take_while(|l| !l.starts_with("```"))
+            .collect::<Vec<_>>()
+            .join("\n");
         let play = Play::parse(&doc).unwrap();
         let reference = Play::reference("battle", Duration::from_millis(100));
         assert_eq!(play.sends[0].payload, reference.sends[0].payload);
@@ -243,6 +258,9 @@ mod tests {
         bad("room = \"r\"\n[observe]\nkind = \"x\"", "observe.type: missing");
         bad("room = ", "");
         // A string starting with $ that is not a variable name goes as written.
-        assert_eq!(Play::parse("room = \"r\"\n[[send]]\ntype = \"m\"\nevery = \"1s\"\npayload = \"$ 5\"").unwrap().sends[0].payload, Field::Str("$ 5".into()));
+        assert_eq!(
+            Play::parse("room = \"r\"\n[[send]]\ntype = \"m\"\nevery = \"1s\"\npayload = \"$ 5\"").unwrap().sends[0].payload,
+            Field::Str("$ 5".into())
+        );
     }
 }

@@ -24,11 +24,17 @@ pub enum Frame<'a> {
     /// The server seated the client; it must answer with [`JOIN_ROOM`] to get the state.
     Joined,
     /// An error, with its code and message.
-    Error { code: i64, message: String },
+    Error {
+        code: i64,
+        message: String,
+    },
     /// The server asks the client to leave.
     Leave,
     /// A message: its type (a string, or a number shown as one) and its msgpack payload (empty: none).
-    Data { kind: MessageType<'a>, payload: &'a [u8] },
+    Data {
+        kind: MessageType<'a>,
+        payload: &'a [u8],
+    },
     /// The full state, or a patch to it: counted by length.
     State,
     Patch,
@@ -142,7 +148,11 @@ mod tests {
 
     #[test]
     fn a_message_written_is_read_back_with_its_type_and_payload() {
-        let payload = Value::Map(vec![(Value::from("t"), Value::from(123_456_789_012u64)), (Value::from("name"), Value::from("x")), (Value::from("x"), Value::F64(1.5))]);
+        let payload = Value::Map(vec![
+            (Value::from("t"), Value::from(123_456_789_012u64)),
+            (Value::from("name"), Value::from("x")),
+            (Value::from("x"), Value::F64(1.5)),
+        ]);
         let mut out = Vec::new();
         write_message_head("move", &mut out);
         rmpv::encode::write_value(&mut out, &payload).unwrap();

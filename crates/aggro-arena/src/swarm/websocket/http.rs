@@ -5,7 +5,11 @@ use std::net::SocketAddr;
 
 /// A JSON POST of `body` to `path` on `server`.
 pub(super) fn post(server: SocketAddr, path: &str, body: &[u8]) -> Vec<u8> {
-    let mut request = format!("POST {path} HTTP/1.0\r\nHost: {server}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+    let mut request = format!(
+        "POST {path} HTTP/1.0\r\nHost: {server}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
     request.extend_from_slice(body);
     request
 }
@@ -17,7 +21,11 @@ pub(super) fn parse_answer(answer: &[u8]) -> Result<(u16, &[u8]), String> {
     match response.parse(answer) {
         Ok(httparse::Status::Complete(head)) => {
             let status = response.code.unwrap_or(0);
-            let length = response.headers.iter().find(|h| h.name.eq_ignore_ascii_case("content-length")).and_then(|h| std::str::from_utf8(h.value).ok()?.trim().parse::<usize>().ok());
+            let length = response
+                .headers
+                .iter()
+                .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+                .and_then(|h| std::str::from_utf8(h.value).ok()?.trim().parse::<usize>().ok());
             let body = &answer[head..];
             Ok((status, length.map_or(body, |n| &body[..n.min(body.len())])))
         }

@@ -109,7 +109,10 @@ pub(super) enum Link {
     Idle,
     Http(HttpCall),
     /// TCP connecting; the WebSocket handshake for `path` starts once it is writable.
-    Connecting { stream: Counted, path: String },
+    Connecting {
+        stream: Counted,
+        path: String,
+    },
     Handshake(MidHandshake<ClientHandshake<Counted>>),
     Open(WebSocket<Counted>),
 }

@@ -35,7 +35,12 @@ impl Compiler<'_> {
                 .map(|i| [Family::Sql, Family::Redis, Family::Kv, Family::Dynamo][i]),
             f => Some(f),
         };
-        let missing = || self.fail(from, &format!("populate: no `{}` load, so this scenario cannot be populated on a {} target", self.family.key(), self.family.key()));
+        let missing = || {
+            self.fail(
+                from,
+                &format!("populate: no `{}` load, so this scenario cannot be populated on a {} target", self.family.key(), self.family.key()),
+            )
+        };
         let (load, values) = match pick {
             Some(Family::Sql) => {
                 let s = p.sql.as_ref().ok_or_else(missing)?;
@@ -43,9 +48,11 @@ impl Compiler<'_> {
                 if m.columns.len() != m.values.len() {
                     return Err(self.fail_at(file, s.span(), format!("populate.sql: {} columns but {} values", m.columns.len(), m.values.len())));
                 }
-                let values = m.values.iter().enumerate().map(|(i, v)| {
-                    self.expr(file, &Spanned::new(s.span(), v.clone()), &format!("populate.sql.values[{i}]")).map(Arg::Expr)
-                });
+                let values = m
+                    .values
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| self.expr(file, &Spanned::new(s.span(), v.clone()), &format!("populate.sql.values[{i}]")).map(Arg::Expr));
                 (Load::Sql { table: m.table.clone(), columns: m.columns.clone() }, values.collect::<Result<Vec<_>, _>>()?)
             }
             Some(Family::Redis) => {

@@ -16,7 +16,8 @@ impl Compiler<'_> {
         let mut file = file;
         let mut span = s.span();
         if let Some(u) = &model.use_ {
-            let shared = self.src.steps.get(u.get_ref()).ok_or_else(|| self.fail_at(file, u.span(), format!("{key}.use: no [steps.{}]", u.get_ref())))?;
+            let shared =
+                self.src.steps.get(u.get_ref()).ok_or_else(|| self.fail_at(file, u.span(), format!("{key}.use: no [steps.{}]", u.get_ref())))?;
             let name = model.name.clone().or_else(|| Some(u.get_ref().clone()));
             let lets = std::mem::take(&mut model.lets);
             model = shared.item.get_ref().clone();
@@ -67,7 +68,11 @@ impl Compiler<'_> {
 
     pub(super) fn exec(&self, file: usize, span: std::ops::Range<usize>, m: &StepModel, key: &str, group: &mut Group) -> Result<Exec, Fail> {
         let family = self.form_of(m).ok_or_else(|| {
-            self.fail_at(file, span.clone(), format!("{key}: no `{}` form, so this scenario cannot run on a {} target", self.family.key(), self.family.key()))
+            self.fail_at(
+                file,
+                span.clone(),
+                format!("{key}: no `{}` form, so this scenario cannot run on a {} target", self.family.key(), self.family.key()),
+            )
         })?;
         let name = m.name.clone().unwrap_or_else(|| key.rsplit('.').next().unwrap_or(key).to_string());
         let command = group.commands.len();
@@ -80,7 +85,13 @@ impl Compiler<'_> {
                     toml::Value::Array(a) if !a.is_empty() && a.iter().all(toml::Value::is_str) => {
                         a.iter().filter_map(|v| v.as_str().map(String::from)).collect()
                     }
-                    _ => return Err(self.fail_at(file, sql.span(), format!("{key}.sql: expected a statement, or an array of statements with `variant`"))),
+                    _ => {
+                        return Err(self.fail_at(
+                            file,
+                            sql.span(),
+                            format!("{key}.sql: expected a statement, or an array of statements with `variant`"),
+                        ));
+                    }
                 };
                 match (&m.variant, texts.len()) {
                     (Some(v), n) => variant = Some((self.expr(file, v, &format!("{key}.variant"))?, n)),
@@ -120,7 +131,13 @@ impl Compiler<'_> {
                         "delete" => KvOp::Delete,
                         "add" => KvOp::Add,
                         "scan" => KvOp::Scan,
-                        other => return Err(self.fail_at(file, r.span(), format!("{key}.kv: unknown operation {other:?}: expected get, put, add, delete or scan"))),
+                        other => {
+                            return Err(self.fail_at(
+                                file,
+                                r.span(),
+                                format!("{key}.kv: unknown operation {other:?}: expected get, put, add, delete or scan"),
+                            ));
+                        }
                     };
                     if op.len() != kind.arity() + 1 {
                         return Err(self.fail_at(file, r.span(), format!("{key}.kv: {} takes {} argument(s)", op[0], kind.arity())));
@@ -152,7 +169,13 @@ impl Compiler<'_> {
 
     /// `["GET", "k"]` (one list) or `[["SET", "k", "v"], ["GET", "k"]]` (several).
     pub(super) fn string_lists(&self, file: usize, v: &Spanned<toml::Value>, key: &str, flat_ok: bool) -> Result<Vec<Vec<String>>, Fail> {
-        let bad = || self.fail_at(file, v.span(), format!("{key}: expected {}an array of arrays of strings", if flat_ok { "an array of strings or " } else { "" }));
+        let bad = || {
+            self.fail_at(
+                file,
+                v.span(),
+                format!("{key}: expected {}an array of arrays of strings", if flat_ok { "an array of strings or " } else { "" }),
+            )
+        };
         let toml::Value::Array(items) = v.get_ref() else { return Err(bad()) };
         if items.is_empty() {
             return Err(bad());
