@@ -438,7 +438,7 @@ impl Database {
     /// to (the writer held). [`Database::stats`] then shows the space the log settles at.
     pub fn catch_up(&self) -> Result<()> {
         let _writer = lock(&self.core.writer);
-        self.core.sweep(false)?;
+        self.core.sweep(false, None)?;
         loop {
             lock(&self.core.heads).checkpoint_step(self.core.log.end(), self.core.options.checkpoint_every);
             self.core.checkpointer.catch_up()?;

@@ -82,10 +82,13 @@ pub(crate) struct Plan {
 pub(crate) type ToCopy<'r> = (&'r [u8], Option<&'r [u8]>, u64);
 
 impl Plan {
-    /// Whether it is the next step of the sweep `state` is in, or would begin (`young`: the bound of
-    /// the sweep due).
-    pub(crate) fn fits(&self, state: &State, young: Option<u64>) -> bool {
-        (state.sweep_from, state.sweep_cursor, young) == (self.sweep_from, self.first, self.young)
+    /// Where the sweep `state` is in (or would begin; `young`: the bound of the sweep due) takes up
+    /// this plan: the index of its first bucket the sweep has not passed. `None`: the plan belongs to
+    /// another sweep, or a commit's own sweep passed all of it.
+    pub(crate) fn resume_at(&self, state: &State, young: Option<u64>) -> Option<usize> {
+        let same_sweep = (state.sweep_from, young) == (self.sweep_from, self.young);
+        let ahead = state.sweep_cursor.checked_sub(self.first).filter(|&k| k < self.entries.len() as u64);
+        ahead.filter(|_| same_sweep).map(|k| k as usize)
     }
 
     /// Buckets it covers.

@@ -26,14 +26,13 @@ const CHASE_SLACK: u64 = 256;
 impl Database {
     /// Keeps the sweep on schedule after a commit (writer held) when the log's growth has made buckets
     /// due. With synced commits it wakes the sweep's thread, which copies while they wait for their
-    /// syncs with the writer free — unless the thread lags by more than its bound (`Compaction::lag`:
-    /// 1 MiB of copies; committing threads that never let go of the writer starve it): then the commit
-    /// sweeps here all that is due, so the log keeps its bound whoever gets the writer. (Sweeping only
-    /// what lay beyond the bound was tried: it shortened two game zones' longest commits, but with
-    /// back-to-back commits and two readers beside them the log sometimes ended at 4.9× the live bytes
-    /// instead of 1.02×, the commits' small sweeps and the thread's overtaken plans not finishing a
-    /// sweep.) Unsynced commits have
-    /// no sweep's thread and sweep here: their thread takes the writer straight back, so a second one
+    /// syncs with the writer free. The thread may lag its schedule by a bound (`Compaction::lag`: 1 MiB
+    /// of copies, shrinking to nothing as the schedule nears the table's end, so that the sweep ends
+    /// when due); past it — committing threads that never let go of the writer starve the thread — the
+    /// commit sweeps here what lies beyond the bound, no more, so one commit never pays for the whole
+    /// lag. (Sweeping all that was due held one commit of two game zones 232 ms.) The thread takes up
+    /// a plan such a commit overtook where the commit stopped. Unsynced commits have no sweep's thread
+    /// and sweep here all that is due: their thread takes the writer straight back, so a second one
     /// only adds hand-overs (no-sync inserts measured 11 % slower with it).
     pub(crate) fn sweep_step(&self) -> Result<()> {
         let (state, est) = lock(&self.core.heads).with_estimates();
@@ -43,10 +42,10 @@ impl Database {
         if behind == 0 {
             return Ok(());
         }
-        match &self.sweeper {
-            Some(sweeper) if behind <= self.core.options.compaction.lag(&state, &est, young, end) => sweeper.wake(),
-            _ => self.core.sweep(false),
-        }
+        let Some(sweeper) = &self.sweeper else { return self.core.sweep(false, None) };
+        let lag = self.core.options.compaction.lag(&state, &est, young, end).min(state.buckets().saturating_sub(due));
+        sweeper.wake()?;
+        if behind > lag { self.core.sweep(false, Some(due - lag)) } else { Ok(()) }
     }
 }
 
@@ -54,20 +53,20 @@ impl Core {
     /// Starts the sweep's thread: woken by commits that find the sweep behind its schedule, it reads
     /// each step's records without the writer, then takes the writer to copy them.
     pub(crate) fn start_sweeper(core: Arc<Core>) -> std::io::Result<Worker> {
-        Worker::start("stackdb-sweep", move || core.sweep(true))
+        Worker::start("stackdb-sweep", move || core.sweep(true, None))
     }
 
-    /// Advances the sweep as far as it is due, until it ends. `on_thread`: on the sweep's thread,
-    /// which reads each step's records without the writer (a whole plan, a little ahead of the
-    /// schedule) and then takes it for the copies; else the caller holds the writer and reads only
-    /// what is due. The sweep's own copies grow the log and so make more buckets due: it follows them
-    /// up to [`CHASE`] times the buckets due when called (and [`CHASE_SLACK`] more), leaving the rest
-    /// to the next call — with copies near the pace's budget, chasing them all once rewrote a third of
-    /// the table in one commit.
-    pub(crate) fn sweep(&self, on_thread: bool) -> Result<()> {
+    /// Advances the sweep as far as it is due (or to bucket `upto`, if that comes first), until it
+    /// ends. `on_thread`: on the sweep's thread, which reads each step's records without the writer
+    /// (a whole plan, a little ahead of the schedule) and then takes it for the copies; else the
+    /// caller holds the writer and reads only what is due. The sweep's own copies grow the log and so
+    /// make more buckets due: it follows them up to [`CHASE`] times the buckets due when called (and
+    /// [`CHASE_SLACK`] more), leaving the rest to the next call — with copies near the pace's budget,
+    /// chasing them all once rewrote a third of the table in one commit.
+    pub(crate) fn sweep(&self, on_thread: bool, upto: Option<u64>) -> Result<()> {
         let (entry, est) = lock(&self.heads).with_estimates();
         let Some((due, _)) = self.options.compaction.due(&entry, &est, self.log.end()) else { return Ok(()) };
-        let limit = due + CHASE * due.saturating_sub(entry.sweep_cursor) + CHASE_SLACK;
+        let limit = upto.unwrap_or(due + CHASE * due.saturating_sub(entry.sweep_cursor) + CHASE_SLACK);
         loop {
             let (state, est) = lock(&self.heads).with_estimates();
             // A sweep that ended leaves the log it gave up to the checkpoint thread: the header on
@@ -89,23 +88,21 @@ impl Core {
         }
     }
 
-    /// Copies a plan's records in one commit (writer held). A plan a commit's own sweep overtook, or
-    /// read for a kind of sweep no longer due, is dropped; a bucket a commit changed since it was read
-    /// is read again.
+    /// Copies a plan's records in one commit (writer held), from the first bucket the sweep has not
+    /// passed (a commit's own sweep may have overtaken part of it). A plan read for a sweep no longer
+    /// under way or due is dropped; a bucket a commit changed since it was read is read again.
     fn rewrite(&self, plan: Plan) -> Result<()> {
         let (state, est) = lock(&self.heads).with_estimates();
         let young = self.options.compaction.young_bound(&state, &est, self.log.end());
-        if !plan.fits(&state, young) {
-            return Ok(());
-        }
-        let buckets: Vec<u64> = plan.buckets().collect();
+        let Some(from) = plan.resume_at(&state, young) else { return Ok(()) };
+        let buckets: Vec<u64> = plan.buckets().skip(from).collect();
         let mut again = Vec::new();
         let now;
         let entries = if state.commit_seq == plan.commit_seq {
-            &plan.entries
+            &plan.entries[from..]
         } else {
             now = lock(&self.heads).entries(&buckets)?;
-            let changed: Vec<usize> = (0..now.len()).filter(|&i| now[i] != plan.entries[i]).collect();
+            let changed: Vec<usize> = (0..now.len()).filter(|&i| now[i] != plan.entries[from + i]).collect();
             let (now_changed, owners): (Vec<Entry>, Vec<u64>) = changed.iter().map(|&i| (now[i], buckets[i])).unzip();
             again = changed.iter().copied().zip(read_buckets(&self.log, &now_changed, &owners, &state, young)?).collect();
             &now
@@ -117,7 +114,7 @@ impl Core {
         for (i, &bucket) in buckets.iter().enumerate() {
             let new = match again.next_if(|(j, _)| *j == i) {
                 Some((_, (restack, live))) => copy_stack(&mut batch, entries[i], restack, oldest_first(&live), &mut placed)?,
-                None => copy_stack(&mut batch, entries[i], plan.restacks[i], plan.oldest_first(i), &mut placed)?,
+                None => copy_stack(&mut batch, entries[i], plan.restacks[from + i], plan.oldest_first(from + i), &mut placed)?,
             };
             set.extend(new.map(|e| (bucket, e)));
         }
