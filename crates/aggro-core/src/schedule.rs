@@ -79,7 +79,8 @@ impl RatePlan {
                 .parse()
                 .ok()
                 .filter(|r: &f64| r.is_finite() && *r >= 0.0)
-                .ok_or_else(|| format!("bad stage {part:?}: the rate must be a number ≥ 0"))?;
+                .ok_or_else(|| format!("bad stage {part:?}: the rate must be a number ≥ 0"))
+                .and_then(|r| crate::units::check_rate(r, &format!("bad stage {part:?}")))?;
             stages.push(Stage { duration_ns: duration.as_nanos() as Nanos, start_rate: previous, end_rate: rate });
             previous = rate;
         }

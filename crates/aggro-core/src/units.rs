@@ -40,7 +40,23 @@ pub fn parse_bandwidth(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Parses a positive request rate per second, such as `1215` or `2.5k`.
+/// The highest request rate a run may ask for: a hundred times what one process issues (the null
+/// target schedules about a million a second), and far from the schedule's nanosecond resolution,
+/// where every slot would fall at one instant and a run would never end.
+pub const MAX_RATE: f64 = 1e8;
+
+/// Refuses a rate above [`MAX_RATE`], naming `what` gave it.
+pub fn check_rate(rate: f64, what: &str) -> Result<f64, String> {
+    if rate > MAX_RATE {
+        return Err(format!(
+            "{what}: {rate:e} requests/s is more than aggro can schedule (at most 100M/s per process); \
+             for the most a target takes, give --rate max, or run workers side by side"
+        ));
+    }
+    Ok(rate)
+}
+
+/// Parses a positive request rate per second, such as `1215` or `2.5k`, up to [`MAX_RATE`].
 pub fn parse_rate(text: &str) -> Result<f64, String> {
     let t = text.trim();
     let (number, scale) = match t.strip_suffix(['k', 'K']) {
@@ -55,7 +71,7 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
     if !(rate.is_finite() && rate > 0.0) {
         return Err(format!("bad rate {text:?}: must be above zero"));
     }
-    Ok(rate)
+    check_rate(rate, &format!("bad rate {text:?}"))
 }
 
 /// Formats nanoseconds compactly for tables: `850ns`, `12.3µs`, `4.56ms`, `1.20s`.
@@ -101,6 +117,9 @@ mod tests {
         assert!(parse_rate("0").is_err());
         assert!(parse_rate("-4").is_err());
         assert!(parse_rate("fast").is_err());
+        assert_eq!(parse_rate("100M").unwrap(), MAX_RATE);
+        assert!(parse_rate("1e30").unwrap_err().contains("more than aggro can schedule"));
+        assert!(parse_rate("inf").is_err());
     }
 
     #[test]

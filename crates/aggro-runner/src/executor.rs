@@ -32,6 +32,11 @@ const SPIN_WINDOW_NS: Nanos = 150_000;
 /// take less than this (its recent service time, smoothed).
 const FAST_SERVICE_NS: Nanos = 100_000;
 
+/// Requests a loader runs back to back before it yields to the runtime: a loader whose slots are
+/// all due and whose target answers at once (the null target, a backlog) never waits, and would
+/// keep the monitor, the stop and the signal handler from running on its thread.
+const YIELD_EVERY: u32 = 64;
+
 /// Recorders per core when loaders share them: a recorder's histograms take
 /// 0.1–0.3 MB each at millisecond latencies, so one per loader grew to
 /// hundreds of MB with a hundred loaders; a couple per core keeps loaders on
@@ -163,7 +168,13 @@ async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, 
     let mut steps = Steps::new(Arc::new(move || clock.now().saturating_sub(origin)));
     // The loader's service time, smoothed over its last few requests (none yet: slow).
     let mut service_ns = Nanos::MAX;
+    let mut unyielded = 0u32;
     loop {
+        unyielded += 1;
+        if unyielded >= YIELD_EVERY {
+            unyielded = 0;
+            tokio::task::yield_now().await;
+        }
         let now = shared.now();
         let (seq, slot) = {
             let mut schedule = shared.schedule.lock();
@@ -180,7 +191,7 @@ async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, 
         let intended = match slot {
             Slot::At(t) => {
                 if t > now {
-                    waited = true;
+                    (waited, unyielded) = (true, 0);
                     if shared.halt.is_stopped() {
                         break;
                     }

@@ -45,7 +45,7 @@ impl Console {
             bar
         });
         if bar.is_none() && !verbosity.quiet {
-            println!("{}", text::header());
+            say(&text::header());
         }
         Self { names, verbosity, sampler: CpuSampler::new(), bar, intervals: Vec::new(), live: None }
     }
@@ -53,7 +53,7 @@ impl Console {
     fn print(&self, line: String) {
         match &self.bar {
             Some(bar) => bar.println(line),
-            None if !self.verbosity.quiet => println!("{line}"),
+            None if !self.verbosity.quiet => say(&line),
             None => {}
         }
     }
@@ -99,6 +99,27 @@ impl Observer for Console {
         if let Some(bar) = &self.bar {
             bar.set_position(elapsed_ns / 1_000_000_000);
             bar.set_message(backlog.to_string());
+        }
+    }
+}
+
+/// Prints a line of a run's progress. When standard output was closed (piped into `head`), the run
+/// goes on quietly: its output goes to /dev/null from then on, so that it still writes its result
+/// file and exits with its own code.
+pub fn say(line: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{line}")
+        && e.kind() == std::io::ErrorKind::BrokenPipe
+    {
+        let _ = out.flush();
+        // SAFETY: open and dup2 on file descriptors this process owns; stdout's lock is held.
+        unsafe {
+            let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY);
+            if null >= 0 {
+                libc::dup2(null, libc::STDOUT_FILENO);
+                libc::close(null);
+            }
         }
     }
 }

@@ -2,11 +2,11 @@
 //! `pgbench`): the executor flags resolved, the rate, and one run of
 //! loaders through the executor into a written result file.
 
-use crate::BadInput;
 use crate::cli::{ExecArgs, RateArgs};
 use crate::console::{Console, Verbosity};
 use crate::live::Live;
 use crate::session;
+use crate::{BadInput, Interrupted};
 use aggro_core::units::{parse_duration, parse_rate};
 use aggro_core::{ErrorSamples, MonotonicClock, Nanos, Pacing, RatePlan};
 use aggro_report::RunRecord;
@@ -162,12 +162,21 @@ impl Outputs {
     }
 }
 
-/// The exit status of a finished run: failed requests or an early stop are
-/// an error (the result file is written either way).
+/// A run a signal stopped is an error: exit 130 ([`Interrupted`]).
+pub fn unless_interrupted(record: &RunRecord) -> anyhow::Result<()> {
+    match serde_json::from_value::<StopReason>(record.stop_reason.clone()) {
+        Ok(StopReason::Interrupted) => Err(Interrupted.into()),
+        _ => Ok(()),
+    }
+}
+
+/// The exit status of a finished run: a signal's stop, failed requests or
+/// an early stop are an error (the result file is written either way).
 pub fn exit_status(record: &RunRecord) -> anyhow::Result<()> {
+    unless_interrupted(record)?;
     let errors: u64 = record.totals.first().map_or(0, |t| t.errors);
     match serde_json::from_value::<StopReason>(record.stop_reason.clone()) {
-        Ok(StopReason::Completed | StopReason::Interrupted) if errors == 0 => Ok(()),
+        Ok(StopReason::Completed) if errors == 0 => Ok(()),
         _ if errors > 0 => anyhow::bail!("{} requests failed (the result file was written)", errors),
         _ => anyhow::bail!("{} (the result file was written)", record.stop_message),
     }

@@ -145,6 +145,10 @@ impl FindMax {
         let mut record = last.ok_or_else(|| anyhow::anyhow!("interrupted before the first trial finished"))?;
         record.started_at = started_at;
         record.extra = serde_json::to_value(&result)?;
+        if stop.is_stopped() {
+            record.stop_reason = serde_json::to_value(StopReason::Interrupted)?;
+            record.stop_message = StopReason::Interrupted.to_string();
+        }
         Ok(record)
     }
 }

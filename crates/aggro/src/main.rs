@@ -3,8 +3,9 @@
 //! The binary is thin: it parses arguments and runs a command from the
 //! library modules below, mapping errors to exit codes (2 for bad input,
 //! 3 for a report whose thresholds failed, 4 for a verify whose ledger is
-//! incomplete — runs without result files — while the store holds up, 1 for
-//! everything else, a store that broke its invariants included).
+//! incomplete — runs without result files — while the store holds up, 130
+//! for a run a signal stopped, 1 for everything else, a store that broke its
+//! invariants included).
 //!
 //! # Layout
 //! - [`cli`]: the command line (clap derive), validated but not yet resolved.
@@ -49,8 +50,15 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[error("{0}")]
 pub struct BadInput(pub String);
 
+/// A run stopped by SIGINT or SIGTERM, its result file written (exit code 130, as a shell reports a
+/// command Ctrl-C ended).
+#[derive(Debug, thiserror::Error)]
+#[error("stopped by a signal (the result file was written)")]
+pub struct Interrupted;
+
 fn main() {
     refuse_huge_pages();
+    end_quietly_when_stdout_closes();
     let args = cli::Cli::parse();
     let result = match args.command {
         cli::Command::Mmo(m) => mmo::main(*m),
@@ -71,6 +79,7 @@ fn main() {
     if let Err(e) = result {
         let code = match () {
             _ if e.downcast_ref::<BadInput>().is_some() => 2,
+            _ if e.downcast_ref::<Interrupted>().is_some() => 130,
             _ if e.downcast_ref::<results::ThresholdsFailed>().is_some() => 3,
             _ if e.downcast_ref::<world::LedgerIncomplete>().is_some() => 4,
             _ => 1,
@@ -106,6 +115,20 @@ pub fn with_system_huge_pages(cmd: &mut std::process::Command) {
             Ok(())
         })
     };
+}
+
+/// A print to a closed standard output (piped into `head`) ends the program quietly, as a command
+/// that SIGPIPE ended (status 141), not with a panic's backtrace. A run's progress lines go on to
+/// /dev/null instead ([`console::say`]), so a run still writes its result file.
+fn end_quietly_when_stdout_closes() {
+    let panic = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info.payload().downcast_ref::<String>().map(String::as_str).unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        panic(info);
+    }));
 }
 
 /// Piping into `head` is not an error.

@@ -62,8 +62,10 @@ fn trio_round_trip(target: &str, rate: &str, checks: bool) {
         assert_eq!(errors, 0, "{name} on {target}: {r:#}");
         assert_eq!(done, 2 * rate.parse::<u64>().unwrap(), "{name} on {target}: every scheduled request completes");
         assert_eq!(r["spec"]["scenario"]["name"], format!("mobile-{name}"));
+        let before = store_files(target);
         let verify = run(&["scenario", "verify", &scenario, "--target", target, "--set", "users=2000", "--result", &out], Duration::from_secs(60));
         let text = format!("{}{}", String::from_utf8_lossy(&verify.stdout), String::from_utf8_lossy(&verify.stderr));
+        assert!(store_files(target) == before, "{name} on {target}: verify changed the store's files");
         if has_invariants && checks {
             assert!(verify.status.success(), "{name} on {target}: {text}");
             assert!(text.contains("invariant gold") && text.contains("holds") && !text.contains("BROKEN"), "{text}");
@@ -72,6 +74,15 @@ fn trio_round_trip(target: &str, rate: &str, checks: bool) {
             assert!(text.contains("no [[invariant]]"), "{text}");
         }
     }
+}
+
+/// The bytes of each file of a stackdb store's directory, by name; empty for another target.
+fn store_files(target: &str) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let Some(dir) = target.strip_prefix("stackdb:") else { return Vec::new() };
+    let files = std::fs::read_dir(dir).expect("the store's directory").map(|e| e.expect("a directory entry").path());
+    let mut bytes: Vec<_> = files.map(|f| (f.clone(), std::fs::read(&f).expect("a store file reads"))).collect();
+    bytes.sort();
+    bytes
 }
 
 /// A scenario's runs log themselves in the store: a run left out of the

@@ -592,25 +592,60 @@ fn per_loader_lines_add_up_to_their_interval() {
     assert_eq!(intervals, 2, "{text}");
 }
 
+/// Ctrl-C (or SIGTERM) ends a run within a second — also one whose rate is more than the loaders
+/// can issue, where no loader ever waits for a slot — writes its result, and exits 130.
 #[test]
-fn ctrl_c_ends_the_run_cleanly_with_a_result() {
+fn a_signal_ends_the_run_within_a_second_with_a_result_and_exit_130() {
     let dir = tempdir();
-    let out = path(dir.path(), "int.json");
-    let child = aggro()
-        .args(["mobile", "run", "--target", "null:", "--rate", "1000", "--duration", "1h", "-q", "--out", &out])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
+    for (rate, signal) in [("1000", 2), ("50M", 2), ("50M", 15)] {
+        let out = path(dir.path(), "int.json");
+        let child = aggro()
+            .args(["mobile", "run", "--target", "null:", "--rate", rate, "--duration", "1h", "--loaders", "4", "-q", "--out", &out])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        let sent = std::time::Instant::now();
+        // SAFETY: sending a signal to our own child.
+        unsafe { libc_kill(child.id() as i32, signal) };
+        let output = child.wait_with_output().unwrap();
+        let took = sent.elapsed();
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(130), "rate {rate}, signal {signal}: {err}");
+        assert!(err.contains("stopped by a signal"), "{err}");
+        assert!(took < Duration::from_secs(2), "rate {rate}, signal {signal}: ended {took:?} after the signal");
+        let r = result(std::path::Path::new(&out));
+        assert_eq!(r["stop_reason"]["kind"], "interrupted");
+        assert!(totals(&r).0 > 500);
+        assert_books_balance(&r);
+    }
+}
+
+/// What the executor cannot do is refused before the run (exit 2): a rate it cannot schedule, more
+/// worker threads than it runs, a scenario include that never ends, an expression nested too deep.
+#[test]
+fn limits_of_the_executor_are_refused_before_the_run() {
+    let dir = tempdir();
+    let deep = path(dir.path(), "deep.toml");
+    let expr = format!("{}1{}", "(".repeat(20_000), ")".repeat(20_000));
+    std::fs::write(&deep, format!("[steps.get]\nkv = [[\"get\", \"k${{{expr}}}\"]]\n[[transaction]]\nname = \"t\"\nstep = [{{ use = \"get\" }}]\n"))
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: sending SIGINT to our own child.
-    unsafe { libc_kill(child.id() as i32, 2) };
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let r = result(std::path::Path::new(&out));
-    assert_eq!(r["stop_reason"]["kind"], "interrupted");
-    assert!(totals(&r).0 > 500);
-    assert_books_balance(&r);
+    let endless = path(dir.path(), "endless.toml");
+    std::fs::write(&endless, "include = [\"/dev/zero\"]\n").unwrap();
+    let cases: [(&[&str], &str); 5] = [
+        (&["mobile", "run", "--target", "null:", "--rate", "1e30", "--duration", "1s"], "more than aggro can schedule"),
+        (&["mobile", "run", "--target", "null:", "--rate", "1000", "--duration", "1s", "--threads", "100000"], "at most 1024"),
+        (&["mobile", "run", "--target", "null:", "--stages", "1s:1e12"], "more than aggro can schedule"),
+        (&["scenario", "run", &endless, "--target", "null:", "--duration", "1s"], "more than 16 MiB"),
+        (&["scenario", "run", &deep, "--target", "null:", "--duration", "1s"], "tokens: at most 1024"),
+    ];
+    for (args, says) in cases {
+        let out = run(args, Duration::from_secs(20));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
 }
 
 unsafe extern "C" {

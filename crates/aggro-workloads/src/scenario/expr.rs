@@ -184,6 +184,8 @@ fn tokens(text: &str) -> Result<Vec<Token>, String> {
 struct Parser {
     tokens: Vec<Token>,
     at: usize,
+    /// Parentheses, signs and calls open around the token at `at`.
+    open: usize,
 }
 
 impl Parser {
@@ -214,7 +216,18 @@ impl Parser {
         }
     }
 
+    /// One operand: a literal, a name, a call, or a signed or parenthesised expression.
     fn unary(&mut self) -> Result<Ast, String> {
+        self.open += 1;
+        if self.open > MAX_DEPTH {
+            return Err(format!("the expression nests deeper than {MAX_DEPTH} (split it over variables)"));
+        }
+        let operand = self.operand();
+        self.open -= 1;
+        operand
+    }
+
+    fn operand(&mut self) -> Result<Ast, String> {
         match self.next() {
             Some(Token::Minus) => Ok(match self.unary()? {
                 Ast::Lit(Value::Int(i)) => Ast::Lit(Value::Int(-i)),
@@ -256,13 +269,41 @@ impl Parser {
     }
 }
 
+/// The most tokens an expression may have.
+const MAX_TOKENS: usize = 1024;
+/// The deepest an expression's tree may be: the parser, the compiler, the evaluator and the tree's
+/// drop each walk it by recursion on a loader's stack (a 20,000-deep expression overflowed it; in a
+/// debug build 500 levels did).
+const MAX_DEPTH: usize = 64;
+
+/// The depth of `ast`'s tree, walked without recursion.
+fn depth(ast: &Ast) -> usize {
+    let (mut deepest, mut stack) = (0, vec![(ast, 1)]);
+    while let Some((node, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        match node {
+            Ast::Lit(_) | Ast::Name(_) => {}
+            Ast::Unary(_, e) => stack.push((e, d + 1)),
+            Ast::Binary(_, l, r) => stack.extend([(&**l, d + 1), (&**r, d + 1)]),
+            Ast::Call(_, args) => stack.extend(args.iter().map(|a| (a, d + 1))),
+        }
+    }
+    deepest
+}
+
 /// Parses an expression.
 pub fn parse(text: &str) -> Result<Ast, String> {
-    let mut p = Parser { tokens: tokens(text)?, at: 0 };
+    let mut p = Parser { tokens: tokens(text)?, at: 0, open: 0 };
     if p.tokens.is_empty() {
         return Err("empty expression".into());
     }
+    if p.tokens.len() > MAX_TOKENS {
+        return Err(format!("an expression of {} tokens: at most {MAX_TOKENS} (split it over variables)", p.tokens.len()));
+    }
     let e = p.binary(0)?;
+    if depth(&e) > MAX_DEPTH {
+        return Err(format!("the expression nests deeper than {MAX_DEPTH} (split it over variables)"));
+    }
     match p.peek() {
         None => Ok(e),
         Some(t) => Err(format!("unexpected {t:?} after a complete expression")),
@@ -667,5 +708,12 @@ mod tests {
         assert!(eval("(1 + 2").unwrap_err().contains("not closed"));
         assert!(eval("1 2").unwrap_err().contains("after a complete expression"));
         assert!(eval("key(nospace)").unwrap_err().contains("no key space named"));
+        let nested = |n: usize| format!("{}1{}", "(".repeat(n), ")".repeat(n));
+        assert!(eval(&nested(20_000)).unwrap_err().contains("at most 1024"));
+        assert!(eval(&nested(500)).unwrap_err().contains("nests deeper than 64"));
+        assert_eq!(eval(&nested(60)), Ok(Value::Int(1)));
+        assert!(eval(&vec!["1"; 20_000].join("+")).unwrap_err().contains("at most 1024"));
+        assert!(eval(&vec!["1"; 500].join("+")).unwrap_err().contains("nests deeper than 64"));
+        assert_eq!(eval(&vec!["1"; 50].join("+")), Ok(Value::Int(50)));
     }
 }

@@ -53,6 +53,22 @@ impl std::fmt::Debug for Source {
     }
 }
 
+/// The largest scenario file (or include) read: far beyond any scenario, well short of exhausting
+/// memory on a file that never ends (`/dev/zero`).
+const MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// A scenario file's text, refused past [`MAX_FILE_BYTES`].
+fn read_capped(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let mut text = String::new();
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    file.take(MAX_FILE_BYTES + 1).read_to_string(&mut text).map_err(|e| format!("cannot read: {e}"))?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(format!("more than {} MiB: not a scenario file", MAX_FILE_BYTES >> 20));
+    }
+    Ok(text)
+}
+
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].bytes().filter(|b| *b == b'\n').count() + 1
 }
@@ -113,7 +129,7 @@ impl Source {
         }
         let text = match text {
             Some(t) => t,
-            None => std::fs::read_to_string(path).map_err(|e| ScenarioError { at: at.clone(), message: format!("cannot read: {e}") })?,
+            None => read_capped(path).map_err(|message| ScenarioError { at: at.clone(), message })?,
         };
         let model: FileModel = toml::from_str(&text).map_err(|e| {
             let line = e.span().map(|s| format!(":{}", line_of(&text, s.start))).unwrap_or_default();
@@ -285,6 +301,9 @@ mod tests {
         std::fs::write(dir.join("loop.toml"), "include = [\"loop.toml\"]\n").unwrap();
         let e = Source::load(&dir.join("loop.toml")).unwrap_err();
         assert!(e.message.contains("deeper than 8"), "{e}");
+        std::fs::write(dir.join("endless.toml"), "include = [\"/dev/zero\"]\n").unwrap();
+        let e = Source::load(&dir.join("endless.toml")).unwrap_err();
+        assert!(e.at == "/dev/zero" && e.message.contains("more than 16 MiB"), "{e}");
         std::fs::remove_dir_all(&dir).ok();
     }
 }

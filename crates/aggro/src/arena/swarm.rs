@@ -194,6 +194,9 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
         });
     }
     process::finish(&a.common, "arena-swarm", &record, totals, &notes)?;
+    if done.interrupted {
+        return Err(crate::Interrupted.into());
+    }
     match verdict.limit {
         Limit::Gone => anyhow::bail!("the server is gone: {} (the result file was written)", verdict.evidence),
         Limit::Service => Err(crate::results::ThresholdsFailed(format!("{} (the result file was written)", verdict.evidence)).into()),

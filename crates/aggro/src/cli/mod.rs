@@ -107,8 +107,8 @@ pub struct MmoRunArgs {
     /// Seconds between interval records.
     #[arg(long, default_value = "5s")]
     pub interval: String,
-    /// Worker threads of the generator (0 = one per CPU).
-    #[arg(long, default_value_t = 0)]
+    /// Worker threads of the generator (0 = one per CPU; at most 1024).
+    #[arg(long, default_value_t = 0, value_parser = threads)]
     pub threads: usize,
     /// Result file (default ./aggro-results/<time>-mmo-<test>.json).
     #[arg(long)]
@@ -247,8 +247,8 @@ pub struct ExecArgs {
     /// Seed for every random choice (default: from the clock; always recorded).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Worker threads of the generator (0 = one per CPU).
-    #[arg(long, default_value_t = 0)]
+    /// Worker threads of the generator (0 = one per CPU; at most 1024).
+    #[arg(long, default_value_t = 0, value_parser = threads)]
     pub threads: usize,
     /// No interval lines or progress bar.
     #[arg(long, short)]
@@ -542,4 +542,14 @@ pub struct TourArgs {
 fn percent(text: &str) -> Result<f64, String> {
     let value: f64 = text.trim_end_matches('%').parse().map_err(|_| format!("`{text}` is not a percentage"))?;
     if (0.0..=100.0).contains(&value) { Ok(value) } else { Err(format!("{value} is not between 0 and 100")) }
+}
+
+/// Parses `--threads`: a worker count up to 1024 (beyond that the threads' stacks alone exhaust a
+/// machine before a request is sent), 0 for one per CPU.
+fn threads(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if n <= 1024 => Ok(n),
+        Ok(n) => Err(format!("{n} worker threads is more than aggro runs (at most 1024; 0 means one per CPU)")),
+        Err(_) => Err(format!("{text:?} is not a thread count")),
+    }
 }

@@ -143,6 +143,7 @@ pub fn main(a: LoginArgs) -> anyhow::Result<RunRecord> {
         out: a.run.out.clone().unwrap_or_else(|| session::default_out("mmo-login")),
     };
     let record = rt.block_on(on_target(&a.run.world.target, login))?;
+    crate::drive::unless_interrupted(&record)?;
     let errors = record.totals.first().map_or(0, |t| t.errors);
     if errors > 0 {
         anyhow::bail!("{errors} logins failed (the result file was written)");

@@ -277,6 +277,7 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
         world_record,
     };
     let record = rt.block_on(on_target(&a.run.world.target, play))?;
+    crate::drive::unless_interrupted(&record)?;
     let failed = Failed::of(&record);
     if record.stop_reason.get("kind").and_then(|k| k.as_str()) == Some("failing") {
         anyhow::bail!("{}: {} (the result file was written)", record.stop_message, failed.describe());

@@ -51,6 +51,7 @@ impl MobileVisitor for Search {
         record.world = self.world;
         session::write(&record, &self.out, &session::Exports::default())?;
         println!("result: {}", self.out.display());
+        crate::drive::unless_interrupted(&record)?;
         Ok(record)
     }
 }

@@ -59,7 +59,7 @@ impl ScenarioVisitor for Search {
         });
         session::write(&record, &self.out, &session::Exports::default())?;
         println!("result: {}", self.out.display());
-        Ok(())
+        crate::drive::unless_interrupted(&record)
     }
 }
 

@@ -86,6 +86,8 @@ impl ScenarioVisitor for Verify {
     type Output = anyhow::Result<()>;
 
     async fn visit<T: ScenarioTarget>(self, target: T) -> anyhow::Result<()> {
+        // Verify only reads: it changes nothing in the store, not even what opening it repairs.
+        target.only_read();
         let scenario = self.input.compile(&target).await?;
         if scenario.invariants.is_empty() {
             return Err(BadInput(format!(
