@@ -108,7 +108,7 @@ impl Outputs {
         Ok(Self {
             plan,
             verbosity: Verbosity { quiet: exec_args.quiet },
-            out: a.out.unwrap_or_else(|| session::default_out(name)),
+            out: session::result_path(a.out, name)?,
             exports: a.exports,
             start_at: session::start_at(a.shard.start_at.as_deref())?,
             live: a.live.as_deref().map(crate::live::address).transpose()?,

@@ -66,8 +66,9 @@ impl FindMax {
 
     /// Runs the search with `loaders`, topping them up with `connect_one`
     /// after a trial that abandoned some; prints a line per trial and the
-    /// answer. Returns the last trial's record, the search's result in its
-    /// `extra` (its command and spec for the caller to fill).
+    /// answer. Returns the record of the trial at the best rate held (the
+    /// last trial's when none held), the search's result in its `extra` (its
+    /// command and spec for the caller to fill).
     #[allow(clippy::too_many_arguments)]
     pub async fn run<L, F, Fut>(
         &self,
@@ -86,7 +87,8 @@ impl FindMax {
         let stop = StopHandle::new();
         stop.stop_on_signals();
         println!("{:>12} {:>12} {:>10} {:>8} {:>8}  verdict", "rate/s", "achieved/s", "p99", "backlog", "errors");
-        let mut last: Option<RunRecord> = None;
+        // The record of the best rate held (the answer's), else of the last trial run.
+        let (mut held, mut last): (Option<(f64, RunRecord)>, Option<RunRecord>) = (None, None);
         let started_at = aggro_report::record::now_rfc3339();
         let result = aggro_runner::search::find_max(&self.search, async |rate| {
             if stop.is_stopped() {
@@ -133,6 +135,9 @@ impl FindMax {
                 trial.errors,
                 trial.why.as_deref().unwrap_or("held")
             );
+            if trial.passed && held.as_ref().is_none_or(|(best, _)| rate > *best) {
+                held = Some((rate, record.clone()));
+            }
             last = Some(record);
             Some(trial)
         })
@@ -142,7 +147,8 @@ impl FindMax {
             Some(best) => println!("maximum rate held: {best:.0}/s (p99 ≤ {}, backlog 0)", format_nanos(self.p99_bound_ns)),
             None => println!("no rate tried was held"),
         }
-        let mut record = last.ok_or_else(|| anyhow::anyhow!("interrupted before the first trial finished"))?;
+        let held = held.filter(|(rate, _)| Some(*rate) == result.best).map(|(_, record)| record);
+        let mut record = held.or(last).ok_or_else(|| anyhow::anyhow!("interrupted before the first trial finished"))?;
         record.started_at = started_at;
         record.extra = serde_json::to_value(&result)?;
         if stop.is_stopped() {

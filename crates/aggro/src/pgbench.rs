@@ -53,7 +53,7 @@ pub fn main(mut a: PgbenchArgs) -> anyhow::Result<()> {
     if scripts.is_empty() {
         scripts.push(Script::builtin("tpcb-like").map_err(bad)?);
     }
-    let defines = a.defines.iter().map(|d| parse_override(d)).collect::<Result<Vec<_>, _>>().map_err(bad)?;
+    let defines = a.defines.iter().map(|d| parse_override(d).map_err(|e| format!("-D {e}"))).collect::<Result<Vec<_>, _>>().map_err(bad)?;
     if let Some(s) = a.scale
         && s < 1
     {

@@ -89,9 +89,48 @@ pub fn record<L>(
 }
 
 /// The default result path: `./aggro-results/<UTC time>-<name>.json`.
+/// Where a run's result goes: `given` (`--out`), checked before the run — a directory, or a place no
+/// file can be made, is refused then rather than after the run — or [`default_out`]`(name)`.
+pub fn result_path(given: Option<PathBuf>, name: &str) -> Result<PathBuf, crate::BadInput> {
+    check_out(given.as_deref())?;
+    Ok(given.unwrap_or_else(|| default_out(name)))
+}
+
+/// Refuses an `--out` that is a directory or lies where no file can be made (its directory cannot be
+/// made, or is not writable).
+pub fn check_out(given: Option<&std::path::Path>) -> Result<(), crate::BadInput> {
+    let Some(path) = given else { return Ok(()) };
+    let bad = |why: String| crate::BadInput(format!("--out {}: {why}", path.display()));
+    if path.is_dir() {
+        return Err(bad("is a directory; give the result file's path".into()));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    std::fs::create_dir_all(dir).map_err(|e| bad(format!("cannot make its directory: {e}")))?;
+    let c_dir = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| bad("has a NUL byte".into()))?;
+    // SAFETY: access() reads a NUL-terminated path we own.
+    if unsafe { libc::access(c_dir.as_ptr(), libc::W_OK) } != 0 {
+        return Err(bad(format!("cannot write in {}: {}", dir.display(), std::io::Error::last_os_error())));
+    }
+    Ok(())
+}
+
 pub fn default_out(name: &str) -> PathBuf {
     let stamp = now_rfc3339().replace([':', '-'], "");
-    PathBuf::from("aggro-results").join(format!("{stamp}-{name}.json"))
+    PathBuf::from("aggro-results").join(format!("{stamp}-{}.json", file_name_part(name)))
+}
+
+/// `name` (a scenario's, which its file chooses) as part of a file name: letters (any script), digits,
+/// `-`, `_` and `.` kept, anything else — a `/`, a space — as `_`, and no leading dot, so a name such as
+/// `x/../../ESCAPED` stays inside `aggro-results`.
+pub fn file_name_part(name: &str) -> String {
+    let part: String = name.chars().map(|c| if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect();
+    match part.trim_start_matches('.') {
+        "" => "unnamed".into(),
+        rest => rest.chars().take(100).collect(),
+    }
 }
 
 /// Other forms of a result a run (or `aggro report`) may also write; a group of command-line options.

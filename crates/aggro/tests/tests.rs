@@ -274,6 +274,24 @@ fn find_max_brackets_a_capacity() {
     assert_eq!(r["extra"]["best"], 4000.0);
 }
 
+/// A search that ends on a failed trial keeps the record of the rate it held, not of that failure:
+/// its figures are the answer's.
+#[test]
+fn find_max_keeps_the_record_of_the_rate_held() {
+    let dir = tempdir();
+    let out = path(dir.path(), "fm.json");
+    let args = ["--start-rate", "2000", "--max-rate", "100M", "--step", "300ms", "--interval", "300ms", "--loaders", "1", "--threads", "1"];
+    ok(&[&["mobile", "find-max", "--target", "null:", "--p99", "20ms", "--out", &out][..], &args[..]].concat());
+    let r = result(std::path::Path::new(&out));
+    let trials = r["extra"]["trials"].as_array().unwrap();
+    let best = r["extra"]["best"].as_f64().expect("a rate held");
+    assert!(trials.iter().any(|t| t["passed"] == false), "some rate failed: {trials:?}");
+    let held = trials.iter().find(|t| t["rate"].as_f64() == Some(best) && t["passed"] == true).expect("the trial held");
+    assert_eq!(r["totals"][0]["latency"]["p99_ns"], held["p99_ns"], "the record is the held trial's: {trials:?}");
+    assert_eq!(r["totals"][0]["errors"], held["errors"]);
+    assert_eq!(r["backlog_at_end"], 0, "the held trial's record has no backlog");
+}
+
 #[test]
 fn verify_names_the_user_whose_update_was_lost() {
     let dir = tempdir();
@@ -620,6 +638,43 @@ fn a_signal_ends_the_run_within_a_second_with_a_result_and_exit_130() {
         assert!(totals(&r).0 > 500);
         assert_books_balance(&r);
     }
+}
+
+/// Small inputs a user gets wrong are refused before the run with a line naming them (exit 2): a
+/// `--set` of a variable the scenario does not have, a `-D` without a name, an `--out` that is a
+/// directory. A scenario's name becomes a file name only sanitised: `x/../../ESCAPED` stays inside
+/// `aggro-results`, and a name in another script is a name, not an "unexpected character".
+#[test]
+fn small_bad_inputs_are_refused_before_the_run() {
+    let dir = tempdir();
+    let scenario = path(dir.path(), "s.toml");
+    std::fs::write(&scenario, "name = \"x/../../ESCAPED\"\n[vars]\n\"ユーザー\" = 3\n[steps.get]\nkv = [[\"get\", \"k${ユーザー + 1}\"]]\n[[transaction]]\nname = \"t\"\nstep = [{ use = \"get\" }]\n").unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["scenario", "run", &scenario, "--target", "null:", "--duration", "1s", "--set", "nosuch=5"],
+            "has no variable \"nosuch\" (its [vars]: ユーザー)",
+        ),
+        (&["pgbench", "--target", "postgres://127.0.0.1:9/none", "-D", "=5", "-T", "1"], "-D \"=5\": \"\" is not a variable name"),
+        (&["scenario", "run", &scenario, "--target", "null:", "--duration", "1s", "--out", "/tmp"], "--out /tmp: is a directory"),
+    ];
+    for (args, says) in cases {
+        let out = run(args, Duration::from_secs(20));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let out = aggro()
+        .current_dir(&work)
+        .args(["scenario", "run", &scenario, "--target", "null:", "--rate", "100", "--duration", "1s", "-q", "--set", "ユーザー=7"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let written: Vec<String> =
+        std::fs::read_dir(work.join("aggro-results")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(written.len() == 1 && written[0].ends_with("-x_.._.._ESCAPED.json"), "{written:?}");
+    assert!(!dir.path().join("ESCAPED.json").exists() && std::fs::read_dir(dir.path()).unwrap().count() == 2, "wrote outside aggro-results");
 }
 
 /// What the executor cannot do is refused before the run (exit 2): a rate it cannot schedule, more

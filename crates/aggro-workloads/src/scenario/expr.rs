@@ -155,12 +155,11 @@ fn tokens(text: &str) -> Result<Vec<Token>, String> {
                 };
                 out.push(Token::Num(v));
             }
-            b':' | b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
+            // A name: letters of any script, digits, `_` and `.`.
+            _ if c == b':' || c == b'_' || text[i..].chars().next().is_some_and(char::is_alphabetic) => {
                 let start = if c == b':' { i + 1 } else { i };
-                i = start;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.') {
-                    i += 1;
-                }
+                let rest = &text[start..];
+                i = start + rest.find(|ch: char| !(ch.is_alphanumeric() || ch == '_' || ch == '.')).unwrap_or(rest.len());
                 let word = &text[start..i];
                 if word.is_empty() {
                     return Err("':' must be followed by a variable name".into());
@@ -175,7 +174,7 @@ fn tokens(text: &str) -> Result<Vec<Token>, String> {
                     _ => Token::Ident(word.to_string()),
                 });
             }
-            _ => return Err(format!("unexpected character {:?}", c as char)),
+            _ => return Err(format!("unexpected character {:?}", text[i..].chars().next().unwrap_or_default())),
         }
     }
     Ok(out)
@@ -715,5 +714,7 @@ mod tests {
         assert!(eval(&vec!["1"; 20_000].join("+")).unwrap_err().contains("at most 1024"));
         assert!(eval(&vec!["1"; 500].join("+")).unwrap_err().contains("nests deeper than 64"));
         assert_eq!(eval(&vec!["1"; 50].join("+")), Ok(Value::Int(50)));
+        assert!(eval("ユーザー + 1").unwrap_err().contains("unknown variable \"ユーザー\""));
+        assert_eq!(eval("1 § 2").unwrap_err(), "unexpected character '§'");
     }
 }

@@ -58,7 +58,7 @@ impl std::fmt::Debug for Source {
 const MAX_FILE_BYTES: u64 = 16 << 20;
 
 /// A scenario file's text, refused past [`MAX_FILE_BYTES`].
-fn read_capped(path: &Path) -> Result<String, String> {
+pub fn read_capped(path: &Path) -> Result<String, String> {
     use std::io::Read;
     let mut text = String::new();
     let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
@@ -122,6 +122,11 @@ impl Source {
         &self.name
     }
 
+    /// The names of its `[vars]`, which `--set` may replace.
+    pub fn var_names(&self) -> impl Iterator<Item = &str> {
+        self.vars.keys().map(String::as_str)
+    }
+
     fn read(&mut self, path: &Path, text: Option<String>, depth: usize) -> Result<(), ScenarioError> {
         let at = path.display().to_string();
         if depth > 8 {
@@ -180,10 +185,15 @@ impl Source {
 
 /// A `--set name=value`: integers and floats are numbers, anything else text.
 pub fn parse_override(text: &str) -> Result<(String, Value), String> {
-    let (name, value) = text.split_once('=').ok_or_else(|| format!("--set {text:?}: expected NAME=VALUE"))?;
+    let (name, value) = text.split_once('=').ok_or_else(|| format!("{text:?}: expected NAME=VALUE"))?;
+    let name = name.trim();
+    let identifier = name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if !identifier {
+        return Err(format!("{text:?}: {name:?} is not a variable name (letters, digits and _, not first a digit)"));
+    }
     let v =
         value.parse::<i64>().map(Value::Int).or_else(|_| value.parse::<f64>().map(Value::Float)).unwrap_or_else(|_| Value::Text(value.to_string()));
-    Ok((name.trim().to_string(), v))
+    Ok((name.to_string(), v))
 }
 
 #[cfg(test)]

@@ -95,7 +95,7 @@ impl Script {
     /// A script file, `PATH[@WEIGHT]` (pgbench's `-f`).
     pub fn file(arg: &str) -> Result<Self, String> {
         let (path, weight) = weighted(arg)?;
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+        let text = super::file::read_capped(std::path::Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
         Ok(Self { name: path.to_string(), text, weight, builtin: false })
     }
 

@@ -127,7 +127,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
         extra: serde_json::json!({ "arena_bench": { "rows": rows } }),
     };
     let record = run_record(w, Vec::new());
-    let out = a.common.out.clone().unwrap_or_else(|| session::default_out("arena-bench"));
+    let out = session::result_path(a.common.out.clone(), "arena-bench")?;
     session::write(&record, &out, &session::Exports::default())?;
     println!("result: {}", out.display());
     Ok(())

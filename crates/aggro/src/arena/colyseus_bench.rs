@@ -84,7 +84,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
         generator_bound: rows.iter().any(|r| r.verdict.limit == Limit::SwarmCpu),
         extra: serde_json::json!({ "colyseus_bench": { "rows": rows } }),
     };
-    let out = a.common.out.clone().unwrap_or_else(|| session::default_out("colyseus-bench"));
+    let out = session::result_path(a.common.out.clone(), "colyseus-bench")?;
     session::write(&run_record(w, Vec::new()), &out, &session::Exports::default())?;
     println!("result: {}", out.display());
     Ok(())

@@ -39,6 +39,7 @@ pub fn run<I: Reported>(
     metrics: Option<&MetricsServer>,
     run: impl FnOnce(&AtomicBool, &mut dyn FnMut(&I)) -> Looped<I>,
 ) -> anyhow::Result<Finished<I>> {
+    session::check_out(common.out.as_deref())?;
     let stop = stop_on_signal();
     let mut live = LivePage::new(metrics);
     let (intervals, totals) = run(&stop, &mut |iv: &I| {

@@ -79,7 +79,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
         generator_bound: rows.iter().any(|r| r.verdict.limit == aggro_arena::verdict::Limit::SwarmCpu),
         extra: serde_json::json!({ "relay_bench": { "rows": rows } }),
     };
-    let out = a.common.out.clone().unwrap_or_else(|| session::default_out("relay-bench"));
+    let out = session::result_path(a.common.out.clone(), "relay-bench")?;
     session::write(&run_record(w, Vec::new()), &out, &session::Exports::default())?;
     println!("result: {}", out.display());
     Ok(())

@@ -23,6 +23,7 @@ use arena_proto::Secret;
 use std::net::SocketAddr;
 
 pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
+    crate::session::check_out(a.common.out.as_deref())?;
     let server = match a.behaviour {
         Kind::Colyseus => websocket_address(&a.server)?,
         _ => address(&a.server, "server")?,

@@ -140,7 +140,7 @@ pub fn main(a: LoginArgs) -> anyhow::Result<RunRecord> {
         interval_ns,
         threads: a.run.threads,
         quiet: a.run.quiet,
-        out: a.run.out.clone().unwrap_or_else(|| session::default_out("mmo-login")),
+        out: session::result_path(a.run.out.clone(), "mmo-login")?,
     };
     let record = rt.block_on(on_target(&a.run.world.target, login))?;
     crate::drive::unless_interrupted(&record)?;

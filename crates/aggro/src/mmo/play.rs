@@ -271,7 +271,7 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
         quiet: a.run.quiet,
         table_every: a.table_every,
         max_errors: a.max_errors,
-        out: a.run.out.clone().unwrap_or_else(|| session::default_out("mmo-play")),
+        out: session::result_path(a.run.out.clone(), "mmo-play")?,
         start_at,
         live,
         world_record,

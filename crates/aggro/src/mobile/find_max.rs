@@ -63,6 +63,6 @@ pub fn main(a: FindMaxArgs) -> anyhow::Result<()> {
     let rt = session::runtime(drive.exec.threads)?;
     let (keys, world) = super::settle(&rt, &data)?;
     drive.keys = keys;
-    let out = a.out.unwrap_or_else(|| session::default_out(&format!("find-max-{}", drive.workload.name())));
+    let out = session::result_path(a.out, &format!("find-max-{}", drive.workload.name()))?;
     rt.block_on(on_target(&a.drive.data.target, Search { find, out, drive, world })).map(drop)
 }

@@ -16,7 +16,7 @@ use crate::BadInput;
 use crate::cli::ScenarioCommand;
 use aggro_core::ErrorSamples;
 use aggro_core::scenario::{Command, Reply, ScenarioConn, ScenarioTarget, Value};
-use aggro_workloads::scenario::file::{ScenarioError, Source, parse_override};
+use aggro_workloads::scenario::file::{ScenarioError, Source, parse_override, read_capped};
 use aggro_workloads::scenario::pgbench::{self, Script};
 use aggro_workloads::scenario::ycsb;
 use aggro_workloads::scenario::{Scenario, ScenarioLoader};
@@ -48,7 +48,7 @@ impl Input {
     /// errors are bad input (exit 2), one line each.
     pub fn file(path: PathBuf, sets: &[String]) -> anyhow::Result<Self> {
         let bad = |e: ScenarioError| BadInput(e.to_string());
-        let text = std::fs::read_to_string(&path).map_err(|e| BadInput(format!("{}: cannot read: {e}", path.display())))?;
+        let text = read_capped(&path).map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
         let (source, mut overrides, requests) = if ycsb::looks_like(&path, &text) {
             let t = ycsb::translate(&path, &text).map_err(bad)?;
             (Source::from_text(&path, t.text), t.sets, t.operations)
@@ -57,7 +57,12 @@ impl Input {
         };
         let source = Box::new(source.map_err(bad)?);
         for s in sets {
-            overrides.push(parse_override(s).map_err(BadInput)?);
+            let (name, value) = parse_override(s).map_err(|e| BadInput(format!("--set {e}")))?;
+            if !source.var_names().any(|v| v == name) {
+                let known = source.var_names().collect::<Vec<_>>().join(", ");
+                return Err(BadInput(format!("--set {s:?}: {} has no variable {name:?} (its [vars]: {known})", path.display())).into());
+            }
+            overrides.push((name, value));
         }
         Ok(Input::File { path, source, sets: overrides, requests })
     }
