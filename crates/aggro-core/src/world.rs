@@ -35,6 +35,17 @@ pub enum WorldShape {
         /// Seed of the world's generated content.
         world_seed: u64,
     },
+    /// A scenario file's `[populate]`: one record for every scenario, since scenarios may share their
+    /// tables (the mobile trio's three files share one population).
+    Scenario {
+        /// The scenario that populated the store.
+        scenario: String,
+        /// Its `[vars]` as the population resolved them (`--set` applied), as text.
+        vars: std::collections::BTreeMap<String, String>,
+        /// False from the moment a population begins until its last row is in: a population cut
+        /// short leaves a record saying so.
+        complete: bool,
+    },
 }
 
 impl WorldShape {
@@ -44,6 +55,7 @@ impl WorldShape {
         match self {
             WorldShape::Mobile { .. } => "mobile",
             WorldShape::Mmo { .. } => "mmo",
+            WorldShape::Scenario { .. } => "scenario",
         }
     }
 }
@@ -98,6 +110,14 @@ impl WorldRecord {
         let shape = match &self.shape {
             WorldShape::Mobile { users, spread } => format!("users {users}, spread {spread}"),
             WorldShape::Mmo { accounts, world_seed } => format!("accounts {accounts}, world seed {world_seed}"),
+            WorldShape::Scenario { scenario, vars, complete } => {
+                let vars: Vec<String> = vars.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                format!(
+                    "scenario {scenario}{}{}",
+                    if vars.is_empty() { String::new() } else { format!(", {}", vars.join(" ")) },
+                    if *complete { "" } else { ", NOT FINISHED" }
+                )
+            }
         };
         format!("{} world {} ({shape}), populated {} by aggro {}", self.shape.workload(), self.id, self.created_at, self.aggro_version)
     }

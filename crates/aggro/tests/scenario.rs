@@ -650,3 +650,48 @@ fn a_scenario_on_a_store_holding_nothing_is_refused() {
     }
     assert!(!dir.path().join("never").join("log").exists(), "the refusal created no database");
 }
+
+/// A scenario population records its resolved variables in the store's world record: later runs and
+/// verifies take them (the trio's three files share them), a `--set` that contradicts the store is
+/// refused, a result file of an earlier world is told apart from a store at fault, and a population
+/// cut short is refused.
+#[test]
+fn a_scenario_world_keeps_its_variables() {
+    let dir = tempdir();
+    let target = format!("sqlite:{}", path(dir.path(), "w.db"));
+    let (write, read) = (file("mobile/write.toml"), file("mobile/read.toml"));
+    ok(&["scenario", "populate", &write, "--target", &target, "--set", "users=700"]);
+    let out = path(dir.path(), "w.json");
+    let args = ["--target", &target, "--rate", "200", "--duration", "1s", "-q", "--out", &out];
+    let o = run(&[&["scenario", "run", &write][..], &args[..]].concat(), Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && err.contains("as the store was populated: users=700"), "{err}");
+    let r = result(Path::new(&out));
+    assert_eq!(r["world"]["workload"], "scenario");
+    assert_eq!(r["world"]["vars"]["users"], "700");
+    // The trio's read shares the population, and its variables.
+    let other = path(dir.path(), "other.json");
+    ok(&[&["scenario", "run", &read][..], &args[..7], &["--out", &other]].concat());
+    let o = run(&[&["scenario", "run", &write, "--set", "users=5000"][..], &args[..7], &["--out", &other]].concat(), Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("users=5000 (--set, or the workload file's): the store was populated with users=700"), "{err}");
+    // Verify needs no --set either; after populating again the old file is of another world.
+    let text = ok(&["scenario", "verify", &write, "--target", &target, "--result", &out]);
+    assert!(text.contains("invariant gold") && !text.contains("BROKEN"), "{text}");
+    ok(&["scenario", "populate", &write, "--target", &target, "--set", "users=700"]);
+    let o = run(&["scenario", "verify", &write, "--target", &target, "--result", &out], Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("ran on another world"), "{err}");
+    // A population killed midway leaves a record saying so: runs are refused.
+    let cut = format!("sqlite:{}", path(dir.path(), "cut.db"));
+    let mut child = aggro().args(["scenario", "populate", &write, "--target", &cut, "--set", "users=5000000"]).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let o = run(&["scenario", "run", &write, "--target", &cut, "--duration", "1s", "-q", "--out", &other], Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("the store's population of mobile-write did not finish"), "{err}");
+}

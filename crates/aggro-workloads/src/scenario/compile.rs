@@ -81,12 +81,8 @@ impl<'a> Compiler<'a> {
     pub(super) fn new(src: &'a Source, family: Family, overrides: &[(String, Value)]) -> Result<Self, Fail> {
         let mut c = Compiler { src, family, names: Names::default(), slots: Vec::new(), gens: Gen::default() };
         for (name, from) in &src.vars {
-            let v = match from.item.get_ref() {
-                toml::Value::Integer(i) => Value::Int(*i),
-                toml::Value::Float(f) => Value::Float(*f),
-                toml::Value::String(s) => Value::Text(s.clone()),
-                toml::Value::Boolean(b) => Value::Int(*b as i64),
-                _ => return Err(c.fail(from, &format!("vars.{name}: a var is a number or a string"))),
+            let Some(v) = super::file::var_value(from.item.get_ref()) else {
+                return Err(c.fail(from, &format!("vars.{name}: a var is a number or a string")));
             };
             c.set(name, v);
         }

@@ -53,6 +53,17 @@ impl std::fmt::Debug for Source {
     }
 }
 
+/// A `[vars]` entry's value: a number or a string (a boolean as 0 or 1); `None` for anything else.
+pub fn var_value(v: &toml::Value) -> Option<Value> {
+    match v {
+        toml::Value::Integer(i) => Some(Value::Int(*i)),
+        toml::Value::Float(f) => Some(Value::Float(*f)),
+        toml::Value::String(s) => Some(Value::Text(s.clone())),
+        toml::Value::Boolean(b) => Some(Value::Int(*b as i64)),
+        _ => None,
+    }
+}
+
 /// The largest scenario file (or include) read: far beyond any scenario, well short of exhausting
 /// memory on a file that never ends (`/dev/zero`).
 const MAX_FILE_BYTES: u64 = 16 << 20;
@@ -125,6 +136,17 @@ impl Source {
     /// The names of its `[vars]`, which `--set` may replace.
     pub fn var_names(&self) -> impl Iterator<Item = &str> {
         self.vars.keys().map(String::as_str)
+    }
+
+    /// Its `[vars]` with `overrides` (`--set`) applied, each as its value's text (a var that is not a
+    /// number or a string, which compiling refuses, left out).
+    pub fn resolved_vars(&self, overrides: &[(String, Value)]) -> BTreeMap<String, String> {
+        let mut vars: BTreeMap<String, String> =
+            self.vars.iter().filter_map(|(name, from)| Some((name.clone(), var_value(from.item.get_ref())?.to_text()))).collect();
+        for (name, v) in overrides.iter().filter(|(name, _)| self.vars.contains_key(name)) {
+            vars.insert(name.clone(), v.to_text());
+        }
+        vars
     }
 
     fn read(&mut self, path: &Path, text: Option<String>, depth: usize) -> Result<(), ScenarioError> {

@@ -24,7 +24,9 @@ struct Search {
 impl ScenarioVisitor for Search {
     type Output = anyhow::Result<()>;
 
-    async fn visit<T: ScenarioTarget>(self, target: T) -> anyhow::Result<()> {
+    async fn visit<T: ScenarioTarget>(mut self, target: T) -> anyhow::Result<()> {
+        let world = super::read_world(&target).await?;
+        self.input.settle(world.as_ref())?;
         let scenario = self.input.compile(&target).await?;
         super::refuse_unpopulated(&target, &scenario).await?;
         let samples = Arc::new(ErrorSamples::default());
@@ -48,6 +50,7 @@ impl ScenarioVisitor for Search {
         let names = super::operation_names(&scenario);
         let mut record = self.find.run(&self.exec, target.blocking(), names, loaders, connect_one, &samples).await?;
         record.command = "scenario find-max".into();
+        record.world = world;
         record.spec = serde_json::json!({
             "scenario": { "name": scenario.name, "input": self.input.describe() },
             "exec": self.exec,

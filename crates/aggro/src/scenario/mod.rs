@@ -15,7 +15,8 @@ pub use run::Run;
 use crate::BadInput;
 use crate::cli::ScenarioCommand;
 use aggro_core::ErrorSamples;
-use aggro_core::scenario::{Command, Reply, ScenarioConn, ScenarioTarget, Value};
+use aggro_core::scenario::{Command, Family, Reply, ScenarioConn, ScenarioTarget, Value};
+use aggro_core::world::{WorldRecord, WorldShape};
 use aggro_workloads::scenario::file::{ScenarioError, Source, parse_override, read_capped};
 use aggro_workloads::scenario::pgbench::{self, Script};
 use aggro_workloads::scenario::ycsb;
@@ -99,6 +100,56 @@ impl Input {
         }
     }
 
+    /// The world record a population from this input leaves: the scenario and its `[vars]` as resolved
+    /// (`complete`: its last row is in). `None` for pgbench's `-i`, whose tables tell their scale.
+    pub fn world_shape(&self, complete: bool) -> Option<WorldShape> {
+        match self {
+            Input::File { source, sets, .. } => {
+                Some(WorldShape::Scenario { scenario: source.name().into(), vars: source.resolved_vars(sets), complete })
+            }
+            Input::Pgbench { .. } => None,
+        }
+    }
+
+    /// Settles the `--set`s with the store's scenario world record, as the MMO and mobile worlds
+    /// settle their shape flags: a population that did not finish is refused; a var the population
+    /// resolved that `--set` gives otherwise is refused; one left out takes the population's value
+    /// (said on stderr) — so a run, a verify and a find-max use the world that is there.
+    pub fn settle(&mut self, world: Option<&WorldRecord>) -> Result<(), BadInput> {
+        let (Input::File { source, sets, path, .. }, Some(world)) = (self, world) else { return Ok(()) };
+        let WorldShape::Scenario { scenario, vars: populated, complete } = &world.shape else { return Ok(()) };
+        if !complete {
+            return Err(BadInput(format!(
+                "the store's population of {scenario} did not finish ({}): run `aggro scenario populate` again",
+                world.describe()
+            )));
+        }
+        let defaults = source.resolved_vars(&[]);
+        let mut settled = Vec::new();
+        for (name, was) in populated.iter().filter(|(name, _)| defaults.contains_key(*name)) {
+            match sets.iter().find(|(n, _)| n == name) {
+                Some((_, given)) if given.to_text() != *was => {
+                    return Err(BadInput(format!(
+                        "{name}={} (--set, or the workload file's): the store was populated with {name}={was} ({}); populate again, or leave it out",
+                        given.to_text(),
+                        world.describe()
+                    )));
+                }
+                Some(_) => {}
+                None if defaults[name] != *was => {
+                    let (_, value) = parse_override(&format!("{name}={was}")).map_err(BadInput)?;
+                    sets.push((name.clone(), value));
+                    settled.push(format!("{name}={was}"));
+                }
+                None => {}
+            }
+        }
+        if !settled.is_empty() {
+            eprintln!("{}: as the store was populated: {}", path.display(), settled.join(" "));
+        }
+        Ok(())
+    }
+
     /// Compiles the workload for `target`'s family.
     pub async fn compile<T: ScenarioTarget>(&self, target: &T) -> anyhow::Result<Arc<Scenario>> {
         let scenario = match self {
@@ -113,6 +164,15 @@ impl Input {
         };
         Ok(Arc::new(scenario.map_err(|e| BadInput(e.to_string()))?))
     }
+}
+
+/// The store's scenario world record (not on DynamoDB, where aggro keeps its records in the URL's
+/// table, which a scenario never creates).
+pub async fn read_world<T: ScenarioTarget>(target: &T) -> anyhow::Result<Option<WorldRecord>> {
+    if target.family() == Family::Dynamo {
+        return Ok(None);
+    }
+    crate::world::read(target, &target.describe(), "scenario").await
 }
 
 /// pgbench's scale: the number of branches.

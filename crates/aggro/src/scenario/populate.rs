@@ -2,7 +2,7 @@
 
 use super::{Input, on_target};
 use crate::cli::ScenarioPopulateArgs;
-use aggro_core::scenario::ScenarioTarget;
+use aggro_core::scenario::{Family, ScenarioTarget};
 use aggro_targets::ScenarioVisitor;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -17,6 +17,17 @@ impl ScenarioVisitor for Populate {
 
     async fn visit<T: ScenarioTarget>(self, target: T) -> anyhow::Result<()> {
         let scenario = self.input.compile(&target).await?;
+        // On SQL stores, whose scenario tables are dropped apart from aggro's own: a record saying the
+        // population is under way, then the rows, then the record saying it is complete, so a
+        // population cut short is refused by later runs. On stackdb and Redis the reset removes every
+        // key, the record with them: a cut store holds none. DynamoDB keeps none for scenarios.
+        let record = async |complete: bool| match self.input.world_shape(complete) {
+            Some(shape) if target.family() != Family::Dynamo => crate::world::write(&target, &target.describe(), shape).await.map(Some),
+            _ => Ok(None),
+        };
+        if target.family() == Family::Sql {
+            record(false).await?;
+        }
         let bar = ProgressBar::new(0);
         bar.set_style(ProgressStyle::with_template("populating {bar:40} {pos}/{len} rows").unwrap_or_else(|_| ProgressStyle::default_bar()));
         let started = std::time::Instant::now();
@@ -32,6 +43,7 @@ impl ScenarioVisitor for Populate {
             .forget_runs(super::verify::RUN_LOG)
             .await
             .map_err(|e| anyhow::anyhow!("{}: populated, but the run log could not be emptied: {}", target.describe(), e.message))?;
+        let world = record(true).await?;
         bar.finish_and_clear();
         let secs = started.elapsed().as_secs_f64();
         match (&self.input, rows) {
@@ -46,6 +58,7 @@ impl ScenarioVisitor for Populate {
                 rows as f64 / secs.max(1e-9)
             ),
         }
+        crate::world::announce(world.as_ref());
         Ok(())
     }
 }

@@ -25,6 +25,8 @@ impl ScenarioVisitor for Run {
     type Output = anyhow::Result<RunRecord>;
 
     async fn visit<T: ScenarioTarget>(mut self, target: T) -> anyhow::Result<RunRecord> {
+        let world = super::read_world(&target).await?;
+        self.input.settle(world.as_ref())?;
         let scenario = self.input.compile(&target).await?;
         super::refuse_unpopulated(&target, &scenario).await?;
         drive::place(&mut self.outputs.plan, target.blocking());
@@ -51,6 +53,7 @@ impl ScenarioVisitor for Run {
         });
         let mut record = self.outputs.run(self.command, spec, names, loaders, &samples, self.exec.threads).await?;
         record.run_ids = run_id.into_iter().collect();
+        record.world = world;
         self.outputs.deliver(&record)?;
         if self.check && !scenario.invariants.is_empty() {
             let this_run = std::slice::from_ref(&record);

@@ -79,15 +79,20 @@ async fn check<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed: &[
 
 struct Verify {
     input: Input,
-    records: Vec<RunRecord>,
+    /// The result files given, read.
+    results: Vec<(std::path::PathBuf, RunRecord)>,
 }
 
 impl ScenarioVisitor for Verify {
     type Output = anyhow::Result<()>;
 
-    async fn visit<T: ScenarioTarget>(self, target: T) -> anyhow::Result<()> {
+    async fn visit<T: ScenarioTarget>(mut self, target: T) -> anyhow::Result<()> {
         // Verify only reads: it changes nothing in the store, not even what opening it repairs.
         target.only_read();
+        let world = super::read_world(&target).await?;
+        self.input.settle(world.as_ref())?;
+        crate::world::check_results(world.as_ref(), &self.results)?;
+        let records: Vec<RunRecord> = self.results.into_iter().map(|(_, r)| r).collect();
         let scenario = self.input.compile(&target).await?;
         if scenario.invariants.is_empty() {
             return Err(BadInput(format!(
@@ -98,21 +103,21 @@ impl ScenarioVisitor for Verify {
             ))
             .into());
         }
-        for r in &self.records {
+        for r in &records {
             let name = r.spec["scenario"]["name"].as_str().unwrap_or_default();
             if name != scenario.name {
                 return Err(BadInput(format!("a result file of {name:?} ({}) is not a run of the scenario {}", r.started_at, scenario.name)).into());
             }
         }
-        let committed = committed(&scenario, &self.records);
+        let committed = committed(&scenario, &records);
         println!(
             "verifying {} on {} against {} run(s): committed {}",
             scenario.name,
             target.describe(),
-            self.records.len(),
+            records.len(),
             scenario.transactions.iter().zip(&committed).map(|(t, n)| format!("{} {n}", t.name)).collect::<Vec<_>>().join(", ")
         );
-        let unfiled = judge(&target, &scenario, &committed, &self.records).await?;
+        let unfiled = judge(&target, &scenario, &committed, &records).await?;
         if unfiled > 0 {
             println!("note: {unfiled} logged run(s) have no result file here; the invariants hold regardless");
         }
@@ -123,7 +128,7 @@ impl ScenarioVisitor for Verify {
 pub fn main(a: ScenarioVerifyArgs) -> anyhow::Result<()> {
     let input = Input::file(a.scenario.file, &a.scenario.sets)?;
     let records = a.results.iter().map(|p| crate::session::read(p)).collect::<anyhow::Result<Vec<_>>>()?;
-    let named: Vec<_> = a.results.iter().cloned().zip(records.iter().cloned()).collect();
-    crate::world::no_run_twice(&named)?;
-    crate::session::runtime(0)?.block_on(on_target(&a.scenario.target, Verify { input, records }))
+    let results: Vec<_> = a.results.iter().cloned().zip(records).collect();
+    crate::world::no_run_twice(&results)?;
+    crate::session::runtime(0)?.block_on(on_target(&a.scenario.target, Verify { input, results }))
 }
