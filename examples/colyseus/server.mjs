@@ -6,9 +6,14 @@
 //
 //   PORT=2567 MAX_CLIENTS=50 PATCH_MS=50 BACKLOG=4096 [BROADCAST=0] [STATS=1] node server.mjs
 //
-// Rooms: "battle" (joinOrCreate makes a new one when every room is full) and
-// "lobby" (one room made at start; `join` is refused once it is full).
-import { Server, Room, matchMaker } from "@colyseus/core";
+// Rooms: "battle" (joinOrCreate makes a new one when every room is full),
+// "lobby" (one room made at start; `join` is refused once it is full), and
+// "guarded", a room that checks who joins as a game of your own would: its
+// static onAuth wants the bearer token `secret-<name>` for the join option
+// `name` (else HTTP 401 "bad token for <name>"), and its onJoin turns away
+// every REFUSE_EVERY-th player ("<name> turned away"; 0, the default: none).
+// LOG_JOINS=1 prints "joined <name>" for every player seated in it.
+import { Server, Room, ServerError, matchMaker } from "@colyseus/core";
 import { WebSocketTransport } from "@colyseus/ws-transport";
 import { schema, t } from "@colyseus/schema";
 
@@ -35,6 +40,8 @@ const BACKLOG = env("BACKLOG", 4096);
 const BROADCAST = process.env.BROADCAST !== "0";
 
 let moves = 0; // moves received, all rooms (STATS)
+const REFUSE_EVERY = process.env.REFUSE_EVERY ? env("REFUSE_EVERY", 0) : 0;
+let guardedJoins = 0; // players that reached the guarded room's onJoin
 
 class Battle extends Room {
   onCreate() {
@@ -57,9 +64,23 @@ class Battle extends Room {
   }
 }
 
+class Guarded extends Battle {
+  static async onAuth(token, options) {
+    if (token !== `secret-${options.name}`) throw new ServerError(401, `bad token for ${options.name}`);
+    return { name: options.name };
+  }
+  onJoin(client, options) {
+    guardedJoins += 1;
+    if (REFUSE_EVERY > 0 && guardedJoins % REFUSE_EVERY === 0) throw new ServerError(403, `${options.name} turned away`);
+    if (process.env.LOG_JOINS === "1") console.log(`joined ${options.name}`);
+    super.onJoin(client);
+  }
+}
+
 const server = new Server({ transport: new WebSocketTransport(), gracefullyShutdown: true, greet: false });
 server.define("battle", Battle);
 server.define("lobby", Battle);
+server.define("guarded", Guarded);
 await server.listen(PORT, "127.0.0.1", BACKLOG);
 await matchMaker.createRoom("lobby", {});
 // STATS=1: a line every STATS_MS (default 1000) with the clients connected and the moves received so far (the benchmark reads how far a load tester got).

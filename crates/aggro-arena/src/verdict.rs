@@ -31,6 +31,8 @@ pub struct Evidence {
     pub server_wait_pct: Option<f64>,
     /// The thresholds the service is judged by.
     pub slo: Slo,
+    /// The flag that lets the swarm watch this server (None: `--server-pid` or `--server-metrics`).
+    pub watch_flag: Option<&'static str>,
 }
 
 /// What the players got.
@@ -210,7 +212,7 @@ fn explanation(e: &Evidence) -> String {
             "server CPU {cpu:.0}%{}: not its CPU — look at the server's own errors and event loop",
             wait.map_or(String::new(), |w| format!(" + {w:.0}% waiting for a core"))
         ),
-        (None, _) => "server CPU unknown (give --server-pid or --server-metrics)".to_string(),
+        (None, _) => format!("server CPU unknown (give {})", e.watch_flag.unwrap_or("--server-pid or --server-metrics")),
     }
 }
 

@@ -254,3 +254,58 @@ fn nothing_listening_is_a_server_gone_and_a_broken_threshold_exits_3() {
     assert_eq!(served.status.code(), Some(0), "{text}");
     assert!(text.contains("every player served"), "{text}");
 }
+
+/// Playing a room of one's own (the example's "guarded" room: its onAuth wants a bearer token made
+/// from the join option `name`, its onJoin turns away every 4th player): the join options and the
+/// token are filled per bot and reach the server (it logs each name), the players it turned away
+/// break the joins threshold (exit 3) with the server's own words, a wrong token is every join
+/// refused (exit 1, the server's 401 text), and an observed type that never arrives is said.
+#[test]
+fn your_own_room_gets_templated_joins_and_its_refusals_are_told_in_its_words() {
+    let Some(room) = reference_room() else { return };
+    let dir = tempdir();
+    let log = dir.path().join("server.log");
+    let mut server = Command::new("node")
+        .arg("server.mjs")
+        .current_dir(&room)
+        .envs([("PORT", "7953"), ("REFUSE_EVERY", "4"), ("LOG_JOINS", "1")])
+        .stdout(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let addr = "127.0.0.1:7953".parse().unwrap();
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(30), "the room did not listen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let play = |name: &str, token: &str, observe: &str| {
+        let file = dir.path().join(name);
+        std::fs::write(
+            &file,
+            format!(
+                "room = \"guarded\"\noptions = {{ name = \"bot-$bot\" }}\ntoken = \"{token}\"\n\n[[send]]\ntype = \"move\"\nevery = \"100ms\"\n\
+                 payload = {{ x = \"$x\", y = \"$y\", from = \"$bot\", seq = \"$seq\", t = \"$t\" }}\n\n[observe]\ntype = \"{observe}\"\n"
+            ),
+        )
+        .unwrap();
+        file.to_str().unwrap().to_string()
+    };
+    let swarm = |play: &str, ccu: &str| {
+        let out = path(dir.path(), "swarm.json");
+        let args = ["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7953", "--ccu", ccu, "--duration", "3s"];
+        let o = run(&[&args[..], &["--interval", "1s", "--play", play, "--out", &out]].concat(), Duration::from_secs(60));
+        (o.status.code(), format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
+    };
+    let (code, text) = swarm(&play("guarded.toml", "secret-bot-$bot", "moved"), "12");
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.contains("% of joins failed") && text.contains("turned away (code 403)"), "{text}");
+    let (code, text) = swarm(&play("wrong.toml", "nope-$bot", "moved"), "4");
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("no bot joined") && text.contains("HTTP 401: bad token for bot-"), "{text}");
+    let (_, text) = swarm(&play("typo.toml", "secret-bot-$bot", "movd"), "3");
+    assert!(text.contains("warning: no \"movd\" message arrived"), "{text}");
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let joined = std::fs::read_to_string(&log).unwrap();
+    assert!(joined.contains("joined bot-1\n") && !joined.contains("$bot"), "{joined}");
+}

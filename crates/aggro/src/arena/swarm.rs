@@ -11,6 +11,7 @@ use aggro_arena::metrics::{parse, scrape};
 use aggro_arena::swarm::SwarmCounters;
 use aggro_arena::swarm::br::{Br, BrConfig};
 use aggro_arena::swarm::colyseus::ColyseusBots;
+use aggro_arena::swarm::colyseus::failures::Failures;
 use aggro_arena::swarm::colyseus::play::Play;
 use aggro_arena::swarm::profile::exposition;
 use aggro_arena::swarm::relay::RelayBots;
@@ -21,6 +22,7 @@ use aggro_report::record::now_rfc3339;
 use anyhow::Context;
 use arena_proto::Secret;
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 
 pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
     crate::session::check_out(a.common.out.as_deref())?;
@@ -54,7 +56,7 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
             let br = BrConfig { fire_hz: a.fire_rate, cluster: a.cluster.max(1) };
             let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "br", "br": &br, "worker": worker });
             let bots = Br::new(br, cfg.bots, cfg.seed ^ mine.start);
-            run(&a, cfg, bots, spec)
+            run(&a, cfg, bots, spec, None)
         }
         Kind::Relay => {
             let r = &a.relay;
@@ -76,15 +78,12 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
                 bots: cfg.bots,
             };
             let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "relay", "relay": &bots, "worker": worker });
-            run(&a, cfg, bots, spec)
+            run(&a, cfg, bots, spec, None)
         }
         Kind::Colyseus => {
             let c = &a.colyseus;
             let play = match &c.play {
-                Some(file) => {
-                    let text = std::fs::read_to_string(file).with_context(|| format!("--play: cannot read {}", file.display()))?;
-                    Play::parse(&text).map_err(|e| BadInput(format!("--play {}: {e}", file.display())))?
-                }
+                Some(file) => Play::load(file).map_err(|e| BadInput(format!("--play {}: {e}", file.display())))?,
                 None => Play::reference(&c.room, duration(&a.relay.send_every, "send-every")?),
             };
             take_bots(&mut cfg, &share, a.bots);
@@ -94,9 +93,11 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
             if cfg.drain >= cfg.duration {
                 return Err(BadInput(format!("--drain {} leaves nothing of --duration {}", c.drain, a.duration)).into());
             }
+            let told = Told { room: play.room.clone(), observe: play.observe.clone(), failures: None };
             let bots = ColyseusBots::new(play, if c.start_together { cfg.bots } else { 0 }, cfg.bots, churn(&a, &share)?);
+            let told = Told { failures: Some(Arc::clone(&bots.failures)), ..told };
             let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "colyseus", "colyseus": &bots, "worker": worker });
-            run(&a, cfg, bots, spec)
+            run(&a, cfg, bots, spec, Some(told))
         }
     }
 }
@@ -131,7 +132,26 @@ fn websocket_address(text: &str) -> anyhow::Result<SocketAddr> {
     address(bare, "server").map_err(|_| BadInput(format!("--server: {text:?} is not a WebSocket address such as ws://127.0.0.1:2567")).into())
 }
 
-fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_json::Value) -> anyhow::Result<()> {
+/// What a Colyseus play tells beyond the counters: its room (for hints), the type it observes, and
+/// what the server said to the bots it refused, failed or sent away.
+struct Told {
+    room: String,
+    observe: Option<String>,
+    failures: Option<Arc<Mutex<Failures>>>,
+}
+
+impl Told {
+    /// Each distinct failure text, counted, the commonest first.
+    fn failure_lines(&self) -> Vec<String> {
+        self.failures.as_ref().map_or(Vec::new(), |f| f.lock().unwrap_or_else(std::sync::PoisonError::into_inner).lines())
+    }
+
+    fn commonest_failure(&self) -> Option<String> {
+        self.failures.as_ref().and_then(|f| f.lock().unwrap_or_else(std::sync::PoisonError::into_inner).commonest().map(str::to_string))
+    }
+}
+
+fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_json::Value, told: Option<Told>) -> anyhow::Result<()> {
     if cfg.bots == 0 {
         return Err(BadInput("this worker's share is empty: fewer bots (or rooms) than workers".into()).into());
     }
@@ -170,6 +190,8 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
         queue_full: totals.counters.queue_full,
         service: Some(service(a.behaviour, totals, watch.is_some() && server_after.is_none())),
         slo,
+        // Only aggro's own servers have a /metrics page.
+        watch_flag: told.as_ref().map(|_| "--server-pid"),
         ..Evidence::default()
     };
     if let (Some(before), Some(after)) = (server_before, server_after) {
@@ -183,16 +205,28 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
             evidence.server_wait_pct = Some((a - b) / secs * 100.0);
         }
     }
-    let verdict = judge(&evidence);
-    let record = swarm_record::<B>(&spec, started_at, intervals, totals, &verdict, done.interrupted);
+    let mut verdict = judge(&evidence);
+    let failures = told.as_ref().map_or(Vec::new(), Told::failure_lines);
+    if let (Limit::Gone | Limit::Service, Some(text)) = (verdict.limit, told.as_ref().and_then(Told::commonest_failure)) {
+        verdict.evidence += &format!(" — the server said: {text}");
+    }
+    let record = swarm_record::<B>(&spec, started_at, intervals, totals, &verdict, &failures, done.interrupted);
     let mut notes = vec![format!("verdict: {:?} — {}", verdict.limit, verdict.evidence)];
-    if totals.counters.connects == 0 {
-        notes.push(match a.behaviour {
-            Kind::Colyseus => {
-                format!("no bot joined a room: is a Colyseus server listening on ws://{server}, with the room {:?} defined?", a.colyseus.room)
-            }
-            _ => format!("no bot was accepted: is an arena server listening on {server}, with the same --secret?"),
-        });
+    if !failures.is_empty() {
+        notes.push(format!("failures, by what the server said: {}", failures.join("; ")));
+    }
+    match &told {
+        _ if totals.counters.connects > 0 => {}
+        Some(t) => notes.push(format!("no bot joined a room: is a Colyseus server listening on ws://{server}, with the room {:?} defined?", t.room)),
+        None => notes.push(format!("no bot was accepted: is an arena server listening on {server}, with the same --secret?")),
+    }
+    if let Some(observe) =
+        told.as_ref().and_then(|t| t.observe.as_deref()).filter(|_| totals.counters.connects > 0 && totals.counters.events_received == 0)
+    {
+        notes.push(format!(
+            "warning: no {observe:?} message arrived ({} messages of other types did): is [observe] type the name the room broadcasts?",
+            totals.counters.other_messages
+        ));
     }
     process::finish(&a.common, "arena-swarm", &record, totals, &notes)?;
     if done.interrupted {
@@ -318,6 +352,7 @@ pub fn swarm_record<B: Behaviour>(
     intervals: &[SwarmInterval],
     totals: &SwarmInterval,
     verdict: &Verdict,
+    failures: &[String],
     interrupted: bool,
 ) -> aggro_report::record::RunRecord {
     let tick_s = spec["swarm"]["tick_every"].as_f64().filter(|t| *t > 0.0);
@@ -338,7 +373,7 @@ pub fn swarm_record<B: Behaviour>(
         stop_kind: if interrupted { "interrupted" } else { "completed" },
         stop_message: if interrupted { "stopped by a signal".into() } else { "the duration passed".into() },
         generator_bound: intervals.iter().any(|iv| iv.warning.is_some()),
-        extra: serde_json::json!({ "arena_swarm": { "intervals": intervals, "totals": totals, "verdict": verdict } }),
+        extra: serde_json::json!({ "arena_swarm": { "intervals": intervals, "totals": totals, "verdict": verdict, "failures": failures } }),
     };
     run_record(w, ivs)
 }

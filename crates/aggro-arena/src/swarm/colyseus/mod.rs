@@ -8,6 +8,7 @@
 //! action-to-observer delay from the sender's `t` and checks each sender's
 //! `seq`: every broadcast received once, in order, or the gap counted.
 
+pub mod failures;
 pub mod play;
 pub mod protocol;
 
@@ -15,10 +16,11 @@ use super::peers::{Order, Peers};
 use super::websocket::{Request, Requests, WebSockets, WsEvent};
 use super::{Behaviour, Churn, Heard, Player, SwarmConfig};
 use aggro_core::rng::Rng;
+use failures::Failures;
 use play::{Play, Values};
 use protocol::{Frame, MessageType};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// The colyseus behaviour's settings.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -36,6 +38,9 @@ pub struct ColyseusBots {
     /// Bots joined so far (shared by the swarm's bots).
     #[serde(skip)]
     pub joined: Arc<AtomicUsize>,
+    /// What the server said to bots it refused, failed or sent away.
+    #[serde(skip)]
+    pub failures: Arc<Mutex<Failures>>,
 }
 
 fn play_of<S: serde::Serializer>(p: &Arc<Play>, s: S) -> Result<S::Ok, S::Error> {
@@ -46,7 +51,7 @@ impl ColyseusBots {
     /// `bots` bots playing `play`, holding their messages until `start_at` have joined, `churn_per_s` of them
     /// leaving (and replaced) each second.
     pub fn new(play: Play, start_at: usize, bots: usize, churn_per_s: f64) -> Self {
-        Self { play: Arc::new(play), start_at, churn_per_s, bots, joined: Arc::new(AtomicUsize::new(0)) }
+        Self { play: Arc::new(play), start_at, churn_per_s, bots, joined: Arc::new(AtomicUsize::new(0)), failures: Arc::default() }
     }
 }
 
@@ -122,6 +127,11 @@ fn seat_path(status: u16, body: &[u8]) -> Result<String, String> {
 }
 
 impl ColyseusBot {
+    /// Counts a failure told by `text` among the swarm's.
+    fn failed(&self, text: String) {
+        self.cfg.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner).note(text);
+    }
+
     fn gone(&mut self, heard: &mut Heard) {
         if self.stage != Stage::Gone {
             self.stage = Stage::Gone;
@@ -202,8 +212,11 @@ impl Player<WebSockets> for ColyseusBot {
         match self.stage {
             Stage::Start => {
                 let play = &self.cfg.play;
-                let body = serde_json::to_vec(&play.options).expect("JSON options");
-                out.0.push(Request::Post { path: format!("/matchmake/{}/{}", play.method, play.room), body });
+                // The templates' variables were all found when the play was read.
+                let options = play.join_options(self.id).expect("join options checked when read");
+                let token = play.token(self.id).expect("token checked when read");
+                let body = serde_json::to_vec(&options).expect("JSON options");
+                out.0.push(Request::Post { path: format!("/matchmake/{}/{}", play.method, play.room), body, token });
                 self.stage = Stage::Matchmaking;
                 true
             }
@@ -225,8 +238,9 @@ impl Player<WebSockets> for ColyseusBot {
                     self.stage = Stage::Connecting;
                     return true;
                 }
-                Err(_) => {
+                Err(why) => {
                     heard.counters.refused += 1;
+                    self.failed(format!("refused by matchmaking: {why}"));
                     self.gone(heard);
                 }
             },
@@ -243,7 +257,16 @@ impl Player<WebSockets> for ColyseusBot {
                 }
                 Ok(Frame::State | Frame::Patch) => heard.counters.snapshots += 1,
                 Ok(Frame::Data { kind, payload }) => self.message(now_us, kind, payload, heard),
-                Ok(Frame::Error { .. }) => heard.counters.server_errors += 1,
+                // `onJoin` threw: the server refuses the seat with its error, then closes.
+                Ok(Frame::Error { code, message }) if self.stage == Stage::Connecting => {
+                    heard.counters.refused += 1;
+                    self.failed(format!("refused on joining: {message} (code {code})"));
+                    self.gone(heard);
+                }
+                Ok(Frame::Error { code, message }) => {
+                    heard.counters.server_errors += 1;
+                    self.failed(format!("server error: {message} (code {code})"));
+                }
                 Ok(Frame::Leave) => {
                     heard.counters.disconnects += 1;
                     self.gone(heard);
@@ -253,11 +276,17 @@ impl Player<WebSockets> for ColyseusBot {
             },
             // Colyseus speaks binary only.
             WsEvent::Text(_) => heard.counters.decode_errors += 1,
-            WsEvent::Closed { .. } => {
+            WsEvent::Closed { why } => {
                 match self.stage {
-                    Stage::Playing => heard.counters.disconnects += 1,
+                    Stage::Playing => {
+                        heard.counters.disconnects += 1;
+                        self.failed(format!("disconnected: {why}"));
+                    }
                     Stage::Gone => {}
-                    _ => heard.counters.failed_joins += 1,
+                    _ => {
+                        heard.counters.failed_joins += 1;
+                        self.failed(format!("join failed: {why}"));
+                    }
                 }
                 self.gone(heard);
             }

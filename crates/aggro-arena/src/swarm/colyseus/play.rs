@@ -5,7 +5,10 @@
 //! ```toml
 //! room = "battle"            # the room name given to server.define()
 //! method = "joinOrCreate"    # or "join" / "create"
-//! options = { mode = "duo" } # join options (JSON), as client.joinOrCreate(room, options)
+//! options = { mode = "duo", name = "bot-$bot" } # join options (JSON), as client.joinOrCreate(room, options)
+//! token = "secret-$bot"      # optional: sent as `Authorization: Bearer …` (client.auth.token), for onAuth
+//! # credentials = "users.csv"  # optional: a CSV with a header row; bot n takes row n (wrapping),
+//!                              # its columns as $name in options and token
 //!
 //! [[send]]
 //! type = "move"              # room.onMessage("move", …)
@@ -20,9 +23,12 @@
 //! clock), `$seq` (the bot's count of this message), `$bot` (the bot's id: its number, plus 2³² × its
 //! generation when churn replaced it),
 //! `$x` or `$y` (a random walk in 0..1000) is replaced when sent; every other
-//! value goes as written.
+//! value goes as written. In the join options and the token, `$bot` and the credentials' columns are
+//! replaced wherever they appear in a string (a string that is exactly `$bot` becomes a number), once
+//! per join.
 
 use aggro_core::units::parse_positive_duration;
+use std::path::Path;
 use std::time::Duration;
 
 /// A bot's play.
@@ -30,8 +36,13 @@ use std::time::Duration;
 pub struct Play {
     pub room: String,
     pub method: String,
-    /// Join options, as JSON.
+    /// Join options, as JSON: a template ([`Play::join_options`]).
     pub options: serde_json::Value,
+    /// The bearer token sent with each seat reservation: a template ([`Play::token`]).
+    pub token: Option<String>,
+    /// Values by bot number for the templates.
+    #[serde(skip)]
+    pub credentials: Credentials,
     pub sends: Vec<Send>,
     /// The message type that carries another bot's `from`/`seq`/`t` back.
     pub observe: Option<String>,
@@ -79,6 +90,73 @@ pub struct Values {
     pub bot: u64,
     pub x: f64,
     pub y: f64,
+}
+
+/// A table of values by bot: a header row of names, then a row per bot (bot n takes row n mod rows).
+#[derive(Clone, Debug, Default)]
+pub struct Credentials {
+    columns: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Credentials {
+    /// Reads a CSV file: a header row, then rows of as many plain values (no quotes) separated by commas.
+    fn read(path: &Path) -> Result<Credentials, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("credentials: cannot read {}: {e}", path.display()))?;
+        let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+        let split = |l: &str| l.split(',').map(|v| v.trim().to_string()).collect::<Vec<_>>();
+        let columns = lines.next().map(split).ok_or(format!("credentials: {} is empty", path.display()))?;
+        if let Some(bad) = columns.iter().find(|c| !is_name(c)) {
+            return Err(format!("credentials: column {bad:?} of {} is not a name (letters, digits, _)", path.display()));
+        }
+        let mut rows = Vec::new();
+        for (i, line) in lines.enumerate() {
+            let row = split(line);
+            if row.len() != columns.len() || line.contains('"') {
+                return Err(format!(
+                    "credentials: row {} of {} has {} values, not {} (plain values, no quotes)",
+                    i + 2,
+                    path.display(),
+                    row.len(),
+                    columns.len()
+                ));
+            }
+            rows.push(row);
+        }
+        if rows.is_empty() {
+            return Err(format!("credentials: {} has no row below its header", path.display()));
+        }
+        Ok(Credentials { columns, rows })
+    }
+
+    /// The value of `name` for bot `bot` (its number: the low 32 bits of its id).
+    fn value(&self, name: &str, bot: u64) -> Option<&str> {
+        let column = self.columns.iter().position(|c| c == name)?;
+        Some(&self.rows[(bot as u32 as usize) % self.rows.len()][column])
+    }
+}
+
+fn is_name(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `text` with each `$name` filled by `value` (`None`: unknown, an error naming it).
+fn fill<'a>(text: &str, value: impl Fn(&str) -> Option<std::borrow::Cow<'a, str>>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let len = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
+        if len == 0 {
+            out.push('$');
+        } else {
+            out.push_str(&value(&after[..len]).ok_or_else(|| format!("unknown variable ${}", &after[..len]))?);
+        }
+        rest = &after[len..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 impl Field {
@@ -146,6 +224,8 @@ impl Play {
             room: room.to_string(),
             method: "joinOrCreate".into(),
             options: serde_json::json!({}),
+            token: None,
+            credentials: Credentials::default(),
             sends: vec![Send {
                 kind: "move".into(),
                 every,
@@ -155,12 +235,23 @@ impl Play {
         }
     }
 
-    /// Reads a play file's text; errors name the key.
+    /// Reads a play file (its credentials relative to it); errors name the key.
+    pub fn load(path: &Path) -> Result<Play, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+        Play::parse_in(&text, path.parent().unwrap_or(Path::new(".")))
+    }
+
+    /// Reads a play file's text (credentials relative to the working directory); errors name the key.
     pub fn parse(text: &str) -> Result<Play, String> {
+        Play::parse_in(text, Path::new("."))
+    }
+
+    fn parse_in(text: &str, dir: &Path) -> Result<Play, String> {
         let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| e.message().to_string())?;
+        const KEYS: [&str; 7] = ["room", "method", "options", "token", "credentials", "send", "observe"];
         for k in doc.keys() {
-            if !["room", "method", "options", "send", "observe"].contains(&k.as_str()) {
-                return Err(format!("{k}: unknown key (known: room, method, options, send, observe)"));
+            if !KEYS.contains(&k.as_str()) {
+                return Err(format!("{k}: unknown key (known: {})", KEYS.join(", ")));
             }
         }
         let room = match doc.get("room") {
@@ -207,7 +298,54 @@ impl Play {
             },
             Some(_) => return Err("observe: not a table".into()),
         };
-        Ok(Play { room, method, options, sends, observe })
+        let credentials = match doc.get("credentials") {
+            None => Credentials::default(),
+            Some(toml::Value::String(file)) => Credentials::read(&dir.join(file))?,
+            Some(_) => return Err("credentials: not a file name".into()),
+        };
+        let token = match doc.get("token") {
+            None => None,
+            Some(toml::Value::String(t)) => Some(t.clone()),
+            Some(_) => return Err("token: not a string".into()),
+        };
+        let play = Play { room, method, options, token, credentials, sends, observe };
+        // Every variable of the templates is known: try them on bot 0.
+        let known = |e: String| format!("{e} (known: $bot{})", play.credentials.columns.iter().map(|c| format!(", ${c}")).collect::<String>());
+        play.join_options(0).map_err(|e| format!("options: {}", known(e)))?;
+        play.token(0).map_err(|e| format!("token: {}", known(e)))?;
+        Ok(play)
+    }
+
+    /// The join options for bot `bot` (its id), the templates filled.
+    pub fn join_options(&self, bot: u64) -> Result<serde_json::Value, String> {
+        self.fill_json(&self.options, bot)
+    }
+
+    /// The bearer token for bot `bot`, if the play sends one.
+    pub fn token(&self, bot: u64) -> Result<Option<String>, String> {
+        let token = self.token.as_deref().map(|t| self.fill_text(t, bot)).transpose()?;
+        match token {
+            Some(t) if t.chars().any(char::is_control) => Err(format!("bot {bot}'s token has a control character")),
+            token => Ok(token),
+        }
+    }
+
+    fn fill_text(&self, text: &str, bot: u64) -> Result<String, String> {
+        fill(text, |name| match name {
+            "bot" => Some(bot.to_string().into()),
+            column => self.credentials.value(column, bot).map(|v| v.to_string().into()),
+        })
+    }
+
+    fn fill_json(&self, v: &serde_json::Value, bot: u64) -> Result<serde_json::Value, String> {
+        use serde_json::Value as J;
+        Ok(match v {
+            J::String(s) if s == "$bot" => J::from(bot),
+            J::String(s) if s.contains('$') => J::String(self.fill_text(s, bot)?),
+            J::Array(items) => J::Array(items.iter().map(|i| self.fill_json(i, bot)).collect::<Result<_, _>>()?),
+            J::Object(map) => J::Object(map.iter().map(|(k, i)| Ok((k.clone(), self.fill_json(i, bot)?))).collect::<Result<_, String>>()?),
+            other => other.clone(),
+        })
     }
 
     /// The shortest send period: the bots' tick.
@@ -234,13 +372,37 @@ mod tests {
         let reference = Play::reference("battle", Duration::from_millis(100));
         assert_eq!(play.sends[0].payload, reference.sends[0].payload);
         assert_eq!((play.room.as_str(), play.method.as_str(), play.observe.as_deref()), ("battle", "joinOrCreate", Some("moved")));
-        assert_eq!(play.options, serde_json::json!({ "mode": "duo" }));
+        assert_eq!(play.join_options(7).unwrap(), serde_json::json!({ "mode": "duo", "name": "bot-7" }));
+        assert_eq!(play.token(7).unwrap().as_deref(), Some("secret-7"));
         assert_eq!(play.tick(), Some(Duration::from_millis(100)));
         let mut out = Vec::new();
         play.sends[0].payload.write(&Values { t: 5_000_000_000, seq: 7, bot: 3, x: 1.0, y: 2.0 }, &mut out);
         let v = rmpv::decode::read_value(&mut out.as_slice()).unwrap();
         assert_eq!(v["t"].as_u64(), Some(5_000_000_000));
         assert_eq!((v["seq"].as_u64(), v["from"].as_u64(), v["y"].as_f64()), (Some(7), Some(3), Some(2.0)));
+    }
+
+    #[test]
+    fn join_options_and_the_token_are_filled_per_bot_from_credentials() {
+        let dir = std::env::temp_dir().join(format!("aggro-play-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("users.csv"), "user,pass\nann,a1\nbob,b2\n").unwrap();
+        let file = dir.join("play.toml");
+        std::fs::write(
+            &file,
+            "room = \"r\"\ncredentials = \"users.csv\"\ntoken = \"$pass\"\noptions = { id = \"$bot\", who = [\"$user@$bot\"], n = 3 }\n",
+        )
+        .unwrap();
+        let play = Play::load(&file).unwrap();
+        assert_eq!(play.join_options(0).unwrap(), serde_json::json!({ "id": 0, "who": ["ann@0"], "n": 3 }));
+        // Bot 3 wraps to row 1; a churned bot (generation 1) keeps its number's row.
+        assert_eq!(play.join_options(3).unwrap()["who"][0], "bob@3");
+        assert_eq!(play.token((1 << 32) + 2).unwrap().as_deref(), Some("a1"));
+        std::fs::write(&file, "room = \"r\"\ncredentials = \"users.csv\"\ntoken = \"$password\"\n").unwrap();
+        assert_eq!(Play::load(&file).unwrap_err(), "token: unknown variable $password (known: $bot, $user, $pass)");
+        std::fs::write(dir.join("users.csv"), "user,pass\nann\n").unwrap();
+        assert!(Play::load(&file).unwrap_err().contains("row 2 of"));
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

@@ -67,8 +67,8 @@ pub fn read(frame: &[u8]) -> Result<Frame<'_>, FrameError> {
         JOIN_ROOM => Frame::Joined,
         ERROR => {
             let mut r = rest;
-            let code = read_number(&mut r).ok_or(FrameError::Malformed("error"))?;
-            let message = read_str(&mut r).unwrap_or_default().to_string();
+            let code = head_number(&mut r).ok_or(FrameError::Malformed("error"))?;
+            let message = head_str(&mut r).unwrap_or_default().to_string();
             Frame::Error { code, message }
         }
         LEAVE_ROOM => Frame::Leave,
@@ -125,9 +125,57 @@ fn read_scalar(r: &mut &[u8]) -> Option<Option<f64>> {
 
 fn read_type<'a>(r: &mut &'a [u8]) -> Option<MessageType<'a>> {
     match r.first()? {
-        0xa0..=0xbf | 0xd9..=0xdb => read_str(r).map(MessageType::Name),
-        _ => read_number(r).map(MessageType::Number),
+        0xa0..=0xbf | 0xd9..=0xdb => head_str(r).map(MessageType::Name),
+        _ => head_number(r).map(MessageType::Number),
     }
+}
+
+/// `n` bytes off the front of `r`.
+fn take<'a>(r: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+    let (bytes, rest) = (r.get(..n)?, r.get(n..)?);
+    *r = rest;
+    Some(bytes)
+}
+
+/// A number of a frame's head (an error's code, a message's numeric type), as `@colyseus/schema`
+/// encodes it: msgpack's prefixes with the bytes after them little-endian (msgpack's are big-endian;
+/// a payload is msgpack proper). A float is taken whole-number-wise.
+fn head_number(r: &mut &[u8]) -> Option<i64> {
+    let prefix = *take(r, 1)?.first()?;
+    let le = |r: &mut &[u8], n: usize| -> Option<[u8; 8]> {
+        let mut word = [0u8; 8];
+        word[..n].copy_from_slice(take(r, n)?);
+        Some(word)
+    };
+    let signed = |word: [u8; 8], bits: u32| (i64::from_le_bytes(word) << (64 - bits)) >> (64 - bits);
+    Some(match prefix {
+        0x00..=0x7f => prefix as i64,
+        0xe0..=0xff => prefix as i8 as i64,
+        0xcc => le(r, 1).map(i64::from_le_bytes)?,
+        0xcd => le(r, 2).map(i64::from_le_bytes)?,
+        0xce => le(r, 4).map(i64::from_le_bytes)?,
+        0xcf => le(r, 8).map(i64::from_le_bytes)?,
+        0xd0 => signed(le(r, 1)?, 8),
+        0xd1 => signed(le(r, 2)?, 16),
+        0xd2 => signed(le(r, 4)?, 32),
+        0xd3 => i64::from_le_bytes(le(r, 8)?),
+        0xca => f32::from_le_bytes(take(r, 4)?.try_into().ok()?) as i64,
+        0xcb => f64::from_le_bytes(take(r, 8)?.try_into().ok()?) as i64,
+        _ => return None,
+    })
+}
+
+/// A string of a frame's head, as `@colyseus/schema` encodes it (lengths little-endian).
+fn head_str<'a>(r: &mut &'a [u8]) -> Option<&'a str> {
+    let prefix = *take(r, 1)?.first()?;
+    let len = match prefix {
+        0xa0..=0xbf => (prefix & 0x1f) as usize,
+        0xd9 => *take(r, 1)?.first()? as usize,
+        0xda => u16::from_le_bytes(take(r, 2)?.try_into().ok()?) as usize,
+        0xdb => u32::from_le_bytes(take(r, 4)?.try_into().ok()?) as usize,
+        _ => return None,
+    };
+    std::str::from_utf8(take(r, len)?).ok()
 }
 
 fn read_str<'a>(r: &mut &'a [u8]) -> Option<&'a str> {
@@ -135,10 +183,6 @@ fn read_str<'a>(r: &mut &'a [u8]) -> Option<&'a str> {
     let (s, rest) = rmp::decode::read_str_from_slice(bytes).ok()?;
     *r = rest;
     Some(s)
-}
-
-fn read_number(r: &mut &[u8]) -> Option<i64> {
-    read_scalar(r)?.map(|n| n as i64)
 }
 
 #[cfg(test)]
@@ -166,12 +210,25 @@ mod tests {
     }
 
     #[test]
+    fn an_error_frame_gives_its_code_and_text_as_the_server_encoded_them() {
+        // `ServerError(403, "bot-4 turned away")` as @colyseus/core writes it: the code's bytes little-endian.
+        let mut frame = vec![ERROR, 0xcd, 0x93, 0x01, 0xb1];
+        frame.extend_from_slice(b"bot-4 turned away");
+        assert_eq!(read(&frame), Ok(Frame::Error { code: 403, message: "bot-4 turned away".into() }));
+        assert_eq!(read(&[ERROR, 0xd1, 0x0c, 0xfe, 0xa0]), Ok(Frame::Error { code: -500, message: String::new() }));
+        let long = "x".repeat(300);
+        let mut frame = vec![ERROR, 4, 0xda, 0x2c, 0x01];
+        frame.extend_from_slice(long.as_bytes());
+        assert_eq!(read(&frame), Ok(Frame::Error { code: 4, message: long }));
+    }
+
+    #[test]
     fn frames_are_told_apart_by_their_code_and_garbage_is_an_error_not_a_panic() {
         assert_eq!(read(&[JOIN_ROOM, 3, b'a', b'b', b'c']), Ok(Frame::Joined));
         assert_eq!(read(&[ROOM_STATE_PATCH, 0xff, 1]), Ok(Frame::Patch));
         // A modifier bit set (timed patches) keeps the code.
         assert_eq!(read(&[ROOM_STATE_PATCH | 0x20, 0, 0, 0, 0]), Ok(Frame::Patch));
-        assert_eq!(read(&[ERROR, 0xcd, 0x10, 0x74, 0xa3, b'b', b'a', b'd']), Ok(Frame::Error { code: 4212, message: "bad".into() }));
+        assert_eq!(read(&[ERROR, 0xcd, 0x74, 0x10, 0xa3, b'b', b'a', b'd']), Ok(Frame::Error { code: 4212, message: "bad".into() }));
         assert_eq!(read(&[]), Err(FrameError::Empty));
         assert_eq!(read(&[3, 1, 2]), Err(FrameError::UnknownCode(3)));
         assert_eq!(read(&[ROOM_DATA]), Err(FrameError::Malformed("message")));

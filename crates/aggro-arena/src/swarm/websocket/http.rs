@@ -4,9 +4,10 @@
 use std::net::SocketAddr;
 
 /// A JSON POST of `body` to `path` on `server`.
-pub(super) fn post(server: SocketAddr, path: &str, body: &[u8]) -> Vec<u8> {
+pub(super) fn post(server: SocketAddr, path: &str, body: &[u8], token: Option<&str>) -> Vec<u8> {
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
     let mut request = format!(
-        "POST {path} HTTP/1.0\r\nHost: {server}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\n\r\n",
+        "POST {path} HTTP/1.0\r\nHost: {server}\r\nContent-Type: application/json\r\nAccept: application/json\r\n{auth}Content-Length: {}\r\n\r\n",
         body.len()
     )
     .into_bytes();
@@ -46,8 +47,10 @@ mod tests {
         assert_eq!(parse_answer(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nab"), Ok((200, &b"a"[..])));
         assert!(parse_answer(b"HTTP/1.1 200 OK\r\nConten").unwrap_err().contains("before its headers"));
         assert!(parse_answer(b"\x00\x01garbage\r\n\r\n").unwrap_err().starts_with("not an HTTP answer"));
-        let request = post("127.0.0.1:2567".parse().unwrap(), "/matchmake/join/lobby", b"{}");
+        let request = post("127.0.0.1:2567".parse().unwrap(), "/matchmake/join/lobby", b"{}", None);
         assert!(request.starts_with(b"POST /matchmake/join/lobby HTTP/1.0\r\nHost: 127.0.0.1:2567\r\n"));
         assert!(request.ends_with(b"Content-Length: 2\r\n\r\n{}"));
+        let request = String::from_utf8(post("127.0.0.1:2567".parse().unwrap(), "/m", b"{}", Some("t0k"))).unwrap();
+        assert!(request.contains("\r\nAuthorization: Bearer t0k\r\n"), "{request}");
     }
 }

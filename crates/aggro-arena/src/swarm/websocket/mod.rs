@@ -29,8 +29,9 @@ use tungstenite::{HandshakeError, Message, WebSocket};
 /// What a bot asks of its connection.
 #[derive(Debug)]
 pub enum Request {
-    /// An HTTP POST of a JSON body to `path` on the server; its answer comes back as [`WsEvent::Response`].
-    Post { path: String, body: Vec<u8> },
+    /// An HTTP POST of a JSON body to `path` on the server (with `Authorization: Bearer <token>` when
+    /// given); its answer comes back as [`WsEvent::Response`].
+    Post { path: String, body: Vec<u8>, token: Option<String> },
     /// Opens a WebSocket to `path` (any open one is dropped); [`WsEvent::Opened`] follows.
     Open { path: String },
     /// A binary message on the open WebSocket.
@@ -226,9 +227,9 @@ impl WebSockets {
 
     fn start(&mut self, bot: usize, request: Request) {
         match request {
-            Request::Post { path, body } => match self.connect(bot) {
+            Request::Post { path, body, token } => match self.connect(bot) {
                 Ok(stream) => {
-                    let request = http::post(self.server, &path, &body);
+                    let request = http::post(self.server, &path, &body, token.as_deref());
                     self.replace(bot, Link::Http(HttpCall { stream, request, sent: 0, answer: Vec::new() }));
                     self.pending.push((bot, false));
                 }
