@@ -6,11 +6,17 @@
 //! duration and are read from the operation's merged whole-run histogram;
 //! `errors` and `conflicts` take a count or a percentage of the operation's
 //! requests; `rate` is successful requests per second over the run. The
-//! operation defaults to the first (the whole request).
+//! operation defaults to the first (the whole request) — except `errors` and
+//! `conflicts` of a swarm's run, which default to its `session` operation
+//! (joins, and the failed joins, refusals and disconnects that are its
+//! failures: what went wrong for the players).
 
 use crate::record::{OpRecord, RunRecord};
 use crate::timeline::merged;
 use aggro_core::units::{format_nanos, parse_duration};
+
+/// A swarm's operation that counts the players' sessions (aggro's `arena swarm`).
+const SESSIONS: &str = "session";
 
 /// What a threshold measures.
 #[derive(Clone, Debug, PartialEq)]
@@ -118,7 +124,12 @@ impl Threshold {
             Some(name) => record
                 .total(name)
                 .ok_or_else(|| format!("{}: the run has no operation {name:?} (it has {})", self.text, record.operations.join(", ")))?,
-            None => record.totals.first().ok_or_else(|| format!("{}: the run recorded no operation", self.text))?,
+            None => match self.metric {
+                Metric::Errors | Metric::Conflicts if record.command == "arena swarm" => record.total(SESSIONS),
+                _ => None,
+            }
+            .or(record.totals.first())
+            .ok_or_else(|| format!("{}: the run recorded no operation", self.text))?,
         };
         let (value, measured) = self.measure(op, record.elapsed_s)?;
         let limit = match self.bound {

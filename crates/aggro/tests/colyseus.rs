@@ -299,6 +299,14 @@ fn your_own_room_gets_templated_joins_and_its_refusals_are_told_in_its_words() {
     let (code, text) = swarm(&play("guarded.toml", "secret-bot-$bot", "moved"), "12");
     assert_eq!(code, Some(3), "{text}");
     assert!(text.contains("% of joins failed") && text.contains("turned away (code 403)"), "{text}");
+    // The report and its thresholds see the players turned away: the session operation's failures.
+    let html = path(dir.path(), "swarm.html");
+    let report = run(&["report", &path(dir.path(), "swarm.json"), "--slo", "errors<1%", "--out", &html], Duration::from_secs(30));
+    let said = String::from_utf8_lossy(&report.stdout).to_string() + &String::from_utf8_lossy(&report.stderr);
+    assert_eq!(report.status.code(), Some(3), "{said}");
+    assert!(said.contains("FAIL errors<1%"), "{said}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(!page.contains("No errors or conflicts") && page.contains("session"), "the report shows the refusals");
     let (code, text) = swarm(&play("wrong.toml", "nope-$bot", "moved"), "4");
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("no bot joined") && text.contains("HTTP 401: bad token for bot-"), "{text}");

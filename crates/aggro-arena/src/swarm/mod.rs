@@ -117,6 +117,9 @@ pub trait Behaviour {
     type Bot: Player<Self::Transport>;
     /// What the swarm's delay histogram measures, as an operation name (`gunfire_delay`, `relay_delay`).
     const DELAY: &'static str;
+    /// Whether a refusal is a player turned away (Colyseus' matchmaking or `onJoin`), not a full room
+    /// the bot simply asks again (the relay's).
+    const REFUSALS_FAIL: bool = false;
     /// Bot number `index` (client id `client_id`, made at `now_us`), drawing its choices from `rng`.
     fn bot(&mut self, cfg: &SwarmConfig, index: usize, client_id: u64, now_us: u64, rng: Rng) -> Self::Bot;
 }

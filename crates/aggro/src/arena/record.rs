@@ -11,6 +11,15 @@ pub fn op(name: &str, h: &Histogram) -> OpRecord {
     OpRecord::from_stats(name, &s)
 }
 
+/// An operation that only counts: `ok` successes and failures by class (no durations).
+pub fn counted(name: &str, ok: u64, failures: &[(aggro_core::ErrorClass, u64)]) -> OpRecord {
+    let mut s = OpStats { ok, ..OpStats::default() };
+    for (class, n) in failures {
+        s.failures[class.index()] += n;
+    }
+    OpRecord::from_stats(name, &s)
+}
+
 /// One interval: `count` things happened (frames, ticks) at `rate` per second planned.
 pub fn interval(start_s: f64, end_s: f64, count: u64, rate: Option<f64>, ops: Vec<OpRecord>, lag: Summary, cpu_pct: f64) -> IntervalRecord {
     IntervalRecord {

@@ -2,7 +2,7 @@
 //! over WebSocket (`colyseus`).
 
 use super::process::{self, Reported};
-use super::record::{Whole, interval, op, run_record};
+use super::record::{Whole, counted, interval, op, run_record};
 use super::{address, metrics_server, ms};
 use crate::BadInput;
 use crate::args::duration;
@@ -188,7 +188,7 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
         bytes_per_s: (totals.counters.bytes_in + totals.counters.bytes_out) as f64 / secs,
         bandwidth_budget: budget,
         queue_full: totals.counters.queue_full,
-        service: Some(service(a.behaviour, totals, watch.is_some() && server_after.is_none())),
+        service: Some(service::<B>(totals, watch.is_some() && server_after.is_none())),
         slo,
         // Only aggro's own servers have a /metrics page.
         watch_flag: told.as_ref().map(|_| "--server-pid"),
@@ -239,11 +239,22 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
     }
 }
 
+/// The operation that counts the bots' sessions, so a report, its `errors` threshold and a merge see
+/// what the players met: a join is a success; a failed join (`connect`), a refusal (`server`) and a
+/// disconnect of a seated bot (`disconnected`) are its failures.
+const SESSIONS: &str = "session";
+
+fn sessions<B: Behaviour>(c: &SwarmCounters) -> aggro_report::record::OpRecord {
+    use aggro_core::ErrorClass;
+    let refused = if B::REFUSALS_FAIL { c.refused } else { 0 };
+    counted(SESSIONS, c.connects, &[(ErrorClass::Connect, c.failed_joins), (ErrorClass::Server, refused), (ErrorClass::Disconnected, c.disconnects)])
+}
+
 /// What the players got, from the swarm's totals: a Colyseus join the matchmaker refused failed too (a
 /// relay's full room is only asked again); `server_died` when the watched server was gone at the end.
-fn service(kind: Kind, totals: &SwarmInterval, server_died: bool) -> Service {
+fn service<B: Behaviour>(totals: &SwarmInterval, server_died: bool) -> Service {
     let c = &totals.counters;
-    let refused = if matches!(kind, Kind::Colyseus) { c.refused } else { 0 };
+    let refused = if B::REFUSALS_FAIL { c.refused } else { 0 };
     Service {
         joined: c.connects,
         failed_joins: c.failed_joins + refused,
@@ -359,14 +370,17 @@ pub fn swarm_record<B: Behaviour>(
     let rate = tick_s.zip(spec["swarm"]["bots"].as_f64()).map(|(t, b)| b / t);
     let ivs = intervals
         .iter()
-        .map(|iv| interval(iv.start_s, iv.end_s, iv.counters.packets_out, rate, vec![op(B::DELAY, &iv.histograms[0])], iv.timer_lateness, iv.cpu_pct))
+        .map(|iv| {
+            let ops = vec![op(B::DELAY, &iv.histograms[0]), sessions::<B>(&iv.counters)];
+            interval(iv.start_s, iv.end_s, iv.counters.packets_out, rate, ops, iv.timer_lateness, iv.cpu_pct)
+        })
         .collect();
     let w = Whole {
         command: "arena swarm",
         spec: spec.clone(),
         started_at,
-        operations: vec![B::DELAY.into()],
-        totals: vec![op(B::DELAY, &totals.histograms[0])],
+        operations: vec![B::DELAY.into(), SESSIONS.into()],
+        totals: vec![op(B::DELAY, &totals.histograms[0]), sessions::<B>(&totals.counters)],
         lag: totals.timer_lateness,
         count: totals.counters.packets_out,
         elapsed_s: totals.end_s,
