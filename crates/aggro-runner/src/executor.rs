@@ -135,6 +135,7 @@ where
         clock,
         origin,
     });
+    let each = plan.each_loader_limit.unwrap_or(u64::MAX);
     let timer = match (plan.timer, plan.placement) {
         (TimerMode::Auto, Placement::Tasks) => TimerMode::Cheap,
         (mode, _) => mode,
@@ -144,12 +145,12 @@ where
         let shared = Arc::clone(&shared);
         match plan.placement {
             Placement::Tasks => {
-                tasks.spawn(loader_loop(shared, index, loader, timer));
+                tasks.spawn(loader_loop(shared, index, loader, timer, each));
             }
             Placement::Threads => {
                 tasks.spawn_blocking(move || {
                     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a loader thread needs a runtime");
-                    runtime.block_on(loader_loop(shared, index, loader, timer))
+                    runtime.block_on(loader_loop(shared, index, loader, timer, each))
                 });
             }
         }
@@ -157,7 +158,8 @@ where
     Monitor::new(plan, op_count, Arc::clone(&shared)).run(tasks, stop, observer).await
 }
 
-async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, mut loader: L, timer: TimerMode) -> L {
+/// Loader `index`'s loop: takes slots and runs them until the schedule ends, or it has run `each`.
+async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, mut loader: L, timer: TimerMode, each: u64) -> L {
     let Ok(mut waiter) = shared.clock.waiter() else {
         // No timer could be made (out of file descriptors): this slot sits
         // out; the monitor still sees the schedule's backlog.
@@ -169,7 +171,7 @@ async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, 
     // The loader's service time, smoothed over its last few requests (none yet: slow).
     let mut service_ns = Nanos::MAX;
     let mut unyielded = 0u32;
-    loop {
+    for _ in 0..each {
         unyielded += 1;
         if unyielded >= YIELD_EVERY {
             unyielded = 0;

@@ -119,6 +119,9 @@ pub struct RunPlan {
     /// recorders per core.
     #[serde(default)]
     pub per_loader: bool,
+    /// At most this many requests per loader (pgbench's `-t`: each client runs exactly that many), if set.
+    #[serde(default)]
+    pub each_loader_limit: Option<u64>,
 }
 
 /// Why a run ended.

@@ -55,6 +55,7 @@ fn plan(rate: f64, seconds: u64) -> RunPlan {
         // Precise waits spin, and a spin never lets a paused clock advance.
         timer: aggro_runner::TimerMode::Cheap,
         per_loader: false,
+        each_loader_limit: None,
     }
 }
 

@@ -71,6 +71,7 @@ impl ExecSpec {
             share: aggro_core::Share::WHOLE,
             timer: self.timer,
             per_loader: false,
+            each_loader_limit: None,
         }
     }
 }

@@ -66,7 +66,9 @@ pub fn main(mut a: PgbenchArgs) -> anyhow::Result<()> {
         return rt.block_on(on_target(&a.target, Populate { input, seed: exec.seed }));
     }
     let input = Input::Pgbench { scripts, scale: a.scale, defines, per_command: a.report_per_command };
-    let outputs = Outputs::resolve(a.run, &exec, &a.exec, "pgbench")?;
+    let mut outputs = Outputs::resolve(a.run, &exec, &a.exec, "pgbench")?;
+    // -t N: each client runs N, as pgbench's (not N × clients shared by whoever is free).
+    outputs.plan.each_loader_limit = a.transactions;
     let run = Run { command: "pgbench", input, exec, connections: None, outputs, check: true };
     let record = rt.block_on(on_target(&a.target, run))?;
     drive::exit_status(&record)

@@ -695,3 +695,41 @@ fn a_scenario_world_keeps_its_variables() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("the store's population of mobile-write did not finish"), "{err}");
 }
+
+/// pgbench's compatibility suite (bench/pgbench-compat/*.sql), smallest form: each script run by
+/// pgbench itself and by `aggro pgbench` (4 clients × 5 transactions) on two databases initialised
+/// alike; the transactions processed and the tables' sums must agree.
+#[test]
+fn pgbench_scripts_leave_the_tables_as_pgbench_leaves_them() {
+    let Some(url) = service("AGGRO_TEST_POSTGRES") else { return };
+    let bin = std::path::PathBuf::from(std::env::var("AGGRO_PG_BIN").unwrap_or_else(|_| "/usr/bin".into()));
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/pgbench-compat");
+    let mut scripts: Vec<PathBuf> =
+        std::fs::read_dir(&suite).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "sql")).collect();
+    scripts.sort();
+    assert!(scripts.len() >= 5, "the suite's scripts: {scripts:?}");
+    let dir = tempdir();
+    let sums = "SELECT (SELECT sum(abalance) FROM pgbench_accounts) || ' ' || (SELECT sum(bbalance) FROM pgbench_branches) || ' ' || \
+                (SELECT sum(tbalance) FROM pgbench_tellers) || ' ' || (SELECT count(*) FROM pgbench_history)";
+    let psql = |db: &str, sql: &str| {
+        let o = std::process::Command::new(bin.join("psql")).args([db, "-Atqc", sql]).output().expect("psql runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    for script in &scripts {
+        let name = script.file_stem().unwrap().to_string_lossy().replace('-', "_");
+        let (theirs, ours) = (pg_database(&url, &format!("compat_{name}_pgbench")), pg_database(&url, &format!("compat_{name}_aggro")));
+        for db in [&theirs, &ours] {
+            let init = std::process::Command::new(bin.join("pgbench")).args(["-i", "-s", "1", "-q", db]).output().expect("pgbench runs");
+            assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
+        }
+        let f = script.to_str().unwrap();
+        let run = std::process::Command::new(bin.join("pgbench")).args(["-n", "-c", "4", "-t", "5", "-f", f, &theirs]).output().unwrap();
+        let said = String::from_utf8_lossy(&run.stdout).to_string() + &String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success() && said.contains("actually processed: 20/20"), "pgbench {f}: {said}");
+        let out = path(dir.path(), &format!("{name}.json"));
+        ok(&["pgbench", "--target", &ours, "-c", "4", "-t", "5", "-f", f, "-q", "--out", &out]);
+        assert_eq!(totals(&result(Path::new(&out))).0, 20, "{f}: aggro's transactions");
+        assert_eq!(psql(&ours, sums), psql(&theirs, sums), "{f}: the tables' sums (accounts, branches, tellers, history rows)");
+    }
+}

@@ -185,7 +185,13 @@ impl<'a> Compiler<'a> {
                 steps.extend(self.step(from.file, s, &key, &mut mix)?);
             }
             let execs: Vec<usize> = steps.iter().enumerate().filter(|(_, s)| matches!(s, Step::Exec(_))).map(|(i, _)| i).collect();
-            if execs.is_empty() {
+            // A transaction of only lets and sleeps is one (a pgbench script of meta-commands); one whose
+            // commands are all of other families cannot run here.
+            let commands = |m: &StepModel| m.sql.is_some() || m.redis.is_some() || m.kv.is_some() || m.dynamo.is_some();
+            let has_commands = t.step.iter().map(Spanned::get_ref).any(|m| {
+                commands(m) || m.use_.as_ref().and_then(|u| self.src.steps.get(u.get_ref())).is_some_and(|shared| commands(shared.item.get_ref()))
+            });
+            if execs.is_empty() && has_commands {
                 return Err(self.fail(
                     from,
                     &format!(

@@ -485,7 +485,8 @@ fn float(v: &Value, what: &str) -> Result<f64, String> {
     v.as_float().ok_or_else(|| num_err(what, v))
 }
 
-fn truth(v: &Value) -> bool {
+/// Whether a value counts as true (pgbench's `\if`): a non-zero number, a non-empty text.
+pub fn truth(v: &Value) -> bool {
     match v {
         Value::Null => false,
         Value::Int(i) => *i != 0,
@@ -494,17 +495,29 @@ fn truth(v: &Value) -> bool {
     }
 }
 
+/// Text that reads as an integer, beside an integer, is one (a value `\gset` stored, as pgbench reads it).
+fn integer_beside(v: Value, other: &Value) -> Value {
+    match (v, other) {
+        (Value::Text(t), Value::Int(_)) => t.trim().parse().map(Value::Int).unwrap_or(Value::Text(t)),
+        (v, _) => v,
+    }
+}
+
 fn arith(op: BinOp, a: Value, b: Value) -> Result<Value, String> {
     use BinOp::*;
+    let a = integer_beside(a, &b);
+    let b = integer_beside(b, &a);
     if let (Value::Int(x), Value::Int(y)) = (&a, &b) {
         let (x, y) = (*x, *y);
+        let out_of_range = || "bigint out of range".to_string();
         return Ok(Value::Int(match op {
-            Add => x.wrapping_add(y),
-            Sub => x.wrapping_sub(y),
-            Mul => x.wrapping_mul(y),
+            Add => x.checked_add(y).ok_or_else(out_of_range)?,
+            Sub => x.checked_sub(y).ok_or_else(out_of_range)?,
+            Mul => x.checked_mul(y).ok_or_else(out_of_range)?,
             Div | Rem if y == 0 => return Err("division by zero".into()),
-            Div => x.wrapping_div(y),
-            Rem => x.wrapping_rem(y),
+            Div => x.checked_div(y).ok_or_else(out_of_range)?,
+            // pgbench: anything mod -1 is 0, i64::MIN included.
+            Rem => x.checked_rem(y).unwrap_or(0),
             Eq => (x == y) as i64,
             Ne => (x != y) as i64,
             Lt => (x < y) as i64,
@@ -546,7 +559,7 @@ impl Expr {
             Expr::Lit(v) => Ok(v.clone()),
             Expr::Var(slot) => Ok(cx.slots[*slot].clone()),
             Expr::Unary(UnOp::Neg, e) => match e.eval(cx)? {
-                Value::Int(i) => Ok(Value::Int(i.wrapping_neg())),
+                Value::Int(i) => i.checked_neg().map(Value::Int).ok_or_else(|| "bigint out of range".to_string()),
                 v => Ok(Value::Float(-float(&v, "-")?)),
             },
             Expr::Unary(UnOp::Not, e) => Ok(Value::Int(!truth(&e.eval(cx)?) as i64)),
@@ -670,6 +683,12 @@ mod tests {
         assert_eq!(eval("least(3.5, 1)"), Ok(Value::Int(1)));
         assert_eq!(eval("'ab' + 'c'"), Ok(Value::Text("abc".into())));
         assert_eq!(eval("1 / 0"), Err("division by zero".into()));
+        assert_eq!(eval("9223372036854775807 + 1"), Err("bigint out of range".into()));
+        assert_eq!(eval("-9223372036854775807 - 2"), Err("bigint out of range".into()));
+        assert_eq!(eval("3037000500 * 3037000500"), Err("bigint out of range".into()));
+        assert_eq!(eval("(-9223372036854775807 - 1) % -1"), Ok(Value::Int(0)));
+        // Text a \gset stored reads as the integer it is, beside one.
+        assert_eq!(eval("'41' + 1"), Ok(Value::Int(42)));
     }
 
     #[test]

@@ -81,8 +81,19 @@ pub(crate) async fn run_exec<C: ScenarioConn>(conn: &mut C, sc: &Scenario, exec:
 
 /// Runs the steps of one transaction once.
 async fn attempt<C: ScenarioConn>(conn: &mut C, sc: &Scenario, t: usize, w: &mut Work, rng: &mut Rng, steps: &mut Steps) -> Result<(), StoreError> {
+    let mut skip = 0;
     for step in &sc.transactions[t].steps {
+        if skip > 0 {
+            skip -= 1;
+            continue;
+        }
         match step {
+            Step::When(e, n) => {
+                let v = e.eval(&mut Cx { slots: &w.slots, rng, gens: &sc.gens, committed: &[] }).map_err(data)?;
+                if !super::expr::truth(&v) {
+                    skip = *n;
+                }
+            }
             Step::Let(lets) => {
                 for (slot, e) in lets {
                     let v = e.eval(&mut Cx { slots: &w.slots, rng, gens: &sc.gens, committed: &[] }).map_err(data)?;

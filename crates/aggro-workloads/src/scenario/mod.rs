@@ -60,6 +60,8 @@ pub enum Step {
     Exec(Exec),
     /// Waits (pgbench's `\sleep`): the expression in microseconds.
     Sleep(Expr),
+    /// Skips the next `n` steps unless the expression is true (a step's `when`, pgbench's `\if`).
+    When(Expr, usize),
 }
 
 /// A step that runs a prepared command.

@@ -74,6 +74,8 @@ pub(super) struct StepModel {
     pub(super) capture: Vec<String>,
     pub(super) rows: Option<u64>,
     pub(super) sleep_us: Option<Spanned<String>>,
+    /// Runs the step only when this expression is true (pgbench's `\if`).
+    pub(super) when: Option<Spanned<String>>,
     /// Only in `[[invariant]]`: what the step's first value must equal.
     pub(super) equals: Option<Spanned<String>>,
 }

@@ -61,7 +61,7 @@ impl Scenario {
                 let variants = e.variant.as_ref().map_or(1, |(_, n)| *n);
                 self.commands[e.command..e.command + variants].iter().any(|c| command_writes(c, &e.args))
             }
-            Step::Let(_) | Step::Sleep(_) => false,
+            Step::Let(_) | Step::Sleep(_) | Step::When(..) => false,
         })
     }
 }

@@ -65,6 +65,7 @@ impl Login {
             share: aggro_core::Share::WHOLE,
             timer: aggro_runner::TimerMode::default(),
             per_loader: false,
+            each_loader_limit: None,
         };
         let stop = StopHandle::new();
         stop.stop_on_signals();

@@ -252,6 +252,7 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
         share,
         timer: TimerMode::default(),
         per_loader: false,
+        each_loader_limit: None,
     };
     let play = Play {
         spec: PlaySpec {

@@ -155,8 +155,10 @@ impl Input {
         let scenario = match self {
             Input::File { source, sets, .. } => source.compile(target.family(), sets),
             Input::Pgbench { scripts, scale, defines, per_command } => {
+                // As pgbench: -s, else with a built-in script the branches counted, else (custom scripts only) 1.
                 let scale = match scale {
                     Some(s) => *s,
+                    None if scripts.iter().all(|s| !s.builtin) => 1,
                     None => read_scale(target).await?,
                 };
                 pgbench::compile(scripts, scale, defines, *per_command)

@@ -48,6 +48,10 @@ impl Compiler<'_> {
         } else if out.is_empty() {
             return Err(self.fail_at(file, span, format!("{key}: a step needs `let`, `sleep_us`, `use` or a command (sql, redis, kv, dynamo)")));
         }
+        if let (Some(when), false) = (&s.get_ref().when, out.is_empty()) {
+            let guard = Step::When(self.expr(file, when, &format!("{key}.when"))?, out.len());
+            out.insert(0, guard);
+        }
         Ok(out)
     }
 
@@ -192,6 +196,9 @@ impl Compiler<'_> {
     pub(super) fn batch(&self, file: usize, steps: &[Spanned<StepModel>], key: &str) -> Result<Group, Fail> {
         let mut group = Group::default();
         for (i, s) in steps.iter().enumerate() {
+            if let Some(when) = &s.get_ref().when {
+                return Err(self.fail_at(file, when.span(), format!("{key}[{i}].when: only a transaction's steps run conditionally")));
+            }
             self.step(file, s, &format!("{key}[{i}]"), &mut group)?;
         }
         Ok(group)

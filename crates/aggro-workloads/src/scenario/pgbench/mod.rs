@@ -1,18 +1,27 @@
 //! pgbench's custom-script language, run unchanged.
 //!
-//! A script is SQL commands (ending at `;`, over as many lines as needed)
-//! and the meta-commands `\set NAME EXPR` and `\sleep N [us|ms|s]`; `:name`
-//! in SQL is a variable. Each script becomes one transaction of a scenario
-//! (its weight from `FILE@W`), each `\set` a `let`, each SQL command a
-//! prepared statement with `$n` parameters — what `pgbench -M prepared`
-//! sends — so the same engine, executor and result file serve both. The
+//! A script is SQL commands (ending at `;`, or at `\gset`/`\aset`; `\;`
+//! joining statements sent together) and the meta-commands `\set`, `\sleep`
+//! and `\if`/`\elif`/`\else`/`\endif` ([`lines`]); `:name` in SQL is a
+//! variable. Each script becomes one transaction of a scenario (its weight
+//! from `FILE@W`), each `\set` a `let`, each `\if` branch steps run `when` its
+//! condition held ([`branches`]), each SQL command a prepared statement with
+//! `$n` parameters — what `pgbench -M prepared` sends — capturing the
+//! columns `\gset` names ([`columns`]), so the same engine, executor and
+//! result file serve both. The
 //! population is pgbench's own schema, generated on the server (`pgbench -i
 //! -I dtGvp`), and for `tpcb-like` the balance sums are checked afterwards.
+
+mod branches;
+mod columns;
+mod lines;
 
 use super::Scenario;
 use super::expr;
 use super::file::{ScenarioError, Source};
 use aggro_core::scenario::{Family, Value};
+use branches::Branches;
+use lines::{Line, commands};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -111,117 +120,14 @@ impl Script {
     }
 }
 
-/// One command of a script, with its first line.
-enum Line {
-    Set { name: String, expr: String },
-    Sleep { us: String },
-    Sql(String),
-}
-
-fn fail(script: &Script, line: usize, message: String) -> ScenarioError {
+pub(super) fn fail(script: &Script, line: usize, message: String) -> ScenarioError {
     ScenarioError { at: format!("{}:{line}", script.name), message }
 }
 
-/// Splits a script into its commands, each with the line it starts on.
-fn commands(script: &Script) -> Result<Vec<(usize, Line)>, ScenarioError> {
-    let mut out = Vec::new();
-    let mut sql = String::new();
-    let mut sql_line = 0;
-    let mut lines = script.text.lines().enumerate().peekable();
-    while let Some((i, raw)) = lines.next() {
-        let line_no = i + 1;
-        let trimmed = raw.trim();
-        if sql.is_empty() && (trimmed.is_empty() || trimmed.starts_with("--")) {
-            continue;
-        }
-        if sql.is_empty() && trimmed.starts_with('\\') {
-            let mut meta = trimmed.to_string();
-            while meta.ends_with('\\') {
-                meta.pop();
-                match lines.next() {
-                    Some((_, more)) => meta.push_str(more.trim()),
-                    None => break,
-                }
-            }
-            let mut words = meta[1..].splitn(2, char::is_whitespace);
-            let cmd = words.next().unwrap_or("").to_ascii_lowercase();
-            let rest = words.next().unwrap_or("").trim();
-            let parsed = match cmd.as_str() {
-                "set" => {
-                    let (name, e) = rest
-                        .split_once(char::is_whitespace)
-                        .ok_or_else(|| fail(script, line_no, "\\set needs a variable and an expression".into()))?;
-                    expr::parse(e).map_err(|m| fail(script, line_no, format!("\\set {name}: {m}")))?;
-                    Line::Set { name: name.trim_start_matches(':').to_string(), expr: e.trim().to_string() }
-                }
-                "sleep" => {
-                    let mut w = rest.split_whitespace();
-                    let n = w.next().ok_or_else(|| fail(script, line_no, "\\sleep needs a duration".into()))?;
-                    let factor = match w.next().map(str::to_ascii_lowercase).as_deref() {
-                        None | Some("s") => 1_000_000,
-                        Some("ms") => 1_000,
-                        Some("us") => 1,
-                        Some(u) => return Err(fail(script, line_no, format!("\\sleep: unknown unit {u:?}: expected us, ms or s"))),
-                    };
-                    Line::Sleep { us: format!("({n}) * {factor}") }
-                }
-                other => {
-                    return Err(fail(
-                        script,
-                        line_no,
-                        format!("unsupported meta-command \\{other} (aggro runs \\set and \\sleep; write the rest as SQL or a scenario file)"),
-                    ));
-                }
-            };
-            out.push((line_no, parsed));
-            continue;
-        }
-        if sql.is_empty() {
-            sql_line = line_no;
-        } else {
-            sql.push('\n');
-        }
-        sql.push_str(raw);
-        // A command ends at a ';' outside quotes; what follows starts the next.
-        while let Some(end) = statement_end(&sql) {
-            let statement = sql[..end].trim().to_string();
-            let rest = sql[end + 1..].trim().to_string();
-            if !statement.is_empty() {
-                out.push((sql_line, Line::Sql(statement)));
-            }
-            sql = rest;
-        }
-    }
-    if !sql.trim().is_empty() {
-        out.push((sql_line, Line::Sql(sql.trim().to_string())));
-    }
-    Ok(out)
-}
-
-/// The byte offset of the first `;` outside quotes and comments.
-fn statement_end(sql: &str) -> Option<usize> {
-    let (mut single, mut double) = (false, false);
-    let b = sql.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'\'' if !double => single = !single,
-            b'"' if !single => double = !double,
-            b'-' if !single && !double && b.get(i + 1) == Some(&b'-') => {
-                i = sql[i..].find('\n').map_or(b.len(), |n| i + n);
-                continue;
-            }
-            b';' if !single && !double => return Some(i),
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
-/// `:name` of a known variable → `$k` (outside quotes; `::type` casts kept).
-fn parameters(sql: &str, known: &BTreeSet<String>) -> (String, Vec<String>) {
-    let mut out = String::with_capacity(sql.len());
+/// `:name` of a known variable → `$k` (outside quotes; `::type` casts kept); a `:name` of no
+/// variable is an error naming it, as pgbench's "undefined variable" (it would reach the server).
+fn parameters(sql: &str, known: &BTreeSet<String>) -> Result<(String, Vec<String>), String> {
+    let mut out = Vec::with_capacity(sql.len());
     let mut params: Vec<String> = Vec::new();
     let b = sql.as_bytes();
     let (mut i, mut single, mut double) = (0, false, false);
@@ -231,29 +137,30 @@ fn parameters(sql: &str, known: &BTreeSet<String>) -> (String, Vec<String>) {
             b'\'' if !double => single = !single,
             b'"' if !single => double = !double,
             b':' if !single && !double && b.get(i + 1) == Some(&b':') => {
-                out.push_str("::");
+                out.extend_from_slice(b"::");
                 i += 2;
                 continue;
             }
-            b':' if !single && !double => {
+            b':' if !single && !double && b.get(i + 1).is_some_and(|n| n.is_ascii_alphabetic() || *n == b'_') => {
                 let end = sql[i + 1..].find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')).map_or(b.len(), |n| i + 1 + n);
                 let name = &sql[i + 1..end];
-                if known.contains(name) {
-                    let k = params.iter().position(|p| p == name).unwrap_or_else(|| {
-                        params.push(name.to_string());
-                        params.len() - 1
-                    });
-                    out.push_str(&format!("${}", k + 1));
-                    i = end;
-                    continue;
+                if !known.contains(name) {
+                    return Err(format!("undefined variable \"{name}\""));
                 }
+                let k = params.iter().position(|p| p == name).unwrap_or_else(|| {
+                    params.push(name.to_string());
+                    params.len() - 1
+                });
+                out.extend_from_slice(format!("${}", k + 1).as_bytes());
+                i = end;
+                continue;
             }
             _ => {}
         }
-        out.push(c as char);
+        out.push(c);
         i += 1;
     }
-    (out, params)
+    Ok((String::from_utf8(out).expect("only ASCII was replaced"), params))
 }
 
 /// A TOML basic string.
@@ -338,45 +245,84 @@ pub fn to_scenario_text(scripts: &[Script], scale: i64, defines: &[(String, Valu
             name.push('\'');
         }
         let lines = commands(script)?;
-        if !lines.iter().any(|(_, l)| matches!(l, Line::Sql(_))) {
-            return Err(fail(script, 1, "the script has no SQL command".into()));
-        }
-        let mut vars = known.clone();
-        for (_, l) in &lines {
-            if let Line::Set { name, .. } = l {
-                vars.insert(name.clone());
-            }
-        }
+        let vars = script_variables(script, &lines, &known)?;
         toml.push_str(&format!("\n[[transaction]]\nname = {}\nweight = {}\n", quote(&name), script.weight));
+        let mut branches = Branches::default();
         let mut index = 0;
         for (line_no, l) in &lines {
+            let at = |m: String| fail(script, *line_no, m);
+            let lets = match l {
+                Line::If(c) => Some(branches.open(c)),
+                Line::Elif(c) => Some(branches.elif(c).map_err(at)?),
+                Line::Else => Some(branches.otherwise().map_err(at)?),
+                Line::Endif => {
+                    branches.close().map_err(at)?;
+                    continue;
+                }
+                _ => None,
+            };
+            if let Some(lets) = lets {
+                for l in &lets {
+                    check_names(script, *line_no, l.split_once(" = ").map_or(l.as_str(), |(_, e)| e), &vars)?;
+                }
+                toml.push_str(&format!("[[transaction.step]]\nlet = [{}]\n", lets.iter().map(|l| quote(l)).collect::<Vec<_>>().join(", ")));
+                continue;
+            }
+            toml.push_str("[[transaction.step]]\n");
+            if let Some(guard) = branches.guard() {
+                toml.push_str(&format!("when = {}\n", quote(guard)));
+            }
             match l {
                 Line::Set { name, expr: e } => {
                     check_names(script, *line_no, e, &vars)?;
-                    toml.push_str(&format!("[[transaction.step]]\nlet = [{}]\n", quote(&format!("{name} = {e}"))));
+                    toml.push_str(&format!("let = [{}]\n", quote(&format!("{name} = {e}"))));
                 }
                 Line::Sleep { us } => {
                     check_names(script, *line_no, us, &vars)?;
-                    toml.push_str(&format!("[[transaction.step]]\nsleep_us = {}\n", quote(us)));
+                    toml.push_str(&format!("sleep_us = {}\n", quote(us)));
                 }
-                Line::Sql(sql) => {
+                Line::Sql { text: sql, capture } => {
                     index += 1;
-                    let (text, params) = parameters(sql, &vars);
+                    let (text, params) = parameters(sql, &vars).map_err(at)?;
                     let params: Vec<String> = params.iter().map(|p| quote(p)).collect();
-                    toml.push_str(&format!(
-                        "[[transaction.step]]\nname = {}\nsql = {}\nparams = [{}]\n",
-                        quote(&step_name(index, sql)),
-                        quote(&text),
-                        params.join(", ")
-                    ));
+                    toml.push_str(&format!("name = {}\nsql = {}\nparams = [{}]\n", quote(&step_name(index, sql)), quote(&text), params.join(", ")));
+                    if let Some(prefix) = capture {
+                        let names = columns::returned_columns(sql).map_err(|m| at(format!("\\gset: {m}")))?;
+                        let names: Vec<String> = names.iter().map(|n| quote(&format!("{prefix}{n}"))).collect();
+                        toml.push_str(&format!("capture = [{}]\n", names.join(", ")));
+                    }
                 }
+                Line::If(_) | Line::Elif(_) | Line::Else | Line::Endif => unreachable!("handled above"),
             }
         }
+        branches.finish().map_err(|m| fail(script, script.text.lines().count(), m))?;
     }
     if scripts.iter().all(|s| s.builtin && s.name == "tpcb-like") {
         toml.push_str(TPCB_INVARIANTS);
     }
     Ok(toml)
+}
+
+/// The variables a script may read: `known` (scale, client_id, `-D`), every `\set`, every column a
+/// `\gset` or `\aset` stores, and the hidden variables of its `\if` blocks.
+fn script_variables(script: &Script, lines: &[(usize, Line)], known: &BTreeSet<String>) -> Result<BTreeSet<String>, ScenarioError> {
+    let mut vars = known.clone();
+    let mut branches = Branches::default();
+    for (line_no, l) in lines {
+        match l {
+            Line::Set { name, .. } => {
+                vars.insert(name.clone());
+            }
+            Line::Sql { text, capture: Some(prefix) } => {
+                let names = columns::returned_columns(text).map_err(|m| fail(script, *line_no, format!("\\gset: {m}")))?;
+                vars.extend(names.into_iter().map(|n| format!("{prefix}{n}")));
+            }
+            Line::If(c) => drop(branches.open(c)),
+            _ => {}
+        }
+    }
+    vars.extend(branches.variables());
+    Ok(vars)
 }
 
 /// Every variable an expression names must be set somewhere in the script.
@@ -463,10 +409,46 @@ mod tests {
         assert_eq!(e.at, "my.sql:1");
         let e = compile(&[script("\\set x :nope + 1\nSELECT :x;")], 1, &[], true).unwrap_err();
         assert!(e.message.contains("undefined variable \"nope\""), "{e}");
-        let e = compile(&[script("\\set x 1\n")], 1, &[], true).unwrap_err();
-        assert!(e.message.contains("no SQL"), "{e}");
+        let e = compile(&[script("SELECT :nope;")], 1, &[], true).unwrap_err();
+        assert!(e.message.contains("undefined variable \"nope\"") && e.at == "my.sql:1", "{e}");
+        // A script of meta-commands only is a transaction, as pgbench runs it.
+        let sc = compile(&[script("\\set x 1\n\\sleep 1 us\n")], 1, &[], true).unwrap();
+        assert!(sc.commands.is_empty() && sc.transactions[0].steps.len() == 2);
+        for (text, says) in [
+            ("\\if 1\nSELECT 1;\n", "not closed by \\endif"),
+            ("\\endif\n", "\\endif without \\if"),
+            ("\\if 1\n\\else\n\\elif 1\n\\endif\n", "\\elif after \\else"),
+            ("SELECT $1 + 1 \\gset\n", "write `$1 + 1 AS name`"),
+            ("\\gset\n", "must end an SQL command"),
+        ] {
+            let e = compile(&[script(text)], 1, &[], true).unwrap_err();
+            assert!(e.message.contains(says), "{text:?}: {e}");
+        }
         assert!(Script::builtin("nosuch").is_err());
         assert!(Script::builtin("s").is_err(), "simple-update and select-only share the prefix");
+    }
+
+    #[test]
+    fn conditionals_captures_and_compound_statements() {
+        let text = "\\set a random(1, 3)\n\\if :a = 1\nSELECT 1 AS one \\gset p_\n\\elif :a = 2\n  \\if :a > 0\n  SELECT :a \\; SELECT 2 AS two, abalance FROM pgbench_accounts \\gset\n  \\endif\n\\else\n\\set b 3\n\\endif\nSELECT :p_one, :two, :abalance;\nSELECT 'a \\; b' AS s, 2 AS c \\; SELECT 3 AS d \\aset\n";
+        let toml = to_scenario_text(&[script(text)], 1, &[]).unwrap();
+        for step in [
+            "let = [\"__if1 = (:a = 1) and 1\", \"__taken1 = __if1\"]",
+            "when = \"__if1\"\nname = \"1 SELECT 1 AS\"\nsql = \"SELECT 1 AS one\"\nparams = []\ncapture = [\"p_one\"]",
+            "let = [\"__if1 = ((not __taken1) and (:a = 2)) and 1\", \"__taken1 = __taken1 or __if1\"]",
+            "let = [\"__if2 = __if1 and (:a > 0)\", \"__taken2 = __if2\"]",
+            "when = \"__if2\"\nname = \"2 SELECT :a\"\nsql = \"SELECT $1\"\nparams = [\"a\"]\n[[transaction.step]]",
+            "sql = \"SELECT 2 AS two, abalance FROM pgbench_accounts\"\nparams = []\ncapture = [\"two\", \"abalance\"]",
+            "let = [\"__if1 = (not __taken1) and 1\"]",
+            "when = \"__if1\"\nlet = [\"b = 3\"]",
+            "sql = \"SELECT $1, $2, $3\"\nparams = [\"p_one\", \"two\", \"abalance\"]",
+            "sql = \"SELECT 'a \\\\; b' AS s, 2 AS c\"\nparams = []\ncapture = [\"s\", \"c\"]",
+            "sql = \"SELECT 3 AS d\"\nparams = []\ncapture = [\"d\"]",
+        ] {
+            assert!(toml.contains(step), "{step}\nnot in\n{toml}");
+        }
+        let sc = compile(&[script(text)], 1, &[], true).unwrap();
+        assert!(sc.transactions[0].steps.iter().any(|s| matches!(s, Step::When(_, 1))));
     }
 
     #[test]
