@@ -71,6 +71,9 @@ impl Live {
         let run = &mut state.record;
         run.elapsed_s = record.end_s;
         run.stop_message = format!("running: {:.0} s so far", record.end_s);
+        // The headline's counts so far (the interval's are the run's, by its end).
+        (run.due, run.started, run.backlog_at_end) = (record.due, record.started, record.backlog);
+        run.completed += record.ops.first().map_or(0, |o| o.ok + o.errors + o.conflicts);
         run.intervals.push(record.clone());
     }
 

@@ -121,6 +121,15 @@ fn the_live_view_updates_while_the_run_goes() {
         .find_map(|l| l.strip_prefix("live view: ").map(str::to_string))
         .expect("the run prints its live view's address");
     std::thread::sleep(Duration::from_millis(1500));
+    // The record so far has the headline's counts (they stayed 0 due, 0 started).
+    let host = url.trim_start_matches("http://").split('/').next().unwrap().to_string();
+    let mut conn = std::net::TcpStream::connect(&host).unwrap();
+    std::io::Write::write_all(&mut conn, format!("GET /record.json HTTP/1.0\r\nHost: {host}\r\n\r\n").as_bytes()).unwrap();
+    let mut answer = String::new();
+    std::io::Read::read_to_string(&mut conn, &mut answer).unwrap();
+    let so_far: serde_json::Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).expect("a body")).unwrap();
+    let count = |k: &str| so_far[k].as_u64().unwrap_or(0);
+    assert!(count("due") >= 400 && count("started") >= 400 && count("completed") >= 400, "the record so far: {so_far}");
     if let Some((dom, log)) = dump_dom(&url, 4000) {
         assert!(attribute(&dom, "data-swaps") >= 1, "the page never fetched its body again");
         let (first, last) = (attribute(&dom, "data-first-intervals"), attribute(&dom, "data-intervals"));
