@@ -167,7 +167,9 @@ pub enum Choice {
     Zipfian(Zipfian),
     /// YCSB's `ScrambledZipfianGenerator`: popularity Zipfian, popular records scattered.
     ScrambledZipfian(Zipfian),
-    /// A hot fraction of the records takes a share of the requests.
+    /// A hot fraction of the records takes a share of the requests — of the records at population,
+    /// as YCSB's `HotspotIntegerGenerator` is made once over `recordcount` (records inserted since are
+    /// not drawn).
     Hotspot {
         /// Fraction of the records that are hot.
         hot_fraction: f64,
@@ -232,6 +234,7 @@ impl Space {
             Choice::Zipfian(z) => z.next_over(rng, n),
             Choice::ScrambledZipfian(z) => fnv64(z.next(rng)) % n,
             Choice::Hotspot { hot_fraction, hot_share } => {
+                let n = self.count.max(1);
                 let hot = ((n as f64 * hot_fraction) as u64).clamp(1, n);
                 if rng.unit() < *hot_share || hot == n { rng.range_inclusive(0, hot - 1) } else { rng.range_inclusive(hot, n - 1) }
             }
@@ -411,6 +414,15 @@ mod tests {
         let h = histogram(&space, 5);
         assert!((h[0] - 0.8).abs() < 0.01, "{h:?}");
         assert!(h[1..].iter().all(|s| (s - 0.05).abs() < 0.01), "{h:?}");
+        // Inserts neither grow the hot set nor are drawn (YCSB: 0.8 of the draws stay on records 0..200).
+        for _ in 0..1000 {
+            space.insert();
+        }
+        let mut rng = Rng::seeded(3);
+        let draws: Vec<u64> = (0..20_000).map(|_| space.draw(&mut rng)).collect();
+        assert!(draws.iter().all(|&d| d < 1000), "a record inserted since population was drawn");
+        let hot = draws.iter().filter(|&&d| d < 200).count() as f64 / draws.len() as f64;
+        assert!((hot - 0.8).abs() < 0.01, "{hot}");
     }
 
     #[test]

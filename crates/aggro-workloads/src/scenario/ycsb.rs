@@ -43,6 +43,24 @@ const KNOWN: &[&str] = &[
     "table",
 ];
 
+/// What the record layout (`scenarios/ycsb/core.toml`) fixes: each property, its default, the values
+/// the layout honours, and why.
+const LAYOUT: &[(&str, &str, &[&str], &str)] = &[
+    (
+        "workload",
+        "site.ycsb.workloads.CoreWorkload",
+        &["site.ycsb.workloads.CoreWorkload", "com.yahoo.ycsb.workloads.CoreWorkload"],
+        "only YCSB's CoreWorkload is translated",
+    ),
+    ("table", "usertable", &["usertable"], "the layout's table is usertable"),
+    ("fieldcount", "10", &["10"], "the layout has 10 fields (scenarios/ycsb/core.toml)"),
+    ("fieldlength", "100", &["100"], "the layout's fields are 100 characters"),
+    ("fieldlengthdistribution", "constant", &["constant"], "the layout's field lengths are constant"),
+    ("readallfields", "true", &["true"], "reads read every field in this layout"),
+    ("writeallfields", "false", &["false"], "updates write one random field in this layout"),
+    ("scanlengthdistribution", "uniform", &["uniform"], "scan lengths are uniform in this layout"),
+];
+
 /// Whether `text` (of a file not named `.toml`) reads as a YCSB property file:
 /// a `key=value` line naming the workload class or a proportion.
 pub fn looks_like(path: &Path, text: &str) -> bool {
@@ -90,23 +108,23 @@ pub fn translate(path: &Path, text: &str) -> Result<Translated, ScenarioError> {
         let (line, v) = get(key, default);
         v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0).ok_or_else(|| fail(line, format!("{key}: {v:?} is not a non-negative number")))
     };
-    let require = |key: &str, default: &str, wanted: &[&str], why: &str| -> Result<(), ScenarioError> {
-        let (line, v) = get(key, default);
-        if wanted.contains(&v.as_str()) { Ok(()) } else { Err(fail(line, format!("{key}={v}: {why}"))) }
-    };
-    require(
-        "workload",
-        "site.ycsb.workloads.CoreWorkload",
-        &["site.ycsb.workloads.CoreWorkload", "com.yahoo.ycsb.workloads.CoreWorkload"],
-        "only YCSB's CoreWorkload is translated",
-    )?;
-    require("table", "usertable", &["usertable"], "the layout's table is usertable")?;
-    require("fieldcount", "10", &["10"], "the layout has 10 fields (scenarios/ycsb/core.toml)")?;
-    require("fieldlength", "100", &["100"], "the layout's fields are 100 characters")?;
-    require("fieldlengthdistribution", "constant", &["constant"], "the layout's field lengths are constant")?;
-    require("readallfields", "true", &["true"], "reads read every field in this layout")?;
-    require("writeallfields", "false", &["false"], "updates write one random field in this layout")?;
-    require("scanlengthdistribution", "uniform", &["uniform"], "scan lengths are uniform in this layout")?;
+    // Every property the layout cannot honour, all named at once.
+    let refused: Vec<(usize, String)> = LAYOUT
+        .iter()
+        .filter_map(|(key, default, wanted, why)| {
+            let (line, v) = get(key, default);
+            (!wanted.contains(&v.as_str())).then(|| (line, format!("{key}={v}: {why}")))
+        })
+        .collect();
+    match refused.as_slice() {
+        [] => {}
+        [(line, why)] => return Err(fail(*line, why.clone())),
+        all => {
+            let each: Vec<String> = all.iter().map(|(line, why)| format!("line {line}: {why}")).collect();
+            let message = format!("{} properties this translation cannot honour: {}", all.len(), each.join("; "));
+            return Err(ScenarioError { at: path.display().to_string(), message });
+        }
+    }
 
     let (line, dist) = get("requestdistribution", "uniform");
     let distribution = match dist.as_str() {
@@ -229,6 +247,10 @@ mod tests {
             let e = translate(path, &text).expect_err(extra);
             assert!(e.to_string().starts_with("my-workload:") && e.to_string().contains(said), "{extra}: {e}");
         }
+        // Every property the layout cannot honour, in one message.
+        let e = translate(path, &format!("{base}fieldcount=5\nfieldlength=200\n")).expect_err("two");
+        let said = e.to_string();
+        assert!(said.contains("2 properties") && said.contains("fieldcount=5") && said.contains("fieldlength=200"), "{said}");
         let e = translate(path, "workload=site.ycsb.workloads.CoreWorkload\nreadproportion=0\nupdateproportion=0\n").expect_err("no mix");
         assert!(e.to_string().contains("every proportion is 0"), "{e}");
         assert!(!looks_like(Path::new("a.toml"), &base), "a .toml file is a scenario");
