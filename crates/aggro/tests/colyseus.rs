@@ -311,7 +311,8 @@ fn your_own_room_gets_templated_joins_and_its_refusals_are_told_in_its_words() {
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("no bot joined") && text.contains("HTTP 401: bad token for bot-"), "{text}");
     let (_, text) = swarm(&play("typo.toml", "secret-bot-$bot", "movd"), "3");
-    assert!(text.contains("warning: no \"movd\" message arrived"), "{text}");
+    assert!(text.contains("warning: no \"movd\" message arrived (types that did: moved)"), "{text}");
+    assert!(text.contains("messages received, by type: moved "), "{text}");
     server.kill().unwrap();
     server.wait().unwrap();
     let joined = std::fs::read_to_string(&log).unwrap();

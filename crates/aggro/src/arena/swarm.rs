@@ -13,6 +13,7 @@ use aggro_arena::swarm::br::{Br, BrConfig};
 use aggro_arena::swarm::colyseus::ColyseusBots;
 use aggro_arena::swarm::colyseus::failures::Failures;
 use aggro_arena::swarm::colyseus::play::Play;
+use aggro_arena::swarm::colyseus::received::Received;
 use aggro_arena::swarm::profile::exposition;
 use aggro_arena::swarm::relay::RelayBots;
 use aggro_arena::swarm::{Behaviour, Swarm, SwarmConfig, SwarmInterval};
@@ -93,9 +94,9 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
             if cfg.drain >= cfg.duration {
                 return Err(BadInput(format!("--drain {} leaves nothing of --duration {}", c.drain, a.duration)).into());
             }
-            let told = Told { room: play.room.clone(), observe: play.observe.clone(), failures: None };
+            let (room, observe) = (play.room.clone(), play.observe.clone());
             let bots = ColyseusBots::new(play, if c.start_together { cfg.bots } else { 0 }, cfg.bots, churn(&a, &share)?);
-            let told = Told { failures: Some(Arc::clone(&bots.failures)), ..told };
+            let told = Told { room, observe, failures: Arc::clone(&bots.failures), received: Arc::clone(&bots.received) };
             let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "colyseus", "colyseus": &bots, "worker": worker });
             run(&a, cfg, bots, spec, Some(told))
         }
@@ -137,17 +138,13 @@ fn websocket_address(text: &str) -> anyhow::Result<SocketAddr> {
 struct Told {
     room: String,
     observe: Option<String>,
-    failures: Option<Arc<Mutex<Failures>>>,
+    failures: Arc<Mutex<Failures>>,
+    received: Arc<Received>,
 }
 
 impl Told {
-    /// Each distinct failure text, counted, the commonest first.
-    fn failure_lines(&self) -> Vec<String> {
-        self.failures.as_ref().map_or(Vec::new(), |f| f.lock().unwrap_or_else(std::sync::PoisonError::into_inner).lines())
-    }
-
-    fn commonest_failure(&self) -> Option<String> {
-        self.failures.as_ref().and_then(|f| f.lock().unwrap_or_else(std::sync::PoisonError::into_inner).commonest().map(str::to_string))
+    fn failures(&self) -> std::sync::MutexGuard<'_, Failures> {
+        self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -206,14 +203,18 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
         }
     }
     let mut verdict = judge(&evidence);
-    let failures = told.as_ref().map_or(Vec::new(), Told::failure_lines);
-    if let (Limit::Gone | Limit::Service, Some(text)) = (verdict.limit, told.as_ref().and_then(Told::commonest_failure)) {
+    let failures = told.as_ref().map_or(Vec::new(), |t| t.failures().lines());
+    let received = told.as_ref().map_or(Vec::new(), |t| t.received.by_type());
+    if let (Limit::Gone | Limit::Service, Some(text)) = (verdict.limit, told.as_ref().and_then(|t| t.failures().commonest().map(str::to_string))) {
         verdict.evidence += &format!(" — the server said: {text}");
     }
-    let record = swarm_record::<B>(&spec, started_at, intervals, totals, &verdict, &failures, done.interrupted);
+    let record = swarm_record::<B>(&spec, started_at, intervals, totals, &verdict, (&failures, &received), done.interrupted);
     let mut notes = vec![format!("verdict: {:?} — {}", verdict.limit, verdict.evidence)];
     if !failures.is_empty() {
         notes.push(format!("failures, by what the server said: {}", failures.join("; ")));
+    }
+    if !received.is_empty() {
+        notes.push(format!("messages received, by type: {}", received.iter().map(|(t, n)| format!("{t} {n}")).collect::<Vec<_>>().join(", ")));
     }
     match &told {
         _ if totals.counters.connects > 0 => {}
@@ -223,10 +224,11 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
     if let Some(observe) =
         told.as_ref().and_then(|t| t.observe.as_deref()).filter(|_| totals.counters.connects > 0 && totals.counters.events_received == 0)
     {
-        notes.push(format!(
-            "warning: no {observe:?} message arrived ({} messages of other types did): is [observe] type the name the room broadcasts?",
-            totals.counters.other_messages
-        ));
+        let others = match received.is_empty() {
+            true => "none of any type did".to_string(),
+            false => format!("types that did: {}", received.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>().join(", ")),
+        };
+        notes.push(format!("warning: no {observe:?} message arrived ({others}): is [observe] type the name the room broadcasts?"));
     }
     process::finish(&a.common, "arena-swarm", &record, totals, &notes)?;
     if done.interrupted {
@@ -363,7 +365,7 @@ pub fn swarm_record<B: Behaviour>(
     intervals: &[SwarmInterval],
     totals: &SwarmInterval,
     verdict: &Verdict,
-    failures: &[String],
+    (failures, received): (&[String], &[(String, u64)]),
     interrupted: bool,
 ) -> aggro_report::record::RunRecord {
     let tick_s = spec["swarm"]["tick_every"].as_f64().filter(|t| *t > 0.0);
@@ -387,7 +389,7 @@ pub fn swarm_record<B: Behaviour>(
         stop_kind: if interrupted { "interrupted" } else { "completed" },
         stop_message: if interrupted { "stopped by a signal".into() } else { "the duration passed".into() },
         generator_bound: intervals.iter().any(|iv| iv.warning.is_some()),
-        extra: serde_json::json!({ "arena_swarm": { "intervals": intervals, "totals": totals, "verdict": verdict, "failures": failures } }),
+        extra: serde_json::json!({ "arena_swarm": { "intervals": intervals, "totals": totals, "verdict": verdict, "failures": failures, "received": received } }),
     };
     run_record(w, ivs)
 }

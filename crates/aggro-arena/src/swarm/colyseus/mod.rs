@@ -11,6 +11,7 @@
 pub mod failures;
 pub mod play;
 pub mod protocol;
+pub mod received;
 
 use super::peers::{Order, Peers};
 use super::websocket::{Request, Requests, WebSockets, WsEvent};
@@ -19,6 +20,7 @@ use aggro_core::rng::Rng;
 use failures::Failures;
 use play::{Play, Values};
 use protocol::{Frame, MessageType};
+use received::Received;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -41,6 +43,9 @@ pub struct ColyseusBots {
     /// What the server said to bots it refused, failed or sent away.
     #[serde(skip)]
     pub failures: Arc<Mutex<Failures>>,
+    /// Messages received, by type.
+    #[serde(skip)]
+    pub received: Arc<Received>,
 }
 
 fn play_of<S: serde::Serializer>(p: &Arc<Play>, s: S) -> Result<S::Ok, S::Error> {
@@ -51,7 +56,15 @@ impl ColyseusBots {
     /// `bots` bots playing `play`, holding their messages until `start_at` have joined, `churn_per_s` of them
     /// leaving (and replaced) each second.
     pub fn new(play: Play, start_at: usize, bots: usize, churn_per_s: f64) -> Self {
-        Self { play: Arc::new(play), start_at, churn_per_s, bots, joined: Arc::new(AtomicUsize::new(0)), failures: Arc::default() }
+        Self {
+            play: Arc::new(play),
+            start_at,
+            churn_per_s,
+            bots,
+            joined: Arc::new(AtomicUsize::new(0)),
+            failures: Arc::default(),
+            received: Arc::default(),
+        }
     }
 }
 
@@ -141,6 +154,17 @@ impl ColyseusBot {
     }
 
     fn message(&mut self, now_us: u64, kind: MessageType<'_>, payload: &[u8], heard: &mut Heard) {
+        match kind {
+            MessageType::Name(name) => self.cfg.received.count(name),
+            MessageType::Number(n) => {
+                // `#n`, written without allocating (a numeric type is common on a busy room).
+                let mut buf = [0u8; 24];
+                let mut w = &mut buf[..];
+                let _ = std::io::Write::write_fmt(&mut w, format_args!("#{n}"));
+                let len = 24 - w.len();
+                self.cfg.received.count(std::str::from_utf8(&buf[..len]).unwrap_or("#?"));
+            }
+        }
         let observed = self.cfg.play.observe.as_deref();
         if !matches!((kind, observed), (MessageType::Name(k), Some(o)) if k == o) {
             heard.counters.other_messages += 1;
