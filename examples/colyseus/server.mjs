@@ -55,6 +55,8 @@ class Battle extends Room {
       moves += 1;
       if (BROADCAST) this.broadcast("moved", { from: m.from, seq: m.seq, t: m.t }, { except: client });
     });
+    // A request answered to its sender alone, echoing its t: a play's `reply = "pong"` times the round trip.
+    this.onMessage("ping", (client, m) => client.send("pong", { t: m?.t }));
   }
   onJoin(client) {
     this.state.players.set(client.sessionId, new Player());

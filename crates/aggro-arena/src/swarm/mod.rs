@@ -183,6 +183,8 @@ pub fn goodbye(client: &mut Client, left: &mut bool, now_us: u64, out: &mut Vec<
 pub struct Heard {
     /// Action-to-observer delays (µs) measured since the swarm last took them.
     pub delays_us: Vec<u64>,
+    /// Request→reply round trips (µs) measured since the swarm last took them.
+    pub round_trips_us: Vec<u64>,
     /// Counters of the open interval.
     pub counters: SwarmCounters,
     /// Set when the bot just left play; the swarm retires and replaces it.
@@ -364,6 +366,9 @@ impl<B: Behaviour> Swarm<B> {
     fn take_heard(&mut self, i: usize) {
         for d in self.heard.delays_us.drain(..) {
             self.profile.delay(d);
+        }
+        for r in self.heard.round_trips_us.drain(..) {
+            self.profile.round_trip(r);
         }
         if std::mem::take(&mut self.heard.gone) {
             self.leaving.push(i);

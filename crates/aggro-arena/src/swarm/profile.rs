@@ -77,6 +77,9 @@ pub struct SwarmInterval {
     /// Action-to-observer delay (gunfire in br, an event's relay in relay), ns.
     pub delay: Summary,
     pub delay_hdr: String,
+    /// Request→reply round trips (a play's `reply`): from a message's send to its reply's arrival.
+    pub round_trip: Summary,
+    pub round_trip_hdr: String,
     /// How late input ticks went out, ns.
     pub timer_lateness: Summary,
     pub timer_lateness_hdr: String,
@@ -90,9 +93,9 @@ pub struct SwarmInterval {
     /// Set when the swarm itself may be the bottleneck (its CPU near a full core or its timers late).
     pub warning: Option<String>,
     pub counters: SwarmCounters,
-    /// Delay and timer lateness, in that order.
+    /// Delay, timer lateness and round trip, in that order.
     #[serde(skip)]
-    pub histograms: [Histogram; 2],
+    pub histograms: [Histogram; 3],
 }
 
 /// The swarm's profile: the open interval and the run.
@@ -108,6 +111,7 @@ pub struct SwarmGauges {
 
 const DELAY: usize = 0;
 const LATENESS: usize = 1;
+const ROUND_TRIP: usize = 2;
 
 impl crate::span::Profile<SwarmInterval> {
     /// Records how late a tick went out.
@@ -119,16 +123,21 @@ impl crate::span::Profile<SwarmInterval> {
     pub fn delay(&mut self, us: u64) {
         self.record(DELAY, us * 1000);
     }
+
+    /// Records a request→reply round trip.
+    pub fn round_trip(&mut self, us: u64) {
+        self.record(ROUND_TRIP, us * 1000);
+    }
 }
 
 impl Record for SwarmInterval {
     type Counters = SwarmCounters;
     type Gauges = SwarmGauges;
-    const HISTOGRAMS: usize = 2;
+    const HISTOGRAMS: usize = 3;
 
     fn summarise(span: Span<SwarmCounters>, g: &SwarmGauges) -> Self {
         let (secs, cpu_pct, c) = (span.secs(), span.cpu_pct(), span.counters);
-        let [delay, lateness]: [Histogram; 2] = span.histograms.try_into().expect("two histograms");
+        let [delay, lateness, round_trip]: [Histogram; 3] = span.histograms.try_into().expect("three histograms");
         let late = Summary::of(&lateness);
         let (active, gauges) = (g.active, g.process);
         let per_bot = |v: u64| if active == 0 { 0.0 } else { v as f64 / active as f64 / secs };
@@ -152,6 +161,8 @@ impl Record for SwarmInterval {
             active_bots: active,
             delay: Summary::of(&delay),
             delay_hdr: encode::to_base64(&delay),
+            round_trip: Summary::of(&round_trip),
+            round_trip_hdr: encode::to_base64(&round_trip),
             timer_lateness: late,
             timer_lateness_hdr: encode::to_base64(&lateness),
             cpu_pct,
@@ -160,7 +171,7 @@ impl Record for SwarmInterval {
             gauges,
             warning,
             counters: c,
-            histograms: [delay, lateness],
+            histograms: [delay, lateness, round_trip],
         }
     }
 }

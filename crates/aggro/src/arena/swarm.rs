@@ -246,6 +246,9 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
 /// disconnect of a seated bot (`disconnected`) are its failures.
 const SESSIONS: &str = "session";
 
+/// The operation of request→reply round trips (a play's `reply`), from a message's send to its reply.
+const ROUND_TRIP: &str = "round_trip";
+
 fn sessions<B: Behaviour>(c: &SwarmCounters) -> aggro_report::record::OpRecord {
     use aggro_core::ErrorClass;
     let refused = if B::REFUSALS_FAIL { c.refused } else { 0 };
@@ -333,6 +336,10 @@ impl Reported for SwarmInterval {
                 c.joins, c.refused, c.failed_joins, self.snapshots_per_bot_s
             ));
         }
+        if self.round_trip.count > 0 {
+            let r = self.round_trip;
+            s.push_str(&format!(" | round trip p50 {:.1} p99 {:.1} ms ({} replies)", ms(r.p50_ns), ms(r.p99_ns), r.count));
+        }
         if c.retried_opens > 0 {
             s.push_str(&format!(" | {} connections retransmitted while opening (the server's listen queue overflowed?)", c.retried_opens));
         }
@@ -368,12 +375,15 @@ pub fn swarm_record<B: Behaviour>(
     (failures, received): (&[String], &[(String, u64)]),
     interrupted: bool,
 ) -> aggro_report::record::RunRecord {
+    // A play that names replies times its round trips: an operation of their own.
+    let round_trips = totals.round_trip.count > 0;
     let tick_s = spec["swarm"]["tick_every"].as_f64().filter(|t| *t > 0.0);
     let rate = tick_s.zip(spec["swarm"]["bots"].as_f64()).map(|(t, b)| b / t);
     let ivs = intervals
         .iter()
         .map(|iv| {
-            let ops = vec![op(B::DELAY, &iv.histograms[0]), sessions::<B>(&iv.counters)];
+            let mut ops = vec![op(B::DELAY, &iv.histograms[0]), sessions::<B>(&iv.counters)];
+            ops.extend(round_trips.then(|| op(ROUND_TRIP, &iv.histograms[2])));
             interval(iv.start_s, iv.end_s, iv.counters.packets_out, rate, ops, iv.timer_lateness, iv.cpu_pct)
         })
         .collect();
@@ -381,8 +391,11 @@ pub fn swarm_record<B: Behaviour>(
         command: "arena swarm",
         spec: spec.clone(),
         started_at,
-        operations: vec![B::DELAY.into(), SESSIONS.into()],
-        totals: vec![op(B::DELAY, &totals.histograms[0]), sessions::<B>(&totals.counters)],
+        operations: [B::DELAY, SESSIONS].into_iter().chain(round_trips.then_some(ROUND_TRIP)).map(String::from).collect(),
+        totals: [op(B::DELAY, &totals.histograms[0]), sessions::<B>(&totals.counters)]
+            .into_iter()
+            .chain(round_trips.then(|| op(ROUND_TRIP, &totals.histograms[2])))
+            .collect(),
         lag: totals.timer_lateness,
         count: totals.counters.packets_out,
         elapsed_s: totals.end_s,

@@ -165,6 +165,14 @@ impl ColyseusBot {
                 self.cfg.received.count(std::str::from_utf8(&buf[..len]).unwrap_or("#?"));
             }
         }
+        if let MessageType::Name(k) = kind
+            && self.cfg.play.is_reply(k)
+        {
+            match protocol::map_numbers(payload, ["t"]) {
+                Ok([Some(t)]) => heard.round_trips_us.push(now_us.saturating_sub(t as u64)),
+                _ => heard.counters.decode_errors += 1,
+            }
+        }
         let observed = self.cfg.play.observe.as_deref();
         if !matches!((kind, observed), (MessageType::Name(k), Some(o)) if k == o) {
             heard.counters.other_messages += 1;

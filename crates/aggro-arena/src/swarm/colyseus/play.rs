@@ -19,6 +19,9 @@
 //! type = "moved"             # what the room broadcasts: a map with the sender's from, seq and t
 //! ```
 //!
+//! A `[[send]]` may name `reply = "type"`: the message the room answers it with, to the sender,
+//! echoing its `t` — each answer times a request→reply round trip.
+//!
 //! A payload's keys go in name order. A payload string that is exactly `$t` (the send time, µs on the swarm's
 //! clock), `$seq` (the bot's count of this message), `$bot` (the bot's id: its number, plus 2³² × its
 //! generation when churn replaced it),
@@ -57,6 +60,9 @@ pub struct Send {
     pub every: Duration,
     #[serde(skip)]
     pub payload: Field,
+    /// The message type the room answers it with, to the sender, echoing its `t`: each answer's
+    /// arrival times the request→reply round trip.
+    pub reply: Option<String>,
 }
 
 /// A payload template.
@@ -230,6 +236,7 @@ impl Play {
                 kind: "move".into(),
                 every,
                 payload: Field::Map(vec![var("from", Var::Bot), var("seq", Var::Seq), var("t", Var::T), var("x", Var::X), var("y", Var::Y)]),
+                reply: None,
             }],
             observe: Some("moved".into()),
         }
@@ -280,15 +287,20 @@ impl Play {
             let at = format!("send[{i}]");
             let t = s.as_table().ok_or(format!("{at}: not a table"))?;
             for k in t.keys() {
-                if !["type", "every", "payload"].contains(&k.as_str()) {
-                    return Err(format!("{at}.{k}: unknown key (known: type, every, payload)"));
+                if !["type", "every", "payload", "reply"].contains(&k.as_str()) {
+                    return Err(format!("{at}.{k}: unknown key (known: type, every, payload, reply)"));
                 }
             }
             let kind = t.get("type").and_then(|v| v.as_str()).ok_or(format!("{at}.type: missing (the message type the room handles)"))?.to_string();
             let every = t.get("every").and_then(|v| v.as_str()).ok_or(format!("{at}.every: missing (a period such as \"100ms\")"))?;
             let every = parse_positive_duration(every).map_err(|e| format!("{at}.every: {e}"))?;
             let payload = t.get("payload").map_or(Ok(Field::Nil), |p| Field::from_toml(p, &format!("{at}.payload")))?;
-            sends.push(Send { kind, every, payload });
+            let reply = match t.get("reply") {
+                None => None,
+                Some(toml::Value::String(r)) if !r.is_empty() => Some(r.clone()),
+                Some(_) => return Err(format!("{at}.reply: not a message type")),
+            };
+            sends.push(Send { kind, every, payload, reply });
         }
         let observe = match doc.get("observe") {
             None => None,
@@ -346,6 +358,11 @@ impl Play {
             J::Object(map) => J::Object(map.iter().map(|(k, i)| Ok((k.clone(), self.fill_json(i, bot)?))).collect::<Result<_, String>>()?),
             other => other.clone(),
         })
+    }
+
+    /// Whether `kind` answers one of the play's messages (a `reply`).
+    pub fn is_reply(&self, kind: &str) -> bool {
+        self.sends.iter().any(|s| s.reply.as_deref() == Some(kind))
     }
 
     /// The shortest send period: the bots' tick.
