@@ -74,6 +74,8 @@ pub(crate) struct Shared<C: Clock> {
     pub recorders: Vec<RecorderSlot>,
     /// Fired when no new request may start (schedule closed early).
     pub halt: StopHandle,
+    /// Loaders that gave up ([`Loader::aborted`]).
+    pub aborted: AtomicU64,
 }
 
 impl<C: Clock> Shared<C> {
@@ -132,6 +134,7 @@ where
         loaders: (0..loaders.len()).map(|_| LoaderSlot { started: AtomicU64::new(0), completed: AtomicU64::new(0) }).collect(),
         recorders: (0..recorder_count(loaders.len(), plan.per_loader)).map(|_| RecorderSlot(Mutex::new(Recorder::new(op_count)))).collect(),
         halt: StopHandle::new(),
+        aborted: AtomicU64::new(0),
         clock,
         origin,
     });
@@ -243,6 +246,10 @@ async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, 
             steps.drain_into(&mut recorder, intended.map_or(0, |t| start.saturating_sub(t)));
         }
         mine.completed.fetch_add(1, Relaxed);
+        if loader.aborted() {
+            shared.aborted.fetch_add(1, Relaxed);
+            break;
+        }
     }
     loader
 }

@@ -12,6 +12,12 @@ pub trait Loader: Send + 'static {
     /// retried conflicts go into `steps`; the request as a whole is recorded
     /// by the executor under operation 0.
     fn run(&mut self, seq: u64, steps: &mut Steps) -> impl Future<Output = Result<(), ErrorClass>> + Send;
+
+    /// Whether the loader gave up after its last request (pgbench's clients abort on an error that is
+    /// not a conflict): it takes no more slots, and the run goes on with the others.
+    fn aborted(&self) -> bool {
+        false
+    }
 }
 
 /// What a request records besides its own outcome: timed sub-steps and

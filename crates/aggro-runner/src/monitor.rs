@@ -205,7 +205,10 @@ impl<'p, C: Clock> Monitor<'p, C> {
         }
         RunOutcome {
             loaders,
-            stop_reason: reason.unwrap_or(StopReason::Completed),
+            stop_reason: reason.unwrap_or(match shared.aborted.load(std::sync::atomic::Ordering::Relaxed) {
+                0 => StopReason::Completed,
+                loaders => StopReason::Aborted { loaders },
+            }),
             totals: self.totals,
             due,
             started,

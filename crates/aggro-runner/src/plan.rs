@@ -150,6 +150,11 @@ pub enum StopReason {
         /// Seconds of nothing but failures.
         seconds: u64,
     },
+    /// Loaders gave up on an error, as pgbench's clients abort ([`Loader::aborted`](crate::Loader::aborted)).
+    Aborted {
+        /// How many.
+        loaders: u64,
+    },
 }
 
 impl std::fmt::Display for StopReason {
@@ -166,6 +171,7 @@ impl std::fmt::Display for StopReason {
             StopReason::Failing { seconds } => {
                 write!(f, "stopped: every request failed for {seconds}s in a row (the target is gone or refuses everything)")
             }
+            StopReason::Aborted { loaders } => write!(f, "{loaders} client(s) aborted on an error (as pgbench's clients do)"),
         }
     }
 }

@@ -315,11 +315,17 @@ fn your_own_room_gets_templated_joins_and_its_refusals_are_told_in_its_words() {
     assert!(text.contains("messages received, by type: moved "), "{text}");
     // A request answered to its sender (`ping` → `pong`, echoing t): the round trip is timed.
     let pinging = dir.path().join("ping.toml");
-    std::fs::write(&pinging, "room = \"battle\"\n\n[[send]]\ntype = \"ping\"\nevery = \"100ms\"\npayload = { t = \"$t\" }\nreply = \"pong\"\n").unwrap();
+    std::fs::write(&pinging, "room = \"battle\"\n\n[[send]]\ntype = \"ping\"\nevery = \"100ms\"\npayload = { t = \"$t\" }\nreply = \"pong\"\n")
+        .unwrap();
     let (code, text) = swarm(pinging.to_str().unwrap(), "3");
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("round trip p50") && text.contains("messages received, by type: pong "), "{text}");
-    let ops = result(&dir.path().join("swarm.json"))["totals"].as_array().unwrap().iter().map(|o| (o["name"].as_str().unwrap().to_string(), o["ok"].as_u64().unwrap())).collect::<Vec<_>>();
+    let ops = result(&dir.path().join("swarm.json"))["totals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["name"].as_str().unwrap().to_string(), o["ok"].as_u64().unwrap()))
+        .collect::<Vec<_>>();
     assert!(ops.iter().any(|(name, n)| name == "round_trip" && *n > 30), "{ops:?}");
     server.kill().unwrap();
     server.wait().unwrap();

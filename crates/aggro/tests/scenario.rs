@@ -733,3 +733,25 @@ fn pgbench_scripts_leave_the_tables_as_pgbench_leaves_them() {
         assert_eq!(psql(&ours, sums), psql(&theirs, sums), "{f}: the tables' sums (accounts, branches, tellers, history rows)");
     }
 }
+
+/// A runtime error in a pgbench script aborts the client, as pgbench's (its run does not go on failing
+/// every request for the whole -T): four clients, four failures, the run over at once, exit 1.
+#[test]
+fn a_pgbench_runtime_error_aborts_the_client() {
+    let Some(url) = service("AGGRO_TEST_POSTGRES") else { return };
+    let target = pg_database(&url, "aggro_pgbench_abort");
+    let dir = tempdir();
+    let script = path(dir.path(), "zero.sql");
+    std::fs::write(&script, "\\set x 10 / (:client_id - :client_id)\nSELECT :x;\n").unwrap();
+    let out = path(dir.path(), "abort.json");
+    let started = std::time::Instant::now();
+    let o = run(&["pgbench", "--target", &target, "-c", "4", "-T", "20", "-f", &script, "-q", "--out", &out], Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10), "the run went on for {:?}", started.elapsed());
+    let r = result(Path::new(&out));
+    assert_eq!(r["stop_reason"]["kind"], "aborted", "{}", r["stop_reason"]);
+    assert_eq!(r["stop_reason"]["loaders"], 4);
+    assert_eq!(totals(&r), (0, 4, 0), "one failure per client");
+    assert!(r["error_samples"].to_string().contains("division by zero"), "{}", r["error_samples"]);
+}

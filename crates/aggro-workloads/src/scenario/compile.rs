@@ -241,6 +241,7 @@ impl<'a> Compiler<'a> {
             invariants,
             checks: checks.batch(),
             operations,
+            abort_on_error: false,
         })
     }
 

@@ -18,6 +18,8 @@ pub struct ScenarioLoader<C> {
     work: Work,
     seed: u64,
     samples: Arc<ErrorSamples>,
+    /// It gave up ([`Scenario::abort_on_error`]).
+    aborted: bool,
 }
 
 /// A loader's reusable buffers: variables, arguments, the last reply.
@@ -39,7 +41,7 @@ impl<C: ScenarioConn> ScenarioLoader<C> {
     /// Loader number `client` over `conn`; failures' first messages go to `samples`.
     pub fn new(conn: C, scenario: Arc<Scenario>, client: u64, seed: u64, samples: Arc<ErrorSamples>) -> Self {
         let work = Work::new(&scenario, client);
-        Self { conn, scenario, work, seed, samples }
+        Self { conn, scenario, work, seed, samples, aborted: false }
     }
 }
 
@@ -121,6 +123,10 @@ async fn attempt<C: ScenarioConn>(conn: &mut C, sc: &Scenario, t: usize, w: &mut
 }
 
 impl<C: ScenarioConn> Loader for ScenarioLoader<C> {
+    fn aborted(&self) -> bool {
+        self.aborted
+    }
+
     async fn run(&mut self, seq: u64, steps: &mut Steps) -> Result<(), ErrorClass> {
         let mut rng = Rng::stream(self.seed, seq);
         let sc = &*self.scenario;
@@ -145,6 +151,7 @@ impl<C: ScenarioConn> Loader for ScenarioLoader<C> {
                     if op != 0 {
                         steps.count_failure(op, e.class);
                     }
+                    self.aborted = sc.abort_on_error && !e.class.is_conflict();
                     return Err(e.class);
                 }
             }

@@ -166,6 +166,9 @@ pub struct Scenario {
     pub checks: Batch,
     /// Operation names: 0 the request, then transactions and timed steps.
     pub operations: Vec<String>,
+    /// A loader gives up at its first failure that is not a conflict, as pgbench's clients abort
+    /// (pgbench scripts); otherwise it counts the failure and goes on.
+    pub abort_on_error: bool,
 }
 
 impl Scenario {

@@ -346,7 +346,8 @@ pub fn compile(scripts: &[Script], scale: i64, defines: &[(String, Value)], per_
     let text = to_scenario_text(scripts, scale, defines)?;
     let source = Source::from_text(Path::new("pgbench"), text)?;
     let source = if per_command { source } else { source.without_step_timings() };
-    source.compile(Family::Sql, defines)
+    // As pgbench's clients: an error other than a conflict aborts the client.
+    source.compile(Family::Sql, defines).map(|sc| Scenario { abort_on_error: true, ..sc })
 }
 
 #[cfg(test)]
