@@ -124,6 +124,13 @@ fn a_colyseus_sweep_feeds_the_planner() {
         assert_eq!(row["missing"], 0.0, "{row}");
         assert!(row["broadcast_delay"]["count"].as_u64().unwrap() > 0, "{row}");
     }
+    // The sweep's report: delay and CPU by the bots seated, a verdict per point.
+    let html = path(dir.path(), "sweep.html");
+    ok(&["report", &out, "--out", &html]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    for part in ["Colyseus sweep", "CPU by bots seated", "Broadcast delay by bots seated", "seated (peak)"] {
+        assert!(page.contains(part), "the sweep's report has no {part:?}");
+    }
     let plan = ok(&["plan", "--from", &out, "--cores", "1", "--ccu", "120"]);
     assert!(plan.contains("fitted on 2 runs") && plan.contains("prediction:") && plan.contains("residual"), "{plan}");
     // Had the 80-CCU point not served its players, the planner fits on one point no more: it says why.

@@ -70,6 +70,9 @@ pub(super) fn sections(h: &mut Html, r: &RunRecord) {
     if !rows(e, "relay_bench/rows").is_empty() {
         relay_bench(h, e);
     }
+    if !rows(e, "colyseus_bench/rows").is_empty() {
+        colyseus_bench(h, e);
+    }
 }
 
 fn mmo_play(h: &mut Html, r: &RunRecord) {
@@ -250,6 +253,39 @@ fn arena_bench(h: &mut Html, r: &RunRecord) {
     delay.series = by_variant("gunfire_delay/p50_ns", 1e-6);
     delay.dots = true;
     h.chart(&delay);
+}
+
+/// A Colyseus CCU sweep: delay and CPU by the bots actually seated (not the CCU asked), and each
+/// point's verdict — players served first.
+fn colyseus_bench(h: &mut Html, e: &Value) {
+    let rs = rows(e, "colyseus_bench/rows");
+    h.section("capacity", "Colyseus sweep");
+    let max_ns = rs.iter().map(|x| num(x, "broadcast_delay/p99_ns")).fold(0.0, f64::max) as u64;
+    let (div, unit) = latency_unit(max_ns);
+    let seated = |path: &str, scale: f64| rs.iter().map(|x| (num(x, "joined"), num(x, path) * scale)).collect::<Vec<_>>();
+    let mut delay = Chart::new("Broadcast delay by bots seated", "bots seated (peak)", unit)
+        .with(Series::new("p50", seated("broadcast_delay/p50_ns", 1.0 / div)))
+        .with(Series::new("p99", seated("broadcast_delay/p99_ns", 1.0 / div)));
+    delay.dots = true;
+    h.chart(&delay);
+    let mut cpu = Chart::new("CPU by bots seated", "bots seated (peak)", "% of a core")
+        .with(Series::new("server", seated("server_cpu_pct", 1.0)))
+        .with(Series::new("swarm", seated("swarm_cpu_pct", 1.0)));
+    cpu.dots = true;
+    h.chart(&cpu);
+    let table: Vec<Vec<String>> = rs
+        .iter()
+        .map(|x| {
+            vec![
+                format!("{:.0}", num(x, "ccu")),
+                format!("{:.0}", num(x, "joined")),
+                format!("{:.0}", num(x, "server_cpu_pct")),
+                x["verdict"]["limit"].as_str().unwrap_or("?").to_string(),
+                x["verdict"]["evidence"].as_str().unwrap_or("").to_string(),
+            ]
+        })
+        .collect();
+    h.table("verdicts", &["CCU asked", "seated (peak)", "server CPU %", "limit", "evidence"], &table);
 }
 
 fn relay_bench(h: &mut Html, e: &Value) {
