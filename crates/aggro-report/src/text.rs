@@ -5,7 +5,7 @@ use crate::record::{IntervalRecord, OpRecord};
 use aggro_core::units::format_nanos;
 use aggro_stats::{OpStats, Summary};
 
-/// The column header for [`interval_line`].
+/// The column header for `interval_line`.
 pub fn header() -> String {
     format!(
         "{:>8} {:<16} {:>10} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6}",

@@ -30,7 +30,7 @@ pub struct Options {
     pub max_load: f64,
     /// Splits in a row that may leave a bucket's stack shared with its new sibling instead of copying
     /// its live records into two fresh stacks (0: every split copies; at most
-    /// [`MAX_SHARED`](crate::heads::MAX_SHARED)). Each halves what growing the table writes, and lengthens
+    /// [`MAX_SHARED`]). Each halves what growing the table writes, and lengthens
     /// the walks of those stacks until a split or the sweep copies them.
     pub shared_splits: u8,
     /// A new database starts with `2^initial_level` buckets (see [`sized_for`](Self::sized_for)).

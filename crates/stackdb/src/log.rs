@@ -532,7 +532,7 @@ impl<B: StorageBackend> Log<B> {
 
     /// Makes every commit below `end` durable. Group commit: a sync covers every commit appended by the
     /// time it starts, so a commit that such a sync (under way or done) covers waits for it instead of
-    /// syncing, and commits waiting together for a turn share the next one; up to [`SYNCS_AT_ONCE`]
+    /// syncing, and commits waiting together for a turn share the next one; up to `SYNCS_AT_ONCE`
     /// syncs run side by side. Each `fdatasync` makes durable everything written before it began,
     /// whatever the others do, so the synced offset is the furthest any finished sync covered.
     pub fn sync_to(&self, end: u64) -> Result<()> {

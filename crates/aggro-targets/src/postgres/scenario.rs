@@ -14,7 +14,7 @@ use aggro_core::{ErrorClass, StoreError};
 use bytes::BytesMut;
 use std::sync::Arc;
 
-/// One loader's handle on a connection it may share with other loaders ([`crate::pipeline`]).
+/// One loader's handle on a connection it may share with other loaders (the `pipeline` module).
 pub struct PgScenarioConn {
     pipe: Pipe<Statements>,
     /// The scenario's statement names (`s0`, `s1`, …).

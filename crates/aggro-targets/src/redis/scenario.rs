@@ -19,7 +19,7 @@ const LOAD_PIPELINE: usize = 1_000;
 /// The command an `EVAL` goes out as (made once, not per request).
 static EVALSHA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| Value::Text("EVALSHA".into()));
 
-/// One loader's handle on a Redis connection it may share with other loaders ([`Shared`]).
+/// One loader's handle on a Redis connection it may share with other loaders (`Shared`).
 pub struct RedisScenarioConn {
     commands: Arc<[Command]>,
     pipe: Pipe<Link>,

@@ -68,7 +68,7 @@ pub fn var_value(v: &toml::Value) -> Option<Value> {
 /// memory on a file that never ends (`/dev/zero`).
 const MAX_FILE_BYTES: u64 = 16 << 20;
 
-/// A scenario file's text, refused past [`MAX_FILE_BYTES`].
+/// A scenario file's text, refused past 16 MiB.
 pub fn read_capped(path: &Path) -> Result<String, String> {
     use std::io::Read;
     let mut text = String::new();

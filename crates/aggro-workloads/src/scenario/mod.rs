@@ -11,7 +11,7 @@
 //! - [`expr`]: pgbench's expression language, shared by both inputs.
 //! - [`dist`]: YCSB's and pgbench's distributions; key spaces; sizes.
 //! - [`template`]: `"user:{expr}"` strings, JSON-escaped for DynamoDB bodies.
-//! - [`file`]: the TOML format, with `include`, checked with one-line errors.
+//! - [`file`](mod@file): the TOML format, with `include`, checked with one-line errors.
 //! - [`pgbench`]: pgbench's custom-script language and its built-in scripts.
 //! - `loader`: a connection running the transaction mix.
 //! - `populate`: generating the rows of a bulk load.

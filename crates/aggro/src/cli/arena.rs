@@ -25,7 +25,7 @@ pub struct ArenaCommon {
     /// Seconds between interval records.
     #[arg(long, default_value = "5s")]
     pub interval: String,
-    /// Result file (default ./aggro-results/<time>-arena-<command>.json).
+    /// Result file (default ./aggro-results/TIME-arena-COMMAND.json).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Serve the counters in Prometheus text format at http://ADDR/metrics (updated every interval).

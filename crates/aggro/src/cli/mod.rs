@@ -110,7 +110,7 @@ pub struct MmoRunArgs {
     /// Worker threads of the generator (0 = one per CPU; at most 1024).
     #[arg(long, default_value_t = 0, value_parser = threads)]
     pub threads: usize,
-    /// Result file (default ./aggro-results/<time>-mmo-<test>.json).
+    /// Result file (default ./aggro-results/TIME-mmo-TEST.json).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Print only the summary.
@@ -276,7 +276,7 @@ pub struct RateArgs {
     /// Stop after this many requests.
     #[arg(long)]
     pub requests: Option<u64>,
-    /// Result file (default ./aggro-results/<time>-<workload>.json).
+    /// Result file (default ./aggro-results/TIME-WORKLOAD.json).
     #[arg(long)]
     pub out: Option<PathBuf>,
     #[command(flatten)]
@@ -316,7 +316,7 @@ pub struct ScenarioArgs {
     /// Target URL: null:, stackdb:DIR, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB], dynamodb://HOST:PORT[/TABLE].
     #[arg(long, env = "AGGRO_TARGET")]
     pub target: String,
-    /// Replace a [vars] value of the file: NAME=VALUE (repeatable), such as records=100000.
+    /// Replace a `[vars]` value of the file: NAME=VALUE (repeatable), such as records=100000.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub sets: Vec<String>,
 }
@@ -363,7 +363,7 @@ pub struct ScenarioFindMaxArgs {
     pub sharing: SharingArgs,
     #[command(flatten)]
     pub search: SearchArgs,
-    /// Result file (default ./aggro-results/<time>-find-max-<scenario>.json).
+    /// Result file (default ./aggro-results/TIME-find-max-SCENARIO.json).
     #[arg(long)]
     pub out: Option<PathBuf>,
 }
@@ -380,13 +380,13 @@ pub struct ScenarioVerifyArgs {
 /// `aggro pgbench`: pgbench's options where they mean the same.
 #[derive(Debug, Args)]
 pub struct PgbenchArgs {
-    /// Script files, FILE[@WEIGHT] (as pgbench's -f).
+    /// Script files, `FILE[@WEIGHT]` (as pgbench's -f).
     #[arg(value_name = "FILE[@WEIGHT]")]
     pub scripts: Vec<String>,
-    /// A script file, FILE[@WEIGHT] (repeatable).
+    /// A script file, `FILE[@WEIGHT]` (repeatable).
     #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]")]
     pub files: Vec<String>,
-    /// A built-in script, NAME[@WEIGHT]: tpcb-like (the default), simple-update, select-only.
+    /// A built-in script, `NAME[@WEIGHT]`: tpcb-like (the default), simple-update, select-only.
     #[arg(short = 'b', long = "builtin", value_name = "NAME[@WEIGHT]")]
     pub builtins: Vec<String>,
     /// Create pgbench's tables and rows (as pgbench -i, generated on the server) and exit.
@@ -485,7 +485,7 @@ pub struct FindMaxArgs {
     pub drive: DriveArgs,
     #[command(flatten)]
     pub search: SearchArgs,
-    /// Result file (default ./aggro-results/<time>-find-max-<workload>.json).
+    /// Result file (default ./aggro-results/TIME-find-max-WORKLOAD.json).
     #[arg(long)]
     pub out: Option<PathBuf>,
 }

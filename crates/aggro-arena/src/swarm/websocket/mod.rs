@@ -1,5 +1,5 @@
 //! One WebSocket per bot, thousands on one thread: non-blocking TCP sockets in
-//! one epoll set waited on to the nanosecond ([`readiness`]), the WebSocket protocol by [`tungstenite`] (frames,
+//! one epoll set waited on to the nanosecond (`readiness`), the WebSocket protocol by [`tungstenite`] (frames,
 //! masking, pings, close), and one-shot HTTP/1.0 calls beside them (a game
 //! server's matchmaking: Colyseus reserves a seat over HTTP before the socket
 //! opens). A bot asks for [`Request`]s and is handed [`WsEvent`]s.

@@ -2,12 +2,12 @@
 //!
 //! A script is SQL commands (ending at `;`, or at `\gset`/`\aset`; `\;`
 //! joining statements sent together) and the meta-commands `\set`, `\sleep`
-//! and `\if`/`\elif`/`\else`/`\endif` ([`lines`]); `:name` in SQL is a
+//! and `\if`/`\elif`/`\else`/`\endif` (`lines`); `:name` in SQL is a
 //! variable. Each script becomes one transaction of a scenario (its weight
 //! from `FILE@W`), each `\set` a `let`, each `\if` branch steps run `when` its
-//! condition held ([`branches`]), each SQL command a prepared statement with
+//! condition held (`branches`), each SQL command a prepared statement with
 //! `$n` parameters — what `pgbench -M prepared` sends — capturing the
-//! columns `\gset` names ([`columns`]), so the same engine, executor and
+//! columns `\gset` names (`columns`), so the same engine, executor and
 //! result file serve both. The
 //! population is pgbench's own schema, generated on the server (`pgbench -i
 //! -I dtGvp`), and for `tpcb-like` the balance sums are checked afterwards.
