@@ -201,6 +201,12 @@ fn a_ycsb_workload_file_runs_unchanged() {
     let text = String::from_utf8_lossy(&bad.stderr);
     assert_eq!(bad.status.code(), Some(2), "{text}");
     assert!(text.contains("workloada:3: fieldlength=64"), "{text}");
+    // An error in the translation names the file, not a line of the translation as if it were the file's.
+    std::fs::write(&workload, "workload=site.ycsb.workloads.CoreWorkload\nrecordcount=0\nreadproportion=1\n").expect("rewrite");
+    let bad = run(&["scenario", "run", &workload, "--target", "null:", "--duration", "1s"], Duration::from_secs(30));
+    let text = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{text}");
+    assert!(text.contains("workloada (translated onto scenarios/ycsb/core.toml): keys.record.count: must be at least 1"), "{text}");
 }
 
 #[test]

@@ -38,7 +38,7 @@ pub fn main(command: ScenarioCommand) -> anyhow::Result<()> {
 pub enum Input {
     /// A scenario file, read and checked, and its `--set` overrides; for a
     /// YCSB workload file, its `operationcount` as the runs' request limit.
-    File { path: PathBuf, source: Box<Source>, sets: Vec<(String, Value)>, requests: Option<u64> },
+    File { path: PathBuf, source: Box<Source>, sets: Vec<(String, Value)>, requests: Option<u64>, ycsb: bool },
     /// pgbench scripts; the scale from `-s` or, if absent, from the store.
     Pgbench { scripts: Vec<Script>, scale: Option<i64>, defines: Vec<(String, Value)>, per_command: bool },
 }
@@ -50,7 +50,8 @@ impl Input {
     pub fn file(path: PathBuf, sets: &[String]) -> anyhow::Result<Self> {
         let bad = |e: ScenarioError| BadInput(e.to_string());
         let text = read_capped(&path).map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
-        let (source, mut overrides, requests) = if ycsb::looks_like(&path, &text) {
+        let ycsb = ycsb::looks_like(&path, &text);
+        let (source, mut overrides, requests) = if ycsb {
             let t = ycsb::translate(&path, &text).map_err(bad)?;
             (Source::from_text(&path, t.text), t.sets, t.operations)
         } else {
@@ -65,7 +66,7 @@ impl Input {
             }
             overrides.push((name, value));
         }
-        Ok(Input::File { path, source, sets: overrides, requests })
+        Ok(Input::File { path, source, sets: overrides, requests, ycsb })
     }
 
     /// How many requests a run makes when `--requests` is not given (a YCSB file's `operationcount`).
@@ -153,6 +154,10 @@ impl Input {
     /// Compiles the workload for `target`'s family.
     pub async fn compile<T: ScenarioTarget>(&self, target: &T) -> anyhow::Result<Arc<Scenario>> {
         let scenario = match self {
+            // A YCSB file's errors are in its translation, whose lines are not the file's: name the file alone.
+            Input::File { source, sets, ycsb: true, path, .. } => source
+                .compile(target.family(), sets)
+                .map_err(|e| ScenarioError { at: format!("{} (translated onto scenarios/ycsb/core.toml)", path.display()), message: e.message }),
             Input::File { source, sets, .. } => source.compile(target.family(), sets),
             Input::Pgbench { scripts, scale, defines, per_command } => {
                 // As pgbench: -s, else with a built-in script the branches counted, else (custom scripts only) 1.
