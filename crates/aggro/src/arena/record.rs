@@ -5,19 +5,23 @@ use aggro_report::host::CpuUse;
 use aggro_report::record::{IntervalRecord, OpRecord, RunRecord};
 use aggro_stats::{Histogram, OpStats, Summary};
 
-/// An operation whose every sample is a duration in ns.
-pub fn op(name: &str, h: &Histogram) -> OpRecord {
-    let s = OpStats { latency: h.clone(), service: h.clone(), ok: h.len(), ..OpStats::default() };
-    OpRecord::from_stats(name, &s)
+/// The figures of an operation whose every sample is a duration in ns.
+pub fn timed(h: &Histogram) -> OpStats {
+    OpStats { latency: h.clone(), service: h.clone(), ok: h.len(), ..OpStats::default() }
 }
 
-/// An operation that only counts: `ok` successes and failures by class (no durations).
-pub fn counted(name: &str, ok: u64, failures: &[(aggro_core::ErrorClass, u64)]) -> OpRecord {
+/// The figures of an operation that only counts: `ok` successes and failures by class (no durations).
+pub fn counts(ok: u64, failures: &[(aggro_core::ErrorClass, u64)]) -> OpStats {
     let mut s = OpStats { ok, ..OpStats::default() };
     for (class, n) in failures {
         s.failures[class.index()] += n;
     }
-    OpRecord::from_stats(name, &s)
+    s
+}
+
+/// An operation whose every sample is a duration in ns.
+pub fn op(name: &str, h: &Histogram) -> OpRecord {
+    OpRecord::from_stats(name, &timed(h))
 }
 
 /// One interval: `count` things happened (frames, ticks) at `rate` per second planned.

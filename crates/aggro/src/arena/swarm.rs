@@ -2,11 +2,12 @@
 //! over WebSocket (`colyseus`).
 
 use super::process::{self, Reported};
-use super::record::{Whole, counted, interval, op, run_record};
+use super::record::{Whole, counts, interval, op, run_record, timed};
 use super::{address, metrics_server, ms};
 use crate::BadInput;
 use crate::args::duration;
 use crate::cli::{Behaviour as Kind, Receivers, SwarmArgs};
+use crate::live::Live;
 use aggro_arena::metrics::{parse, scrape};
 use aggro_arena::swarm::SwarmCounters;
 use aggro_arena::swarm::br::{Br, BrConfig};
@@ -20,6 +21,7 @@ use aggro_arena::swarm::{Behaviour, Swarm, SwarmConfig, SwarmInterval};
 use aggro_arena::verdict::{Evidence, Limit, Service, Slo, Verdict, judge};
 use aggro_core::Share;
 use aggro_report::record::now_rfc3339;
+use aggro_report::record::{IntervalRecord, OpRecord};
 use anyhow::Context;
 use arena_proto::Secret;
 use std::net::SocketAddr;
@@ -168,7 +170,20 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
         println!("swarm of {} bots against {server} for {:?}", cfg.bots, cfg.duration);
     }
     let server_before = watch.map(ServerWatch::read).transpose()?;
-    let done = process::run(&a.common, metrics.as_ref(), |stop, on_interval| swarm.run(stop, on_interval))?;
+    let live = a
+        .live
+        .as_deref()
+        .map(|addr| Live::start(crate::live::address(addr)?, "arena swarm", &spec, &started_at, &[B::DELAY, SESSIONS]))
+        .transpose()?;
+    let rate = planned_rate(&spec);
+    let done = process::run(&a.common, metrics.as_ref(), |stop, on_interval| {
+        swarm.run(stop, |iv: &SwarmInterval| {
+            on_interval(iv);
+            if let Some(live) = &live {
+                feed_live::<B>(live, iv, rate);
+            }
+        })
+    })?;
     let (intervals, totals) = (&done.intervals, &done.totals);
     // The server may have died during the run: its figures are then unknown, and the result is written anyway.
     let server_after = watch.and_then(|w| match w.read() {
@@ -230,6 +245,9 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
         };
         notes.push(format!("warning: no {observe:?} message arrived ({others}): is [observe] type the name the room broadcasts?"));
     }
+    if let Some(live) = &live {
+        live.finish(&record);
+    }
     process::finish(&a.common, "arena-swarm", &record, totals, &notes)?;
     if done.interrupted {
         return Err(crate::Interrupted.into());
@@ -249,10 +267,33 @@ const SESSIONS: &str = "session";
 /// The operation of request→reply round trips (a play's `reply`), from a message's send to its reply.
 const ROUND_TRIP: &str = "round_trip";
 
-fn sessions<B: Behaviour>(c: &SwarmCounters) -> aggro_report::record::OpRecord {
+fn sessions<B: Behaviour>(c: &SwarmCounters) -> aggro_stats::OpStats {
     use aggro_core::ErrorClass;
     let refused = if B::REFUSALS_FAIL { c.refused } else { 0 };
-    counted(SESSIONS, c.connects, &[(ErrorClass::Connect, c.failed_joins), (ErrorClass::Server, refused), (ErrorClass::Disconnected, c.disconnects)])
+    counts(c.connects, &[(ErrorClass::Connect, c.failed_joins), (ErrorClass::Server, refused), (ErrorClass::Disconnected, c.disconnects)])
+}
+
+/// An interval in aggro's result format: the delay and the sessions (and round trips, when timed);
+/// `rate`: the bots' planned ticks per second.
+fn interval_record<B: Behaviour>(iv: &SwarmInterval, rate: Option<f64>, round_trips: bool) -> IntervalRecord {
+    let mut ops = vec![op(B::DELAY, &iv.histograms[0]), OpRecord::from_stats(SESSIONS, &sessions::<B>(&iv.counters))];
+    ops.extend(round_trips.then(|| op(ROUND_TRIP, &iv.histograms[2])));
+    interval(iv.start_s, iv.end_s, iv.counters.packets_out, rate, ops, iv.timer_lateness, iv.cpu_pct)
+}
+
+/// The bots' planned ticks per second, from the run's spec.
+fn planned_rate(spec: &serde_json::Value) -> Option<f64> {
+    let tick_s = spec["swarm"]["tick_every"].as_f64().filter(|t| *t > 0.0);
+    tick_s.zip(spec["swarm"]["bots"].as_f64()).map(|(t, b)| b / t)
+}
+
+/// `--live`: the swarm's report served while it plays — each interval, and its figures merged into the
+/// running totals (delay and sessions).
+fn feed_live<B: Behaviour>(live: &Live, iv: &SwarmInterval, rate: Option<f64>) {
+    let mut merged = aggro_stats::Recorder::new(2);
+    merged.ops[0] = timed(&iv.histograms[0]);
+    merged.ops[1] = sessions::<B>(&iv.counters);
+    live.interval(&interval_record::<B>(iv, rate, false), &merged);
 }
 
 /// What the players got, from the swarm's totals: a Colyseus join the matchmaker refused failed too (a
@@ -377,22 +418,14 @@ pub fn swarm_record<B: Behaviour>(
 ) -> aggro_report::record::RunRecord {
     // A play that names replies times its round trips: an operation of their own.
     let round_trips = totals.round_trip.count > 0;
-    let tick_s = spec["swarm"]["tick_every"].as_f64().filter(|t| *t > 0.0);
-    let rate = tick_s.zip(spec["swarm"]["bots"].as_f64()).map(|(t, b)| b / t);
-    let ivs = intervals
-        .iter()
-        .map(|iv| {
-            let mut ops = vec![op(B::DELAY, &iv.histograms[0]), sessions::<B>(&iv.counters)];
-            ops.extend(round_trips.then(|| op(ROUND_TRIP, &iv.histograms[2])));
-            interval(iv.start_s, iv.end_s, iv.counters.packets_out, rate, ops, iv.timer_lateness, iv.cpu_pct)
-        })
-        .collect();
+    let rate = planned_rate(spec);
+    let ivs = intervals.iter().map(|iv| interval_record::<B>(iv, rate, round_trips)).collect();
     let w = Whole {
         command: "arena swarm",
         spec: spec.clone(),
         started_at,
         operations: [B::DELAY, SESSIONS].into_iter().chain(round_trips.then_some(ROUND_TRIP)).map(String::from).collect(),
-        totals: [op(B::DELAY, &totals.histograms[0]), sessions::<B>(&totals.counters)]
+        totals: [op(B::DELAY, &totals.histograms[0]), OpRecord::from_stats(SESSIONS, &sessions::<B>(&totals.counters))]
             .into_iter()
             .chain(round_trips.then(|| op(ROUND_TRIP, &totals.histograms[2])))
             .collect(),

@@ -110,6 +110,9 @@ pub struct SwarmArgs {
     /// delivery>=99.9%, p99<=100ms); a run that breaks one exits 3, one whose server is gone exits 1.
     #[arg(long, value_name = "THRESHOLDS")]
     pub slo: Option<String>,
+    /// Serve the report on this loopback address while the swarm plays (open http://ADDR/).
+    #[arg(long, value_name = "ADDR")]
+    pub live: Option<String>,
     /// Bandwidth budget for the verdict, such as 100mbit or 1gbit.
     #[arg(long)]
     pub uplink: Option<String>,
