@@ -163,10 +163,15 @@ impl Outputs {
     }
 }
 
+/// Why the run ended, as its record says.
+fn stop_reason(record: &RunRecord) -> Option<StopReason> {
+    serde_json::from_value(record.stop_reason.clone()).ok()
+}
+
 /// A run a signal stopped is an error: exit 130 ([`Interrupted`]).
 pub fn unless_interrupted(record: &RunRecord) -> anyhow::Result<()> {
-    match serde_json::from_value::<StopReason>(record.stop_reason.clone()) {
-        Ok(StopReason::Interrupted) => Err(Interrupted.into()),
+    match stop_reason(record) {
+        Some(StopReason::Interrupted) => Err(Interrupted.into()),
         _ => Ok(()),
     }
 }
@@ -174,10 +179,10 @@ pub fn unless_interrupted(record: &RunRecord) -> anyhow::Result<()> {
 /// The exit status of a finished run: a signal's stop, failed requests or
 /// an early stop are an error (the result file is written either way).
 pub fn exit_status(record: &RunRecord) -> anyhow::Result<()> {
-    unless_interrupted(record)?;
     let errors: u64 = record.totals.first().map_or(0, |t| t.errors);
-    match serde_json::from_value::<StopReason>(record.stop_reason.clone()) {
-        Ok(StopReason::Completed) if errors == 0 => Ok(()),
+    match stop_reason(record) {
+        Some(StopReason::Interrupted) => Err(Interrupted.into()),
+        Some(StopReason::Completed) if errors == 0 => Ok(()),
         _ if errors > 0 => anyhow::bail!("{} requests failed (the result file was written)", errors),
         _ => anyhow::bail!("{} (the result file was written)", record.stop_message),
     }

@@ -206,52 +206,12 @@ fn nothing_listening_is_a_server_gone_and_a_broken_threshold_exits_3() {
     // A served run that breaks a threshold of its own --slo: exit 3, the verdict names the service.
     let mut server = listening_room(&room, "7952");
     let pid = server.id().to_string();
-    let strict = run(
-        &[
-            "arena",
-            "swarm",
-            "--mode",
-            "colyseus",
-            "--server",
-            "ws://127.0.0.1:7952",
-            "--ccu",
-            "10",
-            "--duration",
-            "3s",
-            "--interval",
-            "1s",
-            "--server-pid",
-            &pid,
-            "--slo",
-            "p99<=1us",
-            "--out",
-            &path(dir.path(), "strict.json"),
-        ],
-        Duration::from_secs(60),
-    );
-    let served = run(
-        &[
-            "arena",
-            "swarm",
-            "--mode",
-            "colyseus",
-            "--server",
-            "ws://127.0.0.1:7952",
-            "--ccu",
-            "10",
-            "--duration",
-            "3s",
-            "--interval",
-            "1s",
-            "--server-pid",
-            &pid,
-            "--slo",
-            "p99<=10s",
-            "--out",
-            &path(dir.path(), "served.json"),
-        ],
-        Duration::from_secs(60),
-    );
+    let swarm_judged_by = |slo: &str, out: &str| {
+        let args = ["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7952", "--ccu", "10", "--duration", "3s", "--interval", "1s"];
+        run(&[&args[..], &["--server-pid", &pid, "--slo", slo, "--out", &path(dir.path(), out)]].concat(), Duration::from_secs(60))
+    };
+    let strict = swarm_judged_by("p99<=1us", "strict.json");
+    let served = swarm_judged_by("p99<=10s", "served.json");
     server.kill().unwrap();
     server.wait().unwrap();
     let text = format!("{}{}", String::from_utf8_lossy(&strict.stdout), String::from_utf8_lossy(&strict.stderr));

@@ -97,29 +97,12 @@ fn a_run_left_out_of_the_ledger_is_told_from_lost_data() {
     let scenario = file("mobile/write.toml");
     ok(&["scenario", "populate", &scenario, "--target", &target, "--set", "users=2000"]);
     let outs: Vec<String> = ["first", "second"].iter().map(|n| path(dir.path(), &format!("{n}.json"))).collect();
+    let run_once = |out: &str| {
+        let args = ["scenario", "run", &scenario, "--target", &target, "--set", "users=2000", "--rate", "200", "--duration", "1s"];
+        ok(&[&args[..], &["--loaders", "4", "--interval", "1s", "--stop-on-backlog", "off", "-q", "--out", out]].concat());
+    };
     for out in &outs {
-        ok(&[
-            "scenario",
-            "run",
-            &scenario,
-            "--target",
-            &target,
-            "--set",
-            "users=2000",
-            "--rate",
-            "200",
-            "--duration",
-            "1s",
-            "--loaders",
-            "4",
-            "--interval",
-            "1s",
-            "--stop-on-backlog",
-            "off",
-            "-q",
-            "--out",
-            out,
-        ]);
+        run_once(out);
         assert_eq!(result(Path::new(out))["run_ids"].as_array().map(Vec::len), Some(1), "{out} claims its run");
     }
     let verify = |results: &[&String]| {
@@ -147,28 +130,7 @@ fn a_run_left_out_of_the_ledger_is_told_from_lost_data() {
     assert!(text.contains("BROKEN") && text.contains("lost or phantom updates"), "{text}");
     // A population starts the log again: a fresh run alone is the whole ledger.
     ok(&["scenario", "populate", &scenario, "--target", &target, "--set", "users=2000"]);
-    ok(&[
-        "scenario",
-        "run",
-        &scenario,
-        "--target",
-        &target,
-        "--set",
-        "users=2000",
-        "--rate",
-        "200",
-        "--duration",
-        "1s",
-        "--loaders",
-        "4",
-        "--interval",
-        "1s",
-        "--stop-on-backlog",
-        "off",
-        "-q",
-        "--out",
-        &outs[0],
-    ]);
+    run_once(&outs[0]);
     let (code, text) = verify(&[&outs[0]]);
     assert_eq!(code, Some(0), "{text}");
 }

@@ -255,51 +255,44 @@ fn arena_bench(h: &mut Html, r: &RunRecord) {
     h.chart(&delay);
 }
 
-/// A Colyseus CCU sweep: delay and CPU by the bots actually seated (not the CCU asked), and each
-/// point's verdict — players served first.
-fn colyseus_bench(h: &mut Html, e: &Value) {
-    let rs = rows(e, "colyseus_bench/rows");
-    h.section("capacity", "Colyseus sweep");
-    let max_ns = rs.iter().map(|x| num(x, "broadcast_delay/p99_ns")).fold(0.0, f64::max) as u64;
-    let (div, unit) = latency_unit(max_ns);
-    let seated = |path: &str, scale: f64| rs.iter().map(|x| (num(x, "joined"), num(x, path) * scale)).collect::<Vec<_>>();
-    let mut delay = Chart::new("Broadcast delay by bots seated", "bots seated (peak)", unit)
-        .with(Series::new("p50", seated("broadcast_delay/p50_ns", 1.0 / div)))
-        .with(Series::new("p99", seated("broadcast_delay/p99_ns", 1.0 / div)));
-    delay.dots = true;
-    h.chart(&delay);
-    let mut cpu = Chart::new("CPU by bots seated", "bots seated (peak)", "% of a core")
-        .with(Series::new("server", seated("server_cpu_pct", 1.0)))
-        .with(Series::new("swarm", seated("swarm_cpu_pct", 1.0)));
-    cpu.dots = true;
-    h.chart(&cpu);
-    let table: Vec<Vec<String>> = rs
-        .iter()
-        .map(|x| {
-            vec![
-                format!("{:.0}", num(x, "ccu")),
-                format!("{:.0}", num(x, "joined")),
-                format!("{:.0}", num(x, "server_cpu_pct")),
-                x["verdict"]["limit"].as_str().unwrap_or("?").to_string(),
-                x["verdict"]["evidence"].as_str().unwrap_or("").to_string(),
-            ]
-        })
-        .collect();
-    h.table("verdicts", &["CCU asked", "seated (peak)", "server CPU %", "limit", "evidence"], &table);
+/// What a CCU sweep's section shows: its title, its delay operation, its two charts' titles, the field
+/// (and axis label) its points are placed by, and the fields its verdict table shows before the verdict.
+struct Sweep<'a> {
+    title: &'a str,
+    delay: &'a str,
+    charts: [&'a str; 2],
+    by: (&'a str, &'a str),
+    columns: &'a [(&'a str, &'a str)],
 }
 
+/// A relay sweep: delay and CPU by the CCU asked, and each point's verdict.
 fn relay_bench(h: &mut Html, e: &Value) {
-    let rs = rows(e, "relay_bench/rows");
-    h.section("capacity", "Relay sweep");
-    let max_ns = rs.iter().map(|x| num(x, "relay_delay/p99_ns")).fold(0.0, f64::max) as u64;
+    let charts = ["Relay delay by CCU", "CPU by CCU"];
+    let sweep = Sweep { title: "Relay sweep", delay: "relay_delay", charts, by: ("ccu", "CCU"), columns: &[("CCU", "ccu")] };
+    sweep_section(h, rows(e, "relay_bench/rows"), &sweep);
+}
+
+/// A Colyseus sweep: delay and CPU by the bots actually seated (not the CCU asked), and each point's
+/// verdict — players served first.
+fn colyseus_bench(h: &mut Html, e: &Value) {
+    let columns = [("CCU asked", "ccu"), ("seated (peak)", "joined"), ("server CPU %", "server_cpu_pct")];
+    let charts = ["Broadcast delay by bots seated", "CPU by bots seated"];
+    let sweep = Sweep { title: "Colyseus sweep", delay: "broadcast_delay", charts, by: ("joined", "bots seated (peak)"), columns: &columns };
+    sweep_section(h, rows(e, "colyseus_bench/rows"), &sweep);
+}
+
+fn sweep_section(h: &mut Html, rs: &[Value], s: &Sweep<'_>) {
+    h.section("capacity", s.title);
+    let max_ns = rs.iter().map(|x| num(x, &format!("{}/p99_ns", s.delay))).fold(0.0, f64::max) as u64;
     let (div, unit) = latency_unit(max_ns);
-    let pick = |path: &str, scale: f64| rs.iter().map(|x| (num(x, "ccu"), num(x, path) * scale)).collect::<Vec<_>>();
-    let mut delay = Chart::new("Relay delay by CCU", "CCU", unit)
-        .with(Series::new("p50", pick("relay_delay/p50_ns", 1.0 / div)))
-        .with(Series::new("p99", pick("relay_delay/p99_ns", 1.0 / div)));
+    let (by, label) = s.by;
+    let pick = |path: &str, scale: f64| rs.iter().map(|x| (num(x, by), num(x, path) * scale)).collect::<Vec<_>>();
+    let mut delay = Chart::new(s.charts[0], label, unit)
+        .with(Series::new("p50", pick(&format!("{}/p50_ns", s.delay), 1.0 / div)))
+        .with(Series::new("p99", pick(&format!("{}/p99_ns", s.delay), 1.0 / div)));
     delay.dots = true;
     h.chart(&delay);
-    let mut cpu = Chart::new("CPU by CCU", "CCU", "% of a core")
+    let mut cpu = Chart::new(s.charts[1], label, "% of a core")
         .with(Series::new("server", pick("server_cpu_pct", 1.0)))
         .with(Series::new("swarm", pick("swarm_cpu_pct", 1.0)));
     cpu.dots = true;
@@ -307,12 +300,11 @@ fn relay_bench(h: &mut Html, e: &Value) {
     let table: Vec<Vec<String>> = rs
         .iter()
         .map(|x| {
-            vec![
-                format!("{:.0}", num(x, "ccu")),
-                x["verdict"]["limit"].as_str().unwrap_or("?").to_string(),
-                x["verdict"]["evidence"].as_str().unwrap_or("").to_string(),
-            ]
+            let fields = s.columns.iter().map(|(_, key)| format!("{:.0}", num(x, key)));
+            let verdict = [x["verdict"]["limit"].as_str().unwrap_or("?"), x["verdict"]["evidence"].as_str().unwrap_or("")];
+            fields.chain(verdict.map(str::to_string)).collect()
         })
         .collect();
-    h.table("verdicts", &["CCU", "limit", "evidence"], &table);
+    let headers: Vec<&str> = s.columns.iter().map(|(header, _)| *header).chain(["limit", "evidence"]).collect();
+    h.table("verdicts", &headers, &table);
 }

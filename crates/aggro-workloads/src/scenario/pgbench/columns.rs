@@ -4,19 +4,19 @@
 //! column reference (`abalance`, `a.abalance`), by the column; anything else has no name aggro can
 //! tell without asking the server, and is refused with the fix (`write … AS name`).
 
+use super::lines::Quotes;
+
 /// Words (letters, digits, `_`) outside quotes and parentheses: their byte ranges.
 fn top_level_words(sql: &str) -> Vec<std::ops::Range<usize>> {
     let b = sql.as_bytes();
-    let (mut words, mut depth, mut i) = (Vec::new(), 0i32, 0);
-    let (mut single, mut double) = (false, false);
+    let (mut words, mut depth, mut i, mut quotes) = (Vec::new(), 0i32, 0, Quotes::default());
     while i < b.len() {
         let c = b[i];
         match c {
-            b'\'' if !double => single = !single,
-            b'"' if !single => double = !double,
-            b'(' if !single && !double => depth += 1,
-            b')' if !single && !double => depth -= 1,
-            c if !single && !double && depth == 0 && (c.is_ascii_alphabetic() || c == b'_') => {
+            _ if !quotes.outside(c) => {}
+            b'(' => depth += 1,
+            b')' => depth -= 1,
+            c if depth == 0 && (c.is_ascii_alphabetic() || c == b'_') => {
                 let start = i;
                 while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                     i += 1;
@@ -33,15 +33,13 @@ fn top_level_words(sql: &str) -> Vec<std::ops::Range<usize>> {
 
 /// `text` split at its top-level commas.
 fn top_level_items(text: &str) -> Vec<&str> {
-    let (mut items, mut depth, mut start) = (Vec::new(), 0i32, 0);
-    let (mut single, mut double) = (false, false);
-    for (i, c) in text.char_indices() {
+    let (mut items, mut depth, mut start, mut quotes) = (Vec::new(), 0i32, 0, Quotes::default());
+    for (i, c) in text.bytes().enumerate() {
         match c {
-            '\'' if !double => single = !single,
-            '"' if !single => double = !double,
-            '(' if !single && !double => depth += 1,
-            ')' if !single && !double => depth -= 1,
-            ',' if !single && !double && depth == 0 => {
+            _ if !quotes.outside(c) => {}
+            b'(' => depth += 1,
+            b')' => depth -= 1,
+            b',' if depth == 0 => {
                 items.push(&text[start..i]);
                 start = i + 1;
             }

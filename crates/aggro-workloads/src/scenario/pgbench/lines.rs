@@ -146,22 +146,46 @@ fn trailing_capture(raw: &str) -> Option<(&str, (bool, String))> {
     valid.then_some((&t[..at], (all, prefix)))
 }
 
+/// Which quotes are open at a point of SQL text, fed byte by byte.
+#[derive(Default)]
+pub(super) struct Quotes {
+    single: bool,
+    double: bool,
+}
+
+impl Quotes {
+    /// Takes the next byte; whether it stands outside quotes (a quote mark itself does not).
+    pub(super) fn outside(&mut self, c: u8) -> bool {
+        match c {
+            b'\'' if !self.double => self.single = !self.single,
+            b'"' if !self.single => self.double = !self.double,
+            _ => return !self.single && !self.double,
+        }
+        false
+    }
+
+    /// Whether no quote is open.
+    fn closed(&self) -> bool {
+        !self.single && !self.double
+    }
+}
+
 /// The byte offset of the first `;` outside quotes and comments.
 pub(super) fn statement_end(sql: &str) -> Option<usize> {
-    let (mut single, mut double) = (false, false);
+    let mut quotes = Quotes::default();
     let b = sql.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        match b[i] {
-            b'\'' if !double => single = !single,
-            b'"' if !single => double = !double,
-            b'-' if !single && !double && b.get(i + 1) == Some(&b'-') => {
-                i = sql[i..].find('\n').map_or(b.len(), |n| i + n);
-                continue;
+        if quotes.outside(b[i]) {
+            match b[i] {
+                b'-' if b.get(i + 1) == Some(&b'-') => {
+                    i = sql[i..].find('\n').map_or(b.len(), |n| i + n);
+                    continue;
+                }
+                b'\\' if b.get(i + 1) == Some(&b';') => i += 1,
+                b';' => return Some(i),
+                _ => {}
             }
-            b'\\' if !single && !double && b.get(i + 1) == Some(&b';') => i += 1,
-            b';' if !single && !double => return Some(i),
-            _ => {}
         }
         i += 1;
     }
@@ -170,33 +194,24 @@ pub(super) fn statement_end(sql: &str) -> Option<usize> {
 
 /// Whether `text` ends outside a quoted string.
 fn outside_quotes(text: &str) -> bool {
-    let (mut single, mut double) = (false, false);
-    for c in text.chars() {
-        match c {
-            '\'' if !double => single = !single,
-            '"' if !single => double = !double,
-            _ => {}
-        }
+    let mut quotes = Quotes::default();
+    for c in text.bytes() {
+        quotes.outside(c);
     }
-    !single && !double
+    quotes.closed()
 }
 
 /// A command split at its `\;` (outside quotes): the statements pgbench sends together.
 fn split_compound(command: &str) -> Vec<&str> {
     let (mut parts, mut start) = (Vec::new(), 0);
-    let (mut single, mut double) = (false, false);
+    let mut quotes = Quotes::default();
     let b = command.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        match b[i] {
-            b'\'' if !double => single = !single,
-            b'"' if !single => double = !double,
-            b'\\' if !single && !double && b.get(i + 1) == Some(&b';') => {
-                parts.push(&command[start..i]);
-                start = i + 2;
-                i += 1;
-            }
-            _ => {}
+        if quotes.outside(b[i]) && b[i] == b'\\' && b.get(i + 1) == Some(&b';') {
+            parts.push(&command[start..i]);
+            start = i + 2;
+            i += 1;
         }
         i += 1;
     }

@@ -130,18 +130,17 @@ fn parameters(sql: &str, known: &BTreeSet<String>) -> Result<(String, Vec<String
     let mut out = Vec::with_capacity(sql.len());
     let mut params: Vec<String> = Vec::new();
     let b = sql.as_bytes();
-    let (mut i, mut single, mut double) = (0, false, false);
+    let (mut i, mut quotes) = (0, lines::Quotes::default());
     while i < b.len() {
         let c = b[i];
+        let outside = quotes.outside(c);
         match c {
-            b'\'' if !double => single = !single,
-            b'"' if !single => double = !double,
-            b':' if !single && !double && b.get(i + 1) == Some(&b':') => {
+            b':' if outside && b.get(i + 1) == Some(&b':') => {
                 out.extend_from_slice(b"::");
                 i += 2;
                 continue;
             }
-            b':' if !single && !double && b.get(i + 1).is_some_and(|n| n.is_ascii_alphabetic() || *n == b'_') => {
+            b':' if outside && b.get(i + 1).is_some_and(|n| n.is_ascii_alphabetic() || *n == b'_') => {
                 let end = sql[i + 1..].find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')).map_or(b.len(), |n| i + 1 + n);
                 let name = &sql[i + 1..end];
                 if !known.contains(name) {
