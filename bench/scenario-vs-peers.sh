@@ -2,7 +2,8 @@
 # Scenario files and pgbench scripts against their reference tools, side by
 # side in one run (issue 18), everything on 127.0.0.1:
 #  1. pgbench's tpcb-like at scale 10, 8 connections, --rate max: pgbench
-#     itself vs `aggro pgbench` (TPS, CPU per transaction, peak RSS);
+#     itself vs `aggro pgbench` (TPS, CPU per transaction, peak RSS), -M
+#     prepared and -M simple (pgbench's default);
 #  2. YCSB's core workloads A and C, YCSB 0.17 (site.ycsb:core from Maven
 #     Central) on its no-op BasicDB vs aggro's ycsb-a/c on null:, 8 threads /
 #     loaders each, closed loop: the harness's own cost per operation;
@@ -54,15 +55,17 @@ echo "|---|---|---|---|---|---|"
 
 # 1. tpcb-like at scale 10.
 "$AGGRO_PG_BIN/pgbench" -i -q -s 10 -h 127.0.0.1 -p "$pg_port" -U postgres postgres >/dev/null 2>&1
+for mode in prepared simple; do
 for round in 1 2; do
-  c=$(cpu "$AGGRO_PG_BIN/pgbench" -n -M prepared -b tpcb-like -c $conns -j 1 -T "$secs" -h 127.0.0.1 -p "$pg_port" -U postgres postgres)
+  c=$(cpu "$AGGRO_PG_BIN/pgbench" -n -M $mode -b tpcb-like -c $conns -j 1 -T "$secs" -h 127.0.0.1 -p "$pg_port" -U postgres postgres)
   tps=$(grep -oP 'tps = \K[0-9.]+' "$work/out" | head -1)
-  echo "| tpcb-like s=10 (round $round) | pgbench -M prepared -c $conns -j 1 | ${tps%.*} | $c | $(per_op "$c" "$(python3 -c "print($tps*$secs)")") | $(rss) |"
+  echo "| tpcb-like s=10 (round $round) | pgbench -M $mode -c $conns -j 1 | ${tps%.*} | $c | $(per_op "$c" "$(python3 -c "print($tps*$secs)")") | $(rss) |"
   # pgbench's own command line, given to aggro.
-  c=$(cpu "$aggro" pgbench -n -M prepared -b tpcb-like -c $conns -j 1 -T "$secs" --target "$pg" --interval 5s -q --out "$work/tpcb.json")
+  c=$(cpu "$aggro" pgbench -n -M $mode -b tpcb-like -c $conns -j 1 -T "$secs" --target "$pg" --interval 5s -q --out "$work/tpcb.json")
   ops=$(field "$work/tpcb.json" "r['totals'][0]['ok']/r['elapsed_s']")
   n=$(field "$work/tpcb.json" "r['totals'][0]['ok']")
-  echo "| tpcb-like s=10 (round $round) | aggro pgbench -M prepared -c $conns -j 1 | ${ops%.*} | $c | $(per_op "$c" "$n") | $(rss) |"
+  echo "| tpcb-like s=10 (round $round) | aggro pgbench -M $mode -c $conns -j 1 | ${ops%.*} | $c | $(per_op "$c" "$n") | $(rss) |"
+done
 done
 
 # 2. YCSB A and C: the harness alone (YCSB's BasicDB vs aggro's null:).

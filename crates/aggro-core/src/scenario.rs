@@ -126,6 +126,30 @@ impl KvOp {
     }
 }
 
+/// How an SQL statement reaches a server that has a choice (pgbench's `-M`; SQLite always prepares).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SqlProtocol {
+    /// Prepared once per connection, each request a Bind and Execute (`-M prepared`).
+    #[default]
+    Prepared,
+    /// Parsed with every request as an unnamed statement, its parameters bound apart (`-M extended`).
+    Extended,
+    /// Each request's values written into the text, sent as one simple query (`-M simple`, pgbench's
+    /// default: `SELECT :a + :b` is then `SELECT 1 + 2`, types read from the literals).
+    Simple,
+}
+
+impl SqlProtocol {
+    /// pgbench's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SqlProtocol::Prepared => "prepared",
+            SqlProtocol::Extended => "extended",
+            SqlProtocol::Simple => "simple",
+        }
+    }
+}
+
 /// The static part of one step, prepared once per connection.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Command {
@@ -133,6 +157,8 @@ pub enum Command {
     Sql {
         /// The statement text.
         text: String,
+        /// How it is sent.
+        protocol: SqlProtocol,
     },
     /// A pipeline of Redis commands sent at once; `lengths[i]` arguments of the
     /// request make command `i`. The reply is the last command's, flattened

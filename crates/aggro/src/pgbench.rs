@@ -1,20 +1,17 @@
 //! `aggro pgbench`: pgbench's scripts and options, aggro's executor.
 
 use crate::BadInput;
-use crate::cli::PgbenchArgs;
+use crate::cli::{PgbenchArgs, QueryMode};
 use crate::drive::{self, ExecSpec, Outputs};
 use crate::scenario::{Input, Populate, Run, on_target};
+use aggro_core::scenario::SqlProtocol;
 use aggro_targets::TargetUrl;
 use aggro_workloads::scenario::file::parse_override;
 use aggro_workloads::scenario::pgbench::Script;
 
 /// pgbench's own run flags in aggro's terms: `-c`, `-j`, `-T`, `-t` and
 /// `-R`; with `-T` or `-t` and no `-R` the run is closed loop, as pgbench's.
-fn as_pgbench_runs(a: &mut PgbenchArgs) -> Result<(), String> {
-    match a.mode.as_deref() {
-        None | Some("prepared") => {}
-        Some(other) => return Err(format!("-M {other}: aggro prepares every statement (-M prepared)")),
-    }
+fn as_pgbench_runs(a: &mut PgbenchArgs) {
     if let Some(c) = a.clients {
         a.exec.loaders = c.max(1);
     }
@@ -34,12 +31,20 @@ fn as_pgbench_runs(a: &mut PgbenchArgs) -> Result<(), String> {
         None if a.time.is_some() || a.transactions.is_some() => a.run.rate = "max".into(),
         None => {}
     }
-    Ok(())
+}
+
+/// The protocol `-M` names.
+fn protocol(mode: QueryMode) -> SqlProtocol {
+    match mode {
+        QueryMode::Simple => SqlProtocol::Simple,
+        QueryMode::Extended => SqlProtocol::Extended,
+        QueryMode::Prepared => SqlProtocol::Prepared,
+    }
 }
 
 pub fn main(mut a: PgbenchArgs) -> anyhow::Result<()> {
     let bad = |e: String| anyhow::Error::from(BadInput(e));
-    as_pgbench_runs(&mut a).map_err(bad)?;
+    as_pgbench_runs(&mut a);
     if !matches!(TargetUrl::parse(&a.target).map_err(|e| bad(e.to_string()))?, TargetUrl::Postgres { .. }) {
         return Err(bad(format!("aggro pgbench runs on postgres:// targets (pgbench's scripts and schema are PostgreSQL's), not {}", a.target)));
     }
@@ -62,10 +67,10 @@ pub fn main(mut a: PgbenchArgs) -> anyhow::Result<()> {
     let exec = ExecSpec::resolve(&a.exec)?;
     let rt = crate::session::runtime(exec.threads)?;
     if a.init {
-        let input = Input::Pgbench { scripts, scale: Some(a.scale.unwrap_or(1)), defines, per_command: false };
+        let input = Input::Pgbench { scripts, scale: Some(a.scale.unwrap_or(1)), defines, per_command: false, protocol: protocol(a.mode) };
         return rt.block_on(on_target(&a.target, Populate { input, seed: exec.seed }));
     }
-    let input = Input::Pgbench { scripts, scale: a.scale, defines, per_command: a.report_per_command };
+    let input = Input::Pgbench { scripts, scale: a.scale, defines, per_command: a.report_per_command, protocol: protocol(a.mode) };
     let mut outputs = Outputs::resolve(a.run, &exec, &a.exec, "pgbench")?;
     // -t N: each client runs N, as pgbench's (not N × clients shared by whoever is free).
     outputs.plan.each_loader_limit = a.transactions;

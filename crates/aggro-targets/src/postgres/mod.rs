@@ -7,6 +7,7 @@
 //! failure) and 40P01 (deadlock) are conflicts, which the workload retries.
 //! A connection that breaks is re-opened at most once a second.
 
+mod inline;
 mod mmo;
 mod scenario;
 pub mod wire;

@@ -2,14 +2,17 @@
 //! (`s0`, `s1`, …) whose parameter types the server infers, executed with
 //! text parameters in one round trip ([`Wire`]) on a connection loaders may
 //! share ([`crate::pipeline`]: Bind, Execute and Sync per request, so one
-//! request's error leaves the others' alone); bulk loads by `COPY … FROM
-//! STDIN`.
+//! request's error leaves the others' alone) — or, as its
+//! [`SqlProtocol`] says, parsed with every request (`extended`) or sent
+//! with its values written in as a simple query (`simple`, [`Inline`]);
+//! bulk loads by `COPY … FROM STDIN`.
 
 use super::PostgresTarget;
+use super::inline::Inline;
 use super::wire::{self, Wire};
 use crate::pipeline::{Pipe, Pipelined};
 use crate::reconnect::Reconnecting;
-use aggro_core::scenario::{Command, Family, Load, Reply, Rows, ScenarioConn, ScenarioTarget, Value};
+use aggro_core::scenario::{Command, Family, Load, Reply, Rows, ScenarioConn, ScenarioTarget, SqlProtocol, Value};
 use aggro_core::{ErrorClass, StoreError};
 use bytes::BytesMut;
 use std::sync::Arc;
@@ -17,21 +20,56 @@ use std::sync::Arc;
 /// One loader's handle on a connection it may share with other loaders (the `pipeline` module).
 pub struct PgScenarioConn {
     pipe: Pipe<Statements>,
-    /// The scenario's statement names (`s0`, `s1`, …).
-    names: Arc<[String]>,
+    /// How each of the scenario's commands is sent.
+    forms: Arc<[Form]>,
 }
 
 impl std::fmt::Debug for PgScenarioConn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PgScenarioConn").field("statements", &self.names.len()).finish()
+        f.debug_struct("PgScenarioConn").field("statements", &self.forms.len()).finish()
     }
 }
 
-/// A connection with the scenario's statements prepared (again after it is re-opened).
+/// How one command goes to the server.
+#[derive(Debug)]
+enum Form {
+    /// As the statement prepared under this name on every connection.
+    Prepared(String),
+    /// Parsed with each request.
+    Extended(String),
+    /// With its values written in.
+    Simple(Inline),
+}
+
+impl Form {
+    fn of(index: usize, command: &Command) -> Result<Self, StoreError> {
+        let Command::Sql { text, protocol } = command else {
+            return Err(StoreError::new(ErrorClass::Data, "a PostgreSQL target runs SQL commands only"));
+        };
+        Ok(match protocol {
+            SqlProtocol::Prepared => Form::Prepared(format!("s{index}")),
+            SqlProtocol::Extended => Form::Extended(text.clone()),
+            SqlProtocol::Simple => Form::Simple(Inline::parse(text)),
+        })
+    }
+
+    fn encode(&self, batch: &mut BytesMut, args: &[Value]) -> Result<(), StoreError> {
+        match self {
+            Form::Prepared(name) => wire::encode_text(batch, name, args),
+            Form::Extended(text) => wire::encode_unnamed(batch, text, args),
+            Form::Simple(inline) => {
+                inline.encode(batch, args);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A connection with the scenario's prepared statements prepared (again after it is re-opened).
 struct Statements {
     target: PostgresTarget,
     commands: Arc<[Command]>,
-    names: Arc<[String]>,
+    forms: Arc<[Form]>,
     live: Reconnecting<Wire>,
 }
 
@@ -39,13 +77,12 @@ struct Statements {
 /// a transaction is left open (to roll back after an error).
 type Answer = (Result<(u64, Vec<Option<String>>), StoreError>, bool);
 
-async fn open(target: &PostgresTarget, commands: &[Command], names: &[String]) -> Result<Wire, StoreError> {
+async fn open(target: &PostgresTarget, commands: &[Command], forms: &[Form]) -> Result<Wire, StoreError> {
     let mut wire = target.wire().await?;
-    for (command, name) in commands.iter().zip(names) {
-        let Command::Sql { text } = command else {
-            return Err(StoreError::new(ErrorClass::Data, "a PostgreSQL target runs SQL commands only"));
-        };
-        wire.prepare_untyped(name, text).await.map_err(|e| StoreError::new(e.class, format!("{} (in {text:?})", e.message)))?;
+    for (command, send) in commands.iter().zip(forms) {
+        if let (Command::Sql { text, .. }, Form::Prepared(name)) = (command, send) {
+            wire.prepare_untyped(name, text).await.map_err(|e| StoreError::new(e.class, format!("{} (in {text:?})", e.message)))?;
+        }
     }
     Ok(wire)
 }
@@ -59,8 +96,8 @@ impl Pipelined for Statements {
 
     async fn send(&mut self, batch: &mut BytesMut) -> Result<(), StoreError> {
         self.live.drop_if(Wire::is_broken);
-        let Self { target, commands, names, live } = self;
-        live.get(|| open(target, commands, names)).await?.send_encoded(batch).await
+        let Self { target, commands, forms, live } = self;
+        live.get(|| open(target, commands, forms)).await?.send_encoded(batch).await
     }
 
     async fn answer(&mut self, keep_row: &bool) -> Result<Answer, StoreError> {
@@ -105,8 +142,8 @@ async fn run(
 impl ScenarioConn for PgScenarioConn {
     async fn exec(&mut self, command: usize, args: &[Value], reply: &mut Reply) -> Result<(), StoreError> {
         reply.clear();
-        let Self { pipe, names } = self;
-        let (result, in_transaction) = run(pipe, |batch| wire::encode_text(batch, &names[command], args), reply.want_values).await?;
+        let Self { pipe, forms } = self;
+        let (result, in_transaction) = run(pipe, |batch| forms[command].encode(batch, args), reply.want_values).await?;
         match result {
             Ok((rows, row)) => {
                 reply.rows = rows;
@@ -165,10 +202,10 @@ impl ScenarioTarget for PostgresTarget {
     }
 
     async fn connect_shared(&self, commands: Arc<[Command]>, loaders: usize) -> Result<Vec<PgScenarioConn>, StoreError> {
-        let names: Arc<[String]> = (0..commands.len()).map(|i| format!("s{i}")).collect();
-        let wire = open(self, &commands, &names).await?;
-        let statements = Statements { target: self.clone(), commands, names: Arc::clone(&names), live: Reconnecting::new(wire) };
-        Ok(Pipe::handles(statements, loaders).into_iter().map(|pipe| PgScenarioConn { pipe, names: Arc::clone(&names) }).collect())
+        let forms: Arc<[Form]> = commands.iter().enumerate().map(|(i, c)| Form::of(i, c)).collect::<Result<_, _>>()?;
+        let wire = open(self, &commands, &forms).await?;
+        let statements = Statements { target: self.clone(), commands, forms: Arc::clone(&forms), live: Reconnecting::new(wire) };
+        Ok(Pipe::handles(statements, loaders).into_iter().map(|pipe| PgScenarioConn { pipe, forms: Arc::clone(&forms) }).collect())
     }
 
     async fn load(&self, load: &Load, rows: &Rows) -> Result<(), StoreError> {

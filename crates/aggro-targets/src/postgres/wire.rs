@@ -106,16 +106,28 @@ fn encode_bind_execute<P>(
 /// Appends a run of prepared statement `name` with `params` in text format (None is NULL), results in
 /// text, and a Sync.
 pub fn encode_text(out: &mut BytesMut, name: &str, params: &[Value]) -> Result<(), StoreError> {
-    encode_bind_execute(out, name, TEXT, params, |v, buf| {
-        use std::fmt::Write;
-        match v {
-            Value::Null => return Ok(IsNull::Yes),
-            Value::Int(i) => push_decimal(buf, *i),
-            Value::Float(f) => write!(buf, "{f}")?,
-            Value::Text(t) => buf.extend_from_slice(t.as_bytes()),
+    encode_bind_execute(out, name, TEXT, params, |v, buf| Ok(push_text(buf, v)))
+}
+
+/// Appends `sql` parsed as the unnamed statement (the server infers its parameters' types), then a run
+/// of it as [`encode_text`] does: pgbench's `-M extended`.
+pub fn encode_unnamed(out: &mut BytesMut, sql: &str, params: &[Value]) -> Result<(), StoreError> {
+    frontend::parse("", sql, std::iter::empty(), out).map_err(io_error)?;
+    encode_text(out, "", params)
+}
+
+/// Appends `v` as PostgreSQL reads a value in text; NULL appends nothing and says so.
+pub(super) fn push_text(buf: &mut BytesMut, v: &Value) -> IsNull {
+    match v {
+        Value::Null => return IsNull::Yes,
+        Value::Int(i) => push_decimal(buf, *i),
+        Value::Float(f) => {
+            use std::fmt::Write;
+            let _ = write!(buf, "{f}");
         }
-        Ok(IsNull::No)
-    })
+        Value::Text(t) => buf.extend_from_slice(t.as_bytes()),
+    }
+    IsNull::No
 }
 
 /// Appends `sql` as a simple query (`ROLLBACK`).

@@ -116,7 +116,7 @@ impl ScenarioTarget for SqliteTarget {
         conn.set_prepared_statement_cache_capacity(commands.len() + 8);
         let mut statements = Vec::with_capacity(commands.len());
         for c in commands.iter() {
-            let Command::Sql { text } = c else {
+            let Command::Sql { text, .. } = c else {
                 return Err(StoreError::new(ErrorClass::Data, "a SQLite target runs SQL commands only"));
             };
             let sql = numbered(text);

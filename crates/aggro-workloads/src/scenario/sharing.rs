@@ -53,7 +53,7 @@ impl Scenario {
 /// Why a step's command leaves state on the connection, if it does.
 fn state(command: &Command, args: &[Arg]) -> Option<String> {
     match command {
-        Command::Sql { text } => {
+        Command::Sql { text, .. } => {
             let head = text.split_whitespace().next().unwrap_or_default().to_ascii_uppercase();
             SQL_STATEFUL.contains(&head.as_str()).then(|| format!("runs {head}, whose effect outlives the statement"))
         }

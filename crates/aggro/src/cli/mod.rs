@@ -5,7 +5,7 @@ mod arena;
 
 pub use arena::*;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 /// aggro: how many players can this game backend hold, and what breaks first?
@@ -419,9 +419,10 @@ pub struct PgbenchArgs {
     /// Accepted for pgbench's command lines: aggro never vacuums (as pgbench's -n).
     #[arg(short = 'n')]
     pub no_vacuum: bool,
-    /// Query mode (as pgbench's -M): only prepared, which is what aggro does.
-    #[arg(short = 'M', value_name = "MODE")]
-    pub mode: Option<String>,
+    /// How statements are sent (as pgbench's -M): simple writes the values into the text, extended
+    /// parses with every transaction, prepared once per connection.
+    #[arg(short = 'M', value_name = "MODE", value_enum, default_value_t = QueryMode::Simple)]
+    pub mode: QueryMode,
     /// Target URL: postgres://USER@HOST:PORT/DB (or a wire-compatible server).
     #[arg(long, env = "AGGRO_TARGET")]
     pub target: String,
@@ -552,4 +553,15 @@ fn threads(text: &str) -> Result<usize, String> {
         Ok(n) => Err(format!("{n} worker threads is more than aggro runs (at most 1024; 0 means one per CPU)")),
         Err(_) => Err(format!("{text:?} is not a thread count")),
     }
+}
+
+/// pgbench's `-M`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum QueryMode {
+    /// Values written into the statement's text, one simple query (pgbench's default).
+    Simple,
+    /// The statement parsed with every request, its values bound apart.
+    Extended,
+    /// Prepared once per connection.
+    Prepared,
 }

@@ -15,7 +15,7 @@ pub use run::Run;
 use crate::BadInput;
 use crate::cli::ScenarioCommand;
 use aggro_core::ErrorSamples;
-use aggro_core::scenario::{Command, Family, Reply, ScenarioConn, ScenarioTarget, Value};
+use aggro_core::scenario::{Command, Family, Reply, ScenarioConn, ScenarioTarget, SqlProtocol, Value};
 use aggro_core::world::{WorldRecord, WorldShape};
 use aggro_workloads::scenario::file::{ScenarioError, Source, parse_override, read_capped};
 use aggro_workloads::scenario::pgbench::{self, Script};
@@ -40,7 +40,7 @@ pub enum Input {
     /// YCSB workload file, its `operationcount` as the runs' request limit.
     File { path: PathBuf, source: Box<Source>, sets: Vec<(String, Value)>, requests: Option<u64>, ycsb: bool },
     /// pgbench scripts; the scale from `-s` or, if absent, from the store.
-    Pgbench { scripts: Vec<Script>, scale: Option<i64>, defines: Vec<(String, Value)>, per_command: bool },
+    Pgbench { scripts: Vec<Script>, scale: Option<i64>, defines: Vec<(String, Value)>, per_command: bool, protocol: SqlProtocol },
 }
 
 impl Input {
@@ -92,8 +92,9 @@ impl Input {
                 "file": path.display().to_string(),
                 "sets": sets.iter().map(|(n, v)| format!("{n}={}", v.to_text())).collect::<Vec<_>>(),
             }),
-            Input::Pgbench { scripts, scale, defines, per_command } => serde_json::json!({
+            Input::Pgbench { scripts, scale, defines, per_command, protocol } => serde_json::json!({
                 "per_command": per_command,
+                "protocol": protocol.name(),
                 "pgbench": scripts.iter().map(|s| format!("{}@{}", s.name, s.weight)).collect::<Vec<_>>(),
                 "scale": scale,
                 "defines": defines.iter().map(|(n, v)| format!("{n}={}", v.to_text())).collect::<Vec<_>>(),
@@ -159,14 +160,14 @@ impl Input {
                 .compile(target.family(), sets)
                 .map_err(|e| ScenarioError { at: format!("{} (translated onto scenarios/ycsb/core.toml)", path.display()), message: e.message }),
             Input::File { source, sets, .. } => source.compile(target.family(), sets),
-            Input::Pgbench { scripts, scale, defines, per_command } => {
+            Input::Pgbench { scripts, scale, defines, per_command, protocol } => {
                 // As pgbench: -s, else with a built-in script the branches counted, else (custom scripts only) 1.
                 let scale = match scale {
                     Some(s) => *s,
                     None if scripts.iter().all(|s| !s.builtin) => 1,
                     None => read_scale(target).await?,
                 };
-                pgbench::compile(scripts, scale, defines, *per_command)
+                pgbench::compile(scripts, scale, defines, *per_command, *protocol)
             }
         };
         Ok(Arc::new(scenario.map_err(|e| BadInput(e.to_string()))?))
@@ -184,7 +185,7 @@ pub async fn read_world<T: ScenarioTarget>(target: &T) -> anyhow::Result<Option<
 
 /// pgbench's scale: the number of branches.
 async fn read_scale<T: ScenarioTarget>(target: &T) -> anyhow::Result<i64> {
-    let query = Arc::from([Command::Sql { text: pgbench::SCALE_QUERY.into() }]);
+    let query = Arc::from([Command::Sql { text: pgbench::SCALE_QUERY.into(), protocol: SqlProtocol::Prepared }]);
     let hint = |m: String| anyhow::anyhow!("{}: {m} (run `aggro pgbench -i -s SCALE --target …` first)", target.describe());
     let mut conn = target.connect(query).await.map_err(|e| hint(e.message))?;
     let mut reply = Reply { want_values: true, ..Reply::default() };

@@ -5,7 +5,7 @@ use super::{Compiler, Fail, Group};
 use crate::scenario::model::StepModel;
 use crate::scenario::template::Template;
 use crate::scenario::{Arg, Exec, Step};
-use aggro_core::scenario::{Command, Family, KvOp};
+use aggro_core::scenario::{Command, Family, KvOp, SqlProtocol};
 use toml::Spanned;
 
 impl Compiler<'_> {
@@ -102,7 +102,7 @@ impl Compiler<'_> {
                     (None, 1) => {}
                     (None, _) => return Err(self.fail_at(file, sql.span(), format!("{key}.sql: several statements need `variant` to pick one"))),
                 }
-                group.commands.extend(texts.into_iter().map(|text| Command::Sql { text }));
+                group.commands.extend(texts.into_iter().map(|text| Command::Sql { text, protocol: SqlProtocol::Prepared }));
                 m.params
                     .iter()
                     .enumerate()

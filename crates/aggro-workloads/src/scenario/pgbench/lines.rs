@@ -15,10 +15,12 @@ pub(super) enum Line {
     Sleep {
         us: String,
     },
-    /// An SQL statement; `capture`: its first row goes to variables (`\gset`/`\aset`, with the prefix).
+    /// An SQL statement; `capture`: its first row goes to variables (`\gset`/`\aset`, with the prefix);
+    /// `joined`: one of a compound command's statements (`\;`).
     Sql {
         text: String,
         capture: Option<String>,
+        joined: bool,
     },
     If(String),
     Elif(String),
@@ -77,13 +79,13 @@ pub(super) fn commands(script: &Script) -> Result<Vec<(usize, Line)>, ScenarioEr
 /// (`*` before its prefix) to each.
 fn push_compound(out: &mut Vec<(usize, Line)>, line: usize, command: &str, capture: Option<(bool, String)>) {
     let parts: Vec<&str> = split_compound(command).into_iter().map(str::trim).filter(|s| !s.is_empty()).collect();
-    let last = parts.len().saturating_sub(1);
+    let (last, joined) = (parts.len().saturating_sub(1), parts.len() > 1);
     for (i, text) in parts.into_iter().enumerate() {
         let capture = match &capture {
             Some((all, prefix)) if *all || i == last => Some(prefix.clone()),
             _ => None,
         };
-        out.push((line, Line::Sql { text: text.to_string(), capture }));
+        out.push((line, Line::Sql { text: text.to_string(), capture, joined }));
     }
 }
 

@@ -19,7 +19,7 @@ mod lines;
 use super::Scenario;
 use super::expr;
 use super::file::{ScenarioError, Source};
-use aggro_core::scenario::{Family, Value};
+use aggro_core::scenario::{Command, Family, SqlProtocol, Value};
 use branches::Branches;
 use lines::{Line, commands};
 use std::collections::BTreeSet;
@@ -140,6 +140,14 @@ fn parameters(sql: &str, known: &BTreeSet<String>) -> Result<(String, Vec<String
                 i += 2;
                 continue;
             }
+            // aggro's own parameters are `$k`: one written in the script would be taken for one of them.
+            b'$' if outside
+                && b.get(i + 1).is_some_and(u8::is_ascii_digit)
+                && !(i > 0 && (b[i - 1].is_ascii_alphanumeric() || b"_$".contains(&b[i - 1]))) =>
+            {
+                let digits: String = sql[i + 1..].chars().take_while(char::is_ascii_digit).collect();
+                return Err(format!("${digits}: a pgbench script names its values as :variables, and a positional parameter has nothing to bind"));
+            }
             b':' if outside && b.get(i + 1).is_some_and(|n| n.is_ascii_alphabetic() || *n == b'_') => {
                 let end = sql[i + 1..].find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')).map_or(b.len(), |n| i + 1 + n);
                 let name = &sql[i + 1..end];
@@ -227,8 +235,8 @@ sql = "SELECT (SELECT coalesce(sum(delta), 0) FROM pgbench_history) - (SELECT su
 equals = "0"
 "#;
 
-/// The scenario file (TOML) equivalent to `scripts`.
-pub fn to_scenario_text(scripts: &[Script], scale: i64, defines: &[(String, Value)]) -> Result<String, ScenarioError> {
+/// The scenario file (TOML) equivalent to `scripts`, whose statements go as `protocol` says.
+pub fn to_scenario_text(scripts: &[Script], scale: i64, defines: &[(String, Value)], protocol: SqlProtocol) -> Result<String, ScenarioError> {
     let mut toml = String::from("name = \"pgbench\"\ndescription = \"pgbench scripts: ");
     toml.push_str(&scripts.iter().map(|s| s.name.replace(['"', '\\'], "")).collect::<Vec<_>>().join(", "));
     toml.push_str(&format!("\"\n\n[vars]\nscale = {scale}\n"));
@@ -280,7 +288,13 @@ pub fn to_scenario_text(scripts: &[Script], scale: i64, defines: &[(String, Valu
                     check_names(script, *line_no, us, &vars)?;
                     toml.push_str(&format!("sleep_us = {}\n", quote(us)));
                 }
-                Line::Sql { text: sql, capture } => {
+                Line::Sql { text: sql, capture, joined } => {
+                    if *joined && protocol != SqlProtocol::Simple {
+                        return Err(at(format!(
+                            "\\; joins statements into one query, which only -M simple sends (-M {}: PostgreSQL cannot prepare several commands as one statement, and pgbench aborts the client)",
+                            protocol.name()
+                        )));
+                    }
                     index += 1;
                     let (text, params) = parameters(sql, &vars).map_err(at)?;
                     let params: Vec<String> = params.iter().map(|p| quote(p)).collect();
@@ -312,7 +326,7 @@ fn script_variables(script: &Script, lines: &[(usize, Line)], known: &BTreeSet<S
             Line::Set { name, .. } => {
                 vars.insert(name.clone());
             }
-            Line::Sql { text, capture: Some(prefix) } => {
+            Line::Sql { text, capture: Some(prefix), .. } => {
                 let names = columns::returned_columns(text).map_err(|m| fail(script, *line_no, format!("\\gset: {m}")))?;
                 vars.extend(names.into_iter().map(|n| format!("{prefix}{n}")));
             }
@@ -341,19 +355,34 @@ fn check_names(script: &Script, line: usize, text: &str, vars: &BTreeSet<String>
 
 /// Compiles pgbench scripts into a scenario for a SQL target; with
 /// `per_command` (pgbench's `-r`) each statement is also timed apart.
-pub fn compile(scripts: &[Script], scale: i64, defines: &[(String, Value)], per_command: bool) -> Result<Scenario, ScenarioError> {
-    let text = to_scenario_text(scripts, scale, defines)?;
+/// The scenario running `scripts`, their statements sent as `protocol` says (pgbench's `-M`).
+pub fn compile(
+    scripts: &[Script],
+    scale: i64,
+    defines: &[(String, Value)],
+    per_command: bool,
+    protocol: SqlProtocol,
+) -> Result<Scenario, ScenarioError> {
+    let text = to_scenario_text(scripts, scale, defines, protocol)?;
     let source = Source::from_text(Path::new("pgbench"), text)?;
     let source = if per_command { source } else { source.without_step_timings() };
+    let sc = source.compile(Family::Sql, defines)?;
+    let commands = sc
+        .commands
+        .iter()
+        .map(|c| match c {
+            Command::Sql { text, .. } => Command::Sql { text: text.clone(), protocol },
+            other => other.clone(),
+        })
+        .collect();
     // As pgbench's clients: an error other than a conflict aborts the client.
-    source.compile(Family::Sql, defines).map(|sc| Scenario { abort_on_error: true, ..sc })
+    Ok(Scenario { abort_on_error: true, commands, ..sc })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::scenario::Step;
-    use aggro_core::scenario::Command;
 
     fn script(text: &str) -> Script {
         Script { name: "my.sql".into(), text: text.into(), weight: 1.0, builtin: false }
@@ -361,14 +390,14 @@ mod tests {
 
     #[test]
     fn tpcb_like_compiles_to_prepared_statements() {
-        let sc = compile(&[Script::builtin("tpcb").unwrap()], 10, &[], true).unwrap();
+        let sc = compile(&[Script::builtin("tpcb").unwrap()], 10, &[], true, SqlProtocol::Prepared).unwrap();
         assert_eq!(sc.transactions.len(), 1);
         assert_eq!(sc.invariants.len(), 3);
         let sql: Vec<&str> = sc
             .commands
             .iter()
             .map(|c| match c {
-                Command::Sql { text } => text.as_str(),
+                Command::Sql { text, .. } => text.as_str(),
                 _ => panic!("not SQL"),
             })
             .collect();
@@ -381,7 +410,7 @@ mod tests {
         assert_eq!(steps.iter().filter(|s| matches!(s, Step::Let(_))).count(), 4);
         assert_eq!(sc.operations.len(), 1 + 7);
         assert_eq!(sc.operations[2], "tpcb-like.2 UPDATE pgbench_accounts SET");
-        let simple = compile(&[Script::builtin("simple-update").unwrap()], 10, &[], false).unwrap();
+        let simple = compile(&[Script::builtin("simple-update").unwrap()], 10, &[], false, SqlProtocol::Prepared).unwrap();
         assert_eq!(simple.operations, ["pgbench"], "without -r only the transaction is timed");
         assert_eq!(simple.commands.len(), 5, "BEGIN, the account's update and read, the history row, END");
         assert!(simple.invariants.is_empty(), "its tellers and branches do not move");
@@ -392,27 +421,30 @@ mod tests {
         let text = "-- a comment\n\\set n random_zipfian(1, 1000, 1.07) \\\n  + 0\n\\set g random_gaussian(1, 10, 2.5)\n\\set e random_exponential(1, 10, 3.0)\n\\sleep 1 ms\n\\sleep :n us\nSELECT :n::bigint, ':n' AS literal,\n  :g + :e;\n";
         let mut s = script(text);
         s.weight = 3.0;
-        let sc = compile(&[s, Script::builtin("select-only@1").unwrap()], 1, &[], true).unwrap();
+        let sc = compile(&[s, Script::builtin("select-only@1").unwrap()], 1, &[], true, SqlProtocol::Prepared).unwrap();
         assert_eq!(sc.transactions.len(), 2);
         assert!((sc.cumulative[0] - 0.75).abs() < 1e-9);
-        let Command::Sql { text } = &sc.commands[0] else { panic!() };
+        let Command::Sql { text, .. } = &sc.commands[0] else { panic!() };
         assert_eq!(text, "SELECT $1::bigint, ':n' AS literal,\n  $2 + $3");
         assert_eq!(sc.transactions[0].steps.iter().filter(|s| matches!(s, Step::Sleep(_))).count(), 2);
     }
 
     #[test]
     fn unsupported_and_bad_lines_are_named() {
-        let e = compile(&[script("SELECT 1;\n\\shell echo hi\n")], 1, &[], true).unwrap_err();
+        let e = compile(&[script("SELECT 1;\n\\shell echo hi\n")], 1, &[], true, SqlProtocol::Prepared).unwrap_err();
         assert_eq!(e.at, "my.sql:2");
         assert!(e.message.contains("unsupported meta-command \\shell"), "{e}");
-        let e = compile(&[script("\\set x random(1,\nSELECT 1;")], 1, &[], true).unwrap_err();
+        let e = compile(&[script("\\set x random(1,\nSELECT 1;")], 1, &[], true, SqlProtocol::Prepared).unwrap_err();
         assert_eq!(e.at, "my.sql:1");
-        let e = compile(&[script("\\set x :nope + 1\nSELECT :x;")], 1, &[], true).unwrap_err();
+        let e = compile(&[script("\\set x :nope + 1\nSELECT :x;")], 1, &[], true, SqlProtocol::Prepared).unwrap_err();
         assert!(e.message.contains("undefined variable \"nope\""), "{e}");
-        let e = compile(&[script("SELECT :nope;")], 1, &[], true).unwrap_err();
+        let e = compile(&[script("SELECT $1 + :scale;")], 1, &[], true, SqlProtocol::Prepared).unwrap_err();
+        assert!(e.to_string().contains("$1: a pgbench script names its values as :variables"), "{e}");
+        compile(&[script("SELECT a$1, '$1', $$x$$ FROM t;")], 1, &[], true, SqlProtocol::Simple).unwrap();
+        let e = compile(&[script("SELECT :nope;")], 1, &[], true, SqlProtocol::Prepared).unwrap_err();
         assert!(e.message.contains("undefined variable \"nope\"") && e.at == "my.sql:1", "{e}");
         // A script of meta-commands only is a transaction, as pgbench runs it.
-        let sc = compile(&[script("\\set x 1\n\\sleep 1 us\n")], 1, &[], true).unwrap();
+        let sc = compile(&[script("\\set x 1\n\\sleep 1 us\n")], 1, &[], true, SqlProtocol::Prepared).unwrap();
         assert!(sc.commands.is_empty() && sc.transactions[0].steps.len() == 2);
         for (text, says) in [
             ("\\if 1\nSELECT 1;\n", "not closed by \\endif"),
@@ -421,7 +453,7 @@ mod tests {
             ("SELECT $1 + 1 \\gset\n", "write `$1 + 1 AS name`"),
             ("\\gset\n", "must end an SQL command"),
         ] {
-            let e = compile(&[script(text)], 1, &[], true).unwrap_err();
+            let e = compile(&[script(text)], 1, &[], true, SqlProtocol::Prepared).unwrap_err();
             assert!(e.message.contains(says), "{text:?}: {e}");
         }
         assert!(Script::builtin("nosuch").is_err());
@@ -431,7 +463,7 @@ mod tests {
     #[test]
     fn conditionals_captures_and_compound_statements() {
         let text = "\\set a random(1, 3)\n\\if :a = 1\nSELECT 1 AS one \\gset p_\n\\elif :a = 2\n  \\if :a > 0\n  SELECT :a \\; SELECT 2 AS two, abalance FROM pgbench_accounts \\gset\n  \\endif\n\\else\n\\set b 3\n\\endif\nSELECT :p_one, :two, :abalance;\nSELECT 'a \\; b' AS s, 2 AS c \\; SELECT 3 AS d \\aset\n";
-        let toml = to_scenario_text(&[script(text)], 1, &[]).unwrap();
+        let toml = to_scenario_text(&[script(text)], 1, &[], SqlProtocol::Simple).unwrap();
         for step in [
             "let = [\"__if1 = (:a = 1) and 1\", \"__taken1 = __if1\"]",
             "when = \"__if1\"\nname = \"1 SELECT 1 AS\"\nsql = \"SELECT 1 AS one\"\nparams = []\ncapture = [\"p_one\"]",
@@ -447,14 +479,22 @@ mod tests {
         ] {
             assert!(toml.contains(step), "{step}\nnot in\n{toml}");
         }
-        let sc = compile(&[script(text)], 1, &[], true).unwrap();
+        let sc = compile(&[script(text)], 1, &[], true, SqlProtocol::Simple).unwrap();
         assert!(sc.transactions[0].steps.iter().any(|s| matches!(s, Step::When(_, 1))));
+        assert!(sc.commands.iter().all(|c| matches!(c, Command::Sql { protocol: SqlProtocol::Simple, .. })), "-M reaches every statement");
+        for protocol in [SqlProtocol::Extended, SqlProtocol::Prepared] {
+            let e = compile(&[script(text)], 1, &[], true, protocol).unwrap_err();
+            assert!(
+                e.to_string().contains(&format!("my.sql:6: \\; joins statements into one query, which only -M simple sends (-M {}", protocol.name())),
+                "{e}"
+            );
+        }
     }
 
     #[test]
     fn defines_are_variables() {
-        let sc = compile(&[script("SELECT :limit;")], 1, &[("limit".into(), Value::Int(5))], true).unwrap();
-        let Command::Sql { text } = &sc.commands[0] else { panic!() };
+        let sc = compile(&[script("SELECT :limit;")], 1, &[("limit".into(), Value::Int(5))], true, SqlProtocol::Prepared).unwrap();
+        let Command::Sql { text, .. } = &sc.commands[0] else { panic!() };
         assert_eq!(text, "SELECT $1");
     }
 }

@@ -5,17 +5,22 @@
 //!
 //! The proportions become the mix's weights, `requestdistribution` the key
 //! space's distribution, `recordcount` and `maxscanlength` the `records` and
-//! `scanlength` variables, `operationcount` the run's request limit. What the layout cannot honour (another field count
-//! or length, `writeallfields`, another table) is refused by name; a key this
-//! translation does not know is refused with its line, as a typo would be.
+//! `scanlength` variables, `operationcount` the run's request limit, and the
+//! record's properties (`fieldcount`, `fieldlength`,
+//! `fieldlengthdistribution`, `readallfields`, `writeallfields`) its
+//! [`Layout`]. What the translation cannot honour (another table or
+//! workload class, a scan length distribution other than uniform) is refused
+//! by name, all at once; a key it does not know is refused with its line, as
+//! a typo would be.
+
+mod layout;
+
+pub use layout::Layout;
 
 use super::file::ScenarioError;
 use aggro_core::scenario::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
-
-/// The record layout, population and operations every translated workload uses.
-const CORE: &str = include_str!("../../../../scenarios/ycsb/core.toml");
 
 /// Keys read for their value; each is checked below.
 const KNOWN: &[&str] = &[
@@ -43,9 +48,8 @@ const KNOWN: &[&str] = &[
     "table",
 ];
 
-/// What the record layout (`scenarios/ycsb/core.toml`) fixes: each property, its default, the values
-/// the layout honours, and why.
-const LAYOUT: &[(&str, &str, &[&str], &str)] = &[
+/// What the translation fixes: each property, its default, the values it honours, and why.
+const FIXED: &[(&str, &str, &[&str], &str)] = &[
     (
         "workload",
         "site.ycsb.workloads.CoreWorkload",
@@ -53,13 +57,16 @@ const LAYOUT: &[(&str, &str, &[&str], &str)] = &[
         "only YCSB's CoreWorkload is translated",
     ),
     ("table", "usertable", &["usertable"], "the layout's table is usertable"),
-    ("fieldcount", "10", &["10"], "the layout has 10 fields (scenarios/ycsb/core.toml)"),
-    ("fieldlength", "100", &["100"], "the layout's fields are 100 characters"),
-    ("fieldlengthdistribution", "constant", &["constant"], "the layout's field lengths are constant"),
-    ("readallfields", "true", &["true"], "reads read every field in this layout"),
-    ("writeallfields", "false", &["false"], "updates write one random field in this layout"),
-    ("scanlengthdistribution", "uniform", &["uniform"], "scan lengths are uniform in this layout"),
+    ("fieldlengthdistribution", "constant", &["constant", "uniform", "zipfian"], "YCSB's are constant, uniform and zipfian"),
+    ("readallfields", "true", &["true", "false"], "true or false"),
+    ("writeallfields", "false", &["true", "false"], "true or false"),
+    ("scanlengthdistribution", "uniform", &["uniform"], "scan lengths are uniform in this translation (zipfian is not)"),
 ];
+
+/// The most fields a record may have (PostgreSQL's tables hold 1,600 columns).
+const MOST_FIELDS: usize = 1000;
+/// The longest field (a request stays far below the scenario's 16 MiB input cap times fields).
+const MOST_LENGTH: usize = 1 << 20;
 
 /// Whether `text` (of a file not named `.toml`) reads as a YCSB property file:
 /// a `key=value` line naming the workload class or a proportion.
@@ -109,13 +116,23 @@ pub fn translate(path: &Path, text: &str) -> Result<Translated, ScenarioError> {
         v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0).ok_or_else(|| fail(line, format!("{key}: {v:?} is not a non-negative number")))
     };
     // Every property the layout cannot honour, all named at once.
-    let refused: Vec<(usize, String)> = LAYOUT
+    let mut refused: Vec<(usize, String)> = FIXED
         .iter()
         .filter_map(|(key, default, wanted, why)| {
             let (line, v) = get(key, default);
             (!wanted.contains(&v.as_str())).then(|| (line, format!("{key}={v}: {why}")))
         })
         .collect();
+    // The record's counts: whole numbers in what a table and a request can hold.
+    let mut count = |key: &str, default: &str, most: usize| {
+        let (line, v) = get(key, default);
+        let n = v.parse::<usize>().ok().filter(|n| (1..=most).contains(n));
+        if n.is_none() {
+            refused.push((line, format!("{key}={v}: a whole number from 1 to {most}")));
+        }
+        n.unwrap_or(1)
+    };
+    let (fields, length) = (count("fieldcount", "10", MOST_FIELDS), count("fieldlength", "100", MOST_LENGTH));
     match refused.as_slice() {
         [] => {}
         [(line, why)] => return Err(fail(*line, why.clone())),
@@ -152,17 +169,33 @@ pub fn translate(path: &Path, text: &str) -> Result<Translated, ScenarioError> {
     let records = number("recordcount", "1000")?;
     let operations = props.contains_key("operationcount").then(|| number("operationcount", "0")).transpose()?.map(|n| n as u64);
     let scanlength = number("maxscanlength", "1000")?;
-    let draw = "{ let = [\"r = draw(record)\"] }";
+    let layout = Layout {
+        fields,
+        length,
+        lengths: get("fieldlengthdistribution", "constant").1,
+        read_all: get("readallfields", "true").1 == "true",
+        write_all: get("writeallfields", "false").1 == "true",
+    };
+    // Each operation's draws: the record, and the field a read or an update of one field touches.
+    let lets = |first: &str, fields: &[Option<String>]| {
+        let mut all = vec![first.to_string()];
+        all.extend(fields.iter().flatten().cloned());
+        let all: Vec<String> = all.iter().map(|l| format!("\"{l}\"")).collect();
+        format!("{{ let = [{}] }}", all.join(", "))
+    };
+    let (read_field, write_field) = (layout.field_choice(false), layout.field_choice(true));
+    // One field variable `f` for a read-modify-write, as YCSB reads and writes the field it chose.
+    let either = read_field.clone().or(write_field.clone());
     let mix = [
-        ("read", "readproportion", "0.95", format!("[{draw}, {{ use = \"read\" }}]")),
-        ("update", "updateproportion", "0.05", "[{ let = [\"r = draw(record)\", \"f = random(0, 9)\"] }, { use = \"update\" }]".to_string()),
+        ("read", "readproportion", "0.95", format!("[{}, {{ use = \"read\" }}]", lets("r = draw(record)", &[read_field]))),
+        ("update", "updateproportion", "0.05", format!("[{}, {{ use = \"update\" }}]", lets("r = draw(record)", &[write_field]))),
         ("insert", "insertproportion", "0", "[{ let = [\"r = insert(record)\"] }, { use = \"insert\" }]".to_string()),
         ("scan", "scanproportion", "0", "[{ let = [\"r = draw(record)\", \"len = random(1, scanlength)\"] }, { use = \"scan\" }]".to_string()),
         (
             "read-modify-write",
             "readmodifywriteproportion",
             "0",
-            "[{ let = [\"r = draw(record)\", \"f = random(0, 9)\"] }, { use = \"read\" }, { use = \"update\" }]".to_string(),
+            format!("[{}, {{ use = \"read\" }}, {{ use = \"update\" }}]", lets("r = draw(record)", &[either])),
         ),
     ];
     let mut transactions = String::new();
@@ -177,8 +210,9 @@ pub fn translate(path: &Path, text: &str) -> Result<Translated, ScenarioError> {
     }
     let stem = path.file_stem().map_or_else(|| "workload".into(), |s| s.to_string_lossy().into_owned());
     let text = format!(
-        "name = \"ycsb-{stem}\"\ndescription = \"YCSB workload file {} (CoreWorkload), translated\"\n{CORE}\n[keys.record]\ncount = \"records\"\nprefix = \"user\"\norder = \"{order}\"\n{distribution}\n{transactions}",
-        path.display()
+        "name = \"ycsb-{stem}\"\ndescription = \"YCSB workload file {} (CoreWorkload), translated\"\n{}\n[keys.record]\ncount = \"records\"\nprefix = \"user\"\norder = \"{order}\"\n{distribution}\n{transactions}",
+        path.display(),
+        layout.body()
     );
     Ok(Translated {
         text,
@@ -237,8 +271,9 @@ mod tests {
         let path = Path::new("my-workload");
         let base = shipped('a');
         for (extra, said) in [
-            ("fieldcount=20", "fieldcount=20: the layout has 10 fields"),
-            ("writeallfields=true", "writeallfields=true"),
+            ("fieldcount=0", "fieldcount=0: a whole number from 1 to 1000"),
+            ("writeallfields=yes", "writeallfields=yes: true or false"),
+            ("scanlengthdistribution=zipfian", "scanlengthdistribution=zipfian: scan lengths are uniform"),
             ("requestdistribution=pareto", "requestdistribution=pareto: one of"),
             ("recrodcount=5", "recrodcount: not a CoreWorkload property"),
             ("readproportion=lots", "readproportion: \"lots\" is not a non-negative number"),
@@ -247,13 +282,33 @@ mod tests {
             let e = translate(path, &text).expect_err(extra);
             assert!(e.to_string().starts_with("my-workload:") && e.to_string().contains(said), "{extra}: {e}");
         }
-        // Every property the layout cannot honour, in one message.
-        let e = translate(path, &format!("{base}fieldcount=5\nfieldlength=200\n")).expect_err("two");
+        // Every property the translation cannot honour, in one message.
+        let e = translate(path, &format!("{base}fieldcount=5000\nfieldlength=long\n")).expect_err("two");
         let said = e.to_string();
-        assert!(said.contains("2 properties") && said.contains("fieldcount=5") && said.contains("fieldlength=200"), "{said}");
+        assert!(said.contains("2 properties") && said.contains("fieldcount=5000") && said.contains("fieldlength=long"), "{said}");
         let e = translate(path, "workload=site.ycsb.workloads.CoreWorkload\nreadproportion=0\nupdateproportion=0\n").expect_err("no mix");
         assert!(e.to_string().contains("every proportion is 0"), "{e}");
         assert!(!looks_like(Path::new("a.toml"), &base), "a .toml file is a scenario");
+    }
+
+    #[test]
+    fn the_record_s_properties_shape_the_layout_on_every_family() {
+        let text =
+            format!("{}fieldcount=4\nfieldlength=20\nfieldlengthdistribution=uniform\nreadallfields=false\nwriteallfields=true\n", shipped('f'));
+        let t = translate(Path::new("wide"), &text).expect("translates");
+        for family in [Family::Sql, Family::Redis, Family::Kv, Family::Dynamo] {
+            Source::from_text(Path::new("wide"), t.text.clone())
+                .and_then(|s| s.compile(family, &t.sets))
+                .unwrap_or_else(|e| panic!("{family:?}: {e}"));
+        }
+        let sc = Source::from_text(Path::new("wide"), t.text.clone()).and_then(|s| s.compile(Family::Sql, &t.sets)).unwrap();
+        let sql: Vec<String> = sc.commands.iter().map(|c| format!("{c:?}")).collect();
+        let has = |s: &str| sql.iter().any(|c| c.contains(s));
+        assert!(has("SELECT field3 FROM usertable WHERE ycsb_key = $1") && !has("field4"), "a read of one of 4 fields: {sql:?}");
+        assert!(has("UPDATE usertable SET field0 = $1, field1 = $2, field2 = $3, field3 = $4 WHERE ycsb_key = $5"), "{sql:?}");
+        assert!(t.text.contains("[sizes.field]\ndistribution = \"uniform\"\nmin = 1\nmax = 20"), "{}", t.text);
+        assert!(t.text.contains("\"r = draw(record)\", \"f = random(0, 3)\""), "the field a read-modify-write reads: {}", t.text);
+        assert!(!t.text.contains("[sizes.record]"), "a key-value record is its fields' draws when they vary");
     }
 
     #[test]
