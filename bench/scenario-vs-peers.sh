@@ -23,29 +23,8 @@ cd "$(dirname "$0")/.."
 secs=${1:-20}
 source bench/peers-lib.sh
 
-# A JDK and Maven for the YCSB peer (a benchmark's peer: installed here, not by the tests).
-if ! command -v javac >/dev/null || ! command -v mvn >/dev/null; then
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends default-jdk-headless maven >/dev/null
-fi
-# YCSB 0.17's core, Jedis and the PostgreSQL JDBC driver (with their
-# dependencies) from Maven Central, once; the bench's bindings compiled.
-ycsb=${YCSB_HOME:-$HOME/.cache/aggro/ycsb-0.17.0}
-if [ ! -f "$ycsb/lib/core-0.17.0.jar" ] || [ ! -f "$ycsb/lib/jedis-2.9.0.jar" ] || [ ! -f "$ycsb/lib/postgresql-42.7.4.jar" ]; then
-  mkdir -p "$ycsb"
-  cat >"$ycsb/pom.xml" <<'POM'
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>aggro.bench</groupId><artifactId>ycsb-peer</artifactId><version>2</version><packaging>pom</packaging>
-  <dependencies>
-    <dependency><groupId>site.ycsb</groupId><artifactId>core</artifactId><version>0.17.0</version></dependency>
-    <dependency><groupId>redis.clients</groupId><artifactId>jedis</artifactId><version>2.9.0</version></dependency>
-    <dependency><groupId>org.postgresql</groupId><artifactId>postgresql</artifactId><version>42.7.4</version></dependency>
-  </dependencies>
-</project>
-POM
-  (cd "$ycsb" && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib >/dev/null)
-fi
+# YCSB 0.17 and its drivers (bench/ycsb/install.sh); the bench's bindings compiled.
+source bench/ycsb/install.sh
 rm -rf "$work/ycsb-classes"
 javac -cp "$ycsb/lib/*" -d "$work/ycsb-classes" bench/ycsb/*.java
 per_op() { python3 -c "print(f'{$1/$2*1e6:.2f}')"; }

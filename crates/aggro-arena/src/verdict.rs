@@ -52,6 +52,10 @@ pub struct Service {
     pub delay_events: u64,
     /// The server's process was gone at the end.
     pub server_died: bool,
+    /// State updates per seated bot per second while (nearly) every bot was seated, and the most any
+    /// interval got — what the server sends when it keeps up (0: no state updates seen).
+    pub state_per_bot_s: f64,
+    pub state_best_per_bot_s: f64,
 }
 
 impl Service {
@@ -83,27 +87,32 @@ pub struct Slo {
     pub delivery_pct: f64,
     /// Action-to-observer delay p99 at most, ms.
     pub delay_p99_ms: f64,
+    /// State updates per bot per second with every bot seated, at least this many, when given: the
+    /// rate the room sends while it keeps up is its own (Colyseus patches only a changed state), so
+    /// there is no default.
+    pub state_per_bot_s: Option<f64>,
 }
 
 impl Default for Slo {
     fn default() -> Self {
-        Slo { joins_pct: 99.0, disconnects_pct: 1.0, delivery_pct: 99.9, delay_p99_ms: 100.0 }
+        Slo { joins_pct: 99.0, disconnects_pct: 1.0, delivery_pct: 99.9, delay_p99_ms: 100.0, state_per_bot_s: None }
     }
 }
 
 impl Slo {
-    /// Parses `joins>=99%,disconnects<=1%,delivery>=99.9%,p99<=100ms` (any of them; the rest keep their
-    /// defaults).
+    /// Parses `joins>=99%,disconnects<=1%,delivery>=99.9%,p99<=100ms,state>=18/s` (any of them; the rest
+    /// keep their defaults).
     pub fn parse(text: &str) -> Result<Slo, String> {
         let mut slo = Slo::default();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let bad = || format!("bad --slo threshold {part:?} (examples: joins>=99%, disconnects<=1%, delivery>=99.9%, p99<=100ms)");
+            let bad = || format!("bad --slo threshold {part:?} (examples: joins>=99%, disconnects<=1%, delivery>=99.9%, p99<=100ms, state>=18/s)");
             let (name, value) = part.split_once(">=").or_else(|| part.split_once("<=")).or_else(|| part.split_once(['<', '>'])).ok_or_else(bad)?;
             let number = |v: &str| v.trim().parse::<f64>().map_err(|_| bad());
             match name.trim() {
                 "joins" => slo.joins_pct = number(value.trim().trim_end_matches('%'))?,
                 "disconnects" => slo.disconnects_pct = number(value.trim().trim_end_matches('%'))?,
                 "delivery" => slo.delivery_pct = number(value.trim().trim_end_matches('%'))?,
+                "state" => slo.state_per_bot_s = Some(number(value.trim().trim_end_matches("/s"))?),
                 "p99" | "delay:p99" => {
                     slo.delay_p99_ms = aggro_core::units::parse_duration(value.trim()).map_err(|_| bad())?.as_secs_f64() * 1e3;
                 }
@@ -195,6 +204,11 @@ fn judge_service(e: &Evidence, s: &Service) -> Option<Verdict> {
         format!("{:.2}% of messages arrived ({} lost)", s.delivery_pct(), s.lost)
     } else if s.delay_events > 0 && s.delay_p99_ms > slo.delay_p99_ms {
         format!("delay p99 {:.1} ms is over {:.0} ms", s.delay_p99_ms, slo.delay_p99_ms)
+    } else if let Some(least) = slo.state_per_bot_s.filter(|least| s.state_per_bot_s < *least) {
+        format!(
+            "state updates fell to {:.1}/s per bot with every bot seated, under the {least}/s asked (the most any interval got: {:.1}/s)",
+            s.state_per_bot_s, s.state_best_per_bot_s
+        )
     } else {
         return None;
     };
@@ -310,6 +324,20 @@ mod tests {
         let dead = Evidence { service: Some(Service { server_died: true, ..served }), swarm_cpu_pct: 99.0, ..calm };
         assert_eq!(judge(&dead).limit, Limit::Gone, "a dead server is named even when the swarm saturated");
         assert_eq!(judge(&Evidence { service: Some(Service { joined: 0, failed_joins: 30, ..served }), ..calm }).limit, Limit::Gone);
+        let starving = Service { state_per_bot_s: 3.9, state_best_per_bot_s: 20.0, ..served };
+        assert_eq!(judge(&Evidence { service: Some(starving), ..calm }).limit, Limit::None, "a room's own rate is not judged unless asked");
+        let asked = Slo::parse("state>=18/s").unwrap();
+        let starved = judge(&Evidence { service: Some(starving), slo: asked, ..calm });
+        assert_eq!(starved.limit, Limit::Service);
+        assert!(
+            starved
+                .evidence
+                .contains("state updates fell to 3.9/s per bot with every bot seated, under the 18/s asked (the most any interval got: 20.0/s)"),
+            "{}",
+            starved.evidence
+        );
+        let steady = Service { state_per_bot_s: 19.0, state_best_per_bot_s: 20.0, ..served };
+        assert_eq!(judge(&Evidence { service: Some(steady), slo: asked, ..calm }).limit, Limit::None);
         let loose = Slo::parse("p99<=3s, joins>=50%").unwrap();
         assert_eq!(judge(&Evidence { slo: loose, service: Some(Service { delay_p99_ms: 1_969.0, ..served }), ..calm }).limit, Limit::None);
         assert!(Slo::parse("latency<5").is_err());

@@ -74,11 +74,11 @@ pub trait MmoVisitor {
 }
 
 /// Builds the target a parsed URL names and calls `$visit` with it; `$null`
-/// handles `null:`.
+/// handles `null:` (its trace file bound to `$trace`).
 macro_rules! dispatch {
-    ($url:expr, $visitor:ident, $null:expr) => {
+    ($url:expr, $visitor:ident, |$trace:ident| $null:expr) => {
         match TargetUrl::parse($url)? {
-            TargetUrl::Null => $null,
+            TargetUrl::Null { trace: $trace } => $null,
             #[cfg(feature = "stackdb")]
             TargetUrl::StackDb { path, immediate } => Ok($visitor.visit(stackdb::StackDbTarget::new(path, immediate)).await),
             #[cfg(feature = "sqlite")]
@@ -97,17 +97,20 @@ macro_rules! dispatch {
 
 /// Parses `url`, builds its target and passes it to `visitor`.
 pub async fn open_mobile<V: MobileVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
-    dispatch!(url, visitor, Ok(visitor.visit(null::NullTarget).await))
+    dispatch!(url, visitor, |trace| match trace {
+        None => Ok(visitor.visit(null::NullTarget::default()).await),
+        Some(_) => Err(UrlError::Bad { url: url.to_string(), why: "null:?trace= traces scenario commands only".into() }),
+    })
 }
 
 /// Parses `url`, builds its target and passes it to `visitor` (the null
 /// target holds no world, so it is refused).
 #[cfg_attr(not(any(feature = "stackdb", feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb")), allow(unused_variables))]
 pub async fn open_mmo<V: MmoVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
-    dispatch!(url, visitor, Err(UrlError::Bad { url: url.to_string(), why: "null: holds no MMO world".into() }))
+    dispatch!(url, visitor, |_trace| Err(UrlError::Bad { url: url.to_string(), why: "null: holds no MMO world".into() }))
 }
 
 /// Parses `url`, builds its target and passes it to `visitor`.
 pub async fn open_scenario<V: ScenarioVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
-    dispatch!(url, visitor, Ok(visitor.visit(null::NullTarget).await))
+    dispatch!(url, visitor, |trace| Ok(visitor.visit(null::NullTarget::tracing(trace)).await))
 }

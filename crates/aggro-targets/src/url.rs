@@ -3,8 +3,12 @@
 /// A parsed target URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TargetUrl {
-    /// `null:` — does nothing.
-    Null,
+    /// `null:[?trace=FILE]` — does nothing (with `trace`, writes each scenario command it was given
+    /// to FILE, as YCSB's `basicdb.verbose`).
+    Null {
+        /// Where each command goes, one line each.
+        trace: Option<std::path::PathBuf>,
+    },
     /// `sqlite:PATH[?sync=off|normal|full]`.
     Sqlite {
         /// Database file.
@@ -66,7 +70,11 @@ impl TargetUrl {
         let bad = |why: &str| UrlError::Bad { url: text.to_string(), why: why.to_string() };
         let (scheme, rest) = text.split_once(':').ok_or_else(|| bad(FORMS))?;
         match scheme {
-            "null" => Ok(TargetUrl::Null),
+            "null" => match rest.strip_prefix("?trace=") {
+                None if rest.is_empty() => Ok(TargetUrl::Null { trace: None }),
+                Some(path) if !path.is_empty() => Ok(TargetUrl::Null { trace: Some(path.into()) }),
+                _ => Err(bad("null takes only ?trace=FILE")),
+            },
             "sqlite" => {
                 let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
                 let path = path.strip_prefix("//").unwrap_or(path);
@@ -131,7 +139,7 @@ impl TargetUrl {
     /// The scheme, which is also the Cargo feature's name.
     pub fn scheme(&self) -> &'static str {
         match self {
-            TargetUrl::Null => "null",
+            TargetUrl::Null { .. } => "null",
             TargetUrl::StackDb { .. } => "stackdb",
             TargetUrl::Sqlite { .. } => "sqlite",
             TargetUrl::Postgres { .. } => "postgres",
@@ -162,7 +170,9 @@ mod tests {
 
     #[test]
     fn every_form_parses() {
-        assert_eq!(TargetUrl::parse("null:").unwrap(), TargetUrl::Null);
+        assert_eq!(TargetUrl::parse("null:").unwrap(), TargetUrl::Null { trace: None });
+        assert_eq!(TargetUrl::parse("null:?trace=/tmp/t").unwrap(), TargetUrl::Null { trace: Some("/tmp/t".into()) });
+        assert!(TargetUrl::parse("null:x").unwrap_err().to_string().contains("null takes only ?trace=FILE"));
         assert_eq!(TargetUrl::parse("stackdb:./w").unwrap(), TargetUrl::StackDb { path: "./w".into(), immediate: true });
         assert_eq!(TargetUrl::parse("stackdb:/w?sync=eventual").unwrap(), TargetUrl::StackDb { path: "/w".into(), immediate: false });
         assert_eq!(TargetUrl::parse("sqlite:./game.db").unwrap(), TargetUrl::Sqlite { path: "./game.db".into(), sync: "full".into() });

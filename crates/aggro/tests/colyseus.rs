@@ -211,12 +211,16 @@ fn nothing_listening_is_a_server_gone_and_a_broken_threshold_exits_3() {
         run(&[&args[..], &["--server-pid", &pid, "--slo", slo, "--out", &path(dir.path(), out)]].concat(), Duration::from_secs(60))
     };
     let strict = swarm_judged_by("p99<=1us", "strict.json");
+    let unfed = swarm_judged_by("p99<=10s,state>=1000/s", "unfed.json");
     let served = swarm_judged_by("p99<=10s", "served.json");
     server.kill().unwrap();
     server.wait().unwrap();
     let text = format!("{}{}", String::from_utf8_lossy(&strict.stdout), String::from_utf8_lossy(&strict.stderr));
     assert_eq!(strict.status.code(), Some(3), "{text}");
     assert!(text.contains("verdict: Service") && text.contains("delay p99"), "{text}");
+    let text = format!("{}{}", String::from_utf8_lossy(&unfed.stdout), String::from_utf8_lossy(&unfed.stderr));
+    assert_eq!(unfed.status.code(), Some(3), "{text}");
+    assert!(text.contains("state updates fell to") && text.contains("under the 1000/s asked"), "{text}");
     let text = format!("{}{}", String::from_utf8_lossy(&served.stdout), String::from_utf8_lossy(&served.stderr));
     assert_eq!(served.status.code(), Some(0), "{text}");
     assert!(text.contains("every player served"), "{text}");

@@ -295,7 +295,17 @@ impl<'a> Compiler<'a> {
                     return Err(self.fail_at(from.file, span, format!("{key}.order: unknown {other:?}: expected plain, hashed or bit-reversed")));
                 }
             };
-            self.gens.spaces.push(Space::new(k.prefix.clone(), order, choice, count));
+            let space = match &k.space {
+                None => None,
+                Some(_) if !matches!(choice, Choice::Uniform | Choice::ScrambledZipfian(_)) => {
+                    return Err(self.fail(from, &format!("{key}.space: only a uniform or scrambled-zipfian chooser is made over a fixed space")));
+                }
+                Some(v) => match self.constant(from.file, v, &format!("{key}.space"))? {
+                    n if n >= 1 => Some(n as u64),
+                    n => return Err(self.fail(from, &format!("{key}.space: must be at least 1, not {n}"))),
+                },
+            };
+            self.gens.spaces.push(Space::new(k.prefix.clone(), order, choice, count).over(space));
         }
         Ok(())
     }

@@ -209,6 +209,11 @@ pub struct Space {
     pub choice: Choice,
     /// Records at population.
     pub count: u64,
+    /// The records a uniform or scrambled Zipfian chooser is made over, fixed (YCSB makes its
+    /// generators once: uniform over `recordcount`, scrambled Zipfian over `recordcount` plus the
+    /// inserts it expects, plus one); a draw past the records that exist is drawn again. `None`:
+    /// over the records that exist at each draw.
+    pub space: Option<u64>,
     /// The next record number `insert` hands out.
     next_insert: AtomicU64,
     /// The sequential chooser's position.
@@ -218,7 +223,12 @@ pub struct Space {
 impl Space {
     /// A key space of `count` records.
     pub fn new(prefix: String, order: Order, choice: Choice, count: u64) -> Self {
-        Self { prefix, order, choice, count, next_insert: AtomicU64::new(count), cursor: AtomicU64::new(0) }
+        Self { prefix, order, choice, count, space: None, next_insert: AtomicU64::new(count), cursor: AtomicU64::new(0) }
+    }
+
+    /// The same, its chooser made over `space` records (see [`Space::space`]).
+    pub fn over(self, space: Option<u64>) -> Self {
+        Self { space, ..self }
     }
 
     /// Records that exist now (population + inserts so far).
@@ -230,9 +240,22 @@ impl Space {
     pub fn draw(&self, rng: &mut Rng) -> u64 {
         let n = self.records();
         match &self.choice {
-            Choice::Uniform => rng.range_inclusive(0, n - 1),
+            // Drawing again past the records that exist is uniform over those below the space.
+            Choice::Uniform => rng.range_inclusive(0, self.space.unwrap_or(n).min(n) - 1),
             Choice::Zipfian(z) => z.next_over(rng, n),
-            Choice::ScrambledZipfian(z) => fnv64(z.next(rng)) % n,
+            Choice::ScrambledZipfian(z) => {
+                let space = self.space.unwrap_or(n).max(1);
+                // As YCSB's nextKeynum: a record not inserted yet is drawn again (bounded here, so a
+                // space far beyond the records cannot spin; then the draw wraps onto them).
+                let mut k = fnv64(z.next(rng)) % space;
+                for _ in 0..64 {
+                    if k < n {
+                        break;
+                    }
+                    k = fnv64(z.next(rng)) % space;
+                }
+                k % n
+            }
             Choice::Hotspot { hot_fraction, hot_share } => {
                 let n = self.count.max(1);
                 let hot = ((n as f64 * hot_fraction) as u64).clamp(1, n);
@@ -391,6 +414,26 @@ mod tests {
         let share = top as f64 / DRAWS as f64;
         let exact: f64 = (1..=100).map(|i| 1.0 / (i as f64).powf(ZIPFIAN_CONSTANT)).sum::<f64>() / zn;
         assert!((share - exact).abs() < 0.03, "top 10%: {share} vs {exact}");
+    }
+
+    #[test]
+    fn a_fixed_space_keeps_the_hot_records_where_ycsb_puts_them() {
+        // YCSB's scrambled Zipfian over recordcount + 1 (its inclusive max): the hottest record is
+        // FNV-64(0) mod 1001, and a draw of 1000 (not a record) is drawn again.
+        let space = Space::new(String::new(), Order::Plain, Choice::ScrambledZipfian(scrambled_zipfian()), 1000).over(Some(1001));
+        let mut rng = Rng::seeded(5);
+        let mut counts = vec![0u32; 1000];
+        for _ in 0..200_000 {
+            counts[space.draw(&mut rng) as usize] += 1;
+        }
+        let hottest = (0..1000).max_by_key(|i| counts[*i]).unwrap() as u64;
+        assert_eq!(hottest, fnv64(0) % 1001);
+        // Uniform over a space of the records at population does not reach the records inserted since.
+        let uniform = Space::new(String::new(), Order::Plain, Choice::Uniform, 10).over(Some(10));
+        for _ in 0..5 {
+            uniform.insert();
+        }
+        assert!((0..10_000).all(|_| uniform.draw(&mut rng) < 10));
     }
 
     #[test]

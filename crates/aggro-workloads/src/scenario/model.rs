@@ -33,6 +33,8 @@ pub(super) struct FileModel {
 #[serde(deny_unknown_fields)]
 pub(super) struct KeysModel {
     pub(super) count: Spanned<toml::Value>,
+    /// The records a uniform or scrambled-zipfian chooser is made over (YCSB's fixed generators).
+    pub(super) space: Option<Spanned<toml::Value>>,
     pub(super) distribution: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) prefix: String,

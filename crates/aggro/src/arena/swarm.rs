@@ -200,7 +200,7 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
         bytes_per_s: (totals.counters.bytes_in + totals.counters.bytes_out) as f64 / secs,
         bandwidth_budget: budget,
         queue_full: totals.counters.queue_full,
-        service: Some(service::<B>(totals, watch.is_some() && server_after.is_none())),
+        service: Some(service::<B>(intervals, (cfg.duration - cfg.drain).as_secs_f64(), totals, watch.is_some() && server_after.is_none())),
         slo,
         // Only aggro's own servers have a /metrics page.
         watch_flag: told.as_ref().map(|_| "--server-pid"),
@@ -297,11 +297,16 @@ fn feed_live<B: Behaviour>(live: &Live, iv: &SwarmInterval, rate: Option<f64>) {
 }
 
 /// What the players got, from the swarm's totals: a Colyseus join the matchmaker refused failed too (a
-/// relay's full room is only asked again); `server_died` when the watched server was gone at the end.
-fn service<B: Behaviour>(totals: &SwarmInterval, server_died: bool) -> Service {
+/// relay's full room is only asked again); `server_died` when the watched server was gone at the end;
+/// the state rate from the intervals before `quiet_s` (the drain, when bots play no more).
+fn service<B: Behaviour>(intervals: &[SwarmInterval], quiet_s: f64, totals: &SwarmInterval, server_died: bool) -> Service {
     let c = &totals.counters;
     let refused = if B::REFUSALS_FAIL { c.refused } else { 0 };
+    let playing: Vec<&SwarmInterval> = intervals.iter().filter(|iv| iv.end_s <= quiet_s + 1e-3).collect();
+    let (state_per_bot_s, state_best_per_bot_s) = state_rate(&playing);
     Service {
+        state_per_bot_s,
+        state_best_per_bot_s,
         joined: c.connects,
         failed_joins: c.failed_joins + refused,
         disconnects: c.disconnects,
@@ -311,6 +316,18 @@ fn service<B: Behaviour>(totals: &SwarmInterval, server_died: bool) -> Service {
         delay_events: totals.delay.count,
         server_died,
     }
+}
+
+/// State updates per bot per second: the mean over the intervals with at least 95 % of the most bots
+/// ever seated (full load), and the most any interval got (what the server sends while it keeps up).
+fn state_rate(intervals: &[&SwarmInterval]) -> (f64, f64) {
+    let most = intervals.iter().map(|iv| iv.active_bots).max().unwrap_or(0);
+    let best = intervals.iter().map(|iv| iv.snapshots_per_bot_s).fold(0.0, f64::max);
+    let full: Vec<f64> = intervals.iter().filter(|iv| most > 0 && iv.active_bots * 100 >= most * 95).map(|iv| iv.snapshots_per_bot_s).collect();
+    if full.is_empty() {
+        return (0.0, 0.0);
+    }
+    (full.iter().sum::<f64>() / full.len() as f64, best)
 }
 
 /// Where the swarm reads its server's figures: the /metrics page of aggro's own servers, or any server's

@@ -144,10 +144,17 @@ pub fn translate(path: &Path, text: &str) -> Result<Translated, ScenarioError> {
     }
 
     let (line, dist) = get("requestdistribution", "uniform");
+    let operations = props.contains_key("operationcount").then(|| number("operationcount", "0")).transpose()?.map(|n| n as u64);
     let distribution = match dist.as_str() {
-        "uniform" | "latest" | "sequential" => format!("distribution = \"{dist}\""),
-        // CoreWorkload's "zipfian" is its scrambled Zipfian.
-        "zipfian" => "distribution = \"scrambled-zipfian\"".to_string(),
+        // As CoreWorkload makes its generator: over the records at population.
+        "uniform" => "distribution = \"uniform\"\nspace = \"records\"".to_string(),
+        "latest" | "sequential" => format!("distribution = \"{dist}\""),
+        // CoreWorkload's "zipfian" is its scrambled Zipfian, made over the records, twice the inserts
+        // operationcount × insertproportion predicts, and one more (its max is inclusive).
+        "zipfian" => {
+            let expected = (operations.unwrap_or(0) as f64 * number("insertproportion", "0")? * 2.0) as u64;
+            format!("distribution = \"scrambled-zipfian\"\nspace = \"records + {}\"", expected + 1)
+        }
         "hotspot" => format!(
             "distribution = \"hotspot\"\nhot_fraction = {}\nhot_share = {}",
             number("hotspotdatafraction", "0.2")?,
@@ -167,7 +174,6 @@ pub fn translate(path: &Path, text: &str) -> Result<Translated, ScenarioError> {
         other => return Err(fail(line, format!("insertorder={other}: hashed or ordered"))),
     };
     let records = number("recordcount", "1000")?;
-    let operations = props.contains_key("operationcount").then(|| number("operationcount", "0")).transpose()?.map(|n| n as u64);
     let scanlength = number("maxscanlength", "1000")?;
     let layout = Layout {
         fields,
