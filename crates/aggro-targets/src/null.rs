@@ -11,13 +11,15 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+/// The trace file, shared by the connections (created by the first).
+type TraceFile = Arc<Mutex<Option<BufWriter<std::fs::File>>>>;
+
 /// The target that stores nothing.
 #[derive(Clone, Debug, Default)]
 pub struct NullTarget {
     /// Where scenario commands are traced, if anywhere.
     trace: Option<PathBuf>,
-    /// The trace file, created by the first connection.
-    file: Arc<Mutex<Option<BufWriter<std::fs::File>>>>,
+    file: TraceFile,
 }
 
 impl NullTarget {
@@ -34,7 +36,7 @@ pub struct NullConn;
 /// A scenario connection to nowhere, writing what it is given to the trace when there is one.
 #[derive(Debug)]
 pub struct NullScenarioConn {
-    trace: Option<(Arc<[Command]>, Arc<Mutex<Option<BufWriter<std::fs::File>>>>)>,
+    trace: Option<(Arc<[Command]>, TraceFile)>,
 }
 
 /// The null target keeps no world and no run log, so every run takes its shape from the flags.
