@@ -75,11 +75,16 @@ pub(super) fn commands(script: &Script) -> Result<Vec<(usize, Line)>, ScenarioEr
     Ok(out)
 }
 
-/// Adds a command's statements (split at `\;`); `\gset`'s capture goes to the last, `\aset`'s
-/// (`*` before its prefix) to each.
+/// Adds a command's statements (split at `\;`): without a capture, as one command of statements
+/// joined by `;`, sent as one query as pgbench sends it (one implicit transaction); with one, each
+/// apart — `\gset`'s capture goes to the last, `\aset`'s (`*` before its prefix) to each.
 fn push_compound(out: &mut Vec<(usize, Line)>, line: usize, command: &str, capture: Option<(bool, String)>) {
     let parts: Vec<&str> = split_compound(command).into_iter().map(str::trim).filter(|s| !s.is_empty()).collect();
     let (last, joined) = (parts.len().saturating_sub(1), parts.len() > 1);
+    if joined && capture.is_none() {
+        out.push((line, Line::Sql { text: parts.join(";\n"), capture: None, joined }));
+        return;
+    }
     for (i, text) in parts.into_iter().enumerate() {
         let capture = match &capture {
             Some((all, prefix)) if *all || i == last => Some(prefix.clone()),

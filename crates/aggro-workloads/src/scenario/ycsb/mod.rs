@@ -107,22 +107,23 @@ pub struct Translated {
 pub fn translate(path: &Path, text: &str) -> Result<Translated, ScenarioError> {
     let fail = |line: usize, message: String| ScenarioError { at: format!("{}:{line}", path.display()), message };
     let props = properties(text).map_err(|(line, m)| fail(line, m))?;
-    if let Some((key, (line, _))) = props.iter().find(|(k, _)| !KNOWN.contains(&k.as_str())) {
-        return Err(fail(*line, format!("{key}: not a CoreWorkload property aggro translates (it knows {})", KNOWN.join(", "))));
-    }
     let get = |key: &str, default: &str| props.get(key).map_or((0, default.to_string()), |(l, v)| (*l, v.clone()));
     let number = |key: &str, default: &str| -> Result<f64, ScenarioError> {
         let (line, v) = get(key, default);
         v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0).ok_or_else(|| fail(line, format!("{key}: {v:?} is not a non-negative number")))
     };
-    // Every property the layout cannot honour, all named at once.
-    let mut refused: Vec<(usize, String)> = FIXED
+    // Every property the translation cannot honour — unknown, or a value it cannot take — all named at once.
+    let unknown: Vec<(usize, String)> = props
         .iter()
-        .filter_map(|(key, default, wanted, why)| {
-            let (line, v) = get(key, default);
-            (!wanted.contains(&v.as_str())).then(|| (line, format!("{key}={v}: {why}")))
-        })
+        .filter(|(k, _)| !KNOWN.contains(&k.as_str()))
+        .map(|(key, (line, _))| (*line, format!("{key}: not a CoreWorkload property aggro translates")))
         .collect();
+    let known = if unknown.is_empty() { String::new() } else { format!(" (it knows {})", KNOWN.join(", ")) };
+    let mut refused: Vec<(usize, String)> = unknown;
+    refused.extend(FIXED.iter().filter_map(|(key, default, wanted, why)| {
+        let (line, v) = get(key, default);
+        (!wanted.contains(&v.as_str())).then(|| (line, format!("{key}={v}: {why}")))
+    }));
     // The record's counts: whole numbers in what a table and a request can hold.
     let mut count = |key: &str, default: &str, most: usize| {
         let (line, v) = get(key, default);
@@ -133,12 +134,13 @@ pub fn translate(path: &Path, text: &str) -> Result<Translated, ScenarioError> {
         n.unwrap_or(1)
     };
     let (fields, length) = (count("fieldcount", "10", MOST_FIELDS), count("fieldlength", "100", MOST_LENGTH));
+    refused.sort();
     match refused.as_slice() {
         [] => {}
-        [(line, why)] => return Err(fail(*line, why.clone())),
+        [(line, why)] => return Err(fail(*line, format!("{why}{known}"))),
         all => {
             let each: Vec<String> = all.iter().map(|(line, why)| format!("line {line}: {why}")).collect();
-            let message = format!("{} properties this translation cannot honour: {}", all.len(), each.join("; "));
+            let message = format!("{} properties this translation cannot honour: {}{known}", all.len(), each.join("; "));
             return Err(ScenarioError { at: path.display().to_string(), message });
         }
     }
@@ -289,9 +291,10 @@ mod tests {
             assert!(e.to_string().starts_with("my-workload:") && e.to_string().contains(said), "{extra}: {e}");
         }
         // Every property the translation cannot honour, in one message.
-        let e = translate(path, &format!("{base}fieldcount=5000\nfieldlength=long\n")).expect_err("two");
+        let e = translate(path, &format!("{base}fieldcount=5000\nfieldlength=long\nmeasurementtype=hdrhistogram\n")).expect_err("three");
         let said = e.to_string();
-        assert!(said.contains("2 properties") && said.contains("fieldcount=5000") && said.contains("fieldlength=long"), "{said}");
+        assert!(said.contains("3 properties") && said.contains("fieldcount=5000") && said.contains("fieldlength=long"), "{said}");
+        assert!(said.contains("line 15: measurementtype: not a CoreWorkload property") && said.contains("(it knows workload, "), "{said}");
         let e = translate(path, "workload=site.ycsb.workloads.CoreWorkload\nreadproportion=0\nupdateproportion=0\n").expect_err("no mix");
         assert!(e.to_string().contains("every proportion is 0"), "{e}");
         assert!(!looks_like(Path::new("a.toml"), &base), "a .toml file is a scenario");
