@@ -190,7 +190,7 @@ fn nothing_listening_is_a_server_gone_and_a_broken_threshold_exits_3() {
             "--server",
             "ws://127.0.0.1:7959",
             "--ccu",
-            "5",
+            "200",
             "--duration",
             "2s",
             "--interval",
@@ -203,6 +203,8 @@ fn nothing_listening_is_a_server_gone_and_a_broken_threshold_exits_3() {
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("no bot joined") && !text.contains("no limit reached"), "{text}");
+    // Joins paced by default: failing ones halve the rate, and the lines say so.
+    assert!(text.contains("joins backed off to 100/s (") && text.contains("joins failed in 2"), "{text}");
     // A served run that breaks a threshold of its own --slo: exit 3, the verdict names the service.
     let mut server = listening_room(&room, "7952");
     let pid = server.id().to_string();

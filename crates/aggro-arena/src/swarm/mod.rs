@@ -15,6 +15,7 @@
 pub mod br;
 pub mod colyseus;
 pub mod datagrams;
+pub mod pacer;
 pub mod peers;
 pub mod profile;
 pub mod relay;
@@ -47,8 +48,12 @@ pub struct SwarmConfig {
     pub tick_every: Duration,
     /// UDP sockets shared by the bots.
     pub sockets: usize,
-    /// New connections per second while filling up.
+    /// New connections per second while filling up: the rate, or with `pace_joins` the most.
     pub connect_rate: u32,
+    /// Joins ramp up to `connect_rate` and back off when they fail or the server starves ([`pacer`]).
+    pub pace_joins: bool,
+    /// The server's process, when known: a pacer backs off when it waits for a core.
+    pub server_pid: Option<u32>,
     /// A bot that left (died, or churned out) is replaced after this long.
     #[serde(serialize_with = "crate::clock::secs")]
     pub respawn_after: Duration,
@@ -93,6 +98,8 @@ impl SwarmConfig {
             tick_every: Duration::from_micros(1_000_000 / 30),
             sockets: 0,
             connect_rate: 1000,
+            pace_joins: false,
+            server_pid: None,
             respawn_after: Duration::from_secs(1),
             duration: Duration::from_secs(120),
             interval: Duration::from_secs(5),
@@ -211,6 +218,12 @@ pub struct Swarm<B: Behaviour> {
     /// With `poll_every`, when the loop last looked at the sockets and timers: a tick that fell due
     /// before is late only from then.
     looked: u64,
+    /// How fast bots join, and the next to join (from when).
+    pacer: pacer::JoinPacer,
+    next_join: usize,
+    next_join_at: u64,
+    /// Joins that ended (seated or failed) and failed, in the intervals closed so far.
+    joins_closed: (u64, u64),
 }
 
 impl<B: Behaviour> std::fmt::Debug for Swarm<B> {
@@ -235,6 +248,8 @@ impl<B: Behaviour> Swarm<B> {
     /// Opens the transport; nothing is sent yet.
     pub fn new(cfg: SwarmConfig, behaviour: B) -> std::io::Result<Self> {
         let transport = B::Transport::open(&cfg)?;
+        let most = f64::from(cfg.connect_rate);
+        let pacer = if cfg.pace_joins { pacer::JoinPacer::adaptive(most) } else { pacer::JoinPacer::fixed(most) };
         Ok(Self {
             rng: Rng::seeded(cfg.seed),
             cfg,
@@ -250,6 +265,10 @@ impl<B: Behaviour> Swarm<B> {
             traffic_seen: Default::default(),
             leaving: Vec::new(),
             looked: 0,
+            pacer,
+            next_join: 0,
+            next_join_at: 0,
+            joins_closed: (0, 0),
         })
     }
 
@@ -265,18 +284,13 @@ impl<B: Behaviour> Swarm<B> {
         let start = now_us();
         self.profile = SwarmProfile::new(start);
         let period = (self.cfg.tick_every.as_micros() as u64).max(1);
-        let connect_gap = 1_000_000 / self.cfg.connect_rate.max(1) as u64;
         self.generation = vec![0; self.cfg.bots];
-        // Bots join at the connect rate, each at a random moment of its own slot, and tick from there,
-        // so their ticks spread over the period as independent players' do: slots' starts alone put
-        // every bot on one phase whenever the gap is a multiple of the period (10 joins a second, a
-        // move every 100 ms), and in 1 ms bunches at 1,000 a second.
-        let mut moments = Rng::stream(self.cfg.seed, JOIN_MOMENTS);
         for i in 0..self.cfg.bots {
             let b = self.make_bot(i, start);
             self.bots.push(b);
-            self.timers.push(Reverse((start + join_moment(i as u64, connect_gap, &mut moments), i as u32)));
         }
+        let mut moments = Rng::stream(self.cfg.seed, JOIN_MOMENTS);
+        self.next_join_at = start;
         let end = start + self.cfg.duration.as_micros() as u64;
         let quiet_from = end.saturating_sub(self.cfg.drain.as_micros() as u64);
         let interval = self.cfg.interval.as_micros().max(1) as u64;
@@ -291,6 +305,7 @@ impl<B: Behaviour> Swarm<B> {
                 break;
             }
             let ticking = now < quiet_from;
+            self.pace_joins(now, &mut moments);
             let more = self.receive(period, ticking);
             if ticking {
                 self.tick_due(period);
@@ -316,7 +331,10 @@ impl<B: Behaviour> Swarm<B> {
                 next_interval += interval;
             }
             if !more {
-                let next_tick = if ticking { self.timers.peek().map_or(now + 1000, |Reverse((d, _))| *d) } else { end };
+                let mut next_tick = if ticking { self.timers.peek().map_or(now + 1000, |Reverse((d, _))| *d) } else { end };
+                if self.next_join < self.cfg.bots {
+                    next_tick = next_tick.min(self.next_join_at);
+                }
                 if poll_every > 0 {
                     let now = now_us();
                     if self.looked + poll_every > now {
@@ -334,6 +352,31 @@ impl<B: Behaviour> Swarm<B> {
         on_interval(&iv);
         intervals.push(iv);
         Ok((intervals, self.profile.totals(&self.peak).expect("an interval was closed")))
+    }
+
+    /// Lets the pacer look at the joins so far, and schedules the bots whose join slots have begun:
+    /// each joins at a random moment of its own slot (one gap at the pacer's rate) and ticks from
+    /// there, so their ticks spread over the period as independent players' do — slots' starts alone
+    /// put every bot on one phase whenever the gap is a multiple of the period (10 joins a second, a
+    /// move every 100 ms), and in 1 ms bunches at 1,000 a second.
+    fn pace_joins(&mut self, now: u64, moments: &mut Rng) {
+        if self.next_join >= self.cfg.bots {
+            return;
+        }
+        self.transport.count_into(&mut self.heard.counters);
+        let c = &self.heard.counters;
+        let seen = pacer::JoinSignals {
+            ended: self.joins_closed.0 + c.connects + c.failed_joins,
+            failed: self.joins_closed.1 + c.failed_joins + c.retried_opens,
+            server_wait_s: self.cfg.server_pid.and_then(aggro_core::clock::process_wait_s),
+        };
+        self.pacer.look(now, seen);
+        while self.next_join < self.cfg.bots && self.next_join_at <= now {
+            let gap = self.pacer.gap_us();
+            self.timers.push(Reverse((self.next_join_at + join_moment(0, gap, moments), self.next_join as u32)));
+            self.next_join_at += gap;
+            self.next_join += 1;
+        }
     }
 
     /// Runs every bot tick that is due, each rescheduled one period on.
@@ -382,10 +425,16 @@ impl<B: Behaviour> Swarm<B> {
         let mut c = std::mem::take(&mut self.heard.counters);
         (c.packets_in, c.bytes_in, c.packets_out, c.bytes_out) = (t.packets_in, t.bytes_in, t.packets_out, t.bytes_out);
         self.transport.count_into(&mut c);
+        self.joins_closed.0 += c.connects + c.failed_joins;
+        self.joins_closed.1 += c.failed_joins + c.retried_opens;
+
         self.profile.counters = c;
         let gauges = profile::SwarmGauges { active: self.active() as u64, process: self.transport.gauges() };
         self.peak = profile::SwarmGauges { active: self.peak.active.max(gauges.active), process: gauges.process };
-        self.profile.close(now, &gauges)
+        let mut iv = self.profile.close(now, &gauges);
+        iv.join_rate = (self.next_join < self.cfg.bots).then(|| self.pacer.rate());
+        iv.join_news = Some(std::mem::take(&mut self.pacer.news).join("\n  ")).filter(|n| !n.is_empty());
+        iv
     }
 
     /// Bots in play now.

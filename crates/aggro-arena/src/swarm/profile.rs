@@ -92,6 +92,12 @@ pub struct SwarmInterval {
     pub gauges: crate::procstat::ProcessGauges,
     /// Set when the swarm itself may be the bottleneck (its CPU near a full core or its timers late).
     pub warning: Option<String>,
+    /// Joins per second when the interval closed, while bots were still joining; and why the rate
+    /// was cut, when it was ([`crate::swarm::pacer`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub join_rate: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub join_news: Option<String>,
     pub counters: SwarmCounters,
     /// Delay, timer lateness and round trip, in that order.
     #[serde(skip)]
@@ -170,6 +176,8 @@ impl Record for SwarmInterval {
             kb_in_per_bot_s: per_bot(c.bytes_in) / 1000.0,
             gauges,
             warning,
+            join_rate: None,
+            join_news: None,
             counters: c,
             histograms: [delay, lateness, round_trip],
         }

@@ -37,7 +37,10 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
     cfg.duration = duration(&a.duration, "duration")?;
     cfg.interval = duration(&a.common.interval, "interval")?;
     cfg.sockets = a.sockets;
-    cfg.connect_rate = a.connect_rate.max(1);
+    // A forced rate, or joins paced up to 1,000 a second.
+    cfg.connect_rate = a.connect_rate.unwrap_or(1000).max(1);
+    cfg.pace_joins = a.connect_rate.is_none();
+    cfg.server_pid = a.server_pid;
     cfg.seed = a.common.seed;
     cfg.first_client_id = a.first_client_id;
     if let Some(every) = &a.poll_every {
@@ -406,6 +409,12 @@ impl Reported for SwarmInterval {
                 " | events {} sent {} received, reliable disorder {} missing {}, unreliable lost {}",
                 c.events_sent, c.events_received, c.reliable_disorder, c.reliable_missing, c.unreliable_lost
             ));
+        }
+        if let Some(rate) = self.join_rate {
+            s.push_str(&format!(" | joining at {rate:.0}/s"));
+        }
+        if let Some(news) = &self.join_news {
+            s.push_str(&format!("\n  {news}"));
         }
         if let Some(w) = &self.warning {
             s.push_str("\n  warning: ");

@@ -129,9 +129,11 @@ pub struct SwarmArgs {
     /// UDP sockets shared by the bots (0: one per 512 bots, at most 8).
     #[arg(long, default_value_t = 0)]
     pub sockets: usize,
-    /// New connections per second while filling up.
-    #[arg(long, default_value_t = 1000)]
-    pub connect_rate: u32,
+    /// New connections per second while filling up, forced. Without it joins start at 200/s and ramp up
+    /// to 1,000/s, halving when joins fail or the server (--server-pid) waits for a core, and the interval
+    /// lines say so.
+    #[arg(long, value_name = "RATE")]
+    pub connect_rate: Option<u32>,
     /// First client id (give each swarm process its own range when several play against one server).
     #[arg(long, default_value_t = 1)]
     pub first_client_id: u64,
