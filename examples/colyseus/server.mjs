@@ -4,7 +4,7 @@
 // timestamp, echoed untouched, so a receiver on the same machine measures the
 // action-to-observer delay on the shared clock.
 //
-//   PORT=2567 MAX_CLIENTS=50 PATCH_MS=50 BACKLOG=4096 [BROADCAST=0] [STATS=1] node server.mjs
+//   PORT=2567 MAX_CLIENTS=50 PATCH_MS=50 BACKLOG=4096 [BROADCAST=0] [STATS=1] [METRICS_PORT=9464] node server.mjs
 //
 // Rooms: "battle" (joinOrCreate makes a new one when every room is full),
 // "lobby" (one room made at start; `join` is refused once it is full), and
@@ -12,10 +12,16 @@
 // static onAuth wants the bearer token `secret-<name>` for the join option
 // `name` (else HTTP 401 "bad token for <name>"), and its onJoin turns away
 // every REFUSE_EVERY-th player ("<name> turned away"; 0, the default: none).
-// LOG_JOINS=1 prints "joined <name>" for every player seated in it.
+// LOG_JOINS=1 prints "joined <name>" for every player seated in it and
+// "turned away <name>" for every one refused. "stalling" is the battle room
+// whose server stalls its whole event loop for STALL_MS (default 200) every
+// STALL_EVERY_MS (default 1000) once a player is in it, as a blocking call in a
+// game's handler would, printing "stalled <ms> ms" each time.
 import { Server, Room, ServerError, matchMaker } from "@colyseus/core";
 import { WebSocketTransport } from "@colyseus/ws-transport";
 import { schema, t } from "@colyseus/schema";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import http from "node:http";
 
 const Player = schema({ x: t.number(), y: t.number() }, "Player");
 const BattleState = schema({ players: t.map(Player) }, "BattleState");
@@ -66,6 +72,19 @@ class Battle extends Room {
   }
 }
 
+class Stalling extends Battle {
+  onCreate(options) {
+    super.onCreate(options);
+    const stall = env("STALL_MS", 200);
+    this.clock.setInterval(() => {
+      if (this.clients.length === 0) return;
+      const until = Date.now() + stall;
+      while (Date.now() < until) {}
+      console.log(`stalled ${stall} ms`);
+    }, env("STALL_EVERY_MS", 1000));
+  }
+}
+
 class Guarded extends Battle {
   static async onAuth(token, options) {
     if (token !== `secret-${options.name}`) throw new ServerError(401, `bad token for ${options.name}`);
@@ -73,7 +92,10 @@ class Guarded extends Battle {
   }
   onJoin(client, options) {
     guardedJoins += 1;
-    if (REFUSE_EVERY > 0 && guardedJoins % REFUSE_EVERY === 0) throw new ServerError(403, `${options.name} turned away`);
+    if (REFUSE_EVERY > 0 && guardedJoins % REFUSE_EVERY === 0) {
+      if (process.env.LOG_JOINS === "1") console.log(`turned away ${options.name}`);
+      throw new ServerError(403, `${options.name} turned away`);
+    }
     if (process.env.LOG_JOINS === "1") console.log(`joined ${options.name}`);
     super.onJoin(client);
   }
@@ -83,6 +105,7 @@ const server = new Server({ transport: new WebSocketTransport(), gracefullyShutd
 server.define("battle", Battle);
 server.define("lobby", Battle);
 server.define("guarded", Guarded);
+server.define("stalling", Stalling);
 await server.listen(PORT, "127.0.0.1", BACKLOG);
 await matchMaker.createRoom("lobby", {});
 // STATS=1: a line every STATS_MS (default 1000) with the clients connected and the moves received so far (the benchmark reads how far a load tester got).
@@ -91,5 +114,18 @@ if (process.env.STATS === "1") {
     const rooms = await matchMaker.query({});
     console.log(`clients ${rooms.reduce((n, r) => n + r.clients, 0)} rooms ${rooms.length} moves ${moves}`);
   }, Number(process.env.STATS_MS || 1000));
+}
+// METRICS_PORT: a Prometheus page at http://127.0.0.1:METRICS_PORT/metrics with the event loop's delay
+// since the page was last read, as prom-client names it (aggro's --server-metrics reads it).
+if (process.env.METRICS_PORT) {
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  http.createServer((req, res) => {
+    const s = (ns) => (ns / 1e9).toFixed(6);
+    res.end(`# TYPE nodejs_eventloop_lag_p99_seconds gauge\nnodejs_eventloop_lag_p99_seconds ${s(delay.percentile(99))}\n` +
+      `# TYPE nodejs_eventloop_lag_max_seconds gauge\nnodejs_eventloop_lag_max_seconds ${s(delay.max)}\n` +
+      `# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total ${((process.cpuUsage().user + process.cpuUsage().system) / 1e6).toFixed(6)}\n`);
+    delay.reset();
+  }).listen(env("METRICS_PORT", 0), "127.0.0.1");
 }
 console.log(`colyseus reference room listening on 127.0.0.1:${PORT} (max ${MAX_CLIENTS} per room, patches every ${PATCH_MS} ms)`);

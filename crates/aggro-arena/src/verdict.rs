@@ -29,6 +29,9 @@ pub struct Evidence {
     /// The share of the run's wall time the server's threads waited for a core (/proc schedstat): a
     /// starved server, not a slow one.
     pub server_wait_pct: Option<f64>,
+    /// The longest the server's event loop was held up over the run, ms, when it tells (a Node
+    /// server's page).
+    pub server_loop_max_ms: Option<f64>,
     /// The thresholds the service is judged by.
     pub slo: Slo,
     /// The flag that lets the swarm watch this server (None: `--server-pid` or `--server-metrics`).
@@ -147,6 +150,8 @@ pub struct Verdict {
     pub evidence: String,
 }
 
+/// An event loop held up this long is blocked by the server's code (a 20 Hz room misses a patch).
+pub const LOOP_STALL_MS: f64 = 50.0;
 /// A core this busy is saturated (the rest goes to the kernel and the scheduler).
 pub const CPU_LIMIT_PCT: f64 = 90.0;
 /// Swarm ticks later than this at p99 mean the swarm fell behind.
@@ -222,6 +227,10 @@ fn explanation(e: &Evidence) -> String {
             format!("server CPU {cpu:.0}% + {wait:.0}% waiting for a core: the machine, not the server's code")
         }
         (Some(cpu), _) if cpu >= CPU_LIMIT_PCT => format!("server CPU {cpu:.0}% of its core: the server's own limit"),
+        (Some(cpu), _) if e.server_loop_max_ms.is_some_and(|l| l >= LOOP_STALL_MS) => format!(
+            "server CPU {cpu:.0}%, but its event loop was held up for as long as {:.0} ms: the server's own code blocks it",
+            e.server_loop_max_ms.unwrap_or_default()
+        ),
         (Some(cpu), wait) => format!(
             "server CPU {cpu:.0}%{}: not its CPU — look at the server's own errors and event loop",
             wait.map_or(String::new(), |w| format!(" + {w:.0}% waiting for a core"))
@@ -320,7 +329,18 @@ mod tests {
         );
         let slow = judge(&Evidence { service: Some(Service { delay_p99_ms: 1_969.0, ..served }), server_wait_pct: None, ..calm });
         assert_eq!(slow.limit, Limit::Service);
-        assert!(slow.evidence.contains("delay p99 1969.0 ms"), "{}", slow.evidence);
+        assert!(slow.evidence.contains("delay p99 1969.0 ms") && slow.evidence.contains("not its CPU"), "{}", slow.evidence);
+        let blocked = judge(&Evidence {
+            service: Some(Service { delay_p99_ms: 210.0, ..served }),
+            server_wait_pct: Some(2.0),
+            server_loop_max_ms: Some(201.0),
+            ..calm
+        });
+        assert!(
+            blocked.evidence.contains("its event loop was held up for as long as 201 ms: the server's own code blocks it"),
+            "{}",
+            blocked.evidence
+        );
         let dead = Evidence { service: Some(Service { server_died: true, ..served }), swarm_cpu_pct: 99.0, ..calm };
         assert_eq!(judge(&dead).limit, Limit::Gone, "a dead server is named even when the swarm saturated");
         assert_eq!(judge(&Evidence { service: Some(Service { joined: 0, failed_joins: 30, ..served }), ..calm }).limit, Limit::Gone);

@@ -137,19 +137,43 @@ fn answer(mut conn: TcpStream, handler: &(dyn Fn(&str) -> Response + Send + Sync
 pub fn get(addr: SocketAddr, path: &str) -> std::io::Result<String> {
     let mut conn = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
     conn.set_read_timeout(Some(Duration::from_secs(5)))?;
-    write!(conn, "GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n")?;
+    // Connection: close, so any server (a Node one keeps connections alive) ends the answer with the stream.
+    write!(conn, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")?;
     let mut resp = String::new();
     conn.read_to_string(&mut resp)?;
     let (head, body) = resp.split_once("\r\n\r\n").ok_or_else(|| std::io::Error::other("no HTTP header"))?;
-    if !head.starts_with("HTTP/1.1 200") {
+    if !head.starts_with("HTTP/1.1 200") && !head.starts_with("HTTP/1.0 200") {
         return Err(std::io::Error::other(head.lines().next().unwrap_or("").to_string()));
     }
-    Ok(body.to_string())
+    let chunked = head.lines().any(|l| l.to_ascii_lowercase().replace(' ', "") == "transfer-encoding:chunked");
+    if chunked { unchunk(body) } else { Ok(body.to_string()) }
+}
+
+/// A chunked body's data: each chunk's size in hex, its bytes, up to the empty last chunk.
+fn unchunk(mut body: &str) -> std::io::Result<String> {
+    let bad = || std::io::Error::other("a malformed chunked body");
+    let mut out = String::new();
+    loop {
+        let (size, rest) = body.split_once("\r\n").ok_or_else(bad)?;
+        let size = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16).map_err(|_| bad())?;
+        if size == 0 {
+            return Ok(out);
+        }
+        out.push_str(rest.get(..size).ok_or_else(bad)?);
+        body = rest.get(size..).and_then(|r| r.strip_prefix("\r\n")).ok_or_else(bad)?;
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chunked_body_is_read_whole() {
+        assert_eq!(unchunk("5\r\nhello\r\n7;x=y\r\n, world\r\n0\r\n\r\n").unwrap(), "hello, world");
+        assert!(unchunk("zz\r\nhello\r\n").is_err());
+        assert!(unchunk("9\r\nhello\r\n").is_err(), "a chunk longer than what came");
+    }
 
     #[test]
     fn paths_are_answered_by_the_handler() {

@@ -228,6 +228,48 @@ fn nothing_listening_is_a_server_gone_and_a_broken_threshold_exits_3() {
     assert!(text.contains("every player served"), "{text}");
 }
 
+/// A server whose event loop stalls (the example's "stalling" room: 200 ms every second) serves
+/// every join but late: the delay threshold breaks, exit 3, and the verdict names it.
+#[test]
+fn a_stalling_event_loop_breaks_the_delay_threshold() {
+    let Some(room) = reference_room() else { return };
+    let mut server = Command::new("node")
+        .arg("server.mjs")
+        .current_dir(&room)
+        .envs([("PORT", "7962"), ("METRICS_PORT", "7963")])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect_timeout(&"127.0.0.1:7962".parse().unwrap(), Duration::from_millis(200)).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(30), "the reference room did not listen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let dir = tempdir();
+    let play = dir.path().join("stall.toml");
+    std::fs::write(
+        &play,
+        "room = \"stalling\"\n\n[[send]]\ntype = \"move\"\nevery = \"100ms\"\npayload = { x = \"$x\", y = \"$y\", from = \"$bot\", seq = \"$seq\", t = \"$t\" }\n\n[observe]\ntype = \"moved\"\n",
+    )
+    .unwrap();
+    let args = ["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7962", "--ccu", "10", "--duration", "4s", "--interval", "1s"];
+    let pid = server.id().to_string();
+    let watch = ["--server-pid", &pid, "--server-metrics", "127.0.0.1:7963"];
+    let o = run(
+        &[&args[..], &["--play", play.to_str().unwrap()], &watch[..], &["--out", &path(dir.path(), "stall.json")]].concat(),
+        Duration::from_secs(60),
+    );
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(3), "{text}");
+    assert!(text.contains("verdict: Service — service: delay p99") && text.contains("is over 100 ms"), "{text}");
+    assert!(text.contains("joins 10 refused 0 failed 0"), "every join served: {text}");
+    // The server's page tells its event loop's delay: the verdict blames its code — unless this machine
+    // starved it (a busy CI runner), which is said first.
+    assert!(text.contains("its event loop was held up") || text.contains("waiting for a core: the machine"), "{text}");
+}
+
 /// Playing a room of one's own (the example's "guarded" room: its onAuth wants a bearer token made
 /// from the join option `name`, its onJoin turns away every 4th player): the join options and the
 /// token are filled per bot and reach the server (it logs each name), the players it turned away

@@ -8,6 +8,7 @@ pub mod record;
 pub mod relay;
 pub mod relay_bench;
 pub mod serve;
+pub mod server_watch;
 pub mod swarm;
 
 use crate::BadInput;

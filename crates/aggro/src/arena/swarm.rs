@@ -3,12 +3,12 @@
 
 use super::process::{self, Reported};
 use super::record::{Whole, counts, interval, op, run_record, timed};
+use super::server_watch::ServerWatch;
 use super::{address, metrics_server, ms};
 use crate::BadInput;
 use crate::args::duration;
 use crate::cli::{Behaviour as Kind, Receivers, SwarmArgs};
 use crate::live::Live;
-use aggro_arena::metrics::{parse, scrape};
 use aggro_arena::swarm::SwarmCounters;
 use aggro_arena::swarm::br::{Br, BrConfig};
 use aggro_arena::swarm::colyseus::ColyseusBots;
@@ -157,12 +157,7 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
     if cfg.bots == 0 {
         return Err(BadInput("this worker's share is empty: fewer bots (or rooms) than workers".into()).into());
     }
-    let watch = match (a.server_metrics.as_deref(), a.server_pid) {
-        (Some(_), Some(_)) => return Err(BadInput("give --server-metrics or --server-pid, not both".into()).into()),
-        (Some(m), None) => Some(ServerWatch::Metrics(address(m, "server-metrics")?)),
-        (None, Some(pid)) => Some(ServerWatch::Pid(pid)),
-        (None, None) => None,
-    };
+    let watch = ServerWatch::from_flags(a.server_metrics.as_deref(), a.server_pid)?;
     let budget = crate::args::bandwidth(a.uplink.as_deref(), "uplink")?;
     let slo = a.slo.as_deref().map(Slo::parse).transpose().map_err(BadInput)?.unwrap_or_default();
     let metrics = metrics_server(a.common.metrics.as_deref())?;
@@ -219,6 +214,8 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
         if let (Some(b), Some(a)) = (before.wait_s, after.wait_s) {
             evidence.server_wait_pct = Some((a - b) / secs * 100.0);
         }
+        // The page read before the run began the window this covers.
+        evidence.server_loop_max_ms = after.loop_max_s.map(|s| s * 1e3);
     }
     let mut verdict = judge(&evidence);
     let failures = told.as_ref().map_or(Vec::new(), |t| t.failures().lines());
@@ -331,48 +328,6 @@ fn state_rate(intervals: &[&SwarmInterval]) -> (f64, f64) {
         return (0.0, 0.0);
     }
     (full.iter().sum::<f64>() / full.len() as f64, best)
-}
-
-/// Where the swarm reads its server's figures: the /metrics page of aggro's own servers, or any server's
-/// process (its CPU alone).
-#[derive(Clone, Copy, Debug)]
-enum ServerWatch {
-    Metrics(SocketAddr),
-    Pid(u32),
-}
-
-/// The server's totals so far.
-#[derive(Clone, Copy, Debug)]
-struct ServerTotals {
-    cpu_s: f64,
-    kernel_drops: f64,
-    /// Bytes in + out, when the server tells.
-    bytes: Option<f64>,
-    /// Seconds its threads waited for a core, when its process is known.
-    wait_s: Option<f64>,
-}
-
-impl ServerWatch {
-    fn read(self) -> anyhow::Result<ServerTotals> {
-        match self {
-            ServerWatch::Metrics(addr) => {
-                let page = scrape(addr).with_context(|| format!("--server-metrics: cannot scrape http://{addr}/metrics"))?;
-                let m = parse(&page).map_err(|e| anyhow::anyhow!("--server-metrics: {e}"))?;
-                let get = |k: &str| m.get(k).copied().unwrap_or(0.0);
-                let both = |suffix: &str| get(&format!("aggro_relay_{suffix}")) + get(&format!("aggro_arena_{suffix}"));
-                Ok(ServerTotals {
-                    cpu_s: get("process_cpu_seconds_total"),
-                    kernel_drops: both("kernel_drops_total"),
-                    bytes: Some(both("bytes_in_total") + both("bytes_out_total")),
-                    wait_s: None,
-                })
-            }
-            ServerWatch::Pid(pid) => {
-                let cpu_s = aggro_core::clock::process_cpu_s(Some(pid)).ok_or_else(|| BadInput(format!("--server-pid {pid}: no such process")))?;
-                Ok(ServerTotals { cpu_s, kernel_drops: 0.0, bytes: None, wait_s: aggro_core::clock::process_wait_s(pid) })
-            }
-        }
-    }
 }
 
 impl Reported for SwarmInterval {

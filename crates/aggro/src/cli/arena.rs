@@ -100,10 +100,13 @@ pub struct SwarmArgs {
     /// Fault injection: throw away this fraction of received datagrams before the bots see them.
     #[arg(long, default_value_t = 0.0)]
     pub receive_loss: f64,
-    /// The server's /metrics address: its CPU over the run goes into the bottleneck verdict.
+    /// The server's /metrics address: its CPU over the run (aggro's servers) and its longest event-loop delay (a Node
+    /// server's `nodejs_eventloop_lag_max_seconds`) go into the bottleneck verdict; with --server-pid too, the
+    /// process's own CPU counts.
     #[arg(long, value_name = "ADDR")]
     pub server_metrics: Option<String>,
-    /// The server's process id (any server, such as your Colyseus one): its CPU over the run goes into the verdict.
+    /// The server's process id (any server, such as your Colyseus one): its CPU and its threads' wait for a
+    /// core over the run go into the verdict.
     #[arg(long, value_name = "PID")]
     pub server_pid: Option<u32>,
     /// The service the players must get, judged before any resource (defaults: joins>=99%, disconnects<=1%,
