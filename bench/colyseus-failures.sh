@@ -65,7 +65,7 @@ swarm 7971 guarded 5 guarded
 kill "$server"
 turned=$(grep -c '^turned away' "$work/server-7971.log" || true)
 seated=$(grep -c '^joined' "$work/server-7971.log" || true)
-echo "| guarded room turns away every 4th player | $turned turned away, $seated seated | $(field "$work/guarded.json" "f\"{r['totals']['counters']['refused']} refused, {r['totals']['counters']['connects']} seated\"") | $(field "$work/guarded.json" "r['verdict']['limit'] + ': ' + r['verdict']['evidence'][:90]") | $(cat "$work/guarded.code") |"
+echo "| guarded room turns away every 4th player | $turned turned away, $seated seated | $(field "$work/guarded.json" "f\"{r['totals']['counters']['refused']} refused, {r['totals']['counters']['connects']} seated\"") | $(field "$work/guarded.json" "r['verdict']['limit'] + ': ' + r['verdict']['evidence'][:150]") | $(cat "$work/guarded.code") |"
 
 serve 7972 METRICS_PORT=7974
 metrics=(--server-metrics 127.0.0.1:7974)
@@ -73,13 +73,13 @@ swarm 7972 stalling 5 stalling
 metrics=()
 kill "$server"
 stalls=$(grep -c '^stalled' "$work/server-7972.log" || true)
-echo "| event loop stalled 200 ms every second | $stalls stalls | $(field "$work/stalling.json" "f\"delay p99 {r['totals']['delay']['p99_ns']/1e6:.0f} ms over {r['totals']['delay']['count']} moves\"") | $(field "$work/stalling.json" "r['verdict']['limit'] + ': ' + r['verdict']['evidence'][:90]") | $(cat "$work/stalling.code") |"
+echo "| event loop stalled 200 ms every second | $stalls stalls | $(field "$work/stalling.json" "f\"delay p99 {r['totals']['delay']['p99_ns']/1e6:.0f} ms over {r['totals']['delay']['count']} moves\"") | $(field "$work/stalling.json" "r['verdict']['limit'] + ': ' + r['verdict']['evidence'][:150]") | $(cat "$work/stalling.code") |"
 
 serve 7973 STATS=1 STATS_MS=200
 swarm 7973 battle 6 killed &
 swarming=$!
 sleep 3
-kill -9 "$server"
+{ kill -9 "$server" && wait "$server"; } 2>/dev/null || true
 wait "$swarming" || true
 held=$(grep '^clients' "$work/server-7973.log" | tail -1 | awk '{print $2}')
-echo "| server killed 3 s into the run | $held clients at its last count | $(field "$work/killed.json" "f\"{r['totals']['counters']['disconnects']} disconnected\"") | $(field "$work/killed.json" "r['verdict']['limit'] + ': ' + r['verdict']['evidence'][:90]") | $(cat "$work/killed.code") |"
+echo "| server killed 3 s into the run | $held clients at its last count | $(field "$work/killed.json" "f\"{r['totals']['counters']['disconnects']} disconnected\"") | $(field "$work/killed.json" "r['verdict']['limit'] + ': ' + r['verdict']['evidence'][:150]") | $(cat "$work/killed.code") |"

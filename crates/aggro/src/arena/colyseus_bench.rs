@@ -138,6 +138,8 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
     swarm.args(["arena", "swarm", "--mode", "colyseus", "--server", &format!("ws://127.0.0.1:{port}"), "--ccu", &ccu.to_string(), "--room", &c.room]);
     swarm.args(["--send-every", &a.relay.send_every, "--drain", "0s", "--interval", "1s", "--quiet", "--seed", &a.common.seed.to_string()]);
     swarm.args(["--duration", &millis(warmup + measure)]).args(a.swarm_polling()).arg("--out").arg(&out).stdout(Stdio::null());
+    // The server the bench started: its CPU and its wait for a core explain the swarm's verdict, and pace its joins.
+    swarm.args(["--server-pid", &pid.to_string()]);
     if let Some(play) = &c.play {
         swarm.arg("--play").arg(play);
     }
