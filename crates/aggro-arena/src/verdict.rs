@@ -43,6 +43,9 @@ pub struct Evidence {
 pub struct Service {
     /// Bots that joined (were seated).
     pub joined: u64,
+    /// Bots asked for, when each should hold a seat at once (0: not judged), and the most seated at once.
+    pub asked: u64,
+    pub seated_peak: u64,
     /// Joins that failed or were refused (none when every bot got in).
     pub failed_joins: u64,
     /// Seated bots the server disconnected.
@@ -203,6 +206,8 @@ fn judge_service(e: &Evidence, s: &Service) -> Option<Verdict> {
     let slo = &e.slo;
     let broke = if s.join_failure_pct() > 100.0 - slo.joins_pct {
         format!("{:.1}% of joins failed ({} of {})", s.join_failure_pct(), s.failed_joins, s.joined + s.failed_joins)
+    } else if s.asked > 0 && (s.seated_peak as f64) < s.asked as f64 * slo.joins_pct / 100.0 {
+        format!("only {} of the {} bots asked for were ever seated at once", s.seated_peak, s.asked)
     } else if s.disconnect_pct() > slo.disconnects_pct {
         format!("the server disconnected {:.1}% of the seated bots ({} of {})", s.disconnect_pct(), s.disconnects, s.joined)
     } else if s.delivery_pct() < slo.delivery_pct {
@@ -344,6 +349,10 @@ mod tests {
         let dead = Evidence { service: Some(Service { server_died: true, ..served }), swarm_cpu_pct: 99.0, ..calm };
         assert_eq!(judge(&dead).limit, Limit::Gone, "a dead server is named even when the swarm saturated");
         assert_eq!(judge(&Evidence { service: Some(Service { joined: 0, failed_joins: 30, ..served }), ..calm }).limit, Limit::Gone);
+        let unseated = judge(&Evidence { service: Some(Service { asked: 200, seated_peak: 144, ..served }), ..calm });
+        assert_eq!(unseated.limit, Limit::Service, "bots never seated are players not served");
+        assert!(unseated.evidence.contains("only 144 of the 200 bots asked for were ever seated at once"), "{}", unseated.evidence);
+        assert_eq!(judge(&Evidence { service: Some(Service { asked: 200, seated_peak: 199, ..served }), ..calm }).limit, Limit::None);
         let starving = Service { state_per_bot_s: 3.9, state_best_per_bot_s: 20.0, ..served };
         assert_eq!(judge(&Evidence { service: Some(starving), ..calm }).limit, Limit::None, "a room's own rate is not judged unless asked");
         let asked = Slo::parse("state>=18/s").unwrap();

@@ -127,6 +127,9 @@ pub trait Behaviour {
     /// Whether a refusal is a player turned away (Colyseus' matchmaking or `onJoin`), not a full room
     /// the bot simply asks again (the relay's).
     const REFUSALS_FAIL: bool = false;
+    /// Whether every bot asked for is meant to hold a seat at once (Colyseus' players), so bots never
+    /// seated are players not served — not so where bots die and respawn (br) or wait for a room.
+    const SEATS_EVERY_BOT: bool = false;
     /// Bot number `index` (client id `client_id`, made at `now_us`), drawing its choices from `rng`.
     fn bot(&mut self, cfg: &SwarmConfig, index: usize, client_id: u64, now_us: u64, rng: Rng) -> Self::Bot;
 }

@@ -198,7 +198,7 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
         bytes_per_s: (totals.counters.bytes_in + totals.counters.bytes_out) as f64 / secs,
         bandwidth_budget: budget,
         queue_full: totals.counters.queue_full,
-        service: Some(service::<B>(intervals, (cfg.duration - cfg.drain).as_secs_f64(), totals, watch.is_some() && server_after.is_none())),
+        service: Some(service::<B>(cfg.bots, intervals, (cfg.duration - cfg.drain).as_secs_f64(), totals, watch.is_some() && server_after.is_none())),
         slo,
         // Only aggro's own servers have a /metrics page.
         watch_flag: told.as_ref().map(|_| "--server-pid"),
@@ -299,7 +299,7 @@ fn feed_live<B: Behaviour>(live: &Live, iv: &SwarmInterval, rate: Option<f64>) {
 /// What the players got, from the swarm's totals: a Colyseus join the matchmaker refused failed too (a
 /// relay's full room is only asked again); `server_died` when the watched server was gone at the end;
 /// the state rate from the intervals before `quiet_s` (the drain, when bots play no more).
-fn service<B: Behaviour>(intervals: &[SwarmInterval], quiet_s: f64, totals: &SwarmInterval, server_died: bool) -> Service {
+fn service<B: Behaviour>(asked: usize, intervals: &[SwarmInterval], quiet_s: f64, totals: &SwarmInterval, server_died: bool) -> Service {
     let c = &totals.counters;
     let refused = if B::REFUSALS_FAIL { c.refused } else { 0 };
     let playing: Vec<&SwarmInterval> = intervals.iter().filter(|iv| iv.end_s <= quiet_s + 1e-3).collect();
@@ -307,6 +307,8 @@ fn service<B: Behaviour>(intervals: &[SwarmInterval], quiet_s: f64, totals: &Swa
     Service {
         state_per_bot_s,
         state_best_per_bot_s,
+        asked: if B::SEATS_EVERY_BOT { asked as u64 } else { 0 },
+        seated_peak: totals.active_bots,
         joined: c.connects,
         failed_joins: c.failed_joins + refused,
         disconnects: c.disconnects,

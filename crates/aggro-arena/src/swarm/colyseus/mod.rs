@@ -73,6 +73,7 @@ impl Behaviour for ColyseusBots {
     type Bot = ColyseusBot;
     const DELAY: &'static str = "broadcast_delay";
     const REFUSALS_FAIL: bool = true;
+    const SEATS_EVERY_BOT: bool = true;
 
     fn bot(&mut self, _: &SwarmConfig, _: usize, client_id: u64, _: u64, mut rng: Rng) -> ColyseusBot {
         let (x, y) = (rng.unit() * 1000.0, rng.unit() * 1000.0);
