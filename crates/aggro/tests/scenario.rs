@@ -137,7 +137,7 @@ fn a_run_left_out_of_the_ledger_is_told_from_lost_data() {
 
 /// A YCSB workload file as YCSB ships it runs unchanged (translated onto
 /// `scenarios/ycsb/core.toml`; its `operationcount` ends the run); a property
-/// the layout cannot honour is bad input naming its line.
+/// the translation cannot honour is bad input naming its line.
 #[test]
 fn a_ycsb_workload_file_runs_unchanged() {
     let dir = tempdir();
@@ -158,11 +158,11 @@ fn a_ycsb_workload_file_runs_unchanged() {
     assert!(r["elapsed_s"].as_f64().unwrap() < 5.0, "{r:#}");
     let names: Vec<&str> = r["totals"].as_array().unwrap().iter().filter_map(|o| o["name"].as_str()).collect();
     assert!(names.contains(&"read") && names.contains(&"update") && names[0] == "ycsb-workloada", "{names:?}");
-    std::fs::write(&workload, "workload=site.ycsb.workloads.CoreWorkload\nreadproportion=1\nfieldlength=64\n").expect("rewrite");
+    std::fs::write(&workload, "workload=site.ycsb.workloads.CoreWorkload\nreadproportion=1\nscanlengthdistribution=zipfian\n").expect("rewrite");
     let bad = run(&["scenario", "run", &workload, "--target", &target, "--duration", "1s"], Duration::from_secs(30));
     let text = String::from_utf8_lossy(&bad.stderr);
     assert_eq!(bad.status.code(), Some(2), "{text}");
-    assert!(text.contains("workloada:3: fieldlength=64"), "{text}");
+    assert!(text.contains("workloada:3: scanlengthdistribution=zipfian"), "{text}");
     // An error in the translation names the file, not a line of the translation as if it were the file's.
     std::fs::write(&workload, "workload=site.ycsb.workloads.CoreWorkload\nrecordcount=0\nreadproportion=1\n").expect("rewrite");
     let bad = run(&["scenario", "run", &workload, "--target", "null:", "--duration", "1s"], Duration::from_secs(30));
