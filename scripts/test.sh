@@ -1,33 +1,58 @@
 #!/usr/bin/env bash
-# The whole test suite, from a fresh Debian machine: installs what it needs,
-# starts throwaway PostgreSQL, Redis and moto (DynamoDB-API) servers on free
-# loopback ports, runs every test, and stops the servers again.
+# The whole test suite, from a fresh Debian machine, in two stages:
+#   fast      format, lint (clippy, rustdoc) and every crate's own tests — minutes, no servers;
+#   services  throwaway PostgreSQL, Redis, moto (DynamoDB API) and the reference Colyseus room on
+#             free loopback ports, then every integration test (crates/*/tests), then stops them.
+#   bash scripts/test.sh [fast|services]      (no argument: both, fast first — the README's command)
+# Installs what it needs first (scripts/install-deps.sh, idempotent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+stage="${1:-all}"
+case "$stage" in
+  fast | services | all) ;;
+  *) echo "usage: bash scripts/test.sh [fast|services]" >&2; exit 2 ;;
+esac
 
 bash scripts/install-deps.sh
 # Reuse compiled crates across runs and clones (CI clones afresh every time).
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/aggro/target}"
 export PATH="$HOME/.cargo/bin:$PATH"
 
-services=$(mktemp -d /tmp/aggro-services.XXXXXX)
-cleanup() { bash scripts/services.sh stop "$services"; rm -rf "$services"; }
-trap cleanup EXIT
-bash scripts/services.sh start "$services" >/dev/null
-set -a
-# shellcheck disable=SC1091
-source "$services/env"
-set +a
-# Tests that need a server fail, rather than skip, when it is missing.
-export AGGRO_REQUIRE_SERVICES=1
+fast() {
+  echo "== fast stage: format, lint, unit tests"
+  # Formatting is checked like the build (rustfmt.toml sets the project's width).
+  command -v rustfmt >/dev/null || rustup component add rustfmt
+  cargo fmt --all --check
+  # Every target builds with no clippy warning, and the docs with no rustdoc warning (broken links,
+  # stray HTML).
+  command -v cargo-clippy >/dev/null || rustup component add clippy
+  cargo clippy --workspace --all-targets --locked --quiet -- -D warnings
+  RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
+  cargo test --workspace --locked --lib --bins
+  cargo test --workspace --locked --doc
+}
 
-# Formatting is checked like the build (rustfmt.toml sets the project's width).
-command -v rustfmt >/dev/null || rustup component add rustfmt
-cargo fmt --all --check
+services() {
+  echo "== services stage: integration tests against real servers"
+  local dir
+  dir=$(mktemp -d /tmp/aggro-services.XXXXXX)
+  # shellcheck disable=SC2064
+  trap "bash scripts/services.sh stop '$dir'; rm -rf '$dir'" EXIT
+  bash scripts/services.sh start "$dir" >/dev/null
+  set -a
+  # shellcheck disable=SC1091
+  source "$dir/env"
+  set +a
+  # Tests that need a server fail, rather than skip, when it is missing.
+  export AGGRO_REQUIRE_SERVICES=1
+  cargo test --workspace --locked --test '*'
+}
 
-# Every target builds with no clippy warning, and the docs with no rustdoc warning (broken links,
-# stray HTML) — then the tests.
-command -v cargo-clippy >/dev/null || rustup component add clippy
-cargo clippy --workspace --all-targets --locked --quiet -- -D warnings
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
-cargo test --workspace --locked
+case "$stage" in
+  fast) fast ;;
+  services) services ;;
+  all)
+    fast
+    services
+    ;;
+esac
