@@ -45,7 +45,8 @@ services() {
   set +a
   # Tests that need a server fail, rather than skip, when it is missing.
   export AGGRO_REQUIRE_SERVICES=1
-  cargo test --workspace --locked --test '*'
+  # The tests that need a server are #[ignore]d (so a plain `cargo test` lists them as not run): run them too.
+  cargo test --workspace --locked --test '*' -- --include-ignored
 }
 
 case "$stage" in

@@ -101,6 +101,7 @@ fn sqlite_leases_are_real() {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL: bash scripts/test.sh services runs it"]
 fn postgres_leases_are_real() {
     if let Some(url) = service("AGGRO_TEST_POSTGRES") {
         check(&url);
@@ -108,6 +109,7 @@ fn postgres_leases_are_real() {
 }
 
 #[test]
+#[ignore = "needs Redis: bash scripts/test.sh services runs it"]
 fn redis_leases_are_real() {
     if let Some(url) = service("AGGRO_TEST_REDIS") {
         // Database 3: apart from the round-trip tests' data.
@@ -116,6 +118,7 @@ fn redis_leases_are_real() {
 }
 
 #[test]
+#[ignore = "needs a DynamoDB-API server (moto): bash scripts/test.sh services runs it"]
 fn dynamodb_leases_are_real() {
     if let Some(url) = service("AGGRO_TEST_DYNAMODB") {
         check(&format!("{url}/aggro_mmo_leases"));

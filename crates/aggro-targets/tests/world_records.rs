@@ -85,6 +85,7 @@ fn sqlite_keeps_and_forgets_world_records() {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL: bash scripts/test.sh services runs it"]
 fn postgres_keeps_and_forgets_world_records() {
     if let Some(url) = service("AGGRO_TEST_POSTGRES") {
         check_mobile(&url);
@@ -92,6 +93,7 @@ fn postgres_keeps_and_forgets_world_records() {
 }
 
 #[test]
+#[ignore = "needs Redis: bash scripts/test.sh services runs it"]
 fn redis_keeps_and_forgets_world_records() {
     if let Some(url) = service("AGGRO_TEST_REDIS") {
         // Database 5: apart from the other tests' data.
@@ -101,6 +103,7 @@ fn redis_keeps_and_forgets_world_records() {
 }
 
 #[test]
+#[ignore = "needs a DynamoDB-API server (moto): bash scripts/test.sh services runs it"]
 fn dynamodb_keeps_and_forgets_world_records() {
     if let Some(url) = service("AGGRO_TEST_DYNAMODB") {
         check_mobile(&format!("{url}/aggro_world_records"));

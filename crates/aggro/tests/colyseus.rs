@@ -33,6 +33,7 @@ fn listening_room(room: &std::path::Path, port: &str) -> std::process::Child {
 }
 
 #[test]
+#[ignore = "needs the reference Colyseus room: bash scripts/test.sh services runs it"]
 fn a_server_killed_mid_run_leaves_disconnects_in_a_valid_result_file() {
     let Some(room) = reference_room() else { return };
     let mut server = listening_room(&room, "7951");
@@ -85,6 +86,7 @@ fn a_server_killed_mid_run_leaves_disconnects_in_a_valid_result_file() {
 }
 
 #[test]
+#[ignore = "needs the reference Colyseus room: bash scripts/test.sh services runs it"]
 fn a_colyseus_sweep_feeds_the_planner() {
     let Some(room) = reference_room() else { return };
     let dir = tempdir();
@@ -177,6 +179,7 @@ fn colyseus_bad_input_is_one_line_and_exit_code_2() {
 }
 
 #[test]
+#[ignore = "needs the reference Colyseus room: bash scripts/test.sh services runs it"]
 fn nothing_listening_is_a_server_gone_and_a_broken_threshold_exits_3() {
     let Some(room) = reference_room() else { return };
     let dir = tempdir();
@@ -231,6 +234,7 @@ fn nothing_listening_is_a_server_gone_and_a_broken_threshold_exits_3() {
 /// A server whose event loop stalls (the example's "stalling" room: 200 ms every second) serves
 /// every join but late: the delay threshold breaks, exit 3, and the verdict names it.
 #[test]
+#[ignore = "needs the reference Colyseus room: bash scripts/test.sh services runs it"]
 fn a_stalling_event_loop_breaks_the_delay_threshold() {
     let Some(room) = reference_room() else { return };
     let mut server = Command::new("node")
@@ -276,6 +280,7 @@ fn a_stalling_event_loop_breaks_the_delay_threshold() {
 /// break the joins threshold (exit 3) with the server's own words, a wrong token is every join
 /// refused (exit 1, the server's 401 text), and an observed type that never arrives is said.
 #[test]
+#[ignore = "needs the reference Colyseus room: bash scripts/test.sh services runs it"]
 fn your_own_room_gets_templated_joins_and_its_refusals_are_told_in_its_words() {
     let Some(room) = reference_room() else { return };
     let dir = tempdir();
@@ -351,6 +356,7 @@ fn your_own_room_gets_templated_joins_and_its_refusals_are_told_in_its_words() {
 /// `--live` on the swarm: while it plays, its report's record has the intervals so far and the
 /// sessions (joins) in its totals; at the end the page holds the finished record.
 #[test]
+#[ignore = "needs the reference Colyseus room: bash scripts/test.sh services runs it"]
 fn the_swarm_serves_its_live_view_while_it_plays() {
     let Some(room) = reference_room() else { return };
     let mut server = listening_room(&room, "7954");

@@ -72,6 +72,7 @@ fn mmo_on_sqlite() {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL: bash scripts/test.sh services runs it"]
 fn mmo_on_postgres() {
     if let Some(url) = service("AGGRO_TEST_POSTGRES") {
         mmo_round_trip(&url, 200, 100, 12);
@@ -79,6 +80,7 @@ fn mmo_on_postgres() {
 }
 
 #[test]
+#[ignore = "needs Redis: bash scripts/test.sh services runs it"]
 fn mmo_on_redis() {
     if let Some(url) = service("AGGRO_TEST_REDIS") {
         mmo_round_trip(&format!("{url}/4"), 200, 100, 12);
@@ -86,6 +88,7 @@ fn mmo_on_redis() {
 }
 
 #[test]
+#[ignore = "needs a DynamoDB-API server (moto): bash scripts/test.sh services runs it"]
 fn mmo_on_dynamodb() {
     if let Some(url) = service("AGGRO_TEST_DYNAMODB") {
         mmo_round_trip(&format!("{url}/aggro_mmo_test"), 40, 50, 6);

@@ -184,18 +184,21 @@ fn the_trio_as_scenarios_on_stackdb() {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL: bash scripts/test.sh services runs it"]
 fn the_trio_as_scenarios_on_postgres() {
     let Some(url) = service("AGGRO_TEST_POSTGRES") else { return };
     trio_round_trip(&pg_database(&url, "aggro_scenario_trio"), "400", true);
 }
 
 #[test]
+#[ignore = "needs Redis: bash scripts/test.sh services runs it"]
 fn the_trio_as_scenarios_on_redis() {
     let Some(url) = service("AGGRO_TEST_REDIS") else { return };
     trio_round_trip(&format!("{url}/5"), "400", true);
 }
 
 #[test]
+#[ignore = "needs a DynamoDB-API server (moto): bash scripts/test.sh services runs it"]
 fn the_trio_as_scenarios_on_dynamodb() {
     let Some(url) = service("AGGRO_TEST_DYNAMODB") else { return };
     trio_round_trip(&url, "50", false);
@@ -261,6 +264,7 @@ fn loaders_sharing_connections_get_their_own_answers(target: &str) {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL: bash scripts/test.sh services runs it"]
 fn loaders_sharing_postgres_connections_get_their_own_answers() {
     let Some(url) = service("AGGRO_TEST_POSTGRES") else { return };
     let target = pg_database(&url, "aggro_scenario_sharing");
@@ -281,6 +285,7 @@ fn loaders_sharing_postgres_connections_get_their_own_answers() {
 /// step leaving WATCH for a later one, a target that answers one request at
 /// a time, more connections than loaders.
 #[test]
+#[ignore = "needs Redis: bash scripts/test.sh services runs it"]
 fn loaders_sharing_redis_connections_get_their_own_answers() {
     let Some(url) = service("AGGRO_TEST_REDIS") else { return };
     let target = format!("{url}/8");
@@ -416,18 +421,21 @@ fn ycsb_core_workloads_on_stackdb_and_null() {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL: bash scripts/test.sh services runs it"]
 fn ycsb_core_workloads_on_postgres() {
     let Some(url) = service("AGGRO_TEST_POSTGRES") else { return };
     ycsb_on(&pg_database(&url, "aggro_scenario_ycsb"), "200", &[]);
 }
 
 #[test]
+#[ignore = "needs Redis: bash scripts/test.sh services runs it"]
 fn ycsb_core_workloads_on_redis() {
     let Some(url) = service("AGGRO_TEST_REDIS") else { return };
     ycsb_on(&format!("{url}/6"), "200", &[]);
 }
 
 #[test]
+#[ignore = "needs a DynamoDB-API server (moto): bash scripts/test.sh services runs it"]
 fn ycsb_core_workloads_on_dynamodb() {
     let Some(url) = service("AGGRO_TEST_DYNAMODB") else { return };
     ycsb_on(&url, "40", &[]);
@@ -436,6 +444,7 @@ fn ycsb_core_workloads_on_dynamodb() {
 /// pgbench's own tpcb-like after `-i`, and a script with every supported
 /// meta-command, on real PostgreSQL; TPC-B's balance sums agree afterwards.
 #[test]
+#[ignore = "needs PostgreSQL: bash scripts/test.sh services runs it"]
 fn pgbench_scripts_run_unchanged_on_postgres() {
     let Some(url) = service("AGGRO_TEST_POSTGRES") else { return };
     let url = pg_database(&url, "aggro_scenario_pgbench");
@@ -598,6 +607,7 @@ fn find_max_searches_a_scenarios_capacity() {
 }
 
 #[test]
+#[ignore = "needs Redis: bash scripts/test.sh services runs it"]
 fn a_scenario_on_a_store_holding_nothing_is_refused() {
     let dir = tempdir();
     let ycsb_c = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/ycsb/c.toml");
@@ -670,6 +680,7 @@ fn a_scenario_world_keeps_its_variables() {
 /// (where pgbench aborts, aggro runs nothing either); the transactions processed and the tables'
 /// sums must agree.
 #[test]
+#[ignore = "needs PostgreSQL: bash scripts/test.sh services runs it"]
 fn pgbench_scripts_leave_the_tables_as_pgbench_leaves_them() {
     let Some(url) = service("AGGRO_TEST_POSTGRES") else { return };
     let bin = std::path::PathBuf::from(std::env::var("AGGRO_PG_BIN").unwrap_or_else(|_| "/usr/bin".into()));
@@ -719,6 +730,7 @@ fn pgbench_scripts_leave_the_tables_as_pgbench_leaves_them() {
 /// A runtime error in a pgbench script aborts the client, as pgbench's (its run does not go on failing
 /// every request for the whole -T): four clients, four failures, the run over at once, exit 1.
 #[test]
+#[ignore = "needs PostgreSQL: bash scripts/test.sh services runs it"]
 fn a_pgbench_runtime_error_aborts_the_client() {
     let Some(url) = service("AGGRO_TEST_POSTGRES") else { return };
     let target = pg_database(&url, "aggro_pgbench_abort");

@@ -121,6 +121,7 @@ fn stackdb_round_trip_verifies() {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL: bash scripts/test.sh services runs it"]
 fn postgres_round_trip_verifies() {
     if let Some(url) = service("AGGRO_TEST_POSTGRES") {
         mobile_round_trip(&url, BRISK);
@@ -128,6 +129,7 @@ fn postgres_round_trip_verifies() {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL with a SCRAM user: bash scripts/test.sh services runs it"]
 fn postgres_with_a_scram_password_runs_and_verifies() {
     // The loaders' own wire client authenticates as servers ask outside tests.
     if let Some(url) = service("AGGRO_TEST_POSTGRES_SCRAM") {
@@ -142,6 +144,7 @@ fn postgres_with_a_scram_password_runs_and_verifies() {
 }
 
 #[test]
+#[ignore = "needs Redis: bash scripts/test.sh services runs it"]
 fn redis_round_trip_verifies() {
     if let Some(url) = service("AGGRO_TEST_REDIS") {
         mobile_round_trip(&format!("{url}/1"), BRISK);
@@ -149,6 +152,7 @@ fn redis_round_trip_verifies() {
 }
 
 #[test]
+#[ignore = "needs a DynamoDB-API server (moto): bash scripts/test.sh services runs it"]
 fn dynamodb_round_trip_verifies() {
     if let Some(url) = service("AGGRO_TEST_DYNAMODB") {
         mobile_round_trip(&url, GENTLE);
@@ -536,6 +540,7 @@ fn an_unreachable_server_is_named() {
 }
 
 #[test]
+#[ignore = "needs Redis: bash scripts/test.sh services runs it"]
 fn a_server_killed_mid_run_is_counted_and_the_result_still_written() {
     if service("AGGRO_TEST_REDIS").is_none() {
         return;
