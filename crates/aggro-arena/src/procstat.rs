@@ -1,14 +1,7 @@
 //! What the kernel says about this process: resident memory, and its UDP
 //! sockets' receive queues and drops (from /proc; zeros where unavailable).
 
-/// Resident memory of this process in bytes.
-pub fn rss_bytes() -> u64 {
-    let text = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = text.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64;
-    pages * page
-}
+pub use aggro_core::clock::rss_bytes;
 
 /// A process's memory and its sockets' kernel queues, read when an interval closes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]

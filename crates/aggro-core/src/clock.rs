@@ -88,6 +88,16 @@ pub fn process_wait_s(pid: u32) -> Option<f64> {
     Some(wait_ns as f64 / 1e9)
 }
 
+/// Resident memory of this process in bytes (`/proc/self/statm`'s resident pages × the page size; 0 where
+/// unavailable).
+pub fn rss_bytes() -> u64 {
+    let text = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = text.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64;
+    pages * page
+}
+
 /// Wakes this thread's sleeps and timers on time: the kernel's default timer
 /// slack (50 µs) would delay every wake-up by up to that much; 1 µs keeps waits honest.
 pub fn tighten_timer_slack() {

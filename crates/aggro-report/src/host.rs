@@ -113,13 +113,9 @@ impl CpuSampler {
             generator_cores: if wall_s > 0.0 { (now.self_cpu_s - last.self_cpu_s).max(0.0) / wall_s } else { 0.0 },
             machine_busy: (1.0 - fraction(idle) - fraction(steal)).max(0.0),
             machine_steal: fraction(steal),
-            generator_rss_bytes: rss_bytes(),
+            generator_rss_bytes: aggro_core::clock::rss_bytes(),
         }
     }
-}
-
-fn rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/statm").ok().and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok()).map_or(0, |pages| pages * 4096)
 }
 
 #[cfg(test)]
