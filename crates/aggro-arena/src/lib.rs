@@ -18,6 +18,19 @@
 //!
 //! The wire protocol underneath is the `arena-proto` crate.
 
+/// Declares a struct of `u64` counters together with its field-by-field `+=`, so a counter added later
+/// cannot be left out of an interval's or a run's sums.
+macro_rules! counters {
+    ($(#[$m:meta])* $vis:vis struct $name:ident { $($(#[$fm:meta])* pub $f:ident: u64,)* }) => {
+        $(#[$m])* $vis struct $name { $($(#[$fm])* pub $f: u64,)* }
+        impl std::ops::AddAssign for $name {
+            fn add_assign(&mut self, o: Self) {
+                $(self.$f += o.$f;)*
+            }
+        }
+    };
+}
+
 pub mod arrival;
 pub mod clock;
 pub mod codec;

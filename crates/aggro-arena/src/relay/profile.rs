@@ -6,6 +6,7 @@ use crate::span::{Record, Span};
 use aggro_stats::{Histogram, Summary, encode};
 use serde::Serialize;
 
+counters! {
 /// What the relay server counts.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct RelayCounters {
@@ -33,13 +34,6 @@ pub struct RelayCounters {
     pub room_ticks: u64,
     pub ticks: u64,
 }
-
-impl std::ops::AddAssign for RelayCounters {
-    fn add_assign(&mut self, o: Self) {
-        macro_rules! add { ($($f:ident),*) => { $(self.$f += o.$f;)* } }
-        add!(packets_in, bytes_in, packets_out, bytes_out, connects, disconnects, joins, refused, events_in, event_bytes_in);
-        add!(events_out, event_bytes_out, resends, queue_full, ack_packets, room_ticks, ticks);
-    }
 }
 
 /// Gauges read when an interval closes.

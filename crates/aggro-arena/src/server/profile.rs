@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 /// in the send system calls (the rest is choosing, encoding and sealing the snapshots).
 pub const PHASES: [&str; 6] = ["frame", "dispatch", "send_flush", "simulate", "flush", "flush_sendmmsg"];
 
+counters! {
 /// Counters the server adds to during an interval.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Counters {
@@ -37,31 +38,6 @@ pub struct Counters {
     /// Actor updates skipped by interleaving.
     pub skipped: u64,
 }
-
-impl std::ops::AddAssign for Counters {
-    fn add_assign(&mut self, o: Self) {
-        macro_rules! add { ($($f:ident),*) => { $(self.$f += o.$f;)* } }
-        add!(
-            frames,
-            packets_in,
-            bytes_in,
-            packets_out,
-            bytes_out,
-            resends,
-            shots,
-            hits,
-            deaths,
-            fired_rpcs,
-            connects,
-            disconnects,
-            client_frames,
-            entries,
-            entry_bits,
-            moving_deltas,
-            moving_delta_bits,
-            skipped
-        );
-    }
 }
 
 /// A histogram's figures with the histogram itself (HdrHistogram V2-DEFLATE, base64).

@@ -4,6 +4,7 @@ use crate::span::{Record, Span};
 use aggro_stats::{Histogram, Summary, encode};
 use serde::Serialize;
 
+counters! {
 /// What the swarm counts.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct SwarmCounters {
@@ -46,25 +47,6 @@ pub struct SwarmCounters {
     /// overflowed (the joins outran its accepts).
     pub retried_opens: u64,
 }
-
-impl std::ops::AddAssign for SwarmCounters {
-    fn add_assign(&mut self, o: Self) {
-        macro_rules! add { ($($f:ident),*) => { $(self.$f += o.$f;)* } }
-        add!(packets_in, bytes_in, packets_out, bytes_out, snapshots, decode_errors, connects, deaths, respawns, disconnects, socket_errors);
-        add!(
-            joins,
-            refused,
-            events_sent,
-            events_received,
-            reliable_disorder,
-            reliable_missing,
-            unreliable_lost,
-            unreliable_late,
-            queue_full,
-            injected_losses
-        );
-        add!(failed_joins, server_errors, other_messages, retried_opens);
-    }
 }
 
 /// One interval (or the whole run) of the swarm.
