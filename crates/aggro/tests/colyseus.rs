@@ -22,7 +22,13 @@ fn reference_room() -> Option<PathBuf> {
 
 /// The reference room started on `port`, once it listens.
 fn listening_room(room: &std::path::Path, port: &str) -> std::process::Child {
-    let server = Command::new("node").arg("server.mjs").current_dir(room).env("PORT", port).stdout(Stdio::null()).spawn().unwrap();
+    listening_room_with(room, port, &[])
+}
+
+/// The same, with more of its environment (`METRICS_PORT`, `REFUSE_EVERY`, …).
+fn listening_room_with(room: &std::path::Path, port: &str, env: &[(&str, &str)]) -> std::process::Child {
+    let server =
+        Command::new("node").arg("server.mjs").current_dir(room).env("PORT", port).envs(env.iter().copied()).stdout(Stdio::null()).spawn().unwrap();
     let addr = format!("127.0.0.1:{port}").parse().unwrap();
     let started = std::time::Instant::now();
     while std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
@@ -237,18 +243,7 @@ fn nothing_listening_is_a_server_gone_and_a_broken_threshold_exits_3() {
 #[ignore = "needs the reference Colyseus room: bash scripts/test.sh services runs it"]
 fn a_stalling_event_loop_breaks_the_delay_threshold() {
     let Some(room) = reference_room() else { return };
-    let mut server = Command::new("node")
-        .arg("server.mjs")
-        .current_dir(&room)
-        .envs([("PORT", "7962"), ("METRICS_PORT", "7963")])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = std::time::Instant::now();
-    while std::net::TcpStream::connect_timeout(&"127.0.0.1:7962".parse().unwrap(), Duration::from_millis(200)).is_err() {
-        assert!(started.elapsed() < Duration::from_secs(30), "the reference room did not listen");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut server = listening_room_with(&room, "7962", &[("METRICS_PORT", "7963")]);
     let dir = tempdir();
     let play = dir.path().join("stall.toml");
     std::fs::write(

@@ -366,14 +366,16 @@ impl<B: Behaviour> Swarm<B> {
         if self.next_join >= self.cfg.bots {
             return;
         }
-        self.transport.count_into(&mut self.heard.counters);
-        let c = &self.heard.counters;
-        let seen = pacer::JoinSignals {
-            ended: self.joins_closed.0 + c.connects + c.failed_joins,
-            failed: self.joins_closed.1 + c.failed_joins + c.retried_opens,
-            server_wait_s: self.cfg.server_pid.and_then(aggro_core::clock::process_wait_s),
-        };
-        self.pacer.look(now, seen);
+        if self.pacer.due(now) {
+            self.transport.count_into(&mut self.heard.counters);
+            let c = &self.heard.counters;
+            let seen = pacer::JoinSignals {
+                ended: self.joins_closed.0 + c.connects + c.failed_joins,
+                failed: self.joins_closed.1 + c.failed_joins + c.retried_opens,
+                server_wait_s: self.cfg.server_pid.and_then(aggro_core::clock::process_wait_s),
+            };
+            self.pacer.look(now, seen);
+        }
         while self.next_join < self.cfg.bots && self.next_join_at <= now {
             let gap = self.pacer.gap_us();
             self.timers.push(Reverse((self.next_join_at + join_moment(0, gap, moments), self.next_join as u32)));

@@ -59,6 +59,12 @@ impl JoinPacer {
         ((1e6 / self.rate) as u64).max(1)
     }
 
+    /// Whether [`JoinPacer::look`] would weigh a window at `now` (so the signals, read from the kernel,
+    /// are gathered only then).
+    pub fn due(&self, now: u64) -> bool {
+        self.adaptive && (self.window_from == 0 || now.saturating_sub(self.window_from) >= WINDOW_US)
+    }
+
     /// Looks at what happened since the window began (`now` and the running totals): a window with
     /// failed joins or a starved server halves the rate, a clean one with joins raises it by half,
     /// up to the most allowed. Starts its first window at the first look.

@@ -215,11 +215,11 @@ dynamo = {{ action = "UpdateItem", request = '''
 
     fn insert(&self) -> String {
         let key = "key(record, r)";
-        let placeholders = (1..=self.fields + 1).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
+        let positions = (1..=self.fields + 1).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
         format!(
             r##"
 [steps.insert]
-sql = "INSERT INTO usertable VALUES ({placeholders})"
+sql = "INSERT INTO usertable VALUES ({positions})"
 params = ["{key}", {values}]
 redis = [{hset}, ["ZADD", "_indices", "${{hash(r)}}", "${{{key}}}"]]
 kv = [["put", "${{{key}}}", "{record}"]]
