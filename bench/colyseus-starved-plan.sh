@@ -4,11 +4,14 @@
 # generator takes — what a machine share too small for both does. A coarse sweep feeds
 # `aggro plan --from … --cores 1`; a finer sweep finds the largest CCU that actually held the
 # thresholds (its verdict not Service or Gone); the planner's answer should be within ±15 % of it.
-#   bash bench/colyseus-starved-plan.sh [COARSE] [FINE]   (defaults 100,200,300,400 and 100,125,…,400)
+# The server then waits for a core while the swarm runs: its wait (/proc schedstat) is in each row, and
+# the planner counts it as load.
+#   bash bench/colyseus-starved-plan.sh [COARSE] [FINE] [MEASURED]   (defaults 50,100,150,200; 80,90,…,200; 8s)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-coarse=${1:-100,200,300,400}
-fine=${2:-$(seq -s, 100 25 400)}
+coarse=${1:-50,100,150,200}
+fine=${2:-$(seq -s, 80 10 200)}
+measured=${3:-8s}
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/aggro/target}"
 bash scripts/install-deps.sh >/dev/null
 cargo build --release --locked -q -p aggro
@@ -17,7 +20,7 @@ work=$(mktemp -d /tmp/aggro-starved.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 sweep() { # PLAYERS OUT
   taskset -c 0 "$aggro" arena bench --mode colyseus --server-cmd "node examples/colyseus/server.mjs" --players "$1" \
-    --warmup 3s --duration 5s --port 7981 --out "$work/$2.json" >"$work/$2.out"
+    --warmup 3s --duration "$measured" --port 7981 --out "$work/$2.json" >"$work/$2.out"
 }
 sweep "$coarse" coarse
 sweep "$fine" fine

@@ -225,10 +225,14 @@ fn judge_service(e: &Evidence, s: &Service) -> Option<Verdict> {
     Some(Verdict { limit: Limit::Service, evidence: format!("service: {broke} — {}", explanation(e)) })
 }
 
+/// A server whose threads waited this share of the wall time (or more) for a core was starved by the
+/// machine: what it could serve is bounded by the core time it got, not the time it used.
+pub const STARVED_WAIT_PCT: f64 = 10.0;
+
 /// The resource that explains a broken service.
 fn explanation(e: &Evidence) -> String {
     match (e.server_cpu_pct, e.server_wait_pct) {
-        (Some(cpu), Some(wait)) if wait >= 10.0 => {
+        (Some(cpu), Some(wait)) if wait >= STARVED_WAIT_PCT => {
             format!("server CPU {cpu:.0}% + {wait:.0}% waiting for a core: the machine, not the server's code")
         }
         (Some(cpu), _) if cpu >= CPU_LIMIT_PCT => format!("server CPU {cpu:.0}% of its core: the server's own limit"),

@@ -14,7 +14,7 @@ use crate::args::duration;
 use crate::cli::ArenaBenchArgs;
 use crate::session;
 use aggro_arena::verdict::{Evidence, Limit, Verdict, judge};
-use aggro_core::clock::process_cpu_s;
+use aggro_core::clock::{process_cpu_s, process_wait_s};
 use aggro_report::record::now_rfc3339;
 use aggro_stats::{Histogram, Summary};
 use anyhow::Context;
@@ -31,6 +31,8 @@ pub struct Row {
     /// The most bots in their rooms at an interval's end.
     pub joined: f64,
     pub server_cpu_pct: f64,
+    /// The share of the measured window the server's threads waited for a core (/proc schedstat).
+    pub server_wait_pct: f64,
     pub swarm_cpu_pct: f64,
     /// Bytes in + out per second (the swarm's, which on loopback are the server's).
     pub server_bytes_per_s: f64,
@@ -149,9 +151,9 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
     let mut swarm = swarm.spawn().context("cannot start the swarm")?;
     // The server's CPU over the measured window, read from its pid.
     std::thread::sleep(warmup);
-    let (cpu0, t0) = (process_cpu_s(Some(pid)), Instant::now());
+    let (cpu0, wait0, t0) = (process_cpu_s(Some(pid)), process_wait_s(pid), Instant::now());
     std::thread::sleep(measure);
-    let (cpu1, t1) = (process_cpu_s(Some(pid)), Instant::now());
+    let (cpu1, wait1, t1) = (process_cpu_s(Some(pid)), process_wait_s(pid), Instant::now());
     let status = swarm.wait().context("cannot wait for the swarm")?;
     drop(server);
     if !super::swarm_measured(status) {
@@ -169,9 +171,12 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
     let per_s = |k: &str| sum(&sw, k) / s;
     let delay = merged(sw.iter().map(|iv| iv["delay_hdr"].as_str().unwrap_or("")));
     let lateness = Summary::of(&merged(sw.iter().map(|iv| iv["timer_lateness_hdr"].as_str().unwrap_or(""))));
-    let server_cpu_pct = (cpu1 - cpu0) / (t1 - t0).as_secs_f64() * 100.0;
+    let share = |a: f64, b: f64| (b - a) / (t1 - t0).as_secs_f64() * 100.0;
+    let server_cpu_pct = share(cpu0, cpu1);
+    let server_wait_pct = wait0.zip(wait1).map(|(a, b)| share(a, b));
     let evidence = Evidence {
         server_cpu_pct: Some(server_cpu_pct),
+        server_wait_pct,
         swarm_cpu_pct: cpu(&sw),
         swarm_lateness_p99_ms: ms(lateness.p99_ns),
         bytes_per_s: per_s("bytes_in") + per_s("bytes_out"),
@@ -183,6 +188,7 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
         ccu,
         joined,
         server_cpu_pct,
+        server_wait_pct: server_wait_pct.unwrap_or(0.0),
         swarm_cpu_pct: cpu(&sw),
         server_bytes_per_s: evidence.bytes_per_s,
         messages_sent_per_s: per_s("packets_out"),
@@ -198,15 +204,16 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
 
 fn print_table(rows: &[Row]) {
     println!(
-        "| CCU | joined | server CPU | swarm CPU | messages out / in /s | patches /s per bot | MB/s in+out | broadcast delay p50 / p99 ms | swarm lateness p99 ms | missing | verdict |"
+        "| CCU | joined | server CPU + wait for a core | swarm CPU | messages out / in /s | patches /s per bot | MB/s in+out | broadcast delay p50 / p99 ms | swarm lateness p99 ms | missing | verdict |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for r in rows {
         println!(
-            "| {} | {:.0} | {:.0}% | {:.0}% | {:.0} / {:.0} | {:.1} | {:.2} | {:.2} / {:.2} | {:.2} | {:.0} | {:?} |",
+            "| {} | {:.0} | {:.0}% + {:.0}% | {:.0}% | {:.0} / {:.0} | {:.1} | {:.2} | {:.2} / {:.2} | {:.2} | {:.0} | {:?} |",
             r.ccu,
             r.joined,
             r.server_cpu_pct,
+            r.server_wait_pct,
             r.swarm_cpu_pct,
             r.messages_sent_per_s,
             r.messages_received_per_s,
