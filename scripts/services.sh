@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Starts (or stops) throwaway backends for aggro's tests on free loopback ports:
-# a PostgreSQL cluster (fsync off), Redis (no persistence) and moto's
+# a PostgreSQL cluster (fsync off), Redis (no persistence), a Redis Cluster
+# (3 masters and 3 replicas, a 2 s node timeout; AGGRO_REDIS_CLUSTER=0 leaves
+# it out) and moto's
 # DynamoDB-API server (in memory, a functional stand-in for DynamoDB: see
 # scripts/moto.sh; AGGRO_DYNAMODB=0 leaves it out). AGGRO_DURABLE=1 starts
 # PostgreSQL and Redis durable instead, for benchmarks that compare commits on
@@ -79,6 +81,12 @@ start_redis() {
   echo "AGGRO_TEST_REDIS=redis://127.0.0.1:$port" >>"$dir/env"
 }
 
+start_redis_cluster() {
+  local url
+  url=$("$here/redis-cluster.sh" start "$dir/cluster" $redis_durability) || return 1
+  echo "AGGRO_TEST_REDIS_CLUSTER=$url" >>"$dir/env"
+}
+
 start_dynamodb() {
   local python port
   python=$("$here/moto.sh" fetch) || return 1
@@ -96,6 +104,7 @@ case "$cmd" in
     : >"$dir/env"
     start_postgres
     start_redis
+    [ "${AGGRO_REDIS_CLUSTER:-1}" = 0 ] || start_redis_cluster
     [ "${AGGRO_DYNAMODB:-1}" = 0 ] || start_dynamodb
     cat "$dir/env"
     ;;
@@ -111,6 +120,7 @@ case "$cmd" in
     for f in redis.pid dynamodb.pid; do
       [ -f "$dir/$f" ] && kill "$(cat "$dir/$f")" 2>/dev/null || true
     done
+    "$here/redis-cluster.sh" stop "$dir/cluster"
     ;;
   *) echo "usage: services.sh start|stop DIR" >&2; exit 2 ;;
 esac

@@ -87,6 +87,8 @@ macro_rules! dispatch {
             TargetUrl::Postgres { url } => Ok($visitor.visit(postgres::PostgresTarget::new(url)).await),
             #[cfg(feature = "redis")]
             TargetUrl::Redis { addr, db } => Ok($visitor.visit(redis::RedisTarget::new(addr, db)).await),
+            #[cfg(feature = "redis")]
+            TargetUrl::RedisCluster { seeds } => Ok($visitor.visit(redis::RedisTarget::cluster(seeds)).await),
             #[cfg(feature = "dynamodb")]
             TargetUrl::DynamoDb { addr, table, region } => Ok($visitor.visit(dynamodb::DynamoTarget::new(addr, table, region)).await),
             #[allow(unreachable_patterns)]

@@ -59,9 +59,9 @@ impl<T> Reconnecting<T> {
         self.last_attempt = None;
     }
 
-    /// Forgets the connection if `broken` says so.
-    pub(crate) fn drop_if(&mut self, broken: impl FnOnce(&T) -> bool) {
-        if self.live.as_ref().is_some_and(broken) {
+    /// Forgets the connection if `broken` says so, letting it look at (and mend) itself first.
+    pub(crate) fn drop_if(&mut self, broken: impl FnOnce(&mut T) -> bool) {
+        if self.live.as_mut().is_some_and(broken) {
             self.live = None;
         }
     }

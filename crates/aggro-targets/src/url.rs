@@ -28,6 +28,11 @@ pub enum TargetUrl {
         /// Database number.
         db: u32,
     },
+    /// `redis://HOST:PORT,HOST:PORT…` (more than one node) or `redis://HOST:PORT?cluster`: a Redis Cluster.
+    RedisCluster {
+        /// The nodes asked for the slot map, `HOST:PORT` each.
+        seeds: Vec<String>,
+    },
     /// `stackdb:DIR[?sync=immediate|eventual]` — aggro's embedded engine.
     StackDb {
         /// Database directory.
@@ -62,7 +67,7 @@ pub enum UrlError {
     NotBuilt(&'static str),
 }
 
-const FORMS: &str = "expected null:, stackdb:DIR, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB] or dynamodb://HOST:PORT[/TABLE]";
+const FORMS: &str = "expected null:, stackdb:DIR, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB] redis://HOST:PORT,HOST:PORT (a cluster) or dynamodb://HOST:PORT[/TABLE]";
 
 impl TargetUrl {
     /// Parses a target URL.
@@ -110,9 +115,22 @@ impl TargetUrl {
             }
             "redis" => {
                 let rest = rest.strip_prefix("//").ok_or_else(|| bad("expected redis://HOST:PORT[/DB]"))?;
-                let (addr, db) = rest.split_once('/').unwrap_or((rest, "0"));
-                let db = if db.is_empty() { 0 } else { db.parse().map_err(|_| bad("the database must be a number"))? };
-                Ok(TargetUrl::Redis { addr: host_port(addr, 6379).map_err(|w| bad(&w))?, db })
+                let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+                let cluster = match query {
+                    "" => false,
+                    "cluster" | "cluster=1" | "cluster=true" => true,
+                    _ => return Err(bad("redis takes only ?cluster")),
+                };
+                let (addrs, db) = rest.split_once('/').unwrap_or((rest, "0"));
+                let db: u32 = if db.is_empty() { 0 } else { db.parse().map_err(|_| bad("the database must be a number"))? };
+                let addrs = addrs.split(',').map(|a| host_port(a, 6379)).collect::<Result<Vec<_>, _>>().map_err(|w| bad(&w))?;
+                if !cluster && addrs.len() == 1 {
+                    return Ok(TargetUrl::Redis { addr: addrs.into_iter().next().expect("one address"), db });
+                }
+                if db != 0 {
+                    return Err(bad("a Redis Cluster has database 0 only"));
+                }
+                Ok(TargetUrl::RedisCluster { seeds: addrs })
             }
             "dynamodb" => {
                 let rest = rest.strip_prefix("//").ok_or_else(|| bad("expected dynamodb://HOST:PORT[/TABLE]"))?;
@@ -143,7 +161,7 @@ impl TargetUrl {
             TargetUrl::StackDb { .. } => "stackdb",
             TargetUrl::Sqlite { .. } => "sqlite",
             TargetUrl::Postgres { .. } => "postgres",
-            TargetUrl::Redis { .. } => "redis",
+            TargetUrl::Redis { .. } | TargetUrl::RedisCluster { .. } => "redis",
             TargetUrl::DynamoDb { .. } => "dynamodb",
         }
     }
@@ -182,6 +200,11 @@ mod tests {
         assert!(matches!(TargetUrl::parse("postgres://u@127.0.0.1:5432/game").unwrap(), TargetUrl::Postgres { .. }));
         assert_eq!(TargetUrl::parse("redis://[::1]:7000").unwrap(), TargetUrl::Redis { addr: "[::1]:7000".into(), db: 0 });
         assert_eq!(
+            TargetUrl::parse("redis://127.0.0.1:7000,127.0.0.1:7001").unwrap(),
+            TargetUrl::RedisCluster { seeds: vec!["127.0.0.1:7000".into(), "127.0.0.1:7001".into()] }
+        );
+        assert_eq!(TargetUrl::parse("redis://h:7000?cluster").unwrap(), TargetUrl::RedisCluster { seeds: vec!["h:7000".into()] });
+        assert_eq!(
             TargetUrl::parse("dynamodb://127.0.0.1:8000").unwrap(),
             TargetUrl::DynamoDb { addr: "127.0.0.1:8000".into(), table: "aggro_mobile".into(), region: None }
         );
@@ -205,6 +228,9 @@ mod tests {
             "sqlite:x?fast=1",
             "redis://:99999",
             "redis://h:1/x",
+            "redis://h:1,h:2/3",
+            "redis://h:1?fast",
+            "redis://h:1,,h:2",
             "postgres:x",
         ] {
             let err = TargetUrl::parse(bad).unwrap_err().to_string();

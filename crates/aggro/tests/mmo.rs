@@ -5,7 +5,7 @@ use super::util::*;
 
 /// A small world, a short play with two game servers, and verify. Only
 /// populate is told the world's size; the rest read the store's record.
-fn mmo_round_trip(target: &str, accounts: u32, players: u32, periods: u32) {
+pub(crate) fn mmo_round_trip(target: &str, accounts: u32, players: u32, periods: u32) {
     let dir = tempdir();
     let accounts = accounts.to_string();
     let text = ok(&["mmo", "populate", "--target", target, "--accounts", &accounts, "--world-seed", "3"]);

@@ -1,6 +1,7 @@
 //! Integration tests of the aggro binary against real backends.
 
 mod arena;
+mod cluster;
 mod colyseus;
 mod mmo;
 mod results;
@@ -14,20 +15,20 @@ use util::*;
 /// is one Python process that shares two cores with the other tests, so it gets a
 /// quarter of the rate, more loaders, and may drain a backlog; the test is
 /// about correctness, not capacity.
-struct Pace {
+pub(crate) struct Pace {
     divisor: u64,
     loaders: &'static str,
     stop_on_backlog: &'static str,
 }
 
-const BRISK: Pace = Pace { divisor: 1, loaders: "4", stop_on_backlog: "rate" };
+pub(crate) const BRISK: Pace = Pace { divisor: 1, loaders: "4", stop_on_backlog: "rate" };
 const GENTLE: Pace = Pace { divisor: 4, loaders: "16", stop_on_backlog: "off" };
 
 /// populate → write → consistent-read → read → verify, on one target. The
 /// world's shape is given once, to populate (not the defaults, so a run
 /// that fell back on them would miss the users); every later command reads
 /// it from the store's world record.
-fn mobile_round_trip(target: &str, pace: Pace) {
+pub(crate) fn mobile_round_trip(target: &str, pace: Pace) {
     let dir = tempdir();
     let users = "2000";
     let text = ok(&["mobile", "populate", "--target", target, "--users", users, "--spread", "bit-reverse"]);

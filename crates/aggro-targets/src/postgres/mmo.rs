@@ -101,7 +101,7 @@ const INSERT_ITEMS: &str = "INSERT INTO items (id, owner, slot, descriptor, coun
 
 impl PostgresMmoConn {
     async fn client(&mut self) -> Result<&mut Client, StoreError> {
-        self.client.drop_if(Client::is_closed);
+        self.client.drop_if(|c| c.is_closed());
         let target = &self.target;
         self.client.get(|| target.client()).await
     }

@@ -126,7 +126,7 @@ impl PostgresConn {
     }
 
     async fn live(&mut self) -> Result<&mut Wire, StoreError> {
-        self.live.drop_if(Wire::is_broken);
+        self.live.drop_if(|w| w.is_broken());
         let target = &self.target;
         self.live.get(|| Self::open(target)).await
     }

@@ -95,7 +95,7 @@ impl Pipelined for Statements {
     type Known = ();
 
     async fn send(&mut self, batch: &mut BytesMut) -> Result<(), StoreError> {
-        self.live.drop_if(Wire::is_broken);
+        self.live.drop_if(|w| w.is_broken());
         let Self { target, commands, forms, live } = self;
         live.get(|| open(target, commands, forms)).await?.send_encoded(batch).await
     }

@@ -1,31 +1,38 @@
-//! The MMO world in Redis, under the `mmo:` prefix: hashes, sets and lists.
+//! The MMO world in Redis, under the `{mmo}:` prefix: hashes, sets and lists.
 //!
 //! | key | type | holds |
 //! |---|---|---|
-//! | `mmo:a:{id}` | hash | `username`, `login_count`, `last_login`, `players` |
-//! | `mmo:u:{name}` | string | account id |
-//! | `mmo:p:{id}` | hash | `core` and the seven parts |
-//! | `mmo:lease:{id}` | string, `PX` expiry | the owner holding the player |
-//! | `mmo:inv:{id}` | hash | item id → item |
-//! | `mmo:q:{id}` | list | the player's quests |
-//! | `mmo:g:{id}` / `mmo:r:{id}` / `mmo:m:{id}` | hash / hash / set | guild, its ranks, its members |
-//! | `mmo:tq:{id}` / `mmo:td:{id}` | string | quest template / item descriptor |
-//! | `mmo:seq` | string | next free id |
+//! | `{mmo}:a:ID` | hash | `username`, `login_count`, `last_login`, `players` |
+//! | `{mmo}:u:NAME` | string | account id |
+//! | `{mmo}:p:ID` | hash | `core` and the seven parts |
+//! | `{mmo}:lease:ID` | string, `PX` expiry | the owner holding the player |
+//! | `{mmo}:inv:ID` | hash | item id → item |
+//! | `{mmo}:q:ID` | list | the player's quests |
+//! | `{mmo}:g:ID` / `{mmo}:r:ID` / `{mmo}:m:ID` | hash / hash / set | guild, its ranks, its members |
+//! | `{mmo}:tq:ID` / `{mmo}:td:ID` | string | quest template / item descriptor |
+//! | `{mmo}:seq` | string | next free id |
 //!
-//! LoadPlayer is `SET mmo:lease:{id} owner NX PX ttl` (Redis ends the lease
+//! `{mmo}` is a hash tag: on a Redis Cluster the whole world is in one slot, so
+//! one master. A change set spans players (a trade, a guild move) and a
+//! cluster makes a transaction atomic only within a slot; aggro keeps the
+//! world's invariants rather than spread it — on a cluster the MMO gains
+//! failover (a replica takes over), not capacity.
+//!
+//! LoadPlayer is `SET {mmo}:lease:ID owner NX PX ttl` (Redis ends the lease
 //! itself). A change set `WATCH`es its players' leases, checks them with one
 //! `MGET`, then writes everything in one `MULTI … EXEC` pipeline: if any
 //! lease changed in between, `EXEC` does nothing and the set is refused with
 //! `Locked`. Durability is the server's (`appendfsync`).
 
-use super::resp::{Connection, Reply};
+use super::connection::Connection;
+use super::resp::Reply;
 use super::{Link, RedisTarget, delete_matching, scan_keys};
 use aggro_core::mmo::codec::*;
 use aggro_core::mmo::*;
 use aggro_core::{ErrorClass, StoreError};
 
 fn k(kind: &str, id: impl std::fmt::Display) -> Vec<u8> {
-    format!("mmo:{kind}:{id}").into_bytes()
+    format!("{{mmo}}:{kind}:{id}").into_bytes()
 }
 
 fn missing(what: String) -> StoreError {
@@ -159,8 +166,8 @@ impl MmoTarget for RedisTarget {
     async fn create(&self, world: &WorldSpec) -> Result<(), StoreError> {
         let mut c = self.open().await?;
         super::forget_world(&mut c, "mmo").await?;
-        delete_matching(&mut c, "mmo:*").await?;
-        c.push(&[b"SET", b"mmo:seq", world.first_free_id().to_string().as_bytes()]);
+        delete_matching(&mut c, "{mmo}:*").await?;
+        c.push(&[b"SET", b"{mmo}:seq", world.first_free_id().to_string().as_bytes()]);
         let mut n = 1;
         for t in 0..world.quest_templates() {
             c.push(&[b"SET", &k("tq", t), &template(1, t)]);
@@ -189,13 +196,13 @@ impl MmoTarget for RedisTarget {
     async fn scan(&self) -> Result<WorldScan, StoreError> {
         let mut c = self.open().await?;
         let mut scan = WorldScan::default();
-        let keys = scan_keys(&mut c, "mmo:p:*").await?;
+        let keys = scan_keys(&mut c, "{mmo}:p:*").await?;
         for chunk in keys.chunks(500) {
             for key in chunk {
-                let id = &key[b"mmo:p:".len()..];
+                let id = &key[b"{mmo}:p:".len()..];
                 c.push(&[b"HGET", key, b"core"]);
-                c.push(&[b"PTTL", &[b"mmo:lease:", id].concat()]);
-                c.push(&[b"HVALS", &[b"mmo:inv:", id].concat()]);
+                c.push(&[b"PTTL", &[b"{mmo}:lease:", id].concat()]);
+                c.push(&[b"HVALS", &[b"{mmo}:inv:", id].concat()]);
             }
             let mut r = replies(&mut c, chunk.len() * 3).await?.into_iter();
             let now = aggro_core::mmo::now_ms();
@@ -346,7 +353,7 @@ impl MmoConn for RedisMmoConn {
             let ids = array(r.next().unwrap_or(Reply::Array(None)))?;
             for id in &ids {
                 let id = bulk(id.clone()).unwrap_or_default();
-                c.push(&[b"HGET", &[b"mmo:p:".as_slice(), &id].concat(), b"core"]);
+                c.push(&[b"HGET", &[b"{mmo}:p:".as_slice(), &id].concat(), b"core"]);
             }
             let members = replies(c, ids.len())
                 .await?
@@ -370,7 +377,7 @@ impl MmoConn for RedisMmoConn {
     async fn reserve_ids(&mut self, n: u64) -> Result<u64, StoreError> {
         let r = async {
             let c = self.conn().await?;
-            let next = c.call(&[b"INCRBY", b"mmo:seq", n.to_string().as_bytes()]).await?;
+            let next = c.call(&[b"INCRBY", b"{mmo}:seq", n.to_string().as_bytes()]).await?;
             next.as_i64().map(|v| v as u64 - n).ok_or_else(|| missing("the id sequence".into()))
         }
         .await;

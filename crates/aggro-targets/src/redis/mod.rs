@@ -1,15 +1,21 @@
-//! `redis://HOST:PORT[/DB]` — Redis (or any RESP2 server), hashes per user.
+//! `redis://HOST:PORT[/DB]` — Redis (or any RESP2 server), hashes per user;
+//! `redis://HOST:PORT,HOST:PORT…` or `redis://HOST:PORT?cluster` — a Redis
+//! Cluster, each command sent to the master of its key's slot ([`cluster`]).
 //!
-//! `User<n>` is a hash with field `Gold`, `UserItem<n>` a hash with
-//! `NumTickets`, as in seed 001's DynamoDB items. A transfer is
-//! `MULTI; HINCRBY User<n> Gold -5; HINCRBY UserItem<n> NumTickets 1; EXEC`,
-//! sent as one pipeline: atomic, and one round trip. A connection that breaks
-//! is re-opened at most once a second.
+//! `User{n}` is a hash with field `Gold`, `UserItem{n}` a hash with
+//! `NumTickets`, as in the mobile workload's DynamoDB items; the `{n}` hash
+//! tag keeps a user's two keys in one cluster slot. A transfer is
+//! `MULTI; HINCRBY User{n} Gold -5; HINCRBY UserItem{n} NumTickets 1; EXEC`,
+//! sent as one pipeline: atomic (on a cluster too: one slot), and one round
+//! trip. A connection that breaks is re-opened at most once a second.
 
+mod cluster;
+mod connection;
 mod mmo;
 pub mod resp;
 mod scenario;
 mod shared;
+mod slot;
 
 pub use mmo::RedisMmoConn;
 pub use scenario::RedisScenarioConn;
@@ -18,24 +24,40 @@ use crate::reconnect::Reconnecting;
 use aggro_core::mobile::{INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use aggro_core::world::{WorldStore, record_key, runs_key};
 use aggro_core::{ErrorClass, StoreError};
-use resp::{Connection, Reply};
+use connection::Connection;
+use resp::{Node, Reply};
 use std::io::Write;
 
-/// A Redis database.
+/// A Redis database, or a Redis Cluster.
 #[derive(Clone, Debug)]
 pub struct RedisTarget {
-    addr: String,
+    /// The node, or the cluster nodes to ask for the slot map.
+    addrs: Vec<String>,
     db: u32,
+    cluster: bool,
 }
 
 impl RedisTarget {
     /// A target at `addr`, database `db`.
     pub fn new(addr: String, db: u32) -> Self {
-        Self { addr, db }
+        Self { addrs: vec![addr], db, cluster: false }
+    }
+
+    /// A cluster whose slot map the first of `seeds` that answers gives.
+    pub fn cluster(seeds: Vec<String>) -> Self {
+        Self { addrs: seeds, db: 0, cluster: true }
+    }
+
+    /// Whether this is a cluster.
+    pub fn is_cluster(&self) -> bool {
+        self.cluster
     }
 
     async fn open(&self) -> Result<Connection, StoreError> {
-        let mut c = Connection::connect(&self.addr).await?;
+        if self.cluster {
+            return Ok(Connection::Cluster(Box::new(cluster::Cluster::discover(&self.addrs).await?)));
+        }
+        let mut c = Connection::One(Node::connect(&self.addrs[0]).await?);
         if self.db != 0 {
             c.call(&[b"SELECT", self.db.to_string().as_bytes()]).await?;
         }
@@ -43,10 +65,10 @@ impl RedisTarget {
     }
 }
 
-/// Formats `User<n>` or `UserItem<n>` into a reused buffer.
+/// Formats `User{n}` or `UserItem{n}` into a reused buffer.
 fn key<'a>(buf: &'a mut Vec<u8>, prefix: &str, id: u32) -> &'a [u8] {
     buf.clear();
-    let _ = write!(buf, "{prefix}{id}");
+    let _ = write!(buf, "{prefix}{{{id}}}");
     buf
 }
 
@@ -71,9 +93,14 @@ impl Link {
     /// Passes `result` on; a broken connection is dropped so the next request re-opens it.
     pub(crate) fn keep_if_healthy<T>(&mut self, result: Result<T, StoreError>) -> Result<T, StoreError> {
         if result.as_ref().is_err_and(|e| matches!(e.class, ErrorClass::Disconnected | ErrorClass::Protocol)) {
-            self.live.forget();
+            self.drop_broken();
         }
         result
+    }
+
+    /// Drops a connection a failed request left out of step (a cluster's mends itself).
+    pub(crate) fn drop_broken(&mut self) {
+        self.live.drop_if(Connection::must_drop_after_error);
     }
 }
 
@@ -103,16 +130,18 @@ impl RedisConn {
             }
             c.push(&[b"EXEC"]);
             c.flush().await?;
+            // Every reply is read, so the connection stays in step; the first error is the request's.
+            let mut failed = None;
             for _ in 0..=changes.len() {
                 if let Reply::Error(e) = c.read().await? {
-                    return Err(StoreError::new(ErrorClass::Server, e));
+                    failed.get_or_insert(e);
                 }
             }
-            match c.read().await? {
-                Reply::Array(Some(r)) if r.len() == changes.len() => Ok(()),
-                Reply::Array(None) => Err(StoreError::new(ErrorClass::Conflict, "EXEC aborted")),
-                Reply::Error(e) => Err(StoreError::new(ErrorClass::Server, e)),
-                other => Err(StoreError::new(ErrorClass::Protocol, format!("unexpected EXEC reply {other:?}"))),
+            match (c.read().await?, failed) {
+                (Reply::Array(Some(r)), None) if r.len() == changes.len() => Ok(()),
+                (Reply::Array(None), None) => Err(StoreError::new(ErrorClass::Conflict, "EXEC aborted")),
+                (_, Some(e)) | (Reply::Error(e), None) => Err(StoreError::new(ErrorClass::Server, e)),
+                (other, None) => Err(StoreError::new(ErrorClass::Protocol, format!("unexpected EXEC reply {other:?}"))),
             }
         }
         .await;
@@ -123,15 +152,21 @@ impl RedisConn {
 
 /// Removes `workload`'s world record and run log (a population's first step).
 pub(crate) async fn forget_world(c: &mut Connection, workload: &str) -> Result<(), StoreError> {
-    c.call(&[b"UNLINK", record_key(workload).as_bytes(), runs_key(workload).as_bytes()]).await.map(drop)
+    // One key each: on a cluster the two are in different slots.
+    c.call(&[b"UNLINK", record_key(workload).as_bytes()]).await?;
+    c.call(&[b"UNLINK", runs_key(workload).as_bytes()]).await.map(drop)
 }
 
 impl WorldStore for RedisTarget {
     async fn holds_data(&self) -> Result<bool, StoreError> {
-        match self.open().await?.call(&[b"DBSIZE"]).await? {
-            Reply::Int(n) => Ok(n > 0),
-            _ => Err(StoreError::new(ErrorClass::Protocol, "unexpected DBSIZE reply")),
+        for node in self.open().await?.masters().await? {
+            match node.call(&[b"DBSIZE"]).await? {
+                Reply::Int(0) => {}
+                Reply::Int(_) => return Ok(true),
+                _ => return Err(StoreError::new(ErrorClass::Protocol, "unexpected DBSIZE reply")),
+            }
         }
+        Ok(false)
     }
 
     async fn read_world(&self, workload: &str) -> Result<Option<String>, StoreError> {
@@ -174,7 +209,7 @@ impl MobileTarget for RedisTarget {
     type Conn = RedisConn;
 
     fn describe(&self) -> String {
-        format!("redis://{}/{}", self.addr, self.db)
+        if self.cluster { format!("redis://{} (cluster)", self.addrs.join(",")) } else { format!("redis://{}/{}", self.addrs[0], self.db) }
     }
 
     async fn connect(&self) -> Result<RedisConn, StoreError> {
@@ -205,10 +240,10 @@ impl MobileTarget for RedisTarget {
 
     async fn scan(&self) -> Result<Vec<UserRow>, StoreError> {
         let mut c = self.open().await?;
-        let ids: Vec<u32> = scan_keys(&mut c, "User[0-9]*")
+        let ids: Vec<u32> = scan_keys(&mut c, "User{[0-9]*}")
             .await?
             .iter()
-            .filter_map(|k| k.strip_prefix(b"User").and_then(|n| std::str::from_utf8(n).ok()?.parse().ok()))
+            .filter_map(|k| k.strip_prefix(b"User{")?.strip_suffix(b"}").and_then(|n| std::str::from_utf8(n).ok()?.parse().ok()))
             .collect();
         let mut rows = Vec::with_capacity(ids.len());
         let mut buf = Vec::new();
@@ -229,10 +264,17 @@ impl MobileTarget for RedisTarget {
     }
 }
 
-/// Every key matching `pattern`, by SCAN (never KEYS, which blocks the server).
+/// Every key matching `pattern`, by SCAN (never KEYS, which blocks the server) on every master.
 async fn scan_keys(c: &mut Connection, pattern: &str) -> Result<Vec<Vec<u8>>, StoreError> {
-    let mut cursor = b"0".to_vec();
     let mut keys = Vec::new();
+    for node in c.masters().await? {
+        scan_node(node, pattern, &mut keys).await?;
+    }
+    Ok(keys)
+}
+
+async fn scan_node(c: &mut Node, pattern: &str, keys: &mut Vec<Vec<u8>>) -> Result<(), StoreError> {
+    let mut cursor = b"0".to_vec();
     loop {
         let reply = c.call(&[b"SCAN", &cursor, b"MATCH", pattern.as_bytes(), b"COUNT", b"5000"]).await?;
         let Reply::Array(Some(mut parts)) = reply else {
@@ -246,18 +288,25 @@ async fn scan_keys(c: &mut Connection, pattern: &str) -> Result<Vec<Vec<u8>>, St
             _ => None,
         }));
         if next == b"0" {
-            return Ok(keys);
+            return Ok(());
         }
         cursor = next;
     }
 }
 
-/// Deletes the workload's keys (and only them: a shared Redis keeps the rest).
+/// Deletes the workload's keys (and only them: a shared Redis keeps the rest), one `UNLINK` each,
+/// pipelined (a cluster's keys are in many slots).
 async fn delete_matching(c: &mut Connection, pattern: &str) -> Result<(), StoreError> {
     for chunk in scan_keys(c, pattern).await?.chunks(1_000) {
-        let mut args: Vec<&[u8]> = vec![b"UNLINK"];
-        args.extend(chunk.iter().map(Vec::as_slice));
-        c.call(&args).await?;
+        for k in chunk {
+            c.push(&[b"UNLINK", k]);
+        }
+        c.flush().await?;
+        for _ in chunk {
+            if let Reply::Error(e) = c.read().await? {
+                return Err(StoreError::new(ErrorClass::Server, e));
+            }
+        }
     }
     Ok(())
 }

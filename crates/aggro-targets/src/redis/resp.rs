@@ -1,7 +1,8 @@
 //! A minimal RESP2 client: encode commands into a reused buffer, pipeline
 //! them in one write, parse replies from a buffered reader.
 //!
-//! Only what aggro needs: no pub/sub, no cluster redirects. Replies are
+//! One node's connection; [`super::cluster`] routes commands among a
+//! cluster's. Only what aggro needs: no pub/sub. Replies are
 //! bounded (`MAX_BULK`, `MAX_ELEMENTS`) so a hostile or broken server cannot
 //! make the client allocate without limit.
 
@@ -45,8 +46,8 @@ enum Item {
     ArrayOf(usize),
 }
 
-/// A connection speaking RESP2.
-pub struct Connection {
+/// A connection to one Redis node, speaking RESP2.
+pub struct Node {
     reader: BufReader<OwnedReadHalf>,
     writer: OwnedWriteHalf,
     out: Vec<u8>,
@@ -61,7 +62,7 @@ fn protocol(why: impl Into<String>) -> StoreError {
     StoreError::new(ErrorClass::Protocol, why.into())
 }
 
-impl Connection {
+impl Node {
     /// Connects to `addr` (`HOST:PORT`).
     pub async fn connect(addr: &str) -> Result<Self, StoreError> {
         let (r, w) = crate::net::connect("redis", addr).await?;
@@ -70,13 +71,18 @@ impl Connection {
 
     /// Appends a command to the pipeline buffer.
     pub fn push(&mut self, args: &[&[u8]]) {
-        self.out.push(b'*');
-        push_number(&mut self.out, args.len());
+        encode(&mut self.out, args);
+    }
+
+    /// Appends a command to `out` as a RESP array of bulk strings.
+    pub fn encode(out: &mut Vec<u8>, args: &[&[u8]]) {
+        out.push(b'*');
+        push_number(out, args.len());
         for a in args {
-            self.out.push(b'$');
-            push_number(&mut self.out, a.len());
-            self.out.extend_from_slice(a);
-            self.out.extend_from_slice(b"\r\n");
+            out.push(b'$');
+            push_number(out, a.len());
+            out.extend_from_slice(a);
+            out.extend_from_slice(b"\r\n");
         }
     }
 
@@ -193,6 +199,18 @@ impl Connection {
     }
 }
 
+/// Appends a command to `out` as a RESP array of bulk strings.
+pub fn encode(out: &mut Vec<u8>, args: &[&[u8]]) {
+    out.push(b'*');
+    push_number(out, args.len());
+    for a in args {
+        out.push(b'$');
+        push_number(out, a.len());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
 /// Appends a command of `count` scenario values to `out` (numbers as their decimal text).
 pub fn encode_values<'a>(out: &mut Vec<u8>, count: usize, args: impl Iterator<Item = &'a Value>) {
     use std::io::Write;
@@ -243,7 +261,7 @@ mod tests {
     use tokio::io::AsyncWriteExt;
 
     /// A connection whose server side is a script of raw bytes.
-    async fn scripted(reply: &'static [u8]) -> Connection {
+    async fn scripted(reply: &'static [u8]) -> Node {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap().to_string();
         tokio::spawn(async move {
@@ -251,7 +269,7 @@ mod tests {
             s.write_all(reply).await.unwrap();
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         });
-        Connection::connect(&addr).await.unwrap()
+        Node::connect(&addr).await.unwrap()
     }
 
     #[tokio::test]

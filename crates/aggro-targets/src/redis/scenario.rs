@@ -3,7 +3,8 @@
 //! flattened into the step's values. `EVAL script …` is
 //! sent as `EVALSHA sha1(script) …`, the script loaded once per connection
 //! first (what Redis client libraries do), so a script's body crosses the
-//! wire once. Bulk loads pipeline 1,000 commands at a time.
+//! wire once — on one node; a cluster's nodes each hold their own scripts, so
+//! there `EVAL` goes as written. Bulk loads pipeline 1,000 commands at a time.
 
 use super::resp::{Reply as Resp, encode_values};
 use super::{Link, RedisTarget};
@@ -27,6 +28,8 @@ pub struct RedisScenarioConn {
     last_script: (Value, Value),
     /// SHA-1s of the scripts this request loads first.
     loading: Vec<String>,
+    /// On a cluster, scripts go as written (`EVAL`).
+    cluster: bool,
 }
 
 impl std::fmt::Debug for RedisScenarioConn {
@@ -61,6 +64,7 @@ async fn send(
     pipe: &mut Pipe<Link>,
     last_script: &mut (Value, Value),
     loading: &mut Vec<String>,
+    cluster: bool,
     lengths: &[usize],
     args: &[Value],
 ) -> Result<Vec<Resp>, StoreError> {
@@ -69,7 +73,7 @@ async fn send(
         for &len in lengths {
             let cmd = &args[at..at + len];
             at += len;
-            if !is_eval(cmd) {
+            if cluster || !is_eval(cmd) {
                 encode_values(batch, len, cmd.iter());
                 continue;
             }
@@ -132,12 +136,12 @@ impl RedisScenarioConn {
 impl ScenarioConn for RedisScenarioConn {
     async fn exec(&mut self, command: usize, args: &[Value], reply: &mut Reply) -> Result<(), StoreError> {
         reply.clear();
-        let Self { commands, pipe, last_script, loading } = self;
+        let Self { commands, pipe, last_script, loading, cluster } = self;
         let Command::Redis { lengths } = &commands[command] else {
             return Err(StoreError::new(ErrorClass::Data, "a Redis target runs Redis commands only"));
         };
         let count = lengths.len();
-        let replies = send(pipe, last_script, loading, lengths, args).await.inspect_err(|_| loading.clear())?;
+        let replies = send(pipe, last_script, loading, *cluster, lengths, args).await.inspect_err(|_| loading.clear())?;
         self.take(replies, count, reply)
     }
 }
@@ -165,7 +169,13 @@ impl ScenarioTarget for RedisTarget {
         let pipes = Pipe::handles(Link::open(self).await?, loaders);
         Ok(pipes
             .into_iter()
-            .map(|pipe| RedisScenarioConn { commands: Arc::clone(&commands), pipe, last_script: (Value::Null, Value::Null), loading: Vec::new() })
+            .map(|pipe| RedisScenarioConn {
+                commands: Arc::clone(&commands),
+                pipe,
+                last_script: (Value::Null, Value::Null),
+                loading: Vec::new(),
+                cluster: self.is_cluster(),
+            })
             .collect())
     }
 

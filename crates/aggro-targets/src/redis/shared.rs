@@ -32,7 +32,7 @@ impl Pipelined for Link {
     }
 
     fn drop_connection(&mut self) {
-        self.live.forget();
+        self.drop_broken();
     }
 
     fn discard(batch: &mut Vec<u8>) {
