@@ -2,19 +2,20 @@
 # The MMO player-minute benchmark (seed 000) on every target, side by side,
 # with durable commits everywhere: stackdb synced, SQLite WAL with
 # synchronous=full, PostgreSQL with fsync and synchronous commits, Redis
-# with appendfsync always. For each target:
+# with appendfsync always (on one node, and on a Redis Cluster of 3 masters
+# and 3 replicas: the world is one slot there, docs/REDIS-CLUSTER.md). For each target:
 # population speed, the login test (8 clients × 1,000 logins), one zone of
 # 250 players and two zones at once. Prints a Markdown table for
 # docs/BENCHMARKS.md; the result files stay in the printed directory.
 #   bench/mmo-targets.sh [ACCOUNTS] [PERIODS] [TARGETS]
-#   (defaults: 5000 accounts, 1000 periods, stackdb,sqlite,postgres,redis;
+#   (defaults: 5000 accounts, 1000 periods, stackdb,sqlite,postgres,redis,redis-cluster;
 #    `dynamodb` runs on moto, the tests' functional stand-in, in memory and in a
 #    smaller world: its figures say nothing about DynamoDB's speed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 accounts=${1:-5000}
 periods=${2:-1000}
-targets=${3:-stackdb,sqlite,postgres,redis}
+targets=${3:-stackdb,sqlite,postgres,redis,redis-cluster}
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/aggro/target}"
 bash scripts/install-deps.sh
 cargo build --release --locked -p aggro >/dev/null 2>&1
@@ -38,6 +39,7 @@ for t in ${targets//,/ }; do
     sqlite) url="sqlite:$work/sqlite.db" ;;
     postgres) url=$AGGRO_TEST_POSTGRES ;;
     redis) url=$AGGRO_TEST_REDIS ;;
+    redis-cluster) url=$AGGRO_TEST_REDIS_CLUSTER ;;
     dynamodb) url=$AGGRO_TEST_DYNAMODB; a=$(( accounts < 200 ? accounts : 200 )); p=$(( periods < 100 ? periods : 100 )) ;;
     *) echo "unknown target $t" >&2; exit 2 ;;
   esac

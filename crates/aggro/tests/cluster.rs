@@ -94,6 +94,19 @@ fn a_master_killed_mid_run_fails_over_and_loses_no_commit() {
     assert_eq!(late_errors, 0, "the replica took over, yet the last 3 s still failed: {text}");
     let text = ok(&["mobile", "verify", "--target", url, "--result", &out]);
     assert!(text.contains(&format!("{done} committed write transactions")) && text.contains("verify: ok"), "{text}");
+
+    // Per node: every master took commands, the dead one has the errors, and the report shows them.
+    let nodes = r["extra"]["nodes"].as_array().expect("extra.nodes");
+    let node = |addr: &str| nodes.iter().find(|n| n["node"] == addr);
+    for m in masters(url) {
+        assert!(node(&m).is_some_and(|n| n["commands"].as_u64().unwrap() > 0), "{m} took no command: {nodes:?}");
+    }
+    assert!(node(&victim).is_some_and(|n| n["errors"].as_u64().unwrap() > 0), "{nodes:?}");
+    assert!(nodes.len() >= 4, "the replica that took over is a node of its own: {nodes:?}");
+    let html = path(dir.path(), "write.html");
+    ok(&["report", &out, "--out", &html]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Cluster nodes") && page.contains(&victim), "no node table in the report");
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! The sections particular to a command, drawn from the record's `extra`:
 //! the MMO period time and action table, the arena server's tick rate,
-//! phases and bandwidth, the swarm's and relay's own figures, and the
-//! capacity curves of `find-max` and the bench sweeps.
+//! phases and bandwidth, the swarm's and relay's own figures, the
+//! capacity curves of `find-max` and the bench sweeps, and a cluster's
+//! figures per node.
 
 use super::chart::{Chart, Mark, Series};
 use super::page::Html;
@@ -73,6 +74,32 @@ pub(super) fn sections(h: &mut Html, r: &RunRecord) {
     if !rows(e, "colyseus_bench/rows").is_empty() {
         colyseus_bench(h, e);
     }
+    if !rows(e, "nodes").is_empty() {
+        nodes(h, rows(e, "nodes"));
+    }
+}
+
+/// Each cluster node's share of the commands, its errors and its reply times: a hot slot or a slow node.
+fn nodes(h: &mut Html, nodes: &[Value]) {
+    h.section("nodes", "Cluster nodes");
+    let all: f64 = nodes.iter().map(|n| num(n, "commands")).sum();
+    let table: Vec<Vec<String>> = nodes
+        .iter()
+        .map(|n| {
+            let errors = num(n, "errors");
+            vec![
+                n["node"].as_str().unwrap_or("?").to_string(),
+                format!("{:.0}", num(n, "commands")),
+                format!("{:.1}%", num(n, "commands") / all * 100.0),
+                if errors > 0.0 { format!("!{errors:.0}") } else { "0".into() },
+                format_nanos(num(n, "reply/p50_ns") as u64),
+                format_nanos(num(n, "reply/p99_ns") as u64),
+                format_nanos(num(n, "reply/max_ns") as u64),
+            ]
+        })
+        .collect();
+    h.para("Time from a request's write to each of its replies from the node (a pipeline's later replies wait behind its earlier ones).");
+    h.table("nodes", &["node", "commands", "share", "errors", "reply p50", "reply p99", "reply max"], &table);
 }
 
 fn mmo_play(h: &mut Html, r: &RunRecord) {

@@ -11,9 +11,12 @@
 //!   a second after it breaks, so a dead master fails only the requests for its slots.
 //! - A request that got `MOVED` or `ASK` fails (counted as an error): nothing it sent was applied, and
 //!   the next goes to the new owner. Requests are not re-sent here, so none is applied twice.
+//! - Each node's commands, errors and reply times are tallied ([`super::tally`]) and added to the
+//!   target's figures when the connection closes.
 
 use super::resp::{Node, Reply, encode, encode_values};
 use super::slot::{Kind, SLOTS, parse, slot};
+use super::tally::{NodeTallies, Tally};
 use crate::reconnect::Reconnecting;
 use aggro_core::scenario::Value;
 use aggro_core::{ErrorClass, StoreError};
@@ -34,11 +37,12 @@ struct NodeLink {
     out: Vec<u8>,
     /// Why this flush could not reach it (its replies read as this error).
     failed: Option<(ErrorClass, String)>,
+    tally: Tally,
 }
 
 impl NodeLink {
     fn new(addr: String) -> Self {
-        Self { addr, live: Reconnecting::idle(), out: Vec::new(), failed: None }
+        Self { addr, live: Reconnecting::idle(), out: Vec::new(), failed: None, tally: Tally::default() }
     }
 }
 
@@ -55,6 +59,17 @@ pub struct Cluster {
     order: VecDeque<(u16, bool)>,
     stale: bool,
     refreshed: Instant,
+    /// When the last flush wrote.
+    sent_at: Instant,
+    tallies: NodeTallies,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for n in self.nodes.iter().filter(|n| n.tally.commands > 0) {
+            self.tallies.add(&n.addr, &n.tally);
+        }
+    }
 }
 
 fn cluster_error(class: ErrorClass, why: impl Into<String>) -> StoreError {
@@ -62,8 +77,8 @@ fn cluster_error(class: ErrorClass, why: impl Into<String>) -> StoreError {
 }
 
 impl Cluster {
-    /// Reads the slot map from the first of `seeds` that answers.
-    pub async fn discover(seeds: &[String]) -> Result<Self, StoreError> {
+    /// Reads the slot map from the first of `seeds` that answers; the nodes' figures go to `tallies`.
+    pub async fn discover(seeds: &[String], tallies: NodeTallies) -> Result<Self, StoreError> {
         let mut c = Self {
             seeds: seeds.to_vec(),
             nodes: Vec::new(),
@@ -72,6 +87,8 @@ impl Cluster {
             order: VecDeque::new(),
             stale: true,
             refreshed: Instant::now(),
+            sent_at: Instant::now(),
+            tallies,
         };
         c.refresh().await?;
         Ok(c)
@@ -101,6 +118,7 @@ impl Cluster {
         self.out = out;
         self.out.clear();
         routed?;
+        self.sent_at = Instant::now();
         for n in &mut self.nodes {
             if n.out.is_empty() {
                 continue;
@@ -113,6 +131,7 @@ impl Cluster {
             }
             .await;
             if let Err(e) = sent {
+                n.tally.errors += 1;
                 n.out.clear();
                 n.live.forget();
                 n.failed = Some((e.class, format!("cluster node {addr}: {}", e.message)));
@@ -149,7 +168,12 @@ impl Cluster {
         let Some(c) = n.live.current() else {
             return Err(cluster_error(ErrorClass::Disconnected, format!("cluster node {}: connection lost", n.addr)));
         };
-        match c.read().await {
+        let reply = c.read().await;
+        n.tally.record_reply(self.sent_at.elapsed().as_nanos() as u64);
+        if reply.as_ref().ok().is_none_or(|r| matches!(r, Reply::Error(_))) {
+            n.tally.errors += 1;
+        }
+        match reply {
             Ok(Reply::Error(e)) if e.starts_with("MOVED ") => {
                 self.moved(&e);
                 Ok(Reply::Error(e))
@@ -253,6 +277,7 @@ impl Cluster {
         let n = &mut self.nodes[usize::from(node)];
         for (s, e) in spans.drain(..) {
             n.out.extend_from_slice(&out[s..e]);
+            n.tally.commands += 1;
             self.order.push_back((node, false));
         }
     }
@@ -264,7 +289,9 @@ impl Cluster {
             self.give(first, out, held);
         }
         for (k, &m) in masters.iter().enumerate() {
-            self.nodes[usize::from(m)].out.extend_from_slice(&out[span.0..span.1]);
+            let n = &mut self.nodes[usize::from(m)];
+            n.out.extend_from_slice(&out[span.0..span.1]);
+            n.tally.commands += 1;
             self.order.push_back((m, k + 1 < masters.len()));
         }
     }

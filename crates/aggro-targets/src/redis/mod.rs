@@ -16,6 +16,7 @@ pub mod resp;
 mod scenario;
 mod shared;
 mod slot;
+mod tally;
 
 pub use mmo::RedisMmoConn;
 pub use scenario::RedisScenarioConn;
@@ -35,17 +36,19 @@ pub struct RedisTarget {
     addrs: Vec<String>,
     db: u32,
     cluster: bool,
+    /// What each cluster node did, over every connection of this target.
+    nodes: tally::NodeTallies,
 }
 
 impl RedisTarget {
     /// A target at `addr`, database `db`.
     pub fn new(addr: String, db: u32) -> Self {
-        Self { addrs: vec![addr], db, cluster: false }
+        Self { addrs: vec![addr], db, cluster: false, nodes: tally::NodeTallies::default() }
     }
 
     /// A cluster whose slot map the first of `seeds` that answers gives.
     pub fn cluster(seeds: Vec<String>) -> Self {
-        Self { addrs: seeds, db: 0, cluster: true }
+        Self { addrs: seeds, db: 0, cluster: true, nodes: tally::NodeTallies::default() }
     }
 
     /// Whether this is a cluster.
@@ -55,7 +58,7 @@ impl RedisTarget {
 
     async fn open(&self) -> Result<Connection, StoreError> {
         if self.cluster {
-            return Ok(Connection::Cluster(Box::new(cluster::Cluster::discover(&self.addrs).await?)));
+            return Ok(Connection::Cluster(Box::new(cluster::Cluster::discover(&self.addrs, self.nodes.clone()).await?)));
         }
         let mut c = Connection::One(Node::connect(&self.addrs[0]).await?);
         if self.db != 0 {
@@ -207,6 +210,10 @@ impl WorldStore for RedisTarget {
 
 impl MobileTarget for RedisTarget {
     type Conn = RedisConn;
+
+    fn nodes(&self) -> serde_json::Value {
+        self.nodes.to_json()
+    }
 
     fn describe(&self) -> String {
         if self.cluster { format!("redis://{} (cluster)", self.addrs.join(",")) } else { format!("redis://{}/{}", self.addrs[0], self.db) }

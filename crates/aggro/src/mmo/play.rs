@@ -141,6 +141,8 @@ impl MmoVisitor for Play {
             "ledger_complete": ledger_complete,
             "shutdown_errors": shutdown_errors,
         }});
+        drop(outcome);
+        crate::drive::Outputs::note_nodes(&mut record, target.nodes());
         session::write(&record, &self.out, &session::Exports::default())?;
         println!();
         for line in summary_lines(&summary) {
