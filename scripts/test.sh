@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian machine, in two stages:
-#   fast      format, lint (clippy, rustdoc) and every crate's own tests — minutes, no servers;
+#   fast      format, module layering, lint (clippy, rustdoc) and every crate's own tests — minutes, no servers;
 #   services  throwaway PostgreSQL, Redis, moto (DynamoDB API) and the reference Colyseus room on
 #             free loopback ports, then every integration test (crates/*/tests), then stops them.
 #   bash scripts/test.sh [fast|services]      (no argument: both, fast first — the README's command)
@@ -23,6 +23,8 @@ fast() {
   # Formatting is checked like the build (rustfmt.toml sets the project's width).
   command -v rustfmt >/dev/null || rustup component add rustfmt
   cargo fmt --all --check
+  # Modules import one way: no circle of files in any crate but the ones scripts/module-circles.py allows.
+  python3 scripts/module-circles.py
   # Every target builds with no clippy warning, and the docs with no rustdoc warning (broken links,
   # stray HTML).
   command -v cargo-clippy >/dev/null || rustup component add clippy

@@ -21,10 +21,10 @@
 //! being slow, which is what a run measures.
 
 use crate::record::IntervalRecord;
+pub use crate::signal::{GeneratorSignal, Signal};
 use crate::timeline::merged;
 use aggro_core::units::format_nanos;
 use aggro_stats::Summary;
-use serde::{Deserialize, Serialize};
 
 /// Share of its cores aggro's CPU must reach for `cpu`.
 pub const CPU_SHARE: f64 = 0.9;
@@ -34,45 +34,6 @@ pub const CPU_WINDOW_S: f64 = 0.1;
 pub const LATENESS_P99_NS: u64 = 1_000_000;
 /// Mean steal share above which `steal` fires.
 pub const STEAL_SHARE: f64 = 0.10;
-
-/// Which evidence fired.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Signal {
-    /// aggro's own CPU.
-    Cpu,
-    /// Loaders' timer lateness in clean intervals.
-    Lateness,
-    /// Backlog beside an idle loader.
-    Backlog,
-    /// The hypervisor's steal time.
-    Steal,
-}
-
-impl Signal {
-    /// Its name in result files and warnings.
-    pub fn name(self) -> &'static str {
-        match self {
-            Signal::Cpu => "cpu",
-            Signal::Lateness => "lateness",
-            Signal::Backlog => "backlog",
-            Signal::Steal => "steal",
-        }
-    }
-}
-
-/// One piece of evidence that the generator set the pace.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GeneratorSignal {
-    /// Which.
-    pub signal: Signal,
-    /// The measured figure (cores, nanoseconds, requests, or a share).
-    pub figure: f64,
-    /// The limit it crossed, in the same unit.
-    pub limit: f64,
-    /// The figure and the limit, for a person.
-    pub message: String,
-}
 
 /// Every signal that fires for `intervals` of a run whose generator may use
 /// `cores` cores.

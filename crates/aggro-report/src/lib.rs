@@ -27,6 +27,7 @@ pub mod html;
 pub mod identity;
 pub mod merge;
 pub mod record;
+pub mod signal;
 pub mod slo;
 pub mod text;
 pub mod timeline;

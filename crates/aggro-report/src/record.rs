@@ -1,7 +1,7 @@
 //! The run record: what every aggro run writes, and what reports read.
 
-use crate::generator::GeneratorSignal;
 use crate::host::{CpuUse, HostInfo};
+use crate::signal::GeneratorSignal;
 use aggro_core::ErrorClass;
 use aggro_core::world::WorldRecord;
 use aggro_stats::{OpStats, Recorder, Summary, encode};

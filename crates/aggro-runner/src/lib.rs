@@ -17,6 +17,7 @@
 //! - [`plan`]: [`RunPlan`] (what to run) and [`StopReason`] (why it ended).
 //! - [`executor`]: [`run`], the loader loop.
 //! - [`monitor`]: interval boundaries, backlog, stop rules.
+//! - [`shared`]: what the loaders and the monitor share, and the [`RunOutcome`].
 //! - [`stop`]: [`StopHandle`], for Ctrl-C and other outside stops.
 //! - [`search`]: the capacity search (`find-max`) over repeated runs.
 #![deny(missing_docs)]
@@ -26,10 +27,12 @@ pub mod loader;
 pub mod monitor;
 pub mod plan;
 pub mod search;
+pub mod shared;
 pub mod stop;
 
-pub use executor::{RunOutcome, run};
+pub use executor::run;
 pub use loader::{Loader, Steps};
 pub use monitor::{IntervalReport, Observer};
 pub use plan::{BacklogRule, Placement, RunPlan, StopReason, TimerMode};
+pub use shared::RunOutcome;
 pub use stop::StopHandle;

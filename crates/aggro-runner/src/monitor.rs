@@ -5,9 +5,9 @@
 //! recorder for an empty one, merges them, and hands the interval to the
 //! [`Observer`]. Nothing per request passes through it.
 
-use crate::executor::{RunOutcome, Shared};
 use crate::loader::Loader;
 use crate::plan::{RunPlan, StopReason};
+use crate::shared::{RunOutcome, Shared};
 use crate::stop::StopHandle;
 use aggro_core::{Clock, Nanos, Waiter};
 use aggro_stats::Recorder;

@@ -20,11 +20,11 @@
 //! meanwhile; once written, a page whose entries were not set again since
 //! stops waiting ([`write_slices`]).
 
-use crate::db::lock;
 use crate::error::{Error, Result};
-use crate::heads::{Heads, STATE_LEN, State};
+use crate::heads::{Heads, Round, STATE_LEN, State};
 use crate::page::{self, PAGE};
 use crate::storage::StorageBackend;
+use crate::sync::lock;
 use std::sync::{Arc, Mutex};
 
 const DW_MAGIC: &[u8; 8] = b"STACKDW1";
@@ -36,22 +36,6 @@ const DW_CHUNK: usize = 64 * (8 + PAGE);
 /// Pages a whole round written at once writes per slice (2 MiB: fewer,
 /// larger doublewrite writes and syncs than a step's slices).
 const WHOLE_ROUND_SLICE: usize = 512;
-
-/// A round under way.
-#[derive(Debug)]
-pub(crate) struct Round {
-    /// The header the round ends with: the state as of its beginning,
-    /// checkpoint sequence + 1.
-    next: State,
-    /// The next page to consider; the round ends at `next.pages`.
-    cursor: u64,
-    /// The page below which the round is due to have written every waiting page.
-    due: u64,
-    /// Its last slice is taken: it ends when that slice is written.
-    ending: bool,
-    /// Bytes of RAM taken by entries set since the round began.
-    pub(crate) added: usize,
-}
 
 /// The pages a slice takes: their numbers, where the round's cursor goes after them, and whether
 /// they end the round.
@@ -421,7 +405,7 @@ fn for_each_chunk(file: &dyn crate::storage::StorageBackend, from: u64, len: u64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::heads::Entry;
+    use crate::page::Entry;
     use crate::storage::MemBackend;
     use std::sync::Arc;
 

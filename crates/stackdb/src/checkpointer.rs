@@ -4,11 +4,11 @@
 //! zeros written ahead of the log's end (`log/zeros.rs`) and gives back the log below the floor.
 
 use crate::checkpoint::{CheckpointLog, write_round, write_slices};
-use crate::db::lock;
 use crate::error::Result;
 use crate::heads::Heads;
 use crate::log::DISCARD_STEP;
 use crate::stack::LogFile;
+use crate::sync::lock;
 use crate::worker::Worker;
 use std::sync::{Arc, Mutex};
 

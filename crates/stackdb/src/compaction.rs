@@ -3,7 +3,7 @@
 //! a full one; either is paced by the new writes it may take (`docs/stackdb-format.md`, "Space").
 
 use crate::error::{Error, Result};
-use crate::heads::State;
+use crate::heads::{Estimates, State};
 use crate::plan::PLAN_BYTES;
 
 /// When and how fast dead records are reclaimed.
@@ -36,22 +36,6 @@ impl Default for Compaction {
     fn default() -> Self {
         Self { trigger: 2.0, pace: 0.5, min_log_bytes: 16 << 20, generational: true }
     }
-}
-
-/// What the sweeps' policy estimates beside a header's [`State`], kept in RAM only (in
-/// [`Heads`](crate::heads::Heads)): a header records where sweeps stand, not what they gave back or copied.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct Estimates {
-    /// Bytes between the floor and the young bound that young sweeps have given back (holes):
-    /// estimated at open from the space the log occupies.
-    pub freed: u64,
-    /// The share of its young records the last young sweep copied (0: none yet).
-    pub survival: f64,
-    /// Bytes the sweep in progress has appended (since open).
-    pub copied: u64,
-    /// Bytes of the copies the last young sweep made, which lie past the young bound but are old
-    /// (0 at open).
-    pub islands: u64,
 }
 
 /// Bytes of copies the sweep's thread may lag its schedule before a commit sweeps with the writer

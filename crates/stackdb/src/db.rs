@@ -6,17 +6,19 @@ use crate::checkpointer::Checkpointer;
 use crate::compaction::Compaction;
 use crate::error::{Error, Result};
 use crate::hash::hash;
-use crate::heads::{Entry, Heads, MAX_SHARED};
+use crate::heads::Heads;
 use crate::iter::Iter;
 use crate::log::{Batch, BatchKind, Commit, Durability, Log, Record};
 use crate::page::PAGE;
+use crate::page::{Entry, MAX_SHARED};
 use crate::stack::{LogFile, newest_many, probe, restack};
 use crate::storage::{FileBackend, StorageBackend};
+use crate::sync::lock;
 use crate::txn::WriteTxn;
 use crate::worker::Worker;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 /// How a database behaves.
 #[derive(Clone, Debug)]
@@ -210,12 +212,6 @@ const INCOMING_ENTRY_BYTES: usize = 32 + crate::page::WAITING_PAGE_BYTES;
 /// Lookups retry this many times when the compaction freed the log under
 /// them (between reading a head and reading its records).
 const STALE_HEAD_RETRIES: u32 = 3;
-
-/// Takes a lock; one a panicking thread held is taken all the same (the
-/// state behind it is only ever changed after the fallible work is done).
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 impl Core {
     /// Commits a batch of copies (a split's or a rewrite's) and applies it
@@ -500,10 +496,10 @@ fn replay(heads: &mut Heads, records: &[Record], commit: Commit) -> Result<()> {
     match commit.kind {
         // A user batch's records go on top of their buckets' stacks.
         BatchKind::User => restack(heads, [], placed)?,
-        BatchKind::Split => crate::split::apply(heads, commit.buckets, placed)?,
-        BatchKind::Share => crate::split::share(heads, &crate::split::decode_shared(records, commit.buckets)?)?,
-        BatchKind::Rewrite => crate::sweep::apply(heads, commit.start, commit.buckets, placed, end)?,
-        BatchKind::Young => crate::sweep::apply_young(heads, commit.start, commit.buckets, &crate::sweep::decode_entries(records)?, end)?,
+        BatchKind::Split => crate::apply::split(heads, commit.buckets, placed)?,
+        BatchKind::Share => crate::apply::share(heads, &crate::apply::decode_shared(records, commit.buckets)?)?,
+        BatchKind::Rewrite => crate::apply::sweep(heads, commit.start, commit.buckets, placed, end)?,
+        BatchKind::Young => crate::apply::young(heads, commit.start, commit.buckets, &crate::apply::decode_entries(records)?, end)?,
     }
     let state = &mut heads.state;
     state.records = state.records.saturating_add_signed(commit.records_delta);

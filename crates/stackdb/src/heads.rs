@@ -5,78 +5,19 @@
 //! the doublewrite file (`checkpoint.rs`; `docs/stackdb-format.md`, "The
 //! head table").
 
-use crate::checkpoint::Round;
-use crate::compaction::Estimates;
 use crate::error::{Error, Result};
 use crate::hash::FastMap;
 use crate::map::FileMap;
 use crate::page::{self, ENTRIES_PER_PAGE, PAGE, PageSet, WAITING_PAGE_BYTES, Waiting};
+pub use crate::page::{Entry, MAX_SHARED};
 use crate::storage::StorageBackend;
 use std::sync::Arc;
 
 pub(crate) const SLOT: usize = 256;
 pub(crate) const STATE_LEN: usize = 96;
 
-/// One bucket's entry.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Entry {
-    /// The offset of the bucket's newest record (0 = empty; records start at multiples of 8), and in
-    /// the low three bits how many splits in a row have left its stack shared ([`Entry::shared`]).
-    link: u64,
-    /// Two bits per key ever pushed on the stack since its last rebuild.
-    pub bloom: u64,
-}
-
-/// The bits of [`Entry`]'s link that hold [`Entry::shared`].
-const SHARED_BITS: u64 = 7;
-/// The most splits in a row that may leave a stack shared.
-pub const MAX_SHARED: u8 = SHARED_BITS as u8;
-
 /// Pages a new table is written in at a time (1 MiB).
 const CREATE_CHUNK_PAGES: u64 = 256;
-
-impl Entry {
-    /// The entry of a stack headed by the record at `head` (a multiple of 8) that `shared` splits in a
-    /// row have left shared (at most [`MAX_SHARED`]).
-    pub fn new(head: u64, bloom: u64, shared: u8) -> Entry {
-        debug_assert!(head & SHARED_BITS == 0 && shared <= MAX_SHARED);
-        Entry { link: head | u64::from(shared), bloom }
-    }
-
-    /// The entry as stored: [`Entry::head`] and [`Entry::shared`] in one word, then the Bloom word.
-    pub(crate) fn from_words(link: u64, bloom: u64) -> Entry {
-        Entry { link, bloom }
-    }
-
-    /// The link word as stored.
-    pub(crate) fn link(&self) -> u64 {
-        self.link
-    }
-
-    /// Offset of the bucket's newest record (0 = empty).
-    pub fn head(&self) -> u64 {
-        self.link & !SHARED_BITS
-    }
-
-    /// How many splits in a row have left this stack shared with its sibling instead of copying it: 0
-    /// when it holds only this bucket's records, `s` when it may hold those of `2^s` buckets, which a
-    /// walk for this bucket's own records passes over (`split.rs`).
-    pub fn shared(&self) -> u8 {
-        (self.link & SHARED_BITS) as u8
-    }
-
-    /// The entry after a record at `offset` of key hash `h` is pushed on the stack.
-    pub(crate) fn pushed(&self, offset: u64, h: u64) -> Entry {
-        Entry::new(offset, self.bloom | crate::hash::bloom_bits(h), self.shared())
-    }
-
-    /// Whether the stack may hold a key of hash `h`: it is not empty and
-    /// its Bloom word has the key's two bits.
-    pub fn may_hold(&self, h: u64) -> bool {
-        let bits = crate::hash::bloom_bits(h);
-        self.head() != 0 && self.bloom & bits == bits
-    }
-}
 
 /// What a header slot records: the table as of a checkpoint (and, in RAM,
 /// as of the last commit).
@@ -193,6 +134,38 @@ pub(crate) struct Hole {
     /// The offset of the sweep's last commit record: a header reflecting the log past it no longer
     /// needs the hole.
     pub(crate) done_at: u64,
+}
+
+/// A checkpoint round under way (`checkpoint.rs` runs it; the table holds it, under its lock).
+#[derive(Debug)]
+pub(crate) struct Round {
+    /// The header the round ends with: the state as of its beginning,
+    /// checkpoint sequence + 1.
+    pub(crate) next: State,
+    /// The next page to consider; the round ends at `next.pages`.
+    pub(crate) cursor: u64,
+    /// The page below which the round is due to have written every waiting page.
+    pub(crate) due: u64,
+    /// Its last slice is taken: it ends when that slice is written.
+    pub(crate) ending: bool,
+    /// Bytes of RAM taken by entries set since the round began.
+    pub(crate) added: usize,
+}
+
+/// What the sweeps' policy (`compaction.rs`) estimates beside a header's [`State`], kept in RAM only
+/// (in [`Heads`]): a header records where sweeps stand, not what they gave back or copied.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Estimates {
+    /// Bytes between the floor and the young bound that young sweeps have given back (holes):
+    /// estimated at open from the space the log occupies.
+    pub freed: u64,
+    /// The share of its young records the last young sweep copied (0: none yet).
+    pub survival: f64,
+    /// Bytes the sweep in progress has appended (since open).
+    pub copied: u64,
+    /// Bytes of the copies the last young sweep made, which lie past the young bound but are old
+    /// (0 at open).
+    pub islands: u64,
 }
 
 /// The head table.

@@ -8,24 +8,28 @@
 //! aggro.
 //!
 //! # Layout
-//! - [`storage`]: the five-method [`StorageBackend`] seam, with a file
+//! Modules import one way, bottom to top (`scripts/module-circles.py` checks it in CI):
+//! - [`error`], `sync` (locks), [`hash`], `map`, [`storage`]: the bottom — the error type, lock
+//!   taking, key hashing, memory maps, and the five-method [`StorageBackend`] seam with a file
 //!   backend and an in-memory one that can simulate crashes and torn writes.
-//! - [`record`]: the log record format (checksummed, 8-byte aligned).
-//! - [`log`]: the append-only log: atomic batches and recovery to the last
-//!   complete commit.
-//! - [`heads`]: the head table: bucket entries in checksummed pages, the
-//!   entries not yet written held in RAM within the budget; `page` (the
-//!   page format), `checkpoint` (rounds writing the table a slice at a time
-//!   through the doublewrite file), `checkpointer` (the thread writing the
+//! - [`record`], `page` (a bucket's [`Entry`](page::Entry) and the head-table page format),
+//!   [`log`]: the formats and the append-only log (atomic batches, recovery to the last complete
+//!   commit).
+//! - [`heads`]: the head table — entries in checksummed pages, those not yet written held in RAM
+//!   within the budget, the header [`State`](heads::State), a checkpoint round under way and the
+//!   sweeps' estimates; `stack` (walking and rebuilding a bucket's stack).
+//! - `apply` (what a split's or a sweep's batch does to the table: one applier for a commit and
+//!   for recovery's replay), `checkpoint` (rounds writing the table a slice at a time through the
+//!   doublewrite file), `plan` (the sweep's reads), `compaction` (when and which sweep), `worker`
+//!   (the background threads' wake-ups, errors and stop), `checkpointer` (the thread writing the
 //!   slices while commits go on).
-//! - [`db`]: [`Database`]: open, get, stats, checkpoints, recovery replay;
-//!   `txn` (the write transaction), `stack` (walking and rebuilding a
-//!   bucket's stack), `split` (linear hashing), `compaction` (when and which sweep), `sweep` (compaction, on a
-//!   thread of its own), `plan` (the sweep's reads), `iter` (the full scan),
-//!   `worker` (the background threads' wake-ups, errors and stop).
-//! - [`error`]: the error type, [`Error`].
+//! - [`db`]: [`Database`]: open, get, stats, checkpoints, recovery replay; with `txn` (the write
+//!   transaction) and `iter` (the full scan), which call back into it; `split` (linear hashing) and
+//!   `sweep` (compaction, on a thread of its own) add the database's growth and sweeping;
+//!   [`repair`] (salvaging a damaged directory) and [`overlay`] sit beside it.
 #![deny(missing_docs)]
 
+mod apply;
 mod checkpoint;
 mod checkpointer;
 mod compaction;
@@ -45,6 +49,7 @@ mod split;
 mod stack;
 pub mod storage;
 mod sweep;
+mod sync;
 mod txn;
 mod worker;
 

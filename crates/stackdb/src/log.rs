@@ -408,7 +408,7 @@ impl<B: StorageBackend> Log<B> {
     /// [`DISCARD_STEP`] until none is left); returns whether some is left.
     pub fn discard_step(&self, max: u64) -> Result<bool> {
         use std::sync::atomic::Ordering::{Acquire, Release};
-        let _one = crate::db::lock(&self.discarding);
+        let _one = crate::sync::lock(&self.discarding);
         let from = self.discarded.load(Acquire).max(BLOCK) / BLOCK * BLOCK;
         let below = self.floor() / BLOCK * BLOCK;
         let to = below.min(from.saturating_add(max));
@@ -540,7 +540,7 @@ impl<B: StorageBackend> Log<B> {
         if self.synced.load(Acquire) >= end {
             return Ok(());
         }
-        let mut under_way = crate::db::lock(&self.syncs);
+        let mut under_way = crate::sync::lock(&self.syncs);
         loop {
             if self.synced.load(Acquire) >= end {
                 return Ok(());
@@ -556,7 +556,7 @@ impl<B: StorageBackend> Log<B> {
         under_way.push(covers);
         drop(under_way);
         let outcome = self.poisoning(self.backend.sync_data().map_err(Error::from));
-        let mut under_way = crate::db::lock(&self.syncs);
+        let mut under_way = crate::sync::lock(&self.syncs);
         let ours = under_way.iter().position(|&c| c == covers).expect("a sync under way is listed");
         under_way.swap_remove(ours);
         if outcome.is_ok() {

@@ -1,7 +1,63 @@
 //! Head-table pages: 255 bucket entries of 16 bytes and a trailer holding
 //! the page's CRC-32 and number (`docs/stackdb-format.md`, "The head table").
 
-use crate::heads::Entry;
+/// One bucket's entry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Entry {
+    /// The offset of the bucket's newest record (0 = empty; records start at multiples of 8), and in
+    /// the low three bits how many splits in a row have left its stack shared ([`Entry::shared`]).
+    link: u64,
+    /// Two bits per key ever pushed on the stack since its last rebuild.
+    pub bloom: u64,
+}
+
+/// The bits of [`Entry`]'s link that hold [`Entry::shared`].
+const SHARED_BITS: u64 = 7;
+/// The most splits in a row that may leave a stack shared.
+pub const MAX_SHARED: u8 = SHARED_BITS as u8;
+
+impl Entry {
+    /// The entry of a stack headed by the record at `head` (a multiple of 8) that `shared` splits in a
+    /// row have left shared (at most [`MAX_SHARED`]).
+    pub fn new(head: u64, bloom: u64, shared: u8) -> Entry {
+        debug_assert!(head & SHARED_BITS == 0 && shared <= MAX_SHARED);
+        Entry { link: head | u64::from(shared), bloom }
+    }
+
+    /// The entry as stored: [`Entry::head`] and [`Entry::shared`] in one word, then the Bloom word.
+    pub(crate) fn from_words(link: u64, bloom: u64) -> Entry {
+        Entry { link, bloom }
+    }
+
+    /// The link word as stored.
+    pub(crate) fn link(&self) -> u64 {
+        self.link
+    }
+
+    /// Offset of the bucket's newest record (0 = empty).
+    pub fn head(&self) -> u64 {
+        self.link & !SHARED_BITS
+    }
+
+    /// How many splits in a row have left this stack shared with its sibling instead of copying it: 0
+    /// when it holds only this bucket's records, `s` when it may hold those of `2^s` buckets, which a
+    /// walk for this bucket's own records passes over (`split.rs`).
+    pub fn shared(&self) -> u8 {
+        (self.link & SHARED_BITS) as u8
+    }
+
+    /// The entry after a record at `offset` of key hash `h` is pushed on the stack.
+    pub(crate) fn pushed(&self, offset: u64, h: u64) -> Entry {
+        Entry::new(offset, self.bloom | crate::hash::bloom_bits(h), self.shared())
+    }
+
+    /// Whether the stack may hold a key of hash `h`: it is not empty and
+    /// its Bloom word has the key's two bits.
+    pub fn may_hold(&self, h: u64) -> bool {
+        let bits = crate::hash::bloom_bits(h);
+        self.head() != 0 && self.bloom & bits == bits
+    }
+}
 
 /// Bytes per page.
 pub const PAGE: usize = 4096;

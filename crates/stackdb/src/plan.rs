@@ -2,10 +2,11 @@
 //! sweep's thread without the writer while the committing threads go on, then written back with it
 //! (`docs/stackdb-format.md`, "Space").
 
-use crate::db::lock;
 use crate::error::Result;
-use crate::heads::{Entry, Heads, State};
+use crate::heads::{Heads, State};
+use crate::page::Entry;
 use crate::stack::{Live, LogFile, live_records_many, young_records_many};
+use crate::sync::lock;
 use std::ops::Range;
 use std::sync::Mutex;
 

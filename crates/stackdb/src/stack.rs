@@ -4,8 +4,9 @@
 use crate::error::{Error, Result};
 use crate::hash::FastMap;
 use crate::hash::hash;
-use crate::heads::{Entry, Heads, State};
+use crate::heads::{Heads, State};
 use crate::log::{Batch, Log, RecordView};
+use crate::page::Entry;
 use crate::record::Kind;
 use crate::storage::StorageBackend;
 

@@ -7,13 +7,14 @@
 //! no stack reaches into, given back the same way. The sweep that gives back more per byte it copies
 //! is chosen (`docs/stackdb-format.md`, "Space").
 
-use crate::compaction::Estimates;
-use crate::db::{Core, Database, lock};
+use crate::apply;
+use crate::db::{Core, Database};
 use crate::error::{Error, Result};
-use crate::heads::{Entry, Heads, Hole, State};
-use crate::log::{Batch, BatchKind, Record};
+use crate::log::{Batch, BatchKind};
+use crate::page::Entry;
 use crate::plan::{Plan, Restack, ToCopy, oldest_first, read_buckets, read_plan};
-use crate::stack::{Placed, restack};
+use crate::stack::Placed;
+use crate::sync::lock;
 use crate::worker::Worker;
 use std::sync::Arc;
 
@@ -121,11 +122,11 @@ impl Core {
         let covered = buckets.len() as u64;
         if young.is_none() {
             let end = batch.end();
-            return self.commit_copies(batch, BatchKind::Rewrite, covered, |heads| apply(heads, start, covered, placed, end));
+            return self.commit_copies(batch, BatchKind::Rewrite, covered, |heads| apply::sweep(heads, start, covered, placed, end));
         }
-        batch.put(&[], &encode_entries(&set), 0)?;
+        batch.put(&[], &apply::encode_entries(&set), 0)?;
         let end = batch.end();
-        self.commit_copies(batch, BatchKind::Young, covered, |heads| apply_young(heads, start, covered, &set, end))
+        self.commit_copies(batch, BatchKind::Young, covered, |heads| apply::young(heads, start, covered, &set, end))
     }
 }
 
@@ -143,7 +144,7 @@ impl Core {
         let mut batch = self.log.batch();
         batch.put(&[], &[], 0)?;
         let (start, end) = (batch.start(), batch.end());
-        self.commit_copies(batch, BatchKind::Young, 0, |heads| apply_young(heads, start, 0, &[], end))
+        self.commit_copies(batch, BatchKind::Young, 0, |heads| apply::young(heads, start, 0, &[], end))
     }
 }
 
@@ -169,109 +170,4 @@ fn copy_stack<'r>(
     }
     // A stack whose young part is empty (its head a copy) stays as it is.
     Ok((new != entry).then_some(new))
-}
-
-/// Bytes of each bucket's new entry in a young sweep's batch: bucket, link word, Bloom word.
-const SET_ENTRY: usize = 24;
-
-/// The last record of a young sweep's batch: the value of the record, the buckets it sets and their
-/// new entries, as stored in the head table.
-fn encode_entries(set: &[(u64, Entry)]) -> Vec<u8> {
-    let mut value = Vec::with_capacity(set.len() * SET_ENTRY);
-    for (bucket, e) in set {
-        for word in [*bucket, e.link(), e.bloom] {
-            value.extend_from_slice(&word.to_le_bytes());
-        }
-    }
-    value
-}
-
-/// The buckets a young sweep's batch sets and their entries (see [`encode_entries`]).
-pub(crate) fn decode_entries(records: &[Record]) -> Result<Vec<(u64, Entry)>> {
-    match records.last() {
-        Some(r) if r.key.is_empty() && r.value.len().is_multiple_of(SET_ENTRY) => Ok(r
-            .value
-            .chunks_exact(SET_ENTRY)
-            .map(|c| {
-                let word = |i: usize| u64::from_le_bytes(c[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
-                (word(0), Entry::from_words(word(1), word(2)))
-            })
-            .collect()),
-        _ => Err(Error::Corrupt { what: "a young sweep's batch", offset: records.first().map_or(0, |r| r.offset) }),
-    }
-}
-
-/// The buckets from the sweep's cursor a rewrite batch that began at `start` covers, checked to lie
-/// within the table.
-fn covered(state: &State, start: u64, buckets: u64) -> Result<std::ops::Range<u64>> {
-    let first = if state.sweep_from == 0 { 0 } else { state.sweep_cursor };
-    match first.checked_add(buckets).filter(|l| *l <= state.buckets()) {
-        Some(last) => Ok(first..last),
-        None => Err(Error::Corrupt { what: "rewrite beyond the table", offset: start }),
-    }
-}
-
-/// Applies a full sweep's batch that began at log offset `start`, whose last record ends at `end`,
-/// and covers `buckets` buckets from the sweep's cursor: the first of a sweep starts it, the one
-/// reaching the last bucket ends it, raises the floor, and makes what follows young.
-pub(crate) fn apply(heads: &mut Heads, start: u64, buckets: u64, placed: impl IntoIterator<Item = Placed>, end: u64) -> Result<()> {
-    let state = heads.state;
-    if state.sweep_from != 0 && state.young != 0 {
-        return Err(Error::Corrupt { what: "a full sweep's batch within a young sweep", offset: start });
-    }
-    let range = covered(&state, start, buckets)?;
-    restack(heads, range.clone(), placed)?;
-    let (state, est) = (&mut heads.state, &mut heads.estimates);
-    if state.sweep_from == 0 {
-        (state.sweep_from, state.young) = (start, 0);
-    }
-    state.sweep_cursor = range.end;
-    est.copied += end - start;
-    if range.end == state.buckets() {
-        (state.floor, state.young) = (state.sweep_from, end);
-        (state.sweep_from, state.sweep_cursor) = (0, 0);
-        *est = Estimates { survival: est.survival, ..Estimates::default() };
-    }
-    Ok(())
-}
-
-/// Applies a young sweep's batch that began at log offset `start`, whose last record ends at `end`,
-/// covers `buckets` buckets from the sweep's cursor and sets the entries `set`: the one reaching the
-/// last bucket ends the sweep, leaves a hole from where the young records began to where the sweep
-/// began, and makes what follows young.
-pub(crate) fn apply_young(heads: &mut Heads, start: u64, buckets: u64, set: &[(u64, Entry)], end: u64) -> Result<()> {
-    let state = heads.state;
-    if state.young == 0 || (buckets == 0 && (state.sweep_from != 0 || !set.is_empty())) {
-        return Err(Error::Corrupt { what: "a young sweep's batch within a sweep of another kind", offset: start });
-    }
-    if buckets == 0 {
-        (heads.state.young, heads.estimates.islands) = (end, 0);
-        return Ok(());
-    }
-    let range = covered(&state, start, buckets)?;
-    if set.iter().any(|(b, e)| !range.contains(b) || e.head() >= end) {
-        return Err(Error::Corrupt { what: "a young sweep's entry outside its batch", offset: start });
-    }
-    for &(bucket, e) in set {
-        heads.set(bucket, e);
-    }
-    let (state, est) = (&mut heads.state, &mut heads.estimates);
-    est.copied += end - start;
-    if state.sweep_from == 0 {
-        state.sweep_from = start;
-    }
-    state.sweep_cursor = range.end;
-    if range.end == state.buckets() {
-        // The young records it passed over are dead, and so is all the hole holds but the copies
-        // the sweep before made (a young sweep's copies stay where they are, old).
-        let hole = state.young..state.sweep_from;
-        let young_bytes = (hole.end - hole.start).saturating_sub(est.islands);
-        est.freed += young_bytes;
-        est.survival = (est.copied as f64 / young_bytes.max(1) as f64).min(1.0);
-        // What was written while it ran stays young; its own copies are marked as such.
-        (state.young, state.sweep_from, state.sweep_cursor) = (state.sweep_from, 0, 0);
-        (est.islands, est.copied) = (est.copied, 0);
-        heads.holes.push(Hole { range: hole, done_at: end });
-    }
-    Ok(())
 }

@@ -18,13 +18,14 @@
 //! the commit finally uses was read under the writer or has not changed
 //! since.
 
-use crate::db::{Database, lock};
+use crate::db::Database;
 use crate::error::{Error, Result};
 use crate::hash::{FastMap, hash};
-use crate::heads::Entry;
 use crate::log::{Commit, Durability};
+use crate::page::Entry;
 use crate::record::{check_lengths, padded_len};
 use crate::stack::newest_many;
+use crate::sync::lock;
 use std::ops::Range;
 use std::sync::MutexGuard;
 

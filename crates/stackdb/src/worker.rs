@@ -2,8 +2,8 @@
 //! committing threads, it does everything due each time it wakes; the error it met is reported by
 //! the next wake-up, and dropping it waits for the work under way and ends it.
 
-use crate::db::lock;
 use crate::error::{Error, Result};
+use crate::sync::lock;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 

@@ -76,8 +76,8 @@ mod tests {
         let mut r = golden();
         assert!(!report(&r, &[]).unwrap().contains("may describe the generator"));
         r.generator_bound = true;
-        r.generator_signals = vec![crate::generator::GeneratorSignal {
-            signal: crate::generator::Signal::Cpu,
+        r.generator_signals = vec![crate::signal::GeneratorSignal {
+            signal: crate::signal::Signal::Cpu,
             figure: 1.95,
             limit: 1.8,
             message: "aggro's own CPU reached 1.95 of its 2 core(s) <limit 1.80>".into(),

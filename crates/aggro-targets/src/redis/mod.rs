@@ -1,6 +1,6 @@
 //! `redis://HOST:PORT[/DB]` — Redis (or any RESP2 server), hashes per user;
 //! `redis://HOST:PORT,HOST:PORT…` or `redis://HOST:PORT?cluster` — a Redis
-//! Cluster, each command sent to the master of its key's slot ([`cluster`]).
+//! Cluster, each command sent to the master of its key's slot (`cluster.rs`).
 //!
 //! `User{n}` is a hash with field `Gold`, `UserItem{n}` a hash with
 //! `NumTickets`, as in the mobile workload's DynamoDB items; the `{n}` hash

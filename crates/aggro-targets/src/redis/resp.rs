@@ -1,7 +1,7 @@
 //! A minimal RESP2 client: encode commands into a reused buffer, pipeline
 //! them in one write, parse replies from a buffered reader.
 //!
-//! One node's connection; [`super::cluster`] routes commands among a
+//! One node's connection; `cluster.rs` routes commands among a
 //! cluster's. Only what aggro needs: no pub/sub. Replies are
 //! bounded (`MAX_BULK`, `MAX_ELEMENTS`) so a hostile or broken server cannot
 //! make the client allocate without limit.

@@ -17,6 +17,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use toml::Spanned;
 
+impl Source {
+    /// Compiles the scenario for `family`; `overrides` replace `[vars]`
+    /// (`--set name=value`); `seed` seeds the key spaces' constants.
+    pub fn compile(&self, family: Family, overrides: &[(String, Value)]) -> Result<Scenario, ScenarioError> {
+        Compiler::new(self, family, overrides)?.scenario()
+    }
+}
+
 /// Names and their slots, key spaces and sizes while compiling.
 #[derive(Default)]
 pub(crate) struct Names {

@@ -3,10 +3,8 @@
 //! [`Source::compile`] hands it to the compiler (`compile.rs`) for one
 //! target family. Every error is one line naming the file, the line and the key.
 
-use super::Scenario;
-use super::compile::Compiler;
 use super::model::{FileModel, KeysModel, PopulateModel, SizeModel, StepModel, TxnModel};
-use aggro_core::scenario::{Family, Value};
+use aggro_core::scenario::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -197,12 +195,6 @@ impl Source {
         let (path, text) = &self.files[file];
         format!("{}:{}", path.display(), line_of(text, span.start))
     }
-
-    /// Compiles the scenario for `family`; `overrides` replace `[vars]`
-    /// (`--set name=value`); `seed` seeds the key spaces' constants.
-    pub fn compile(&self, family: Family, overrides: &[(String, Value)]) -> Result<Scenario, ScenarioError> {
-        Compiler::new(self, family, overrides)?.scenario()
-    }
 }
 
 /// A `--set name=value`: integers and floats are numbers, anything else text.
@@ -221,6 +213,8 @@ pub fn parse_override(text: &str) -> Result<(String, Value), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::Scenario;
+    use aggro_core::scenario::Family;
     use aggro_core::scenario::{Command, Load};
 
     fn compile(text: &str, family: Family) -> Result<Scenario, ScenarioError> {

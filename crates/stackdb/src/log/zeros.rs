@@ -13,9 +13,9 @@
 //! writes, as does a step, which only writes from the zeros' end up.
 
 use super::{BLOCK, Log};
-use crate::db::lock;
 use crate::error::Result;
 use crate::storage::StorageBackend;
+use crate::sync::lock;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 /// The zeros ahead a log keeps unless told ([`Log::with_zeros_ahead`]).
