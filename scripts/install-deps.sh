@@ -21,6 +21,8 @@ have runuser || need_apt+=(util-linux)
 have chromium || need_apt+=(chromium)   # the HTML report and live view tests open pages headless
 have node || need_apt+=(nodejs)         # the reference Colyseus room (examples/colyseus)
 have npm || need_apt+=(npm)
+have java || need_apt+=(default-jre-headless)   # the test Cassandra cluster (scripts/cassandra.sh)
+have mvn || need_apt+=(maven)                  # …its jars, from Maven Central
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "install-deps: apt-get install ${need_apt[*]}" >&2

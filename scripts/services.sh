@@ -2,7 +2,8 @@
 # Starts (or stops) throwaway backends for aggro's tests on free loopback ports:
 # a PostgreSQL cluster (fsync off), Redis (no persistence), a Redis Cluster
 # (3 masters and 3 replicas, a 2 s node timeout; AGGRO_REDIS_CLUSTER=0 leaves
-# it out) and moto's
+# it out), an Apache Cassandra cluster of three nodes on 127.0.0.1-3
+# (AGGRO_CASSANDRA=0 leaves it out) and moto's
 # DynamoDB-API server (in memory, a functional stand-in for DynamoDB: see
 # scripts/moto.sh; AGGRO_DYNAMODB=0 leaves it out). AGGRO_DURABLE=1 starts
 # PostgreSQL and Redis durable instead, for benchmarks that compare commits on
@@ -87,6 +88,12 @@ start_redis_cluster() {
   echo "AGGRO_TEST_REDIS_CLUSTER=$url" >>"$dir/env"
 }
 
+start_cassandra() {
+  local url
+  url=$("$here/cassandra.sh" start "$dir/cassandra" 3) || return 1
+  echo "AGGRO_TEST_CASSANDRA=$url" >>"$dir/env"
+}
+
 start_dynamodb() {
   local python port
   python=$("$here/moto.sh" fetch) || return 1
@@ -105,6 +112,7 @@ case "$cmd" in
     start_postgres
     start_redis
     [ "${AGGRO_REDIS_CLUSTER:-1}" = 0 ] || start_redis_cluster
+    [ "${AGGRO_CASSANDRA:-1}" = 0 ] || start_cassandra
     [ "${AGGRO_DYNAMODB:-1}" = 0 ] || start_dynamodb
     cat "$dir/env"
     ;;
@@ -121,6 +129,7 @@ case "$cmd" in
       [ -f "$dir/$f" ] && kill "$(cat "$dir/$f")" 2>/dev/null || true
     done
     "$here/redis-cluster.sh" stop "$dir/cluster"
+    "$here/cassandra.sh" stop "$dir/cassandra"
     ;;
   *) echo "usage: services.sh start|stop DIR" >&2; exit 2 ;;
 esac

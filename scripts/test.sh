@@ -48,7 +48,8 @@ services() {
   # Tests that need a server fail, rather than skip, when it is missing.
   export AGGRO_REQUIRE_SERVICES=1
   # The tests that need a server are #[ignore]d (so a plain `cargo test` lists them as not run): run them too.
-  cargo test --workspace --locked --test '*' -- --include-ignored
+  # With the Cassandra target, which a default build leaves out.
+  cargo test --workspace --locked --features aggro/cassandra --test '*' -- --include-ignored
 }
 
 case "$stage" in

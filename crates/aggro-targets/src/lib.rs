@@ -22,6 +22,8 @@
 //!   HTTP/1.1 (Alternator, moto), `TransactWriteItems` + `GetItem`.
 #![deny(missing_docs)]
 
+#[cfg(feature = "cassandra")]
+pub mod cassandra;
 #[cfg(feature = "dynamodb")]
 pub mod dynamodb;
 #[cfg(any(feature = "postgres", feature = "redis", feature = "dynamodb"))]
@@ -74,11 +76,19 @@ pub trait MmoVisitor {
 }
 
 /// Builds the target a parsed URL names and calls `$visit` with it; `$null`
-/// handles `null:` (its trace file bound to `$trace`).
+/// handles `null:` (its trace file bound to `$trace`), `$cassandra` a
+/// `cassandra://` target (bound to `$cass`), which runs the mobile workload only.
 macro_rules! dispatch {
-    ($url:expr, $visitor:ident, |$trace:ident| $null:expr) => {
+    ($url:expr, $visitor:ident, |$trace:ident| $null:expr, |$cass:ident| $cassandra:expr) => {
         match TargetUrl::parse($url)? {
             TargetUrl::Null { trace: $trace } => $null,
+            #[cfg(feature = "cassandra")]
+            TargetUrl::Cassandra { nodes, keyspace, consistency } => {
+                let level = cassandra::consistency(&consistency)
+                    .ok_or_else(|| UrlError::Bad { url: $url.to_string(), why: format!("unknown consistency {consistency}") })?;
+                let $cass = cassandra::CassandraTarget::new(nodes, keyspace, level);
+                $cassandra
+            }
             #[cfg(feature = "stackdb")]
             TargetUrl::StackDb { path, immediate } => Ok($visitor.visit(stackdb::StackDbTarget::new(path, immediate)).await),
             #[cfg(feature = "sqlite")]
@@ -97,22 +107,41 @@ macro_rules! dispatch {
     };
 }
 
+/// Why a `cassandra://` URL is refused outside the mobile workload.
+#[cfg(feature = "cassandra")]
+fn mobile_only(url: &str) -> UrlError {
+    UrlError::Bad {
+        url: url.to_string(),
+        why: "aggro runs the mobile workload (aggro mobile …) on Cassandra; the MMO world and scenario files there are not built yet".into(),
+    }
+}
+
 /// Parses `url`, builds its target and passes it to `visitor`.
 pub async fn open_mobile<V: MobileVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
-    dispatch!(url, visitor, |trace| match trace {
-        None => Ok(visitor.visit(null::NullTarget::default()).await),
-        Some(_) => Err(UrlError::Bad { url: url.to_string(), why: "null:?trace= traces scenario commands only".into() }),
-    })
+    dispatch!(
+        url,
+        visitor,
+        |trace| match trace {
+            None => Ok(visitor.visit(null::NullTarget::default()).await),
+            Some(_) => Err(UrlError::Bad { url: url.to_string(), why: "null:?trace= traces scenario commands only".into() }),
+        },
+        |target| Ok(visitor.visit(target).await)
+    )
 }
 
 /// Parses `url`, builds its target and passes it to `visitor` (the null
 /// target holds no world, so it is refused).
-#[cfg_attr(not(any(feature = "stackdb", feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb")), allow(unused_variables))]
+#[cfg_attr(
+    not(any(feature = "stackdb", feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb", feature = "cassandra")),
+    allow(unused_variables)
+)]
 pub async fn open_mmo<V: MmoVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
-    dispatch!(url, visitor, |_trace| Err(UrlError::Bad { url: url.to_string(), why: "null: holds no MMO world".into() }))
+    dispatch!(url, visitor, |_trace| Err(UrlError::Bad { url: url.to_string(), why: "null: holds no MMO world".into() }), |_target| Err(mobile_only(
+        url
+    )))
 }
 
 /// Parses `url`, builds its target and passes it to `visitor`.
 pub async fn open_scenario<V: ScenarioVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
-    dispatch!(url, visitor, |trace| Ok(visitor.visit(null::NullTarget::tracing(trace)).await))
+    dispatch!(url, visitor, |trace| Ok(visitor.visit(null::NullTarget::tracing(trace)).await), |_target| Err(mobile_only(url)))
 }

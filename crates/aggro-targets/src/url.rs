@@ -40,6 +40,15 @@ pub enum TargetUrl {
         /// Whether every commit is synced.
         immediate: bool,
     },
+    /// `cassandra://HOST:PORT[,HOST:PORT…][/KEYSPACE][?consistency=LEVEL]`.
+    Cassandra {
+        /// The nodes the driver first connects to, `HOST:PORT` each.
+        nodes: Vec<String>,
+        /// Keyspace (default `aggro`).
+        keyspace: String,
+        /// Consistency level of every request (default `local_quorum`).
+        consistency: String,
+    },
     /// `dynamodb://HOST:PORT[/TABLE][?region=R]`.
     DynamoDb {
         /// `HOST:PORT`.
@@ -67,7 +76,7 @@ pub enum UrlError {
     NotBuilt(&'static str),
 }
 
-const FORMS: &str = "expected null:, stackdb:DIR, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB] redis://HOST:PORT,HOST:PORT (a cluster) or dynamodb://HOST:PORT[/TABLE]";
+const FORMS: &str = "expected null:, stackdb:DIR, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB] redis://HOST:PORT,HOST:PORT (a cluster), cassandra://HOST:PORT[,HOST:PORT]/KEYSPACE or dynamodb://HOST:PORT[/TABLE]";
 
 impl TargetUrl {
     /// Parses a target URL.
@@ -132,6 +141,25 @@ impl TargetUrl {
                 }
                 Ok(TargetUrl::RedisCluster { seeds: addrs })
             }
+            "cassandra" => {
+                let rest = rest.strip_prefix("//").ok_or_else(|| bad("expected cassandra://HOST:PORT[,HOST:PORT…][/KEYSPACE]"))?;
+                let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+                let (nodes, keyspace) = rest.split_once('/').unwrap_or((rest, ""));
+                let keyspace = if keyspace.is_empty() { "aggro" } else { keyspace };
+                let valid = keyspace.len() <= 48
+                    && keyspace.starts_with(|c: char| c.is_ascii_alphabetic())
+                    && keyspace.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+                if !valid {
+                    return Err(bad("a keyspace is a letter then up to 47 of A-Z a-z 0-9 _"));
+                }
+                let nodes = nodes.split(',').map(|a| host_port(a, 9042)).collect::<Result<Vec<_>, _>>().map_err(|w| bad(&w))?;
+                let consistency = match query.split_once('=') {
+                    None if query.is_empty() => "local_quorum".to_string(),
+                    Some(("consistency", level)) if CONSISTENCY.contains(&level.to_ascii_lowercase().as_str()) => level.to_ascii_lowercase(),
+                    _ => return Err(bad(&format!("cassandra takes only ?consistency= one of {}", CONSISTENCY.join(", ")))),
+                };
+                Ok(TargetUrl::Cassandra { nodes, keyspace: keyspace.to_string(), consistency })
+            }
             "dynamodb" => {
                 let rest = rest.strip_prefix("//").ok_or_else(|| bad("expected dynamodb://HOST:PORT[/TABLE]"))?;
                 let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
@@ -163,9 +191,13 @@ impl TargetUrl {
             TargetUrl::Postgres { .. } => "postgres",
             TargetUrl::Redis { .. } | TargetUrl::RedisCluster { .. } => "redis",
             TargetUrl::DynamoDb { .. } => "dynamodb",
+            TargetUrl::Cassandra { .. } => "cassandra",
         }
     }
 }
+
+/// The consistency levels a `cassandra://` URL may name.
+const CONSISTENCY: [&str; 7] = ["one", "two", "quorum", "local_quorum", "each_quorum", "all", "local_one"];
 
 fn host_port(text: &str, default_port: u16) -> Result<String, String> {
     let parse_port =
@@ -205,6 +237,18 @@ mod tests {
         );
         assert_eq!(TargetUrl::parse("redis://h:7000?cluster").unwrap(), TargetUrl::RedisCluster { seeds: vec!["h:7000".into()] });
         assert_eq!(
+            TargetUrl::parse("cassandra://127.0.0.1:9042,127.0.0.2/game?consistency=QUORUM").unwrap(),
+            TargetUrl::Cassandra {
+                nodes: vec!["127.0.0.1:9042".into(), "127.0.0.2:9042".into()],
+                keyspace: "game".into(),
+                consistency: "quorum".into()
+            }
+        );
+        assert_eq!(
+            TargetUrl::parse("cassandra://h").unwrap(),
+            TargetUrl::Cassandra { nodes: vec!["h:9042".into()], keyspace: "aggro".into(), consistency: "local_quorum".into() }
+        );
+        assert_eq!(
             TargetUrl::parse("dynamodb://127.0.0.1:8000").unwrap(),
             TargetUrl::DynamoDb { addr: "127.0.0.1:8000".into(), table: "aggro_mobile".into(), region: None }
         );
@@ -231,6 +275,9 @@ mod tests {
             "redis://h:1,h:2/3",
             "redis://h:1?fast",
             "redis://h:1,,h:2",
+            "cassandra://h/1bad",
+            "cassandra://h/ks?consistency=most",
+            "cassandra://h/ks?fast",
             "postgres:x",
         ] {
             let err = TargetUrl::parse(bad).unwrap_err().to_string();

@@ -1,6 +1,7 @@
 //! Integration tests of the aggro binary against real backends.
 
 mod arena;
+mod cassandra;
 mod cluster;
 mod colyseus;
 mod mmo;
@@ -22,7 +23,7 @@ pub(crate) struct Pace {
 }
 
 pub(crate) const BRISK: Pace = Pace { divisor: 1, loaders: "4", stop_on_backlog: "rate" };
-const GENTLE: Pace = Pace { divisor: 4, loaders: "16", stop_on_backlog: "off" };
+pub(crate) const GENTLE: Pace = Pace { divisor: 4, loaders: "16", stop_on_backlog: "off" };
 
 /// populate → write → consistent-read → read → verify, on one target. The
 /// world's shape is given once, to populate (not the defaults, so a run

@@ -1,0 +1,122 @@
+//! The mobile trio on Cassandra: one row of counters per user (see the module above).
+
+use super::{CassandraTarget, classify, rows_error};
+use aggro_core::mobile::{GOLD_STEP, INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
+use aggro_core::{ErrorClass, StoreError};
+use scylla::client::session::Session;
+use scylla::statement::prepared::PreparedStatement;
+use scylla::value::Counter;
+use std::sync::Arc;
+
+const TRANSFER: &str = "UPDATE {ks}.mobile_users SET gold = gold - ?, tickets = tickets + 1 WHERE id = ?";
+const ADD_GOLD: &str = "UPDATE {ks}.mobile_users SET gold = gold + ? WHERE id = ?";
+const READ_GOLD: &str = "SELECT gold FROM {ks}.mobile_users WHERE id = ?";
+/// A user's row, made by adding its starting figures to counters that read 0 until written.
+const CREATE_USER: &str = "UPDATE {ks}.mobile_users SET gold = gold + ?, tickets = tickets + 0 WHERE id = ?";
+
+/// Users created at once while populating.
+const POPULATE_IN_FLIGHT: usize = 256;
+
+/// One loader's handle: the shared session and the trio's statements, prepared once.
+pub struct CassandraConn {
+    session: Arc<Session>,
+    transfer: PreparedStatement,
+    add_gold: PreparedStatement,
+    read_gold: PreparedStatement,
+}
+
+impl std::fmt::Debug for CassandraConn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CassandraConn").finish_non_exhaustive()
+    }
+}
+
+impl MobileTarget for CassandraTarget {
+    type Conn = CassandraConn;
+
+    fn describe(&self) -> String {
+        format!("cassandra://{}/{}", self.nodes.join(","), self.keyspace)
+    }
+
+    async fn connect(&self) -> Result<CassandraConn, StoreError> {
+        let session = self.session().await?;
+        Ok(CassandraConn {
+            transfer: self.prepare(&session, TRANSFER).await?,
+            add_gold: self.prepare(&session, ADD_GOLD).await?,
+            read_gold: self.prepare(&session, READ_GOLD).await?,
+            session,
+        })
+    }
+
+    async fn populate(&self, ids: &[u32], progress: &(dyn Fn(u64) + Sync)) -> Result<(), StoreError> {
+        let session = self.session().await?;
+        let ks = &self.keyspace;
+        let forget = [
+            format!("DELETE FROM {ks}.aggro_world WHERE workload = 'mobile'"),
+            format!("DELETE FROM {ks}.aggro_runs WHERE workload = 'mobile'"),
+            format!("TRUNCATE {ks}.mobile_users"),
+        ];
+        for cql in forget {
+            session.query_unpaged(cql, ()).await.map_err(classify)?;
+        }
+        let create = Arc::new(self.prepare(&session, CREATE_USER).await?);
+        let mut done = 0u64;
+        for chunk in ids.chunks(POPULATE_IN_FLIGHT * 8) {
+            let mut writes = tokio::task::JoinSet::new();
+            for part in chunk.chunks(chunk.len().div_ceil(POPULATE_IN_FLIGHT)) {
+                let (session, create, part) = (Arc::clone(&session), Arc::clone(&create), part.to_vec());
+                writes.spawn(async move {
+                    for id in part {
+                        session.execute_unpaged(&create, (Counter(INITIAL_GOLD), id as i32)).await.map_err(classify)?;
+                    }
+                    Ok::<_, StoreError>(())
+                });
+            }
+            while let Some(w) = writes.join_next().await {
+                w.map_err(|e| StoreError::new(ErrorClass::Other, format!("cassandra: a population task failed: {e}")))??;
+            }
+            done += chunk.len() as u64;
+            progress(done);
+        }
+        Ok(())
+    }
+
+    async fn scan(&self) -> Result<Vec<UserRow>, StoreError> {
+        let session = self.session().await?;
+        let mut all = self.prepare(&session, "SELECT id, gold, tickets FROM {ks}.mobile_users").await?;
+        all.set_page_size(5_000);
+        let mut rows = Vec::new();
+        let mut paging = scylla::response::PagingState::start();
+        loop {
+            let (page, next) = session.execute_single_page(&all, (), paging).await.map_err(classify)?;
+            let page = page.into_rows_result().map_err(rows_error)?;
+            for row in page.rows::<(i32, Option<Counter>, Option<Counter>)>().map_err(rows_error)? {
+                let (id, gold, tickets) = row.map_err(rows_error)?;
+                let gold = gold.ok_or_else(|| StoreError::new(ErrorClass::Data, format!("user {id} has no gold")))?;
+                rows.push(UserRow { id: id as u32, gold: gold.0, tickets: Some(tickets.map_or(0, |t| t.0)) });
+            }
+            match next.into_paging_control_flow() {
+                std::ops::ControlFlow::Continue(p) => paging = p,
+                std::ops::ControlFlow::Break(()) => return Ok(rows),
+            }
+        }
+    }
+}
+
+impl MobileConn for CassandraConn {
+    async fn transfer(&mut self, id: u32) -> Result<(), StoreError> {
+        self.session.execute_unpaged(&self.transfer, (Counter(GOLD_STEP), id as i32)).await.map(drop).map_err(classify)
+    }
+
+    async fn add_gold(&mut self, id: u32) -> Result<(), StoreError> {
+        self.session.execute_unpaged(&self.add_gold, (Counter(GOLD_STEP), id as i32)).await.map(drop).map_err(classify)
+    }
+
+    async fn read_gold(&mut self, id: u32) -> Result<i64, StoreError> {
+        let r = self.session.execute_unpaged(&self.read_gold, (id as i32,)).await.map_err(classify)?;
+        match r.into_rows_result().map_err(rows_error)?.maybe_first_row::<(Option<Counter>,)>().map_err(rows_error)? {
+            Some((Some(gold),)) => Ok(gold.0),
+            _ => Err(StoreError::new(ErrorClass::Data, format!("user {id} is not in the database"))),
+        }
+    }
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# A throwaway Apache Cassandra cluster on loopback, for aggro's cassandra:// target: cassandra-all as
+# scripts/cassandra/pom.xml pins it, from Maven Central into a cache (once), each node a JVM on its own
+# loopback address (127.0.0.1, 127.0.0.2, … — the whole 127/8 is loopback on Linux) with the same
+# ports, a small heap, no JMX, stopped by pid.
+#
+#   scripts/cassandra.sh fetch                    # the jars, once; prints their directory
+#   scripts/cassandra.sh start DIR [NODES] [SYNC] # NODES (default 3), commit log periodic|batch|group;
+#                                                 # prints the URL, also written to DIR/url
+#   scripts/cassandra.sh stop DIR                 # kills every node it started there
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+pom="$here/cassandra/pom.xml"
+sum=$(sha256sum "$pom" | cut -c1-12)
+lib="${AGGRO_CACHE:-$HOME/.cache/aggro}/cassandra-$sum/lib"
+
+fetch() {
+  if [ ! -f "$lib/.complete" ]; then
+    command -v mvn >/dev/null || { echo "cassandra: Maven is not installed (run scripts/install-deps.sh)" >&2; exit 1; }
+    rm -rf "$lib"
+    mvn -q -B -f "$pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$lib" >&2 \
+      || { echo "cassandra: could not fetch cassandra-all from Maven Central" >&2; exit 1; }
+    touch "$lib/.complete"
+  fi
+  echo "$lib"
+}
+
+# A port free on every node's address.
+free_port() { # NODES
+  python3 - "$1" <<'PY'
+import random, socket, sys
+def free(host, p):
+    s = socket.socket()
+    try: s.bind((host, p)); return True
+    except OSError: return False
+    finally: s.close()
+while True:
+    p = random.randint(20000, 60000)
+    if all(free(f"127.0.0.{i}", p) for i in range(1, int(sys.argv[1]) + 1)): print(p); break
+PY
+}
+
+listening() { bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null; }
+
+# JVM flags Cassandra 5 needs on Java 17 (its conf/jvm17-server.options), and a small test heap.
+jvm_flags=(-Xms256m -Xmx768m -XX:+UseG1GC -XX:MaxGCPauseMillis=300 -XX:+ParallelRefProcEnabled -Xss512k
+  -Djdk.attach.allowAttachSelf=true -Dio.netty.tryReflectionSetAccessible=true
+  --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --add-exports java.base/java.lang.ref=ALL-UNNAMED
+  --add-exports java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED
+  --add-exports java.rmi/sun.rmi.registry=ALL-UNNAMED --add-exports java.rmi/sun.rmi.server=ALL-UNNAMED
+  --add-exports java.sql/java.sql=ALL-UNNAMED --add-exports jdk.unsupported/sun.misc=ALL-UNNAMED
+  --add-exports jdk.attach/sun.tools.attach=ALL-UNNAMED --add-exports jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED
+  --add-opens java.base/java.lang.module=ALL-UNNAMED --add-opens java.base/jdk.internal.loader=ALL-UNNAMED
+  --add-opens java.base/jdk.internal.ref=ALL-UNNAMED --add-opens java.base/jdk.internal.reflect=ALL-UNNAMED
+  --add-opens java.base/jdk.internal.math=ALL-UNNAMED --add-opens java.base/jdk.internal.module=ALL-UNNAMED
+  --add-opens java.base/jdk.internal.util.jar=ALL-UNNAMED --add-opens jdk.management/com.sun.management.internal=ALL-UNNAMED
+  --add-opens java.base/sun.nio.ch=ALL-UNNAMED --add-opens java.base/java.io=ALL-UNNAMED
+  --add-opens java.base/java.lang.reflect=ALL-UNNAMED --add-opens jdk.compiler/com.sun.tools.javac=ALL-UNNAMED
+  --add-opens java.base/java.lang=ALL-UNNAMED --add-opens java.base/java.util=ALL-UNNAMED)
+
+start() { # DIR NODES SYNC
+  local dir=$1 nodes=$2 sync=$3 cql storage i addr node
+  lib=$(fetch)
+  command -v java >/dev/null || { echo "cassandra: Java is not installed (run scripts/install-deps.sh)" >&2; exit 1; }
+  mkdir -p "$dir"
+  cql=$(free_port "$nodes")
+  storage=$(free_port "$nodes")
+  local urls=()
+  for i in $(seq "$nodes"); do
+    addr="127.0.0.$i"
+    node="$dir/node$i"
+    mkdir -p "$node"
+    sed -e "s|@DIR@|$node|g" -e "s|@ADDR@|$addr|g" -e "s|@SEED@|127.0.0.1|g" -e "s|@STORAGE_PORT@|$storage|g" \
+      -e "s|@CQL_PORT@|$cql|g" -e "s|@SYNC@|$sync|g" -e "s|@RF@|$(( nodes < 3 ? nodes : 3 ))|g" \
+      "$here/cassandra/cassandra.yaml.in" >"$node/cassandra.yaml"
+    # Nodes join one at a time, each once the one before serves CQL.
+    (cd "$node" && exec nohup java "${jvm_flags[@]}" -Dcassandra.config="file://$node/cassandra.yaml" \
+      -Dcassandra.storagedir="$node" -Dcassandra.logdir="$node" -Dlogback.configurationFile="$here/cassandra/logback.xml" \
+      -Dcassandra-foreground=yes -Dcassandra.ring_delay_ms=1000 -Dcassandra.skip_wait_for_gossip_to_settle=0 \
+      -Dcassandra.load_ring_state=false -Dcassandra.superuser_setup_delay_ms=0 \
+      -cp "$lib/*" org.apache.cassandra.service.CassandraDaemon) >"$node/stdout.log" 2>&1 &
+    echo $! >"$node/pid"
+    for _ in $(seq 900); do
+      listening "$addr" "$cql" && break
+      kill -0 "$(cat "$node/pid")" 2>/dev/null || { echo "cassandra: node $addr exited; its log ends:" >&2; tail -n 20 "$node/system.log" "$node/stdout.log" >&2; exit 1; }
+      sleep 0.2
+    done
+    listening "$addr" "$cql" || { echo "cassandra: node $addr did not serve CQL within 3 minutes; its log ends:" >&2; tail -n 20 "$node/system.log" >&2; exit 1; }
+    urls+=("$addr:$cql")
+  done
+  local url
+  url="cassandra://$(IFS=,; echo "${urls[*]}")"
+  echo "$url" >"$dir/url"
+  echo "$url"
+}
+
+case "${1:-}" in
+  fetch) fetch ;;
+  start) start "${2:?usage: cassandra.sh start DIR [NODES] [SYNC]}" "${3:-3}" "${4:-periodic}" ;;
+  stop)
+    for f in "${2:?usage: cassandra.sh stop DIR}"/node*/pid; do
+      [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true
+    done
+    ;;
+  *) echo "usage: cassandra.sh fetch | start DIR [NODES] [SYNC] | stop DIR" >&2; exit 2 ;;
+esac
