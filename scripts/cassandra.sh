@@ -98,9 +98,20 @@ case "${1:-}" in
   fetch) fetch ;;
   start) start "${2:?usage: cassandra.sh start DIR [NODES] [SYNC]}" "${3:-3}" "${4:-periodic}" ;;
   stop)
+    pids=()
     for f in "${2:?usage: cassandra.sh stop DIR}"/node*/pid; do
-      [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true
+      [ -f "$f" ] && pids+=("$(cat "$f")")
     done
+    [ ${#pids[@]} -gt 0 ] || exit 0
+    kill "${pids[@]}" 2>/dev/null || true
+    # A node takes a few seconds to shut down; one still there after ten is killed outright.
+    for _ in $(seq 50); do
+      alive=0
+      for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+      [ $alive = 1 ] || exit 0
+      sleep 0.2
+    done
+    kill -9 "${pids[@]}" 2>/dev/null || true
     ;;
   *) echo "usage: cassandra.sh fetch | start DIR [NODES] [SYNC] | stop DIR" >&2; exit 2 ;;
 esac
