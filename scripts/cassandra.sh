@@ -27,17 +27,9 @@ fetch() {
 
 # A port free on every node's address.
 free_port() { # NODES
-  python3 - "$1" <<'PY'
-import random, socket, sys
-def free(host, p):
-    s = socket.socket()
-    try: s.bind((host, p)); return True
-    except OSError: return False
-    finally: s.close()
-while True:
-    p = random.randint(20000, 60000)
-    if all(free(f"127.0.0.{i}", p) for i in range(1, int(sys.argv[1]) + 1)): print(p); break
-PY
+  local hosts=() i
+  for i in $(seq "$1"); do hosts+=("127.0.0.$i"); done
+  python3 "$here/free-port.py" "${hosts[@]}"
 }
 
 listening() { bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null; }

@@ -12,20 +12,6 @@ cmd=${1:?usage: redis-cluster.sh start|stop DIR [flags…]}
 dir=${2:?usage: redis-cluster.sh start|stop DIR [flags…]}
 shift 2
 
-# A free port below 55536 whose cluster bus port (10000 higher) is free too.
-free_cluster_port() {
-  python3 -c '
-import random, socket
-def free(p):
-    s = socket.socket()
-    try: s.bind(("127.0.0.1", p)); return True
-    except OSError: return False
-    finally: s.close()
-while True:
-    p = random.randint(20000, 55535)
-    if free(p) and free(p + 10000): print(p); break'
-}
-
 wait_for() { # what, tries, command...
   local what=$1 tries=$2; shift 2
   for _ in $(seq "$tries"); do
@@ -43,7 +29,7 @@ case "$cmd" in
     mkdir -p "$dir"
     ports=() nodes=()
     for _ in 1 2 3 4 5 6; do
-      port=$(free_cluster_port)
+      port=$(python3 "$(dirname "$0")/free-port.py" --plus 10000)  # the bus port, 10000 higher, free too
       ports+=("$port")
       nodes+=("127.0.0.1:$port")
       mkdir -p "$dir/$port"

@@ -28,9 +28,7 @@ else
   redis_durability="--appendonly no"
 fi
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
+free_port() { python3 "$here/free-port.py"; }
 
 wait_for() { # name, tries, command...
   local name=$1 tries=$2; shift 2
