@@ -17,6 +17,8 @@ bash scripts/install-deps.sh
 # Reuse compiled crates across runs and clones (CI clones afresh every time).
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/aggro/target}"
 export PATH="$HOME/.cargo/bin:$PATH"
+# Both stages build with the Cassandra target (left out of a default build), so they share one build.
+features=(--features aggro/cassandra)
 
 fast() {
   echo "== fast stage: format, lint, unit tests"
@@ -28,10 +30,10 @@ fast() {
   # Every target builds with no clippy warning, and the docs with no rustdoc warning (broken links,
   # stray HTML).
   command -v cargo-clippy >/dev/null || rustup component add clippy
-  cargo clippy --workspace --all-targets --locked --quiet -- -D warnings
-  RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
-  cargo test --workspace --locked --lib --bins
-  cargo test --workspace --locked --doc
+  cargo clippy --workspace --all-targets --locked --quiet "${features[@]}" -- -D warnings
+  RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet "${features[@]}"
+  cargo test --workspace --locked --lib --bins "${features[@]}"
+  cargo test --workspace --locked --doc "${features[@]}"
 }
 
 services() {
@@ -48,8 +50,7 @@ services() {
   # Tests that need a server fail, rather than skip, when it is missing.
   export AGGRO_REQUIRE_SERVICES=1
   # The tests that need a server are #[ignore]d (so a plain `cargo test` lists them as not run): run them too.
-  # With the Cassandra target, which a default build leaves out.
-  cargo test --workspace --locked --features aggro/cassandra --test '*' -- --include-ignored
+  cargo test --workspace --locked "${features[@]}" --test '*' -- --include-ignored
 }
 
 case "$stage" in

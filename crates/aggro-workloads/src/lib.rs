@@ -10,8 +10,10 @@
 //!   the loader, and the invariants checked after a run.
 //! - [`scenario`]: the user's own workload — scenario files (TOML), pgbench
 //!   scripts, YCSB's core workloads — compiled per target family.
+//! - [`retry`]: the one policy for retrying a transaction the store refused for a conflict.
 #![deny(missing_docs)]
 
 pub mod mmo;
 pub mod mobile;
+pub mod retry;
 pub mod scenario;

@@ -1,14 +1,12 @@
 //! One loader of the mobile workload: a connection and the request logic.
 
 use super::{KeySpace, Workload};
+use crate::retry::ConflictRetries;
 use aggro_core::mobile::MobileConn;
 use aggro_core::{ErrorClass, ErrorSamples, StoreError};
 use aggro_runner::{Loader, Steps};
 use aggro_stats::OpId;
 use std::sync::Arc;
-
-/// Conflicts retried before a request is counted as failed.
-const MAX_CONFLICT_RETRIES: u32 = 10;
 
 /// Drives one [`MobileConn`] with the requests the executor hands it.
 pub struct MobileLoader<C> {
@@ -43,19 +41,15 @@ impl<C: MobileConn> MobileLoader<C> {
     /// Runs a transaction, retrying conflicts (each counted under `op`), as
     /// the seed-001 tool and every serializable store's client must.
     async fn commit(&mut self, txn: Txn, id: u32, op: OpId, steps: &mut Steps) -> Result<(), ErrorClass> {
-        let mut retries = 0;
+        let mut retries = ConflictRetries::default();
         loop {
             let attempt = match txn {
                 Txn::Transfer => self.conn.transfer(id).await,
                 Txn::AddGold => self.conn.add_gold(id).await,
             };
             match attempt {
-                Ok(()) => return Ok(()),
-                Err(e) if e.class.is_conflict() && retries < MAX_CONFLICT_RETRIES => {
-                    steps.count_failure(op, e.class);
-                    retries += 1;
-                }
-                Err(e) => return Err(self.fail(&e)),
+                Err(e) if retries.again(op, steps, &e) => {}
+                done => return done.map_err(|e| self.fail(&e)),
             }
         }
     }

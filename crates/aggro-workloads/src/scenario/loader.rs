@@ -2,15 +2,13 @@
 
 use super::expr::Cx;
 use super::{Arg, Exec, Scenario, Step};
+use crate::retry::ConflictRetries;
 use aggro_core::clock::TimerFdWaiter;
 use aggro_core::rng::Rng;
 use aggro_core::scenario::{Reply, ScenarioConn, Value};
 use aggro_core::{Clock, ErrorClass, ErrorSamples, MonotonicClock, StoreError, Waiter};
 use aggro_runner::{Loader, Steps};
 use std::sync::Arc;
-
-/// Conflicts retried before a request is counted as failed.
-const MAX_CONFLICT_RETRIES: u32 = 10;
 
 /// Drives one [`ScenarioConn`] with the requests the executor hands it.
 pub struct ScenarioLoader<C> {
@@ -149,27 +147,27 @@ impl<C: ScenarioConn> Loader for ScenarioLoader<C> {
         let t = if sc.transactions.len() > 1 { sc.pick(rng.unit()) } else { 0 };
         let op = sc.transactions[t].op;
         let start = steps.now();
-        let mut retries = 0;
-        loop {
+        let mut retries = ConflictRetries::default();
+        let done = loop {
             match attempt(&mut self.conn, sc, t, &mut self.work, &mut rng, steps).await {
-                Ok(()) => {
-                    if op != 0 {
-                        steps.record_since(op, start);
-                    }
-                    return Ok(());
+                Err(e) if retries.again(op, steps, &e) => {}
+                done => break done,
+            }
+        };
+        match done {
+            Ok(()) => {
+                if op != 0 {
+                    steps.record_since(op, start);
                 }
-                Err(e) if e.class.is_conflict() && retries < MAX_CONFLICT_RETRIES => {
+                Ok(())
+            }
+            Err(e) => {
+                self.samples.note(&e);
+                if op != 0 {
                     steps.count_failure(op, e.class);
-                    retries += 1;
                 }
-                Err(e) => {
-                    self.samples.note(&e);
-                    if op != 0 {
-                        steps.count_failure(op, e.class);
-                    }
-                    self.aborted = sc.abort_on_error && !e.class.is_conflict();
-                    return Err(e.class);
-                }
+                self.aborted = sc.abort_on_error && !e.class.is_conflict();
+                Err(e.class)
             }
         }
     }
