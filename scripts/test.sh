@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian machine, in two stages:
-#   fast      format, module layering, lint (clippy, rustdoc) and every crate's own tests — minutes, no servers;
+#   fast      format, module layering, lint (clippy, rustdoc), the build on the declared rust-version and
+#             every crate's own tests — minutes, no servers;
 #   services  throwaway PostgreSQL, Redis, moto (DynamoDB API) and the reference Colyseus room on
 #             free loopback ports, then every integration test (crates/*/tests), then stops them.
 #   bash scripts/test.sh [fast|services]      (no argument: both, fast first — the README's command)
@@ -32,6 +33,11 @@ fast() {
   command -v cargo-clippy >/dev/null || rustup component add clippy
   cargo clippy --workspace --all-targets --locked --quiet "${features[@]}" -- -D warnings
   RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet "${features[@]}"
+  # The declared rust-version (Cargo.toml) builds the whole workspace: the oldest toolchain a user may use.
+  local msrv
+  msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
+  rustup toolchain list | grep -q "^$msrv" || rustup toolchain install "$msrv" --profile minimal
+  CARGO_TARGET_DIR="$CARGO_TARGET_DIR/msrv" cargo "+$msrv" check --workspace --locked --quiet "${features[@]}"
   cargo test --workspace --locked --lib --bins "${features[@]}"
   cargo test --workspace --locked --doc "${features[@]}"
 }
