@@ -12,12 +12,12 @@ cmd=${1:?usage: redis-cluster.sh start|stop DIR [flags…]}
 dir=${2:?usage: redis-cluster.sh start|stop DIR [flags…]}
 shift 2
 
+# shellcheck source=scripts/retry.sh
+source "$(dirname "$0")/retry.sh"
+
 wait_for() { # what, tries, command...
   local what=$1 tries=$2; shift 2
-  for _ in $(seq "$tries"); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.2
-  done
+  retry_for "$tries" "$@" && return 0
   echo "redis-cluster: $what; the nodes' logs end:" >&2
   tail -n 5 "$dir"/*/redis.log >&2 || true
   return 1

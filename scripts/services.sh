@@ -30,12 +30,12 @@ fi
 
 free_port() { python3 "$here/free-port.py"; }
 
+# shellcheck source=scripts/retry.sh
+source "$here/retry.sh"
+
 wait_for() { # name, tries, command...
   local name=$1 tries=$2; shift 2
-  for _ in $(seq "$tries"); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.2
-  done
+  retry_for "$tries" "$@" && return 0
   echo "services: $name did not come up; its log:" >&2
   tail -n 30 "$dir/$name.log" >&2 || true
   return 1

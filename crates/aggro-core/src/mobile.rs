@@ -48,12 +48,6 @@ pub trait MobileTarget: crate::world::WorldStore + 'static {
     /// A short description for reports, without credentials.
     fn describe(&self) -> String;
 
-    /// The target's own figures for the result file's `extra.nodes` (a cluster's, per node); null
-    /// where it has none.
-    fn nodes(&self) -> serde_json::Value {
-        serde_json::Value::Null
-    }
-
     /// Whether its calls block the calling thread (an embedded database)
     /// rather than await I/O; such targets get a thread per loader.
     fn blocking(&self) -> bool {

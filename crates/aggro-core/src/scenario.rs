@@ -240,12 +240,6 @@ pub trait ScenarioTarget: crate::world::WorldStore + 'static {
     /// A short description for reports, without credentials.
     fn describe(&self) -> String;
 
-    /// The target's own figures for the result file's `extra.nodes` (a cluster's, per node); null
-    /// where it has none.
-    fn nodes(&self) -> serde_json::Value {
-        serde_json::Value::Null
-    }
-
     /// The family of commands it runs.
     fn family(&self) -> Family;
 

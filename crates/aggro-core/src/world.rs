@@ -185,6 +185,12 @@ pub fn runs_key(workload: &str) -> String {
 /// leaves no record claiming a whole world), and the caller writes the new
 /// record once every row is in.
 pub trait WorldStore: Send + Sync {
+    /// The target's own figures for the result file's `extra.nodes` (a cluster's, per node); null
+    /// where it has none.
+    fn nodes(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+
     /// The text stored for `workload`; `None` when there is none (never
     /// populated, populated by an aggro older than world records, or the
     /// population did not finish).

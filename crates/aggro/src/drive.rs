@@ -154,20 +154,20 @@ impl Outputs {
         Ok(session::record(command, spec, started_at, names, &outcome, console, samples, threads))
     }
 
-    /// Puts a target's own figures into the record (a cluster's per node, `extra.nodes`), where it has
-    /// any; read after the loaders' connections closed, as they add theirs when they do.
-    pub fn note_nodes(record: &mut RunRecord, nodes: serde_json::Value) {
-        if !nodes.is_null() {
-            record.extra["nodes"] = nodes;
-        }
-    }
-
     /// Writes `record` (and its exports) and prints its summary.
     pub fn deliver(&self, record: &RunRecord) -> anyhow::Result<()> {
         session::write(record, &self.out, &self.exports)?;
         session::print_summary(record);
         println!("result: {}", self.out.display());
         Ok(())
+    }
+}
+
+/// Puts a target's own figures into the record (a cluster's per node, `extra.nodes`), where it has
+/// any; read after the loaders' connections closed, as they add theirs when they do.
+pub fn note_nodes(record: &mut RunRecord, nodes: serde_json::Value) {
+    if !nodes.is_null() {
+        record.extra["nodes"] = nodes;
     }
 }
 

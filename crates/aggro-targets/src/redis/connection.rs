@@ -3,9 +3,9 @@
 //! are written once for both.
 
 use super::cluster::Cluster;
-use super::resp::{Node, Reply};
+use super::resp::{Node, Reply, server_error};
+use aggro_core::StoreError;
 use aggro_core::scenario::Value;
-use aggro_core::{ErrorClass, StoreError};
 
 /// One node, or a cluster.
 pub enum Connection {
@@ -58,10 +58,7 @@ impl Connection {
     pub async fn call(&mut self, args: &[&[u8]]) -> Result<Reply, StoreError> {
         self.push(args);
         self.flush().await?;
-        match self.read().await? {
-            Reply::Error(e) => Err(StoreError::new(ErrorClass::Server, e)),
-            r => Ok(r),
-        }
+        self.read().await.and_then(server_error)
     }
 
     /// Every node holding data: the one, or each master of the cluster.

@@ -159,10 +159,6 @@ impl MmoTarget for RedisTarget {
         aggro_core::mobile::MobileTarget::describe(self)
     }
 
-    fn nodes(&self) -> serde_json::Value {
-        aggro_core::mobile::MobileTarget::nodes(self)
-    }
-
     async fn connect(&self) -> Result<RedisMmoConn, StoreError> {
         Ok(RedisMmoConn { link: Link::open(self).await? })
     }

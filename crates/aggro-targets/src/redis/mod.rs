@@ -161,6 +161,10 @@ pub(crate) async fn forget_world(c: &mut Connection, workload: &str) -> Result<(
 }
 
 impl WorldStore for RedisTarget {
+    fn nodes(&self) -> serde_json::Value {
+        self.nodes.to_json()
+    }
+
     async fn holds_data(&self) -> Result<bool, StoreError> {
         for node in self.open().await?.masters().await? {
             match node.call(&[b"DBSIZE"]).await? {
@@ -210,10 +214,6 @@ impl WorldStore for RedisTarget {
 
 impl MobileTarget for RedisTarget {
     type Conn = RedisConn;
-
-    fn nodes(&self) -> serde_json::Value {
-        self.nodes.to_json()
-    }
 
     fn describe(&self) -> String {
         if self.cluster { format!("redis://{} (cluster)", self.addrs.join(",")) } else { format!("redis://{}/{}", self.addrs[0], self.db) }

@@ -74,18 +74,6 @@ impl Node {
         encode(&mut self.out, args);
     }
 
-    /// Appends a command to `out` as a RESP array of bulk strings.
-    pub fn encode(out: &mut Vec<u8>, args: &[&[u8]]) {
-        out.push(b'*');
-        push_number(out, args.len());
-        for a in args {
-            out.push(b'$');
-            push_number(out, a.len());
-            out.extend_from_slice(a);
-            out.extend_from_slice(b"\r\n");
-        }
-    }
-
     /// Appends a command of `count` scenario values (numbers as their decimal text).
     pub fn push_values<'a>(&mut self, count: usize, args: impl Iterator<Item = &'a Value>) {
         encode_values(&mut self.out, count, args);
@@ -192,10 +180,15 @@ impl Node {
     pub async fn call(&mut self, args: &[&[u8]]) -> Result<Reply, StoreError> {
         self.push(args);
         self.flush().await?;
-        match self.read().await? {
-            Reply::Error(e) => Err(StoreError::new(ErrorClass::Server, e)),
-            r => Ok(r),
-        }
+        self.read().await.and_then(server_error)
+    }
+}
+
+/// A reply, with an error reply turned into a server error (what a caller of one command wants).
+pub fn server_error(reply: Reply) -> Result<Reply, StoreError> {
+    match reply {
+        Reply::Error(e) => Err(StoreError::new(ErrorClass::Server, e)),
+        r => Ok(r),
     }
 }
 

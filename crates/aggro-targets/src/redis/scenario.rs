@@ -153,10 +153,6 @@ impl ScenarioTarget for RedisTarget {
         aggro_core::mobile::MobileTarget::describe(self)
     }
 
-    fn nodes(&self) -> serde_json::Value {
-        aggro_core::mobile::MobileTarget::nodes(self)
-    }
-
     fn family(&self) -> Family {
         Family::Redis
     }

@@ -142,7 +142,7 @@ impl MmoVisitor for Play {
             "shutdown_errors": shutdown_errors,
         }});
         drop(outcome);
-        crate::drive::Outputs::note_nodes(&mut record, target.nodes());
+        crate::drive::note_nodes(&mut record, target.nodes());
         session::write(&record, &self.out, &session::Exports::default())?;
         println!();
         for line in summary_lines(&summary) {

@@ -40,7 +40,7 @@ impl MobileVisitor for Run {
         let mut record = self.outputs.run("mobile run", spec, d.workload.operations(), loaders, &samples, d.exec.threads).await?;
         record.world = self.world;
         record.run_ids = vec![run_id];
-        Outputs::note_nodes(&mut record, target.nodes());
+        drive::note_nodes(&mut record, target.nodes());
         self.outputs.deliver(&record)?;
         Ok(record)
     }

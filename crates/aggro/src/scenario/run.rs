@@ -54,7 +54,7 @@ impl ScenarioVisitor for Run {
         let mut record = self.outputs.run(self.command, spec, names, loaders, &samples, self.exec.threads).await?;
         record.run_ids = run_id.into_iter().collect();
         record.world = world;
-        Outputs::note_nodes(&mut record, target.nodes());
+        drive::note_nodes(&mut record, target.nodes());
         self.outputs.deliver(&record)?;
         if self.check && !scenario.invariants.is_empty() {
             let this_run = std::slice::from_ref(&record);
