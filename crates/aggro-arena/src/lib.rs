@@ -1,5 +1,5 @@
 //! The arena: aggro's reference authoritative UDP game server and the bot
-//! swarm that plays against it (seed 002, the PUBG server article).
+//! swarm that plays against it (after the PUBG server article).
 //!
 //! # Layout
 //! - [`clock`]: the monotonic clock server and swarm share, precise sleeps, CPU time.
@@ -8,7 +8,7 @@
 //! - [`game`]: the map, the spatial grid and the match (movement, shots, zone).
 //! - [`codec`]: bit codes, actor states and deltas, the game's messages, the client's view.
 //! - [`server`]: the frame loop and its phases, replication, the per-phase profile.
-//! - [`relay`]: the relay server: rooms, matchmaking, events relayed to members (seed 003, Photon).
+//! - [`relay`]: the relay server: rooms, matchmaking, events relayed to members (Photon's room model).
 //! - [`metrics`]: the counters in Prometheus text format, served at `/metrics`.
 //! - [`procstat`]: resident memory and a UDP socket's kernel queue, from /proc.
 //! - [`span`]: interval bookkeeping (clocks, CPU, histograms, run totals) for both profiles.

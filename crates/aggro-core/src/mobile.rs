@@ -1,4 +1,4 @@
-//! The store interface of the mobile-game transaction workload (seed 001).
+//! The store interface of the mobile-game transaction workload (after the DynamoDB/Spanner tool).
 //!
 //! Each user `n` has two records: `User<n>` holding `Gold` (10,000 at
 //! population) and `UserItem<n>` holding `NumTickets` (0). Ids passed here

@@ -9,7 +9,7 @@
 //! plan asks for by time `t` (the integral of the rate). Even pacing puts
 //! request `i` at `C⁻¹(i)`; Poisson pacing puts arrivals at `C⁻¹(E₁+…+Eᵢ)` with
 //! `Eᵢ ~ Exp(1)`, which is exactly a Poisson process of the (time-varying)
-//! rate; per-second pacing (the seed-001 tool's) starts all of a second's
+//! rate; per-second pacing (the DynamoDB/Spanner tool's) starts all of a second's
 //! requests at the start of that second.
 
 use crate::clock::Nanos;
@@ -25,7 +25,7 @@ pub enum Pacing {
     /// Evenly spaced start times.
     #[default]
     Even,
-    /// All of a second's requests intended at the start of that second (seed 001).
+    /// All of a second's requests intended at the start of that second (after the DynamoDB/Spanner tool).
     Second,
     /// Exponential gaps: a Poisson arrival process.
     Poisson,

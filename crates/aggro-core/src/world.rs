@@ -21,14 +21,14 @@ pub const WORLD_FORMAT: u32 = 1;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "workload", rename_all = "snake_case")]
 pub enum WorldShape {
-    /// The mobile transaction workload (seed 001).
+    /// The mobile transaction workload (after the DynamoDB/Spanner tool).
     Mobile {
         /// Users `1..=users`.
         users: u32,
         /// How ids are stored: `none` or `bit-reverse`.
         spread: String,
     },
-    /// The MMO world (seed 000).
+    /// The MMO world (the Versant paper).
     Mmo {
         /// Accounts (5 players each).
         accounts: u32,

@@ -1,5 +1,5 @@
 //! The console view: one line per interval (per operation when a request
-//! has timed steps), and the seed-001 per-loader view.
+//! has timed steps), and the DynamoDB/Spanner tool's per-loader view.
 
 use crate::record::{IntervalRecord, OpRecord};
 use aggro_core::units::format_nanos;
@@ -47,7 +47,7 @@ fn op_figures(op: &OpRecord) -> String {
     figures(&op.name, op.ok, op.errors, op.conflicts, &op.latency)
 }
 
-/// The per-loader view of seed 001: one line per loader for an interval.
+/// The per-loader view of the DynamoDB/Spanner tool: one line per loader for an interval.
 pub fn loader_line(elapsed_s: f64, loader: usize, stats: &OpStats) -> String {
     format!("{:>7.1}s {}", elapsed_s, figures(&format!("loader {loader}"), stats.ok, stats.errors(), stats.conflicts(), &Summary::of(&stats.latency)))
 }

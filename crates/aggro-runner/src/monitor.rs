@@ -1,7 +1,7 @@
 //! The monitor: interval boundaries, backlog, stop rules, the drain timeout.
 //!
 //! It wakes at each interval boundary and once a second in between (the
-//! backlog rule is checked per second, as the seed-001 tool did), swaps every
+//! backlog rule is checked per second, as the DynamoDB/Spanner tool did), swaps every
 //! recorder for an empty one, merges them, and hands the interval to the
 //! [`Observer`]. Nothing per request passes through it.
 

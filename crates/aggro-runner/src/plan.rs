@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 pub enum BacklogRule {
     /// Never: the run drains its backlog, bounded by the drain timeout.
     Off,
-    /// When backlog exceeds the planned requests per second (the seed-001 rule).
+    /// When backlog exceeds the planned requests per second (the DynamoDB/Spanner tool's rule).
     PerSecondRate,
     /// When backlog exceeds this many requests.
     Above(u64),

@@ -1,6 +1,6 @@
 //! The capacity search behind `find-max`: the highest rate a backend holds.
 //!
-//! The seed-001 author found each figure by hand (49,320/s failed, a fifth of
+//! The DynamoDB/Spanner tool's author found each figure by hand (49,320/s failed, a fifth of
 //! it held). This does it as an exponential climb until a trial fails, then a
 //! bisection between the last rate that held and the first that did not,
 //! until the bracket is narrower than the precision asked for.

@@ -2,7 +2,7 @@
 //! operation, merged at interval boundaries.
 //!
 //! Percentiles are always read from a merged histogram, never averaged
-//! across loaders or intervals (the mistake the seed-001 author made by hand).
+//! across loaders or intervals (the mistake the DynamoDB/Spanner tool's author made by hand).
 //! Recording costs a few nanoseconds and never sends a message: each loader
 //! owns a [`Recorder`], and the monitor swaps it for an empty one at each
 //! interval boundary.

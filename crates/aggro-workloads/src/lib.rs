@@ -4,9 +4,9 @@
 //! `aggro-core`; the executor (`aggro-runner`) decides when each request runs.
 //!
 //! # Layout
-//! - [`mmo`]: the seed-000 MMO player-minute workload — profile, zones,
+//! - [`mmo`]: the Versant MMO player-minute workload — profile, zones,
 //!   periods, login, population and verification.
-//! - [`mobile`]: the seed-001 mobile-game transaction trio — keys and skew,
+//! - [`mobile`]: the DynamoDB/Spanner tool's mobile-game transaction trio — keys and skew,
 //!   the loader, and the invariants checked after a run.
 //! - [`scenario`]: the user's own workload — scenario files (TOML), pgbench
 //!   scripts, YCSB's core workloads — compiled per target family.

@@ -88,7 +88,7 @@ impl Observer for Console {
         for line in text::interval_lines(&record) {
             self.print(line);
         }
-        // Loaders' own figures come only when the plan keeps them apart (`--per-loader`, the seed-001 view).
+        // Loaders' own figures come only when the plan keeps them apart (`--per-loader`, the DynamoDB/Spanner tool's view).
         for (i, l) in r.loaders.iter().enumerate() {
             self.print(text::loader_line(record.end_s, i, &l.ops[0]));
         }

@@ -9,9 +9,9 @@
 //!
 //! # Layout
 //! - [`cli`]: the command line (clap derive), validated but not yet resolved.
-//! - [`mmo`]: `aggro mmo populate|login|play|verify` (seed 000).
-//! - [`mobile`]: `aggro mobile populate|run|find-max|verify` (seed 001).
-//! - [`arena`]: `aggro arena serve|swarm|bench` (seed 002).
+//! - [`mmo`]: `aggro mmo populate|login|play|verify` (the Versant paper).
+//! - [`mobile`]: `aggro mobile populate|run|find-max|verify` (after the DynamoDB/Spanner tool).
+//! - [`arena`]: `aggro arena serve|swarm|bench` (after the PUBG server article).
 //! - [`session`]: runtime, result records and files, shared by every run.
 //! - [`console`]: interval lines and the progress bar.
 //! - [`tour`]: `aggro run`, the main job.

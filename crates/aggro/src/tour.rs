@@ -1,4 +1,4 @@
-//! `aggro run`: the main job — the MMO player-minute benchmark of seed 000
+//! `aggro run`: the main job — the MMO player-minute benchmark of Versant's paper
 //! on aggro's embedded engine (stackdb, synced commits) in a temporary
 //! directory, no server needed: populate, the login test, one zone of 250
 //! players, two zones at once, verify.
@@ -20,7 +20,7 @@ pub fn main(a: TourArgs) -> anyhow::Result<()> {
         }
     };
     let world = WorldArgs { target: format!("stackdb:{}", dir.join("world").display()), accounts: Some(a.accounts), world_seed: Some(1) };
-    println!("aggro run: the MMO player-minute benchmark (seed 000) on stackdb, aggro's embedded engine, in {}\n", dir.display());
+    println!("aggro run: the MMO player-minute benchmark of Versant's paper on stackdb, aggro's embedded engine, in {}\n", dir.display());
     let populated = mmo::populate::populate(&world)?;
     let run = |name: &str| MmoRunArgs {
         world: world.clone(),

@@ -24,7 +24,7 @@ fn file(rel: &str) -> String {
     scenarios().join(rel).display().to_string()
 }
 
-/// The seed-001 trio as scenario files: populate, run each at a fixed rate
+/// The DynamoDB/Spanner tool's trio as scenario files: populate, run each at a fixed rate
 /// (every request completes, none fails), then check the invariants the
 /// target's family can express against the runs' committed counts.
 fn trio_round_trip(target: &str, rate: &str, checks: bool) {

@@ -586,7 +586,7 @@ fn a_server_killed_mid_run_is_counted_and_the_result_still_written() {
 }
 
 /// `--per-loader` prints each loader's line under each interval's (the
-/// seed-001 view): every loader has one, and they add up to the interval.
+/// DynamoDB/Spanner tool's view): every loader has one, and they add up to the interval.
 #[test]
 fn per_loader_lines_add_up_to_their_interval() {
     let dir = tempdir();

@@ -1,4 +1,4 @@
-//! The relay server (seed 003, the Photon guide's room model): clients join
+//! The relay server (the Photon guide's room model): clients join
 //! rooms of K players; each raises events that the server relays, reliable or
 //! unreliable, to the room's other members. No simulation: the cost measured
 //! is the relay's — packets, authentication tags, reliable bookkeeping,

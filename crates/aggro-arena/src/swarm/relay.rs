@@ -1,4 +1,4 @@
-//! The `relay` behaviour (seed 003, Photon's room model): each bot joins a
+//! The `relay` behaviour (Photon's room model): each bot joins a
 //! room — a named one (bot i of the swarm sits in room `first_room + i / K`)
 //! or any with a free seat (matchmaking) — and raises an event of B bytes
 //! every tick, reliable or unreliable, to the others or to all, once its room is full (a match starts

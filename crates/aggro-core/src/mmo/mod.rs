@@ -1,4 +1,4 @@
-//! The store interface of the MMO player-minute workload (seed 000, the
+//! The store interface of the MMO player-minute workload (the
 //! Versant benchmark).
 //!
 //! - [`model`]: the game's objects (Account, Player and its parts, Item,

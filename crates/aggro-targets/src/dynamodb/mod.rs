@@ -1,7 +1,7 @@
 //! `dynamodb://HOST:PORT[/TABLE][?region=R]` — the DynamoDB JSON API over
 //! plain HTTP: ScyllaDB Alternator, moto's server (the tests'), LocalStack.
 //!
-//! One table with string keys `PK` and `SK`, as in seed 001: item
+//! One table with string keys `PK` and `SK`, as in the DynamoDB/Spanner tool: item
 //! `User<n>`/`User<n>` holds `Gold`, item `UserItem<n>`/`UserItem<n>` holds
 //! `NumTickets`. A transfer is one `TransactWriteItems` of two updates; the
 //! consistent-read workload adds gold with a one-item `TransactWriteItems`

@@ -1,6 +1,6 @@
 //! `sqlite:PATH` — SQLite through rusqlite, in WAL mode.
 //!
-//! Tables `users(id, gold)` and `user_items(id, num_tickets)` (seed 001's
+//! Tables `users(id, gold)` and `user_items(id, num_tickets)` (the DynamoDB/Spanner tool's
 //! Spanner schema). Each loader has its own connection; a transaction runs
 //! entirely inside one call (`BEGIN IMMEDIATE … COMMIT`), so no lock is ever
 //! held across an await. `SQLITE_BUSY` after the busy timeout is a conflict.

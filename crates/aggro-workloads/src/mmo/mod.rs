@@ -1,4 +1,4 @@
-//! The MMO player-minute workload of seed 000 (the Versant benchmark).
+//! The MMO player-minute workload of the Versant benchmark.
 //!
 //! # Layout
 //! - [`profile`]: the paper's actions and the TOML profile of counts per period.

@@ -61,7 +61,7 @@ pub struct KeySpace {
 impl KeySpace {
     /// The user number request `seq` of a run seeded `seed` touches:
     /// uniform(0..=users/2) + uniform(1..=users - users/2), so numbers near
-    /// the middle are the most likely (seed 001: 0–50,000 + 1–50,000).
+    /// the middle are the most likely (as the DynamoDB/Spanner tool draws them: 0–50,000 + 1–50,000).
     /// Derived from `seq` alone, so the sequence is the same whichever loader
     /// runs which request.
     #[inline]

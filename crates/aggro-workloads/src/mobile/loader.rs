@@ -39,7 +39,7 @@ enum Txn {
 
 impl<C: MobileConn> MobileLoader<C> {
     /// Runs a transaction, retrying conflicts (each counted under `op`), as
-    /// the seed-001 tool and every serializable store's client must.
+    /// the DynamoDB/Spanner tool and every serializable store's client must.
     async fn commit(&mut self, txn: Txn, id: u32, op: OpId, steps: &mut Steps) -> Result<(), ErrorClass> {
         let mut retries = ConflictRetries::default();
         loop {

@@ -1,4 +1,4 @@
-//! The mobile-game transaction benchmark (seed 001): `write`,
+//! The mobile-game transaction benchmark (after the DynamoDB/Spanner tool): `write`,
 //! `consistent-read` and `read` against 100,000 users (configurable).
 
 mod keys;

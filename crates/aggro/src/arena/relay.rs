@@ -1,4 +1,4 @@
-//! `aggro arena serve --mode relay`: the room relay server (seed 003).
+//! `aggro arena serve --mode relay`: the room relay server (after Photon's load tests).
 
 use super::process::{self, Reported};
 use super::record::{Whole, interval, op, run_record};

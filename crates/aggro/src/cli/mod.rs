@@ -20,10 +20,10 @@ pub struct Cli {
 pub enum Command {
     /// The main job: a short capacity tour on an embedded database, no server needed.
     Run(TourArgs),
-    /// The MMO player-minute benchmark (seed 000, the Versant paper): populate, login, play, verify.
+    /// The MMO player-minute benchmark (the Versant paper): populate, login, play, verify.
     #[command(subcommand)]
     Mmo(Box<MmoCommand>),
-    /// The mobile-game transaction benchmark (seed 001): write, consistent-read, read.
+    /// The mobile-game transaction benchmark (after the DynamoDB/Spanner tool): write, consistent-read, read.
     #[command(subcommand)]
     Mobile(Box<MobileCommand>),
     /// Your own workload: a scenario file (TOML; YCSB's core workloads ship in scenarios/ycsb) or a YCSB workload file, on any target.
@@ -34,7 +34,7 @@ pub enum Command {
     /// The realtime arena (seeds 002, 003): a reference UDP game server, a room relay server, a bot swarm, and the bench that runs them.
     #[command(subcommand)]
     Arena(Box<ArenaCommand>),
-    /// The capacity planner (seed 003): the Photon arithmetic for a room profile, or CCU per server from measured sweeps.
+    /// The capacity planner (after Photon's load tests): the Photon arithmetic for a room profile, or CCU per server from measured sweeps.
     Plan(PlanArgs),
     /// A result file as one self-contained HTML page (charts, thresholds), and its data as an HdrHistogram log or CSV.
     Report(ReportArgs),
@@ -253,7 +253,7 @@ pub struct ExecArgs {
     /// No interval lines or progress bar.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Also print one line per loader per interval (the seed-001 view).
+    /// Also print one line per loader per interval (the DynamoDB/Spanner tool's view).
     #[arg(long)]
     pub per_loader: bool,
     /// How loaders wait for a request's intended time: cheap (sleep on the timer; a VM wakes ~40 µs late), precise (sleep to 150 µs before, spin the rest: a few µs late, for the spin's CPU), or auto (precise for an embedded target's loaders while requests take under 100 µs, cheap for network targets).

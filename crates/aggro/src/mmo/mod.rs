@@ -1,4 +1,4 @@
-//! `aggro mmo …`: the MMO player-minute benchmark (seed 000).
+//! `aggro mmo …`: the MMO player-minute benchmark (the Versant paper).
 
 pub mod login;
 pub mod play;

@@ -1,4 +1,4 @@
-//! `aggro mobile …`: the mobile-game transaction benchmark (seed 001).
+//! `aggro mobile …`: the mobile-game transaction benchmark (after the DynamoDB/Spanner tool).
 
 mod find_max;
 mod populate;

@@ -1,4 +1,4 @@
-//! `aggro plan`: the capacity planner (seed 003). With a room profile alone it
+//! `aggro plan`: the capacity planner (after Photon's load tests). With a room profile alone it
 //! is the Photon guide's arithmetic; with measured sweeps (`--from`) it fits
 //! the server's cost per player and predicts CCU per server for a core count
 //! and a NIC, naming the resource that binds.
