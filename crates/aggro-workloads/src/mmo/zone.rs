@@ -146,12 +146,17 @@ impl<C: MmoConn> Zone<C> {
     }
 
     /// Logs in and loads players until the zone holds `n` (the warm-up
-    /// before the first period).
+    /// before the first period). Other zones already hold some players: a load
+    /// that met only leased ones (LoadPlayer's [`LOAD_TRIES`]) is tried again,
+    /// until the zone has met as many refusals as the world has players.
     pub async fn fill(&mut self, n: usize) -> Result<(), StoreError> {
+        let mut refused = 0;
         while self.players.len() < n {
             self.login().await?;
-            let mut refused = 0;
-            self.load_player(&mut refused).await?;
+            match self.load_player(&mut refused).await {
+                Err(e) if e.class == ErrorClass::Locked && refused < self.world.players() => {}
+                done => done?,
+            }
         }
         Ok(())
     }
