@@ -147,7 +147,7 @@ impl<C: MmoConn> Zone<C> {
 
     /// Logs in and loads players until the zone holds `n` (the warm-up
     /// before the first period). Other zones already hold some players: a load
-    /// that met only leased ones (LoadPlayer's [`LOAD_TRIES`]) is tried again,
+    /// that met only leased ones (LoadPlayer's `LOAD_TRIES`) is tried again,
     /// until the zone has met as many refusals as the world has players.
     pub async fn fill(&mut self, n: usize) -> Result<(), StoreError> {
         let mut refused = 0;
