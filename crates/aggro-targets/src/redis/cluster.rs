@@ -54,6 +54,8 @@ pub struct Cluster {
     slots: Vec<u16>,
     /// Commands pushed since the last flush.
     out: Vec<u8>,
+    /// Commands waiting for a keyed one to say their node (kept between flushes: no allocation per request).
+    held: Vec<(usize, usize)>,
     /// The node of each reply still to be read, in order, and whether it is one of a command sent to every
     /// master that more replies follow (read, its error kept, and passed over).
     order: VecDeque<(u16, bool)>,
@@ -84,6 +86,7 @@ impl Cluster {
             nodes: Vec::new(),
             slots: vec![UNSERVED; SLOTS],
             out: Vec::with_capacity(512),
+            held: Vec::new(),
             order: VecDeque::new(),
             stale: true,
             refreshed: Instant::now(),
@@ -230,7 +233,8 @@ impl Cluster {
     /// Gives each command of `out` to its node's buffer and notes the order of the replies.
     fn route(&mut self, out: &[u8]) -> Result<(), StoreError> {
         let mut at = 0;
-        let mut held: Vec<(usize, usize)> = Vec::new();
+        let mut held = std::mem::take(&mut self.held);
+        held.clear();
         let mut last = None;
         // Inside MULTI: None until its first key says which node; then that node.
         let mut multi: Option<Option<u16>> = None;
@@ -270,6 +274,7 @@ impl Cluster {
             let n = last.or_else(|| self.slots.iter().copied().find(|&s| s != UNSERVED)).ok_or_else(|| self.unserved(0))?;
             self.give(n, out, &mut held);
         }
+        self.held = held;
         Ok(())
     }
 
