@@ -2,11 +2,12 @@
 # scenario-vs-peers.sh): builds aggro in release, starts the test services on
 # 127.0.0.1 (stopped on exit), and defines the measuring helpers.
 #   secs (the caller's), conns, aggro, work, pg, pg_port; cpu CMD…, rss, field FILE EXPR
+#   AGGRO_FEATURES: Cargo features of aggro to build beside the default ones (e.g. cassandra)
 set -euo pipefail
 conns=8
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/aggro/target}"
 bash scripts/install-deps.sh
-cargo build --release --locked -p aggro >/dev/null 2>&1
+cargo build --release --locked -p aggro ${AGGRO_FEATURES:+--features "$AGGRO_FEATURES"} >/dev/null 2>&1
 aggro="$CARGO_TARGET_DIR/release/aggro"
 work=$(mktemp -d /tmp/aggro-bench.XXXXXX)
 svc=$(mktemp -d /tmp/aggro-bench-services.XXXXXX)

@@ -81,6 +81,8 @@ pub enum Family {
     Kv,
     /// DynamoDB API actions with a JSON body.
     Dynamo,
+    /// CQL statements with `?` markers (Apache Cassandra, ScyllaDB).
+    Cql,
     /// The null target: every command succeeds and reads nothing.
     Null,
 }
@@ -93,6 +95,7 @@ impl Family {
             Family::Redis => "redis",
             Family::Kv => "kv",
             Family::Dynamo => "dynamo",
+            Family::Cql => "cql",
             Family::Null => "null",
         }
     }
@@ -181,6 +184,13 @@ pub enum Command {
         /// Attribute names read from a returned item, in order.
         returns: Vec<String>,
     },
+    /// A CQL statement, prepared once per connection; the request's arguments are its `?` markers,
+    /// converted to the types the server gives them. The reply is the first row (a lightweight
+    /// transaction's first value is `[applied]`, 1 or 0).
+    Cql {
+        /// The statement text.
+        text: String,
+    },
 }
 
 /// What a command read.
@@ -210,8 +220,9 @@ pub type Rows = [Vec<Value>];
 /// How a scenario's population is loaded in bulk, per family.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Load {
-    /// Rows into a table (PostgreSQL: COPY; SQLite: prepared INSERTs in large transactions).
-    Sql {
+    /// Rows into a table (PostgreSQL: COPY; SQLite: prepared INSERTs in large transactions;
+    /// Cassandra: a prepared INSERT per row, many in flight).
+    Table {
         /// The table.
         table: String,
         /// Its columns, in the rows' order.

@@ -77,7 +77,7 @@ pub trait MmoVisitor {
 
 /// Builds the target a parsed URL names and calls `$visit` with it; `$null`
 /// handles `null:` (its trace file bound to `$trace`), `$cassandra` a
-/// `cassandra://` target (bound to `$cass`), which runs the mobile workload only.
+/// `cassandra://` target (bound to `$cass`), which holds no MMO world.
 macro_rules! dispatch {
     ($url:expr, $visitor:ident, |$trace:ident| $null:expr, |$cass:ident| $cassandra:expr) => {
         match TargetUrl::parse($url)? {
@@ -107,12 +107,12 @@ macro_rules! dispatch {
     };
 }
 
-/// Why a `cassandra://` URL is refused outside the mobile workload.
+/// Why a `cassandra://` URL is refused by the MMO commands.
 #[cfg(feature = "cassandra")]
-fn mobile_only(url: &str) -> UrlError {
+fn no_mmo_world(url: &str) -> UrlError {
     UrlError::Bad {
         url: url.to_string(),
-        why: "aggro runs the mobile workload (aggro mobile …) on Cassandra; the MMO world and scenario files there are not built yet".into(),
+        why: "aggro runs the mobile workload and scenario files (the `cql` family) on Cassandra; the MMO world there is not built yet".into(),
     }
 }
 
@@ -136,12 +136,12 @@ pub async fn open_mobile<V: MobileVisitor>(url: &str, visitor: V) -> Result<V::O
     allow(unused_variables)
 )]
 pub async fn open_mmo<V: MmoVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
-    dispatch!(url, visitor, |_trace| Err(UrlError::Bad { url: url.to_string(), why: "null: holds no MMO world".into() }), |_target| Err(mobile_only(
-        url
-    )))
+    dispatch!(url, visitor, |_trace| Err(UrlError::Bad { url: url.to_string(), why: "null: holds no MMO world".into() }), |_target| Err(
+        no_mmo_world(url)
+    ))
 }
 
 /// Parses `url`, builds its target and passes it to `visitor`.
 pub async fn open_scenario<V: ScenarioVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
-    dispatch!(url, visitor, |trace| Ok(visitor.visit(null::NullTarget::tracing(trace)).await), |_target| Err(mobile_only(url)))
+    dispatch!(url, visitor, |trace| Ok(visitor.visit(null::NullTarget::tracing(trace)).await), |target| Ok(visitor.visit(target).await))
 }

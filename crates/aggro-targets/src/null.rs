@@ -159,11 +159,11 @@ impl Drop for NullScenarioConn {
     }
 }
 
-/// What a traced command is: an SQL statement's text, a Redis pipeline's (its arguments carry the
+/// What a traced command is: an SQL or CQL statement's text, a Redis pipeline's (its arguments carry the
 /// command names), a key-value batch's operations, a DynamoDB action.
 fn label(command: &Command) -> String {
     match command {
-        Command::Sql { text, .. } => text.clone(),
+        Command::Sql { text, .. } | Command::Cql { text } => text.clone(),
         Command::Redis { lengths } => format!("redis {lengths:?}"),
         Command::Kv { ops } => format!("kv {ops:?}"),
         Command::Dynamo { action, .. } => action.clone(),

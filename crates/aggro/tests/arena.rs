@@ -36,8 +36,9 @@ fn the_arena_bench_runs_server_and_swarm_processes_and_writes_one_table_and_resu
         assert!(row["tick_hz"].as_f64().unwrap() > 25.0, "{row}");
         assert!(row["frame"]["p99_ns"].as_u64().unwrap() > 0, "{row}");
         assert!(row["gunfire_delay"]["count"].as_u64().unwrap() > 0, "the bots fought: {row}");
-        // One run's 3 s window holds at most 3 whole 1 s intervals (90 frames at 30 Hz), two at least 4.
-        assert!(row["frame"]["count"].as_u64().unwrap() >= 110, "both rounds' frames: {row}");
+        // One run's 3 s window holds at most 3 whole 1 s intervals (90 frames at 30 Hz), two at least 4
+        // (over 100 frames at the 25 Hz a loaded machine still holds).
+        assert!(row["frame"]["count"].as_u64().unwrap() > 90, "both rounds' frames: {row}");
     }
     assert_eq!(r["spec"]["rounds"], 2);
     assert_eq!(r["operations"][0], "frame/20/base");

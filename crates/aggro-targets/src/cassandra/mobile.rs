@@ -1,6 +1,6 @@
 //! The mobile trio on Cassandra: one row of counters per user (see the module above).
 
-use super::{CassandraTarget, classify, rows_error};
+use super::{CassandraTarget, classify, in_flight, rows_error};
 use aggro_core::mobile::{GOLD_STEP, INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use aggro_core::{ErrorClass, StoreError};
 use scylla::client::session::Session;
@@ -16,6 +16,8 @@ const CREATE_USER: &str = "UPDATE {ks}.mobile_users SET gold = gold + ?, tickets
 
 /// Users created at once while populating.
 const POPULATE_IN_FLIGHT: usize = 256;
+/// Users created between two progress reports.
+const PROGRESS_EVERY: usize = 2048;
 
 /// One loader's handle: the shared session and the trio's statements, prepared once.
 pub struct CassandraConn {
@@ -35,7 +37,7 @@ impl MobileTarget for CassandraTarget {
     type Conn = CassandraConn;
 
     fn describe(&self) -> String {
-        format!("cassandra://{}/{}", self.nodes.join(","), self.keyspace)
+        self.url()
     }
 
     async fn connect(&self) -> Result<CassandraConn, StoreError> {
@@ -59,24 +61,14 @@ impl MobileTarget for CassandraTarget {
         for cql in forget {
             session.query_unpaged(cql, ()).await.map_err(classify)?;
         }
-        let create = Arc::new(self.prepare(&session, CREATE_USER).await?);
-        let mut done = 0u64;
-        for chunk in ids.chunks(POPULATE_IN_FLIGHT * 8) {
-            let mut writes = tokio::task::JoinSet::new();
-            for part in chunk.chunks(chunk.len().div_ceil(POPULATE_IN_FLIGHT)) {
-                let (session, create, part) = (Arc::clone(&session), Arc::clone(&create), part.to_vec());
-                writes.spawn(async move {
-                    for id in part {
-                        session.execute_unpaged(&create, (Counter(INITIAL_GOLD), id as i32)).await.map_err(classify)?;
-                    }
-                    Ok::<_, StoreError>(())
-                });
-            }
-            while let Some(w) = writes.join_next().await {
-                w.map_err(|e| StoreError::new(ErrorClass::Other, format!("cassandra: a population task failed: {e}")))??;
-            }
-            done += chunk.len() as u64;
-            progress(done);
+        let create = self.prepare(&session, CREATE_USER).await?;
+        for (i, chunk) in ids.chunks(PROGRESS_EVERY).enumerate() {
+            in_flight(chunk.iter().copied(), POPULATE_IN_FLIGHT, |id| {
+                let (session, create) = (&session, &create);
+                async move { session.execute_unpaged(create, (Counter(INITIAL_GOLD), id as i32)).await.map(drop).map_err(classify) }
+            })
+            .await?;
+            progress((i * PROGRESS_EVERY + chunk.len()) as u64);
         }
         Ok(())
     }

@@ -9,11 +9,14 @@
 //! one without the other — Cassandra's row-level isolation; no transaction spans two partitions.
 //! Counters are not idempotent: a write that timed out may have been applied, and is never sent
 //! again here (it counts as in doubt, and `verify` allows for it). The keyspace is made when missing
-//! with `SimpleStrategy`, a replication factor of the nodes the URL names, up to 3.
+//! with `SimpleStrategy`, a replication factor of the nodes the URL names, up to 3, and is the
+//! session's own: scenario files name their tables without it (the `cql` family, `scenario`).
 
 mod mobile;
+mod scenario;
 
 pub use mobile::CassandraConn;
+pub use scenario::CqlScenarioConn;
 
 use aggro_core::world::WorldStore;
 use aggro_core::{ErrorClass, StoreError};
@@ -102,10 +105,16 @@ impl CassandraTarget {
                     session.query_unpaged(table, ()).await.map_err(classify)?;
                 }
                 session.await_schema_agreement().await.map_err(|e| StoreError::new(ErrorClass::Server, format!("cassandra: {e}")))?;
+                session.use_keyspace(ks, false).await.map_err(|e| StoreError::new(ErrorClass::Server, format!("cassandra: {e}")))?;
                 Ok(Arc::new(session))
             })
             .await
             .cloned()
+    }
+
+    /// The URL without credentials, for reports.
+    pub(crate) fn url(&self) -> String {
+        format!("cassandra://{}/{}", self.nodes.join(","), self.keyspace)
     }
 
     /// `cql` prepared, at the target's consistency.
@@ -126,6 +135,17 @@ impl CassandraTarget {
         let p = self.prepare(&session, cql).await?;
         session.execute_unpaged(&p, values).await.map_err(classify)
     }
+}
+
+/// Runs `write` on every item, `at_once` of them in flight, until one fails.
+pub(crate) async fn in_flight<I, F, W>(items: I, at_once: usize, write: F) -> Result<(), StoreError>
+where
+    I: IntoIterator,
+    F: FnMut(I::Item) -> W,
+    W: std::future::Future<Output = Result<(), StoreError>>,
+{
+    use futures::{StreamExt, TryStreamExt};
+    futures::stream::iter(items).map(write).buffer_unordered(at_once).try_for_each(|()| std::future::ready(Ok(()))).await
 }
 
 fn rows_error(e: impl std::fmt::Display) -> StoreError {

@@ -209,7 +209,7 @@ impl ScenarioTarget for PostgresTarget {
     }
 
     async fn load(&self, load: &Load, rows: &Rows) -> Result<(), StoreError> {
-        let Load::Sql { table, columns } = load else {
+        let Load::Table { table, columns } = load else {
             return Err(StoreError::new(ErrorClass::Data, "a PostgreSQL target loads SQL rows only"));
         };
         let mut data = Vec::with_capacity(rows.len() * 64);

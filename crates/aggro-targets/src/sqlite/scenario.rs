@@ -130,7 +130,7 @@ impl ScenarioTarget for SqliteTarget {
     }
 
     async fn load(&self, load: &Load, rows: &Rows) -> Result<(), StoreError> {
-        let Load::Sql { table, columns } = load else {
+        let Load::Table { table, columns } = load else {
             return Err(StoreError::new(ErrorClass::Data, "a SQLite target loads SQL rows only"));
         };
         let mut conn = self.open()?;

@@ -237,7 +237,7 @@ mod tests {
         assert_eq!(sc.invariants.len(), 1);
         let populate = sc.populate.as_ref().unwrap();
         assert_eq!(populate.setup.steps.len(), 2);
-        assert_eq!(populate.load, Load::Sql { table: "users".into(), columns: vec!["id".into(), "gold".into()] });
+        assert_eq!(populate.load, Load::Table { table: "users".into(), columns: vec!["id".into(), "gold".into()] });
         // On Redis nothing of it runs: the error names the transaction.
         let e = compile(text, Family::Redis).unwrap_err();
         assert!(e.message.contains("transaction[0] (purchase): no step has a `redis` form"), "{e}");

@@ -71,6 +71,8 @@ pub(super) struct StepModel {
     pub(super) redis: Option<Spanned<toml::Value>>,
     pub(super) kv: Option<Spanned<toml::Value>>,
     pub(super) dynamo: Option<Spanned<DynamoModel>>,
+    /// A CQL statement (or one per `variant`); its `?` markers take `params`, as an SQL step's `$n`.
+    pub(super) cql: Option<Spanned<toml::Value>>,
     pub(super) variant: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) capture: Vec<String>,
@@ -123,9 +125,10 @@ pub(super) struct PopulateModel {
     pub(super) redis: Option<Spanned<toml::Value>>,
     pub(super) kv: Option<Spanned<Vec<String>>>,
     pub(super) dynamo: Option<Spanned<DynamoLoadModel>>,
+    pub(super) cql: Option<Spanned<SqlLoadModel>>,
 }
 
-/// `populate.sql`: the table, its columns and each column's expression.
+/// `populate.sql` and `populate.cql`: the table, its columns and each column's expression.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct SqlLoadModel {

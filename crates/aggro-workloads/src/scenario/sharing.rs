@@ -58,7 +58,8 @@ fn state(command: &Command, args: &[Arg]) -> Option<String> {
             SQL_STATEFUL.contains(&head.as_str()).then(|| format!("runs {head}, whose effect outlives the statement"))
         }
         Command::Redis { lengths } => redis_state(lengths, args),
-        Command::Kv { .. } | Command::Dynamo { .. } => None,
+        // CQL's one stateful statement, USE, is refused by the target (its session is shared).
+        Command::Kv { .. } | Command::Dynamo { .. } | Command::Cql { .. } => None,
     }
 }
 

@@ -17,7 +17,7 @@ impl ScenarioVisitor for Populate {
 
     async fn visit<T: ScenarioTarget>(self, target: T) -> anyhow::Result<()> {
         let scenario = self.input.compile(&target).await?;
-        // On SQL stores, whose scenario tables are dropped apart from aggro's own: a record saying the
+        // On SQL stores and Cassandra, whose scenario tables are dropped apart from aggro's own: a record saying the
         // population is under way, then the rows, then the record saying it is complete, so a
         // population cut short is refused by later runs. On stackdb and Redis the reset removes every
         // key, the record with them: a cut store holds none. DynamoDB keeps none for scenarios.
@@ -25,7 +25,7 @@ impl ScenarioVisitor for Populate {
             Some(shape) if target.family() != Family::Dynamo => crate::world::write(&target, &target.describe(), shape).await.map(Some),
             _ => Ok(None),
         };
-        if target.family() == Family::Sql {
+        if matches!(target.family(), Family::Sql | Family::Cql) {
             record(false).await?;
         }
         let bar = ProgressBar::new(0);

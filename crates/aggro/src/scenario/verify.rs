@@ -69,7 +69,7 @@ async fn check<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed: &[
     let mut broken = Vec::new();
     for c in &checks {
         let mark = if c.held { "holds" } else { "BROKEN" };
-        println!("invariant {:<32} {mark}: store {} , expected {}", c.name, c.got.to_text(), c.want.to_text());
+        println!("invariant {:<32} {mark}: store {}, expected {}", c.name, c.got.to_text(), c.want.to_text());
         if !c.held {
             broken.push(c.name.clone());
         }

@@ -29,10 +29,10 @@ impl Compiler<'_> {
             return Ok(Some(Populate { setup, rows, lets, values: Vec::new(), load: Load::Kv, finish }));
         }
         let pick = match self.family {
-            Family::Null => [p.sql.is_some(), p.redis.is_some(), p.kv.is_some(), p.dynamo.is_some()]
+            Family::Null => [p.sql.is_some(), p.redis.is_some(), p.kv.is_some(), p.dynamo.is_some(), p.cql.is_some()]
                 .iter()
                 .position(|x| *x)
-                .map(|i| [Family::Sql, Family::Redis, Family::Kv, Family::Dynamo][i]),
+                .map(|i| [Family::Sql, Family::Redis, Family::Kv, Family::Dynamo, Family::Cql][i]),
             f => Some(f),
         };
         let missing = || {
@@ -42,18 +42,19 @@ impl Compiler<'_> {
             )
         };
         let (load, values) = match pick {
-            Some(Family::Sql) => {
-                let s = p.sql.as_ref().ok_or_else(missing)?;
-                let m = s.get_ref();
+            Some(family @ (Family::Sql | Family::Cql)) => {
+                let s = if family == Family::Cql { &p.cql } else { &p.sql };
+                let s = s.as_ref().ok_or_else(missing)?;
+                let (m, form) = (s.get_ref(), family.key());
                 if m.columns.len() != m.values.len() {
-                    return Err(self.fail_at(file, s.span(), format!("populate.sql: {} columns but {} values", m.columns.len(), m.values.len())));
+                    return Err(self.fail_at(file, s.span(), format!("populate.{form}: {} columns but {} values", m.columns.len(), m.values.len())));
                 }
                 let values = m
                     .values
                     .iter()
                     .enumerate()
-                    .map(|(i, v)| self.expr(file, &Spanned::new(s.span(), v.clone()), &format!("populate.sql.values[{i}]")).map(Arg::Expr));
-                (Load::Sql { table: m.table.clone(), columns: m.columns.clone() }, values.collect::<Result<Vec<_>, _>>()?)
+                    .map(|(i, v)| self.expr(file, &Spanned::new(s.span(), v.clone()), &format!("populate.{form}.values[{i}]")).map(Arg::Expr));
+                (Load::Table { table: m.table.clone(), columns: m.columns.clone() }, values.collect::<Result<Vec<_>, _>>()?)
             }
             Some(Family::Redis) => {
                 let r = p.redis.as_ref().ok_or_else(missing)?;

@@ -1,5 +1,5 @@
 //! Compiling steps: `use` followed, each family's command form (SQL,
-//! Redis, key-value, DynamoDB) checked and collected into the batch.
+//! Redis, key-value, DynamoDB, CQL) checked and collected into the batch.
 
 use super::{Compiler, Fail, Group};
 use crate::scenario::model::StepModel;
@@ -37,7 +37,7 @@ impl Compiler<'_> {
         if let Some(sleep) = &model.sleep_us {
             out.push(Step::Sleep(self.expr(file, sleep, &format!("{key}.sleep_us"))?));
         }
-        let forms = [model.sql.is_some(), model.redis.is_some(), model.kv.is_some(), model.dynamo.is_some()];
+        let forms = [model.sql.is_some(), model.redis.is_some(), model.kv.is_some(), model.dynamo.is_some(), model.cql.is_some()];
         if forms.iter().any(|f| *f) {
             // A step written for other families only is skipped here (a
             // transaction without any step of this family is an error, below).
@@ -46,7 +46,7 @@ impl Compiler<'_> {
                 out.push(Step::Exec(exec));
             }
         } else if out.is_empty() {
-            return Err(self.fail_at(file, span, format!("{key}: a step needs `let`, `sleep_us`, `use` or a command (sql, redis, kv, dynamo)")));
+            return Err(self.fail_at(file, span, format!("{key}: a step needs `let`, `sleep_us`, `use` or a command (sql, redis, kv, dynamo, cql)")));
         }
         if let (Some(when), false) = (&s.get_ref().when, out.is_empty()) {
             let guard = Step::When(self.expr(file, when, &format!("{key}.when"))?, out.len());
@@ -62,10 +62,11 @@ impl Compiler<'_> {
             Family::Redis => m.redis.is_some(),
             Family::Kv => m.kv.is_some(),
             Family::Dynamo => m.dynamo.is_some(),
+            Family::Cql => m.cql.is_some(),
             Family::Null => false,
         };
         match self.family {
-            Family::Null => [Family::Sql, Family::Redis, Family::Kv, Family::Dynamo].into_iter().find(|f| has(*f)),
+            Family::Null => [Family::Sql, Family::Redis, Family::Kv, Family::Dynamo, Family::Cql].into_iter().find(|f| has(*f)),
             f => has(f).then_some(f),
         }
     }
@@ -82,27 +83,23 @@ impl Compiler<'_> {
         let command = group.commands.len();
         let mut variant = None;
         let args = match family {
-            Family::Sql => {
-                let sql = m.sql.as_ref().expect("form checked");
-                let texts: Vec<String> = match sql.get_ref() {
-                    toml::Value::String(s) => vec![s.clone()],
-                    toml::Value::Array(a) if !a.is_empty() && a.iter().all(toml::Value::is_str) => {
-                        a.iter().filter_map(|v| v.as_str().map(String::from)).collect()
-                    }
-                    _ => {
-                        return Err(self.fail_at(
-                            file,
-                            sql.span(),
-                            format!("{key}.sql: expected a statement, or an array of statements with `variant`"),
-                        ));
-                    }
-                };
+            Family::Sql | Family::Cql => {
+                let (form, texts) = self.statements(file, m, family, key)?;
                 match (&m.variant, texts.len()) {
                     (Some(v), n) => variant = Some((self.expr(file, v, &format!("{key}.variant"))?, n)),
                     (None, 1) => {}
-                    (None, _) => return Err(self.fail_at(file, sql.span(), format!("{key}.sql: several statements need `variant` to pick one"))),
+                    (None, _) => {
+                        return Err(self.fail_at(
+                            file,
+                            form.span(),
+                            format!("{key}.{}: several statements need `variant` to pick one", family.key()),
+                        ));
+                    }
                 }
-                group.commands.extend(texts.into_iter().map(|text| Command::Sql { text, protocol: SqlProtocol::Prepared }));
+                group.commands.extend(texts.into_iter().map(|text| match family {
+                    Family::Cql => Command::Cql { text },
+                    _ => Command::Sql { text, protocol: SqlProtocol::Prepared },
+                }));
                 m.params
                     .iter()
                     .enumerate()
@@ -165,6 +162,26 @@ impl Compiler<'_> {
         let exec = Exec { command, variant, args, reads: !captures.is_empty(), captures, expect_rows: m.rows, op: None, name };
         group.steps.push(exec.clone());
         Ok(exec)
+    }
+
+    /// An SQL or CQL step's statement, or its statements one per `variant`.
+    fn statements<'m>(&self, file: usize, m: &'m StepModel, family: Family, key: &str) -> Result<(&'m Spanned<toml::Value>, Vec<String>), Fail> {
+        let form = if family == Family::Cql { &m.cql } else { &m.sql };
+        let form = form.as_ref().expect("form checked");
+        let texts = match form.get_ref() {
+            toml::Value::String(s) => vec![s.clone()],
+            toml::Value::Array(a) if !a.is_empty() && a.iter().all(toml::Value::is_str) => {
+                a.iter().filter_map(|v| v.as_str().map(String::from)).collect()
+            }
+            _ => {
+                return Err(self.fail_at(
+                    file,
+                    form.span(),
+                    format!("{key}.{}: expected a statement, or an array of statements with `variant`", family.key()),
+                ));
+            }
+        };
+        Ok((form, texts))
     }
 
     pub(super) fn template(&self, file: usize, span: std::ops::Range<usize>, text: &str, key: &str, json: bool) -> Result<Template, Fail> {

@@ -305,7 +305,7 @@ mod tests {
         let text =
             format!("{}fieldcount=4\nfieldlength=20\nfieldlengthdistribution=uniform\nreadallfields=false\nwriteallfields=true\n", shipped('f'));
         let t = translate(Path::new("wide"), &text).expect("translates");
-        for family in [Family::Sql, Family::Redis, Family::Kv, Family::Dynamo] {
+        for family in [Family::Sql, Family::Redis, Family::Kv, Family::Dynamo, Family::Cql] {
             Source::from_text(Path::new("wide"), t.text.clone())
                 .and_then(|s| s.compile(family, &t.sets))
                 .unwrap_or_else(|e| panic!("{family:?}: {e}"));
@@ -318,6 +318,12 @@ mod tests {
         assert!(t.text.contains("[sizes.field]\ndistribution = \"uniform\"\nmin = 1\nmax = 20"), "{}", t.text);
         assert!(t.text.contains("\"r = draw(record)\", \"f = random(0, 3)\""), "the field a read-modify-write reads: {}", t.text);
         assert!(!t.text.contains("[sizes.record]"), "a key-value record is its fields' draws when they vary");
+        let cql = Source::from_text(Path::new("wide"), t.text.clone()).and_then(|s| s.compile(Family::Cql, &t.sets)).unwrap();
+        let cql: Vec<String> = cql.commands.iter().map(|c| format!("{c:?}")).collect();
+        let has = |s: &str| cql.iter().any(|c| c.contains(s));
+        assert!(has("SELECT field3 FROM usertable WHERE y_id = ?") && !has("field4"), "{cql:?}");
+        assert!(has("UPDATE usertable SET field0 = ?, field1 = ?, field2 = ?, field3 = ? WHERE y_id = ?"), "{cql:?}");
+        assert!(t.text.contains("cql = \"INSERT INTO usertable (y_id, field0, field1, field2, field3) VALUES (?, ?, ?, ?, ?)\""), "{}", t.text);
     }
 
     #[test]
