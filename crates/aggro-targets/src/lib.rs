@@ -9,6 +9,7 @@
 //! - [`url`]: parsing target URLs into [`TargetUrl`], with clear errors.
 //! - `reconnect`: re-opening a broken connection at most once a second
 //!   (PostgreSQL, Redis, DynamoDB).
+//! - `tally`: what each node of a cluster did over a run (Redis Cluster, Cassandra).
 //! - `pipeline`: a connection several loaders share, their requests sent in
 //!   batches and answered in order (Redis, PostgreSQL).
 //! - [`null`]: does nothing, to measure the harness itself.
@@ -43,6 +44,8 @@ pub mod sql_schema;
 pub mod sqlite;
 #[cfg(feature = "stackdb")]
 pub mod stackdb;
+#[cfg(any(feature = "redis", feature = "cassandra"))]
+mod tally;
 pub mod url;
 
 use aggro_core::mmo::MmoTarget;

@@ -164,11 +164,16 @@ impl Outputs {
 }
 
 /// Puts a target's own figures into the record (a cluster's per node, `extra.nodes`), where it has
-/// any; read after the loaders' connections closed, as they add theirs when they do.
+/// any; read after the loaders' connections closed, as they add theirs when they do. A node the
+/// target found down as the run ended is named on stderr.
 pub fn note_nodes(record: &mut RunRecord, nodes: serde_json::Value) {
-    if !nodes.is_null() {
-        record.extra["nodes"] = nodes;
+    if nodes.is_null() {
+        return;
     }
+    for node in nodes.as_array().into_iter().flatten().filter(|n| n["down"] == true) {
+        eprintln!("aggro: cluster node {} was down when the run ended", node["node"].as_str().unwrap_or("?"));
+    }
+    record.extra["nodes"] = nodes;
 }
 
 /// Why the run ended, as its record says.

@@ -57,6 +57,16 @@ fn the_trio_runs_verifies_and_outlives_a_node(url: &str) {
     let intervals = r["intervals"].as_array().unwrap();
     let late_errors: u64 = intervals[intervals.len() - 3..].iter().map(|iv| iv["ops"][0]["errors"].as_u64().unwrap()).sum();
     assert_eq!(late_errors, 0, "two replicas of three still make a quorum, yet the last 3 s failed: {text}");
+    // Per node: the two that lived coordinated writes; the dead one is named, here and on stderr.
+    let port = url.rsplit(':').next().unwrap();
+    let nodes = r["extra"]["nodes"].as_array().expect("extra.nodes");
+    let node = |addr: String| nodes.iter().find(|n| n["node"] == addr.as_str()).cloned();
+    for live in ["127.0.0.1", "127.0.0.2"] {
+        assert!(node(format!("{live}:{port}")).is_some_and(|n| n["commands"].as_u64().unwrap() > 0), "{live} coordinated nothing: {nodes:?}");
+    }
+    let dead = format!("127.0.0.3:{port}");
+    assert!(node(dead.clone()).is_some_and(|n| n["down"] == true), "the dead node is not marked down: {nodes:?}");
+    assert!(text.contains(&format!("cluster node {dead} was down")), "{text}");
     // A write that timed out may have been applied (counters are not idempotent): the store holds the
     // committed ones and perhaps some of those in doubt, never fewer.
     let text = ok(&["mobile", "verify", "--target", &url, "--result", &out]);

@@ -87,8 +87,9 @@ fn nodes(h: &mut Html, nodes: &[Value]) {
         .iter()
         .map(|n| {
             let errors = num(n, "errors");
+            let down = if n["down"] == true { " (down at the end)" } else { "" };
             vec![
-                n["node"].as_str().unwrap_or("?").to_string(),
+                format!("{}{down}", n["node"].as_str().unwrap_or("?")),
                 format!("{:.0}", num(n, "commands")),
                 format!("{:.1}%", num(n, "commands") / all * 100.0),
                 if errors > 0.0 { format!("!{errors:.0}") } else { "0".into() },

@@ -1,5 +1,6 @@
 //! The mobile trio on Cassandra: one row of counters per user (see the module above).
 
+use super::coordinators::Coordinators;
 use super::{CassandraTarget, classify, in_flight, rows_error};
 use aggro_core::mobile::{GOLD_STEP, INITIAL_GOLD, MobileConn, MobileTarget, UserRow};
 use aggro_core::{ErrorClass, StoreError};
@@ -25,6 +26,7 @@ pub struct CassandraConn {
     transfer: PreparedStatement,
     add_gold: PreparedStatement,
     read_gold: PreparedStatement,
+    nodes: Coordinators,
 }
 
 impl std::fmt::Debug for CassandraConn {
@@ -46,6 +48,7 @@ impl MobileTarget for CassandraTarget {
             transfer: self.prepare(&session, TRANSFER).await?,
             add_gold: self.prepare(&session, ADD_GOLD).await?,
             read_gold: self.prepare(&session, READ_GOLD).await?,
+            nodes: Coordinators::new(self.tallies.clone()),
             session,
         })
     }
@@ -97,15 +100,15 @@ impl MobileTarget for CassandraTarget {
 
 impl MobileConn for CassandraConn {
     async fn transfer(&mut self, id: u32) -> Result<(), StoreError> {
-        self.session.execute_unpaged(&self.transfer, (Counter(GOLD_STEP), id as i32)).await.map(drop).map_err(classify)
+        self.nodes.execute(&self.session, &self.transfer, (Counter(GOLD_STEP), id as i32)).await.map(drop)
     }
 
     async fn add_gold(&mut self, id: u32) -> Result<(), StoreError> {
-        self.session.execute_unpaged(&self.add_gold, (Counter(GOLD_STEP), id as i32)).await.map(drop).map_err(classify)
+        self.nodes.execute(&self.session, &self.add_gold, (Counter(GOLD_STEP), id as i32)).await.map(drop)
     }
 
     async fn read_gold(&mut self, id: u32) -> Result<i64, StoreError> {
-        let r = self.session.execute_unpaged(&self.read_gold, (id as i32,)).await.map_err(classify)?;
+        let r = self.nodes.execute(&self.session, &self.read_gold, (id as i32,)).await?;
         match r.into_rows_result().map_err(rows_error)?.maybe_first_row::<(Option<Counter>,)>().map_err(rows_error)? {
             Some((Some(gold),)) => Ok(gold.0),
             _ => Err(StoreError::new(ErrorClass::Data, format!("user {id} is not in the database"))),

@@ -12,12 +12,14 @@
 //! with `SimpleStrategy`, a replication factor of the nodes the URL names, up to 3, and is the
 //! session's own: scenario files name their tables without it (the `cql` family, `scenario`).
 
+mod coordinators;
 mod mobile;
 mod scenario;
 
 pub use mobile::CassandraConn;
 pub use scenario::CqlScenarioConn;
 
+use crate::tally::NodeTallies;
 use aggro_core::world::WorldStore;
 use aggro_core::{ErrorClass, StoreError};
 use scylla::client::session::Session;
@@ -36,6 +38,8 @@ pub struct CassandraTarget {
     consistency: Consistency,
     /// One session for every loader (the driver multiplexes requests over its connections per node).
     session: Arc<OnceCell<Arc<Session>>>,
+    /// What each node coordinated, added by each loader's handle as it closes.
+    tallies: NodeTallies,
 }
 
 impl std::fmt::Debug for CassandraTarget {
@@ -83,7 +87,7 @@ fn session_error(nodes: &[String], e: NewSessionError) -> StoreError {
 impl CassandraTarget {
     /// A target over `nodes` (`HOST:PORT`), keyspace `keyspace`, requests at `consistency`.
     pub fn new(nodes: Vec<String>, keyspace: String, consistency: Consistency) -> Self {
-        Self { nodes, keyspace, consistency, session: Arc::default() }
+        Self { nodes, keyspace, consistency, session: Arc::default(), tallies: NodeTallies::default() }
     }
 
     /// The session, opened (and the keyspace made, when missing) on first use.
@@ -153,6 +157,21 @@ fn rows_error(e: impl std::fmt::Display) -> StoreError {
 }
 
 impl WorldStore for CassandraTarget {
+    /// Each node's requests, errors and reply times, and `down: true` on the nodes the driver holds
+    /// no connection to as the run ends.
+    fn nodes(&self) -> serde_json::Value {
+        let mut nodes = self.tallies.to_json();
+        let (Some(session), serde_json::Value::Array(list)) = (self.session.get(), &mut nodes) else { return nodes };
+        for node in session.get_cluster_state().get_nodes_info().iter().filter(|n| !n.is_connected()) {
+            let addr = node.address.to_string();
+            match list.iter_mut().find(|n| n["node"] == addr.as_str()) {
+                Some(n) => n["down"] = true.into(),
+                None => list.push(serde_json::json!({ "node": addr, "commands": 0, "errors": 0, "down": true })),
+            }
+        }
+        nodes
+    }
+
     async fn holds_data(&self) -> Result<bool, StoreError> {
         for table in ["aggro_world", "mobile_users"] {
             let r = self.run(&format!("SELECT * FROM {{ks}}.{table} LIMIT 1"), ()).await?;

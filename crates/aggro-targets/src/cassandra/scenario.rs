@@ -3,10 +3,12 @@
 //! the statement's `?` markers as the types the server gives them (an `int` column takes the
 //! scenario's integer, a `text` one its text form), and its reply is the first row. A lightweight
 //! transaction (`… IF …`) touches one row when applied and none when not, so a step's `rows = 1`
-//! makes a refused condition its failure. Loaders share the session (the driver multiplexes
+//! makes a refused condition its failure. Each loader's requests are tallied per coordinating node
+//! (`coordinators`). Loaders share the session (the driver multiplexes
 //! requests over its connections to each node); bulk loads are a prepared `INSERT` per row, many
 //! in flight.
 
+use super::coordinators::Coordinators;
 use super::{CassandraTarget, classify, in_flight, rows_error};
 use aggro_core::scenario::{Command, Family, Load, Reply, Rows, ScenarioConn, ScenarioTarget, Value};
 use aggro_core::{ErrorClass, StoreError};
@@ -30,6 +32,7 @@ const APPLIED: &str = "[applied]";
 pub struct CqlScenarioConn {
     session: Arc<Session>,
     statements: Arc<[PreparedStatement]>,
+    nodes: Coordinators,
 }
 
 impl std::fmt::Debug for CqlScenarioConn {
@@ -77,7 +80,9 @@ impl ScenarioTarget for CassandraTarget {
     async fn connect_shared(&self, commands: Arc<[Command]>, loaders: usize) -> Result<Vec<CqlScenarioConn>, StoreError> {
         let session = self.session().await?;
         let statements = self.prepare_all(&session, &commands).await?;
-        Ok((0..loaders.max(1)).map(|_| CqlScenarioConn { session: Arc::clone(&session), statements: Arc::clone(&statements) }).collect())
+        let conn =
+            || CqlScenarioConn { session: Arc::clone(&session), statements: Arc::clone(&statements), nodes: Coordinators::new(self.tallies.clone()) };
+        Ok((0..loaders.max(1)).map(|_| conn()).collect())
     }
 
     async fn load(&self, load: &Load, rows: &Rows) -> Result<(), StoreError> {
@@ -100,7 +105,7 @@ impl ScenarioConn for CqlScenarioConn {
     async fn exec(&mut self, command: usize, args: &[Value], reply: &mut Reply) -> Result<(), StoreError> {
         reply.clear();
         let statement = &self.statements[command];
-        let result = self.session.execute_unpaged(statement, Bound(args)).await.map_err(classify)?;
+        let result = self.nodes.execute(&self.session, statement, Bound(args)).await?;
         let Ok(rows) = result.into_rows_result() else { return Ok(()) };
         let applied = rows.column_specs().get_by_index(0).is_some_and(|c| c.name() == APPLIED);
         reply.rows = rows.rows_num() as u64;

@@ -11,13 +11,13 @@
 //!   a second after it breaks, so a dead master fails only the requests for its slots.
 //! - A request that got `MOVED` or `ASK` fails (counted as an error): nothing it sent was applied, and
 //!   the next goes to the new owner. Requests are not re-sent here, so none is applied twice.
-//! - Each node's commands, errors and reply times are tallied ([`super::tally`]) and added to the
+//! - Each node's commands, errors and reply times are tallied ([`crate::tally`]) and added to the
 //!   target's figures when the connection closes.
 
 use super::resp::{Node, Reply, encode, encode_values};
 use super::slot::{Kind, SLOTS, parse, slot};
-use super::tally::{NodeTallies, Tally};
 use crate::reconnect::Reconnecting;
+use crate::tally::{NodeTallies, Tally};
 use aggro_core::scenario::Value;
 use aggro_core::{ErrorClass, StoreError};
 use std::collections::VecDeque;

@@ -16,7 +16,6 @@ pub mod resp;
 mod scenario;
 mod shared;
 mod slot;
-mod tally;
 
 pub use mmo::RedisMmoConn;
 pub use scenario::RedisScenarioConn;
@@ -37,18 +36,18 @@ pub struct RedisTarget {
     db: u32,
     cluster: bool,
     /// What each cluster node did, over every connection of this target.
-    nodes: tally::NodeTallies,
+    nodes: crate::tally::NodeTallies,
 }
 
 impl RedisTarget {
     /// A target at `addr`, database `db`.
     pub fn new(addr: String, db: u32) -> Self {
-        Self { addrs: vec![addr], db, cluster: false, nodes: tally::NodeTallies::default() }
+        Self { addrs: vec![addr], db, cluster: false, nodes: crate::tally::NodeTallies::default() }
     }
 
     /// A cluster whose slot map the first of `seeds` that answers gives.
     pub fn cluster(seeds: Vec<String>) -> Self {
-        Self { addrs: seeds, db: 0, cluster: true, nodes: tally::NodeTallies::default() }
+        Self { addrs: seeds, db: 0, cluster: true, nodes: crate::tally::NodeTallies::default() }
     }
 
     /// Whether this is a cluster.

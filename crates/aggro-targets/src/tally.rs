@@ -1,7 +1,8 @@
 //! What each node of a cluster did over a run — commands sent, errors (error replies, sends and reads
 //! that failed), and the time from a request's write to each of its replies from that node, in an HDR
-//! histogram — so a hot slot or a slow node shows. Each connection keeps its own and adds it to the
-//! target's when it closes; the result file carries them as `extra.nodes`.
+//! histogram — so a hot slot or a slow node shows. Each connection (a Redis Cluster loader's, a
+//! Cassandra loader's handle) keeps its own and adds it to the target's when it closes; the result
+//! file carries them as `extra.nodes`.
 
 use aggro_stats::encode::to_base64;
 use aggro_stats::{Histogram, Summary, new_histogram};
