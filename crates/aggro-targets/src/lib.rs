@@ -79,18 +79,16 @@ pub trait MmoVisitor {
 }
 
 /// Builds the target a parsed URL names and calls `$visit` with it; `$null`
-/// handles `null:` (its trace file bound to `$trace`), `$cassandra` a
-/// `cassandra://` target (bound to `$cass`), which holds no MMO world.
+/// handles `null:` (its trace file bound to `$trace`).
 macro_rules! dispatch {
-    ($url:expr, $visitor:ident, |$trace:ident| $null:expr, |$cass:ident| $cassandra:expr) => {
+    ($url:expr, $visitor:ident, |$trace:ident| $null:expr) => {
         match TargetUrl::parse($url)? {
             TargetUrl::Null { trace: $trace } => $null,
             #[cfg(feature = "cassandra")]
             TargetUrl::Cassandra { nodes, keyspace, consistency } => {
                 let level = cassandra::consistency(&consistency)
                     .ok_or_else(|| UrlError::Bad { url: $url.to_string(), why: format!("unknown consistency {consistency}") })?;
-                let $cass = cassandra::CassandraTarget::new(nodes, keyspace, level);
-                $cassandra
+                Ok($visitor.visit(cassandra::CassandraTarget::new(nodes, keyspace, level)).await)
             }
             #[cfg(feature = "stackdb")]
             TargetUrl::StackDb { path, immediate } => Ok($visitor.visit(stackdb::StackDbTarget::new(path, immediate)).await),
@@ -110,26 +108,12 @@ macro_rules! dispatch {
     };
 }
 
-/// Why a `cassandra://` URL is refused by the MMO commands.
-#[cfg(feature = "cassandra")]
-fn no_mmo_world(url: &str) -> UrlError {
-    UrlError::Bad {
-        url: url.to_string(),
-        why: "aggro runs the mobile workload and scenario files (the `cql` family) on Cassandra; the MMO world there is not built yet".into(),
-    }
-}
-
 /// Parses `url`, builds its target and passes it to `visitor`.
 pub async fn open_mobile<V: MobileVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
-    dispatch!(
-        url,
-        visitor,
-        |trace| match trace {
-            None => Ok(visitor.visit(null::NullTarget::default()).await),
-            Some(_) => Err(UrlError::Bad { url: url.to_string(), why: "null:?trace= traces scenario commands only".into() }),
-        },
-        |target| Ok(visitor.visit(target).await)
-    )
+    dispatch!(url, visitor, |trace| match trace {
+        None => Ok(visitor.visit(null::NullTarget::default()).await),
+        Some(_) => Err(UrlError::Bad { url: url.to_string(), why: "null:?trace= traces scenario commands only".into() }),
+    })
 }
 
 /// Parses `url`, builds its target and passes it to `visitor` (the null
@@ -139,12 +123,10 @@ pub async fn open_mobile<V: MobileVisitor>(url: &str, visitor: V) -> Result<V::O
     allow(unused_variables)
 )]
 pub async fn open_mmo<V: MmoVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
-    dispatch!(url, visitor, |_trace| Err(UrlError::Bad { url: url.to_string(), why: "null: holds no MMO world".into() }), |_target| Err(
-        no_mmo_world(url)
-    ))
+    dispatch!(url, visitor, |_trace| Err(UrlError::Bad { url: url.to_string(), why: "null: holds no MMO world".into() }))
 }
 
 /// Parses `url`, builds its target and passes it to `visitor`.
 pub async fn open_scenario<V: ScenarioVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
-    dispatch!(url, visitor, |trace| Ok(visitor.visit(null::NullTarget::tracing(trace)).await), |target| Ok(visitor.visit(target).await))
+    dispatch!(url, visitor, |trace| Ok(visitor.visit(null::NullTarget::tracing(trace)).await))
 }

@@ -1,6 +1,6 @@
 //! Apache Cassandra: the mobile trio on the three-node cluster the test script started (replication
 //! factor 3, `LOCAL_QUORUM`), then one node killed in the middle of a run; YCSB's workloads and a
-//! lightweight transaction as `cql` scenarios; and the URLs it refuses.
+//! lightweight transaction as `cql` scenarios; the MMO world; and the URLs it refuses.
 
 use super::util::*;
 use std::path::Path;
@@ -20,13 +20,14 @@ fn node_pid(url: &str, host: &str) -> u32 {
 }
 
 /// Everything on the one cluster, in turn (the last step kills a node, which would fail any test
-/// running beside it): YCSB, the leases, then the trio.
+/// running beside it): YCSB, the leases, the MMO world, then the trio.
 #[test]
 #[ignore = "needs Cassandra: bash scripts/test.sh services runs it"]
 fn the_cluster_runs_ycsb_leases_and_the_trio_then_outlives_a_node() {
     let Some(url) = service("AGGRO_TEST_CASSANDRA") else { return };
     crate::scenario::ycsb_on(&url, "100", &[]);
     a_lightweight_transaction_grants_each_lease_once(&url);
+    crate::mmo::mmo_round_trip(&url, 40, 50, 6);
     the_trio_runs_verifies_and_outlives_a_node(&url);
 }
 
@@ -146,7 +147,7 @@ fn cassandra_urls_it_cannot_use_get_one_clear_line() {
             1,
         ),
         (&["mobile", "run", "--target", "cassandra://127.0.0.1:1/9lives", "--rate", "10", "--duration", "1s", "-q"][..], "keyspace", 2),
-        (&["mmo", "verify", "--target", "cassandra://127.0.0.1:1/aggro"][..], "MMO world", 2),
+        (&["mmo", "verify", "--target", "cassandra://127.0.0.1:1/aggro"][..], "cannot connect to cassandra", 1),
     ] {
         let o = run(args, Duration::from_secs(60));
         let err = String::from_utf8_lossy(&o.stderr);

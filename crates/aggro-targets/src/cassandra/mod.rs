@@ -13,9 +13,11 @@
 //! session's own: scenario files name their tables without it (the `cql` family, `scenario`).
 
 mod coordinators;
+mod mmo;
 mod mobile;
 mod scenario;
 
+pub use mmo::CassandraMmoConn;
 pub use mobile::CassandraConn;
 pub use scenario::CqlScenarioConn;
 
