@@ -13,7 +13,7 @@ secs=${1:-20}
 records=${2:-50000}
 export AGGRO_FEATURES=cassandra
 source bench/peers-lib.sh
-source bench/ycsb/install.sh
+source bench/ycsb/lib.sh
 rm -rf "$work/ycsb-classes"
 javac -cp "$ycsb/lib/*" -d "$work/ycsb-classes" bench/ycsb/CassandraPeer.java
 url=$AGGRO_TEST_CASSANDRA
@@ -22,35 +22,20 @@ port=$(echo "$url" | grep -oP ':\K[0-9]+' | head -1)
 keyspace=ycsb
 target="cassandra://${url#cassandra://}/$keyspace"
 
-for w in a c; do
-  case $w in
-    a) mix="readproportion=0.5\nupdateproportion=0.5" ;;
-    c) mix="readproportion=1\nupdateproportion=0" ;;
-  esac
-  printf "recordcount=$records\noperationcount=1000000000\nworkload=site.ycsb.workloads.CoreWorkload\nreadallfields=true\n$mix\nscanproportion=0\ninsertproportion=0\nrequestdistribution=zipfian\n" >"$work/workload$w"
-done
+ycsb_ac_workloads "$work" "$records"
 
-echo "| YCSB on Cassandra (3 nodes, RF 3) | tool | ops/s | p50 / p99 µs (aggro: from the intended start) | errors | CPU s | CPU µs/op | peak RSS MiB |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| YCSB on Cassandra (3 nodes, RF 3) | tool | ops/s | p50 / p99 µs (aggro: from the intended start) | CPU µs/op | peak RSS MiB |"
+echo "|---|---|---|---|---|---|"
 for w in a c; do
   "$aggro" scenario populate "$work/workload$w" --target "$target" >/dev/null
   for n in 8 32; do
     for round in 1 2; do
       c=$(cpu java -cp "$work/ycsb-classes:$ycsb/lib/*" site.ycsb.Client -t -db aggro.bench.ycsb.CassandraPeer -p hosts="$hosts" -p port="$port" \
         -p cassandra.keyspace=$keyspace -p cassandra.consistency=LOCAL_QUORUM -threads $n -P "$work/workload$w" -p maxexecutiontime="$secs")
-      row=$(python3 - "$work/out" "$c" <<'PY'
-import re, sys
-text = open(sys.argv[1]).read()
-ops = float(re.search(r"\[OVERALL\], Throughput\(ops/sec\), ([0-9.]+)", text).group(1))
-done = sum(int(n) for op, n in re.findall(r"\[(READ|UPDATE)\], Return=OK, (\d+)", text))
-failed = sum(int(n) for op, s, n in re.findall(r"\[(READ|UPDATE)\], Return=(?!OK)(\w+), (\d+)", text))
-p99 = " / ".join(f"{op.lower()} {v}" for op, v in re.findall(r"\[(READ|UPDATE)\], 99thPercentileLatency\(us\), (\d+)", text))
-print(f"{ops:.0f} | — / {p99} | {failed} | {sys.argv[2]} | {float(sys.argv[2]) / max(done, 1) * 1e6:.1f}")
-PY
-)
+      row=$(ycsb_row "$work/out" "$c")
       echo "| ycsb-$w, $n in flight (round $round) | YCSB 0.17 -threads $n | $row | $(rss) |"
       c=$(cpu "$aggro" scenario run "$work/workload$w" --target "$target" --rate max --loaders $n --threads 1 --duration "${secs}s" --interval 5s -q --out "$work/s.json")
-      row=$(field "$work/s.json" "f\"{r['totals'][0]['ok']/r['elapsed_s']:.0f} | {r['totals'][0]['latency']['p50_ns']/1e3:.0f} / {r['totals'][0]['latency']['p99_ns']/1e3:.0f} | {r['totals'][0]['errors']} | $c | {$c/max(r['totals'][0]['ok'],1)*1e6:.1f}\"")
+      row=$(field "$work/s.json" "f\"{r['totals'][0]['ok']/r['elapsed_s']:.0f}{', %d failed' % r['totals'][0]['errors'] if r['totals'][0]['errors'] else ''} | {r['totals'][0]['latency']['p50_ns']/1e3:.0f} / {r['totals'][0]['latency']['p99_ns']/1e3:.0f} | {$c/max(r['totals'][0]['ok'],1)*1e6:.2f}\"")
       echo "| ycsb-$w, $n in flight (round $round) | aggro scenario --loaders $n --threads 1 | $row | $(rss) |"
     done
   done

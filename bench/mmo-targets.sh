@@ -3,22 +3,24 @@
 # with durable commits everywhere: stackdb synced, SQLite WAL with
 # synchronous=full, PostgreSQL with fsync and synchronous commits, Redis
 # with appendfsync always (on one node, and on a Redis Cluster of 3 masters
-# and 3 replicas: the world is one slot there, docs/REDIS-CLUSTER.md). For each target:
+# and 3 replicas: the world is one slot there, docs/REDIS-CLUSTER.md), Cassandra (3 nodes, RF 3,
+# commit log `group`: a write is acknowledged once its group is synced; the world is one partition
+# there, docs/MMO.md). For each target:
 # population speed, the login test (8 clients × 1,000 logins), one zone of
 # 250 players and two zones at once. Prints a Markdown table for
 # docs/BENCHMARKS.md; the result files stay in the printed directory.
 #   bench/mmo-targets.sh [ACCOUNTS] [PERIODS] [TARGETS]
-#   (defaults: 5000 accounts, 1000 periods, stackdb,sqlite,postgres,redis,redis-cluster;
+#   (defaults: 5000 accounts, 1000 periods, stackdb,sqlite,postgres,redis,redis-cluster,cassandra;
 #    `dynamodb` runs on moto, the tests' functional stand-in, in memory and in a
 #    smaller world: its figures say nothing about DynamoDB's speed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 accounts=${1:-5000}
 periods=${2:-1000}
-targets=${3:-stackdb,sqlite,postgres,redis,redis-cluster}
+targets=${3:-stackdb,sqlite,postgres,redis,redis-cluster,cassandra}
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/aggro/target}"
 bash scripts/install-deps.sh
-cargo build --release --locked -p aggro >/dev/null 2>&1
+cargo build --release --locked -p aggro --features cassandra >/dev/null 2>&1
 aggro="$CARGO_TARGET_DIR/release/aggro"
 work=$(mktemp -d /var/tmp/aggro-mmo-bench.XXXXXX)
 svc=$(mktemp -d /var/tmp/aggro-mmo-services.XXXXXX)
@@ -40,6 +42,7 @@ for t in ${targets//,/ }; do
     postgres) url=$AGGRO_TEST_POSTGRES ;;
     redis) url=$AGGRO_TEST_REDIS ;;
     redis-cluster) url=$AGGRO_TEST_REDIS_CLUSTER ;;
+    cassandra) url=$AGGRO_TEST_CASSANDRA ;;
     dynamodb) url=$AGGRO_TEST_DYNAMODB; a=$(( accounts < 200 ? accounts : 200 )); p=$(( periods < 100 ? periods : 100 )) ;;
     *) echo "unknown target $t" >&2; exit 2 ;;
   esac

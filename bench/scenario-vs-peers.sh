@@ -23,8 +23,8 @@ cd "$(dirname "$0")/.."
 secs=${1:-20}
 source bench/peers-lib.sh
 
-# YCSB 0.17 and its drivers (bench/ycsb/install.sh); the bench's bindings compiled.
-source bench/ycsb/install.sh
+# YCSB 0.17 and its drivers (bench/ycsb/lib.sh); the bench's bindings compiled.
+source bench/ycsb/lib.sh
 rm -rf "$work/ycsb-classes"
 javac -cp "$ycsb/lib/*" -d "$work/ycsb-classes" bench/ycsb/*.java
 per_op() { python3 -c "print(f'{$1/$2*1e6:.2f}')"; }
@@ -92,13 +92,7 @@ echo
 echo "| YCSB on a server | tool | rate | ops/s | p50 / p99 µs (aggro: from the intended start) | CPU µs/op | peak RSS MiB |"
 echo "|---|---|---|---|---|---|---|"
 redis_port=${AGGRO_TEST_REDIS##*:}
-for w in a c; do
-  case $w in
-    a) mix="readproportion=0.5\nupdateproportion=0.5" ;;
-    c) mix="readproportion=1\nupdateproportion=0" ;;
-  esac
-  printf "recordcount=100000\noperationcount=1000000000\nworkload=site.ycsb.workloads.CoreWorkload\nreadallfields=true\n$mix\nscanproportion=0\ninsertproportion=0\nrequestdistribution=zipfian\n" >"$work/workload$w"
-done
+ycsb_ac_workloads "$work" 100000
 for target in "$AGGRO_TEST_REDIS" "$pg"; do
   case $target in
     redis*) binding=(-db aggro.bench.ycsb.RedisPeer -p redis.port="$redis_port") ;;
@@ -107,17 +101,7 @@ for target in "$AGGRO_TEST_REDIS" "$pg"; do
   for w in a c; do
     "$aggro" scenario populate "$work/workload$w" --target "$target" >/dev/null
     c=$(cpu java -cp "$work/ycsb-classes:$ycsb/lib/*" site.ycsb.Client -t "${binding[@]}" -threads $conns -P "$work/workload$w" -p maxexecutiontime="$secs")
-    row=$(python3 - "$work/out" "$c" <<'PY'
-import re, sys
-text = open(sys.argv[1]).read()
-ops = float(re.search(r"\[OVERALL\], Throughput\(ops/sec\), ([0-9.]+)", text).group(1))
-done = sum(int(n) for op, n in re.findall(r"\[(READ|UPDATE)\], Return=OK, (\d+)", text))
-failed = sum(int(n) for op, s, n in re.findall(r"\[(READ|UPDATE)\], Return=(?!OK)(\w+), (\d+)", text))
-p99 = " / ".join(f"{op.lower()} {v}" for op, v in re.findall(r"\[(READ|UPDATE)\], 99thPercentileLatency\(us\), (\d+)", text))
-note = f", {failed} failed" if failed else ""
-print(f"{ops:.0f}{note} | — / {p99} | {float(sys.argv[2]) / max(done, 1) * 1e6:.2f}")
-PY
-)
+    row=$(ycsb_row "$work/out" "$c")
     echo "| ycsb-$w on ${target%%:*} | YCSB 0.17 -threads $conns | max | $row | $(rss) |"
     # One loader per connection (as YCSB's threads), then the same connections carrying 16 loaders each
     # (--connections: requests pipelined in batches, answered in order).

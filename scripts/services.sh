@@ -6,9 +6,10 @@
 # (AGGRO_CASSANDRA=0 leaves it out) and moto's
 # DynamoDB-API server (in memory, a functional stand-in for DynamoDB: see
 # scripts/moto.sh; AGGRO_DYNAMODB=0 leaves it out). AGGRO_DURABLE=1 starts
-# PostgreSQL and Redis durable instead, for benchmarks that compare commits on
-# disk: PostgreSQL with fsync and synchronous commits, Redis with appendfsync
-# always (moto keeps nothing on disk either way).
+# PostgreSQL, Redis and Cassandra durable instead, for benchmarks that compare
+# commits on disk: PostgreSQL with fsync and synchronous commits, Redis with
+# appendfsync always, Cassandra's commit log `group` (periodic otherwise; moto
+# keeps nothing on disk either way).
 #
 #   scripts/services.sh start DIR   # writes DIR/env with AGGRO_TEST_* URLs
 #   scripts/services.sh stop DIR    # stops every server it started, by pid
@@ -23,9 +24,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 if [ "${AGGRO_DURABLE:-0}" = 1 ]; then
   pg_durability="-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
   redis_durability="--appendonly yes --appendfsync always"
+  cassandra_commitlog=group
 else
   pg_durability="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
   redis_durability="--appendonly no"
+  cassandra_commitlog=periodic
 fi
 
 free_port() { python3 "$here/free-port.py"; }
@@ -88,7 +91,7 @@ start_redis_cluster() {
 
 start_cassandra() {
   local url
-  url=$("$here/cassandra.sh" start "$dir/cassandra" 3) || return 1
+  url=$("$here/cassandra.sh" start "$dir/cassandra" 3 $cassandra_commitlog) || return 1
   echo "AGGRO_TEST_CASSANDRA=$url" >>"$dir/env"
 }
 
