@@ -51,7 +51,14 @@ jvm_flags=(-Xms256m -Xmx768m -XX:+UseG1GC -XX:MaxGCPauseMillis=300 -XX:+Parallel
   --add-opens java.base/java.lang=ALL-UNNAMED --add-opens java.base/java.util=ALL-UNNAMED)
 
 start() { # DIR NODES SYNC
-  local dir=$1 nodes=$2 sync=$3 cql storage i addr node
+  local dir=$1 nodes=$2 sync=$3 cql storage i addr node window
+  # Each mode takes its own window, and Cassandra refuses the others' (batch takes none).
+  case $sync in
+    periodic) window="commitlog_sync_period: 10000ms" ;;
+    group) window="commitlog_sync_group_window: 2ms" ;;
+    batch) window="" ;;
+    *) echo "cassandra: commit log sync $sync: expected periodic, batch or group" >&2; exit 2 ;;
+  esac
   lib=$(fetch)
   command -v java >/dev/null || { echo "cassandra: Java is not installed (run scripts/install-deps.sh)" >&2; exit 1; }
   mkdir -p "$dir"
@@ -63,7 +70,7 @@ start() { # DIR NODES SYNC
     node="$dir/node$i"
     mkdir -p "$node"
     sed -e "s|@DIR@|$node|g" -e "s|@ADDR@|$addr|g" -e "s|@SEED@|127.0.0.1|g" -e "s|@STORAGE_PORT@|$storage|g" \
-      -e "s|@CQL_PORT@|$cql|g" -e "s|@SYNC@|$sync|g" -e "s|@RF@|$(( nodes < 3 ? nodes : 3 ))|g" \
+      -e "s|@CQL_PORT@|$cql|g" -e "s|@SYNC@|$sync|g" -e "s|@SYNC_WINDOW@|$window|g" -e "s|@RF@|$(( nodes < 3 ? nodes : 3 ))|g" \
       "$here/cassandra/cassandra.yaml.in" >"$node/cassandra.yaml"
     # Nodes join one at a time, each once the one before serves CQL.
     (cd "$node" && exec nohup java "${jvm_flags[@]}" -Dcassandra.config="file://$node/cassandra.yaml" \

@@ -1,5 +1,5 @@
-//! Redis Cluster: every workload on the cluster the test script started, a master killed mid-run on a
-//! cluster of the test's own, and cluster URLs that cannot work.
+//! Redis Cluster: every workload on the cluster the test script started, a master killed mid-run and a
+//! slot being migrated on clusters of the tests' own, and cluster URLs that cannot work.
 
 use super::util::*;
 use std::path::Path;
@@ -107,6 +107,74 @@ fn a_master_killed_mid_run_fails_over_and_loses_no_commit() {
     ok(&["report", &out, "--out", &html]);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("Cluster nodes") && page.contains(&victim), "no node table in the report");
+}
+
+/// A master as `CLUSTER NODES` lists it.
+#[derive(Clone)]
+struct Master {
+    id: String,
+    addr: String,
+    slots: Vec<(u16, u16)>,
+}
+
+/// Every master of the cluster `any` is a node of.
+fn slot_owners(any: &str) -> Vec<Master> {
+    redis_cli(any, &["cluster", "nodes"])
+        .lines()
+        .filter(|l| l.contains("master"))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let addr = f[1].split('@').next().unwrap().to_string();
+            let ranges = f[8..]
+                .iter()
+                .filter_map(|r| r.split_once('-').map(|(a, b)| (a.parse().unwrap(), b.parse().unwrap())).or_else(|| r.parse().ok().map(|a| (a, a))))
+                .collect();
+            Master { id: f[0].to_string(), addr, slots: ranges }
+        })
+        .collect()
+}
+
+/// A slot in the middle of a migration: its master answers `ASK` for every key it does not hold, and
+/// aggro follows to the importing master (`ASKING`, then the command again there). Every request is
+/// served, and the keys are where the cluster put them: on the importing master.
+#[test]
+#[ignore = "needs redis-server: bash scripts/test.sh services runs it"]
+fn a_slot_being_migrated_is_followed_by_ask() {
+    if service("AGGRO_TEST_REDIS_CLUSTER").is_none() {
+        return;
+    }
+    let cluster = OwnCluster::start();
+    let url = cluster.url.as_str();
+    let any = &masters(url)[0];
+    let slot: u16 = redis_cli(any, &["cluster", "keyslot", "{ask}"]).trim().parse().unwrap();
+    let owners = slot_owners(any);
+    let from = owners.iter().find(|m| m.slots.iter().any(|&(a, b)| a <= slot && slot <= b)).expect("the slot's master").clone();
+    let to = owners.iter().find(|m| m.id != from.id).expect("another master").clone();
+    assert_eq!(redis_cli(&to.addr, &["cluster", "setslot", &slot.to_string(), "importing", &from.id]).trim(), "OK");
+    assert_eq!(redis_cli(&from.addr, &["cluster", "setslot", &slot.to_string(), "migrating", &to.id]).trim(), "OK");
+
+    let dir = tempdir();
+    let scenario = path(dir.path(), "ask.toml");
+    std::fs::write(
+        &scenario,
+        r#"
+name = "ask"
+[keys.key]
+count = 1000
+prefix = "k{ask}:"
+[[transaction]]
+name = "set-get"
+step = [{ let = ["k = key(key)"] }, { name = "set", redis = ["SET", "${k}", "v"] }, { name = "get", redis = ["GET", "${k}"] }]
+"#,
+    )
+    .unwrap();
+    let out = path(dir.path(), "ask.json");
+    let text = ok(&["scenario", "run", &scenario, "--target", url, "--rate", "200", "--duration", "2s", "--loaders", "4", "-q", "--out", &out]);
+    let (done, errors, _) = totals(&result(Path::new(&out)));
+    assert!(done > 300 && errors == 0, "{done} done, {errors} failed: {text}");
+    let moved: u64 = redis_cli(&to.addr, &["cluster", "countkeysinslot", &slot.to_string()]).trim().parse().unwrap();
+    let stayed: u64 = redis_cli(&from.addr, &["cluster", "countkeysinslot", &slot.to_string()]).trim().parse().unwrap();
+    assert!(moved > 0 && stayed == 0, "the keys went to the importing master: {moved} there, {stayed} on the migrating one");
 }
 
 #[test]

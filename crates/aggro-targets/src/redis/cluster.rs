@@ -9,8 +9,14 @@
 //!   slot: keys sharing a hash tag); `FLUSHDB` goes to every master and reads as one reply.
 //! - Each node has its own connection, opened when a command first goes there and re-opened at most once
 //!   a second after it breaks, so a dead master fails only the requests for its slots.
-//! - A request that got `MOVED` or `ASK` fails (counted as an error): nothing it sent was applied, and
-//!   the next goes to the new owner. Requests are not re-sent here, so none is applied twice.
+//! - A request that got `MOVED` fails (counted as an error): nothing it sent was applied, and the next
+//!   goes to the new owner. Requests are not re-sent on a `MOVED` or a broken connection, so none is
+//!   applied twice.
+//! - `ASK slot host:port` (the slot is being migrated and the key is not here) is followed: the command
+//!   goes again, after `ASKING`, to the importing node, on a connection of its own (the node's pipeline
+//!   may hold other replies), and its answer is the request's; the map is left as it is. Only commands
+//!   outside `MULTI … EXEC` are followed (a transaction with an asked key fails whole, as the cluster
+//!   refuses to run it across the migration).
 //! - Each node's commands, errors and reply times are tallied ([`crate::tally`]) and added to the
 //!   target's figures when the connection closes.
 
@@ -37,13 +43,25 @@ struct NodeLink {
     out: Vec<u8>,
     /// Why this flush could not reach it (its replies read as this error).
     failed: Option<(ErrorClass, String)>,
+    /// A second connection, for the commands another node answered with `ASK` (opened on the first).
+    asked: Reconnecting<Node>,
     tally: Tally,
 }
 
 impl NodeLink {
     fn new(addr: String) -> Self {
-        Self { addr, live: Reconnecting::idle(), out: Vec::new(), failed: None, tally: Tally::default() }
+        Self { addr, live: Reconnecting::idle(), out: Vec::new(), failed: None, asked: Reconnecting::idle(), tally: Tally::default() }
     }
+}
+
+/// A reply still to be read: the node it comes from, whether it is one of a command sent to every
+/// master that more replies follow (read, its error kept, and passed over), and where its command is
+/// in the last flush's buffer when an `ASK` may be followed.
+#[derive(Clone, Copy)]
+struct Pending {
+    node: u16,
+    more: bool,
+    command: Option<(usize, usize)>,
 }
 
 /// A routed connection to a cluster.
@@ -54,11 +72,12 @@ pub struct Cluster {
     slots: Vec<u16>,
     /// Commands pushed since the last flush.
     out: Vec<u8>,
+    /// The commands of the last flush (what a `Pending` points into).
+    sent: Vec<u8>,
     /// Commands waiting for a keyed one to say their node (kept between flushes: no allocation per request).
     held: Vec<(usize, usize)>,
-    /// The node of each reply still to be read, in order, and whether it is one of a command sent to every
-    /// master that more replies follow (read, its error kept, and passed over).
-    order: VecDeque<(u16, bool)>,
+    /// The replies still to be read, in order.
+    order: VecDeque<Pending>,
     stale: bool,
     refreshed: Instant,
     /// When the last flush wrote.
@@ -86,6 +105,7 @@ impl Cluster {
             nodes: Vec::new(),
             slots: vec![UNSERVED; SLOTS],
             out: Vec::with_capacity(512),
+            sent: Vec::with_capacity(512),
             held: Vec::new(),
             order: VecDeque::new(),
             stale: true,
@@ -116,10 +136,12 @@ impl Cluster {
             // An unreadable map keeps the old one: the requests it misroutes fail and say why.
             let _ = self.refresh().await;
         }
-        let out = std::mem::take(&mut self.out);
-        let routed = self.route(&out);
-        self.out = out;
+        // The pushed commands become the flush's own (an ASK may need one again); the old buffer is reused.
+        std::mem::swap(&mut self.out, &mut self.sent);
         self.out.clear();
+        let sent = std::mem::take(&mut self.sent);
+        let routed = self.route(&sent);
+        self.sent = sent;
         routed?;
         self.sent_at = Instant::now();
         for n in &mut self.nodes {
@@ -149,10 +171,9 @@ impl Cluster {
     pub async fn read(&mut self) -> Result<Reply, StoreError> {
         let mut first_error = None;
         loop {
-            let (i, more) =
-                self.order.front().copied().ok_or_else(|| cluster_error(ErrorClass::Protocol, "a reply was read that no command asked for"))?;
-            let reply = self.read_from(i).await?;
-            if !more {
+            let next = self.order.pop_front().ok_or_else(|| cluster_error(ErrorClass::Protocol, "a reply was read that no command asked for"))?;
+            let reply = self.read_from(next).await?;
+            if !next.more {
                 return Ok(first_error.unwrap_or(reply));
             }
             if matches!(reply, Reply::Error(_)) {
@@ -161,10 +182,9 @@ impl Cluster {
         }
     }
 
-    /// The next reply of node `i`, the head of the order.
-    async fn read_from(&mut self, i: u16) -> Result<Reply, StoreError> {
-        self.order.pop_front();
-        let n = &mut self.nodes[usize::from(i)];
+    /// The reply `next` waits for (just taken from the head of the order).
+    async fn read_from(&mut self, next: Pending) -> Result<Reply, StoreError> {
+        let n = &mut self.nodes[usize::from(next.node)];
         if let Some((class, why)) = &n.failed {
             return Err(cluster_error(*class, why.clone()));
         }
@@ -180,6 +200,11 @@ impl Cluster {
             Ok(Reply::Error(e)) if e.starts_with("MOVED ") => {
                 self.moved(&e);
                 Ok(Reply::Error(e))
+            }
+            Ok(Reply::Error(e)) if e.starts_with("ASK ") && next.command.is_some() => {
+                let (s, end) = next.command.expect("checked");
+                let command = self.sent[s..end].to_vec();
+                self.ask(&e, command).await
             }
             Ok(r) => Ok(r),
             Err(e) => {
@@ -221,8 +246,8 @@ impl Cluster {
 
     /// Forgets the replies an abandoned request left unread (their connections are out of step).
     pub fn abandon_unread(&mut self) {
-        for (i, _) in self.order.drain(..) {
-            self.nodes[usize::from(i)].live.forget();
+        for p in self.order.drain(..) {
+            self.nodes[usize::from(p.node)].live.forget();
         }
         for n in &mut self.nodes {
             n.failed = None;
@@ -266,24 +291,27 @@ impl Cluster {
             };
             held.push(span);
             if let Some(n) = node {
-                self.give(n, out, &mut held);
+                // A command of a transaction is not followed on an ASK (nor is the MULTI's EXEC).
+                let alone = multi.is_none() && c.kind != Kind::EndMulti;
+                self.give(n, out, &mut held, alone);
                 last = Some(n);
             }
         }
         if !held.is_empty() {
             let n = last.or_else(|| self.slots.iter().copied().find(|&s| s != UNSERVED)).ok_or_else(|| self.unserved(0))?;
-            self.give(n, out, &mut held);
+            self.give(n, out, &mut held, false);
         }
         self.held = held;
         Ok(())
     }
 
-    fn give(&mut self, node: u16, out: &[u8], spans: &mut Vec<(usize, usize)>) {
+    /// Gives the commands at `spans` to `node`; `alone` when an ASK of theirs may be followed.
+    fn give(&mut self, node: u16, out: &[u8], spans: &mut Vec<(usize, usize)>, alone: bool) {
         let n = &mut self.nodes[usize::from(node)];
         for (s, e) in spans.drain(..) {
             n.out.extend_from_slice(&out[s..e]);
             n.tally.commands += 1;
-            self.order.push_back((node, false));
+            self.order.push_back(Pending { node, more: false, command: alone.then_some((s, e)) });
         }
     }
 
@@ -291,13 +319,13 @@ impl Cluster {
     fn everywhere(&mut self, out: &[u8], held: &mut Vec<(usize, usize)>, span: (usize, usize)) {
         let masters = self.masters_by_index();
         if let Some(&first) = masters.first() {
-            self.give(first, out, held);
+            self.give(first, out, held, false);
         }
         for (k, &m) in masters.iter().enumerate() {
             let n = &mut self.nodes[usize::from(m)];
             n.out.extend_from_slice(&out[span.0..span.1]);
             n.tally.commands += 1;
-            self.order.push_back((m, k + 1 < masters.len()));
+            self.order.push_back(Pending { node: m, more: k + 1 < masters.len(), command: None });
         }
     }
 
@@ -333,6 +361,44 @@ impl Cluster {
             self.slots[s] = self.node_index(addr);
         }
         self.stale = true;
+    }
+
+    /// `ASK slot host:port`: `command` goes again to that node, after `ASKING`, on the node's second
+    /// connection; its reply is the request's.
+    async fn ask(&mut self, error: &str, mut command: Vec<u8>) -> Result<Reply, StoreError> {
+        let Some(addr) = error.split_whitespace().nth(2) else {
+            return Ok(Reply::Error(error.to_string()));
+        };
+        let at = Instant::now();
+        let i = self.node_index(addr);
+        let n = &mut self.nodes[usize::from(i)];
+        n.tally.commands += 1;
+        let address = &n.addr;
+        let reply = async {
+            let c = n.asked.get(|| Node::connect(address)).await?;
+            c.push(&[b"ASKING"]);
+            c.push_encoded(&mut command);
+            c.flush().await?;
+            match c.read().await? {
+                Reply::Status(_) => c.read().await,
+                other => Err(StoreError::new(ErrorClass::Protocol, format!("ASKING answered {other:?}"))),
+            }
+        }
+        .await;
+        n.tally.record_reply(at.elapsed().as_nanos() as u64);
+        match reply {
+            Ok(r) => {
+                if matches!(r, Reply::Error(_)) {
+                    n.tally.errors += 1;
+                }
+                Ok(r)
+            }
+            Err(e) => {
+                n.tally.errors += 1;
+                n.asked.forget();
+                Err(cluster_error(e.class, format!("cluster node {} (asked): {}", n.addr, e.message)))
+            }
+        }
     }
 
     /// Reads the slot map from the first node that answers (known masters, then the seeds).
