@@ -28,6 +28,8 @@ fast() {
   cargo fmt --all --check
   # Modules import one way: no circle of files in any crate but the ones scripts/module-circles.py allows.
   python3 scripts/module-circles.py
+  # docs/ARCHITECTURE.md's crate graph is the one Cargo.toml declares.
+  python3 scripts/crate-graph.py
   # Every target builds with no clippy warning, and the docs with no rustdoc warning (broken links,
   # stray HTML).
   command -v cargo-clippy >/dev/null || rustup component add clippy

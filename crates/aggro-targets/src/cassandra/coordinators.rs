@@ -6,12 +6,11 @@
 use super::classify;
 use crate::tally::{NodeTallies, Tally};
 use aggro_core::StoreError;
-use scylla::client::session::Session;
+use scylla::errors::ExecutionError;
 use scylla::response::query_result::QueryResult;
-use scylla::serialize::row::SerializeRow;
-use scylla::statement::prepared::PreparedStatement;
+use std::future::Future;
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Where failed requests are tallied: no node answered them.
 pub(crate) const NO_REPLY: &str = "no reply";
@@ -28,15 +27,16 @@ impl Coordinators {
         Self { seen: Vec::new(), failed: Tally::default(), into }
     }
 
-    /// Runs `statement` with `values`, tallied under the node that coordinated it.
-    pub(crate) async fn execute(
-        &mut self,
-        session: &Session,
-        statement: &PreparedStatement,
-        values: impl SerializeRow,
-    ) -> Result<QueryResult, StoreError> {
-        let at = Instant::now();
-        match session.execute_unpaged(statement, values).await {
+    /// Awaits `request` (a statement or a batch sent through the session), tallied under the node
+    /// that coordinated it.
+    pub(crate) async fn run(&mut self, request: impl Future<Output = Result<QueryResult, ExecutionError>>) -> Result<QueryResult, StoreError> {
+        let (result, took) = timed(request).await;
+        self.note(result, took)
+    }
+
+    /// Tallies a request [`timed`] apart (one of several sent at once).
+    pub(crate) fn note(&mut self, result: Result<QueryResult, ExecutionError>, took: Duration) -> Result<QueryResult, StoreError> {
+        match result {
             Ok(result) => {
                 let node = result.request_coordinator().connection_address();
                 let tally = match self.seen.iter().position(|(a, _)| *a == node) {
@@ -47,7 +47,7 @@ impl Coordinators {
                     }
                 };
                 tally.commands += 1;
-                tally.record_reply(at.elapsed().as_nanos() as u64);
+                tally.record_reply(took.as_nanos() as u64);
                 Ok(result)
             }
             Err(e) => {
@@ -57,6 +57,13 @@ impl Coordinators {
             }
         }
     }
+}
+
+/// Awaits `request`, and how long it took.
+pub(crate) async fn timed<T>(request: impl Future<Output = T>) -> (T, Duration) {
+    let at = Instant::now();
+    let out = request.await;
+    (out, at.elapsed())
 }
 
 impl Drop for Coordinators {

@@ -1,50 +1,58 @@
-//! The MMO world on Cassandra. What a change set writes — players' cores and leases, items, quests,
-//! guild memberships — lives in **one partition** of one table, `mmo_live`, because Cassandra makes a
-//! conditional batch atomic and isolated only within a partition of a table: a change set is one
-//! `BEGIN BATCH … APPLY BATCH` whose lease rows carry `IF owner = ?`, so it is written whole, or —
-//! when any of its leases went to another writer — not at all (`Locked`). As Redis Cluster's `{mmo}`
-//! slot: on a cluster the world gains replicas and failover, not capacity, and every change set and
-//! lease is a Paxos round on that partition.
+//! The MMO world on Cassandra, one partition per player. Cassandra makes a conditional batch atomic
+//! and isolated only within one partition of one table, so a player's core, parts, items, quests and
+//! lease share a partition of `mmo_players`, and a change set is written as one `BEGIN BATCH … APPLY
+//! BATCH` per player whose lease statement carries `IF owner = ?`: each player's writes land whole
+//! or — when its lease went to another writer — not at all (`Locked`). **A change set is atomic per
+//! player, not per set** (as on DynamoDB): the players' batches go out together, and a refused one
+//! leaves the others written. Items never change owner, so every player's core and items still agree
+//! and `verify`'s per-player checks hold. Guild memberships (`mmo_members`, a partition per guild)
+//! are written after the players' batches, for the players whose batch applied, without a condition.
 //!
 //! | table | key | holds |
 //! |---|---|---|
-//! | `mmo_live` | `(w = 0, kind, id, sub)` | `core` (id = player), `item` (id = owner, sub = item), `quest` (id = player, sub = quest), `member` (id = guild, sub = player), `lease` (id = player; `owner`, `until`, a TTL) |
-//! | `mmo_static` | `((kind, id))` | `account`, `parts`, `guild` (name), `ranks`, `quest_template`, `item_descriptor` |
+//! | `mmo_players` | `(player, kind, sub)` | `core`, `parts`, `item` (sub = item id), `quest` (sub = quest id), `lease` (`owner`, `until`, a TTL) |
+//! | `mmo_members` | `(guild, player)` | guild memberships |
+//! | `mmo_static` | `((kind, id))` | `account`, `guild` (name), `ranks`, `quest_template`, `item_descriptor` |
 //! | `mmo_usernames` | `username` | account id |
 //! | `mmo_seq` | `k` | the next free id, moved by compare-and-set |
 //!
 //! LoadPlayer is `INSERT … IF NOT EXISTS USING TTL` on the lease row (Cassandra ends the lease itself,
 //! in whole seconds: a lease lasts up to a second past its end), taken again for its full length when
-//! the writer already holds it. Logins read and write back the account (two logins of one account at
-//! once may count once). Batches of a large change set pass Cassandra's default
-//! `batch_size_fail_threshold` (50 KiB): the test cluster allows 4 MiB (docs/CASSANDRA.md).
+//! the writer already holds it, then one read of the partition. Logins read and write back the
+//! account (two logins of one account at once may count once).
 
+use super::coordinators::{Coordinators, timed};
 use super::{CassandraTarget, classify, in_flight, rows_error};
 use aggro_core::mmo::codec::*;
 use aggro_core::mmo::*;
 use aggro_core::{ErrorClass, StoreError};
+use futures::StreamExt;
 use scylla::client::session::Session;
 use scylla::response::query_result::QueryResult;
+use scylla::statement::Consistency;
 use scylla::statement::batch::{Batch, BatchType};
 use scylla::statement::prepared::PreparedStatement;
 use scylla::value::{CqlValue, Row};
 use std::sync::Arc;
 
 const TABLES: &[&str] = &[
-    "CREATE TABLE IF NOT EXISTS mmo_live (w int, kind text, id bigint, sub bigint, data blob, owner bigint, until bigint, PRIMARY KEY (w, kind, id, sub))",
+    "CREATE TABLE IF NOT EXISTS mmo_players (player bigint, kind text, sub bigint, data blob, owner bigint, until bigint, PRIMARY KEY (player, kind, sub))",
+    "CREATE TABLE IF NOT EXISTS mmo_members (guild bigint, player bigint, PRIMARY KEY (guild, player))",
     "CREATE TABLE IF NOT EXISTS mmo_static (kind text, id bigint, data blob, PRIMARY KEY ((kind, id)))",
     "CREATE TABLE IF NOT EXISTS mmo_usernames (username text PRIMARY KEY, id int)",
     "CREATE TABLE IF NOT EXISTS mmo_seq (k int PRIMARY KEY, next bigint)",
 ];
 
-const PUT_LIVE: &str = "UPDATE mmo_live SET data = ? WHERE w = 0 AND kind = ? AND id = ? AND sub = ?";
-const DELETE_LIVE: &str = "DELETE FROM mmo_live WHERE w = 0 AND kind = ? AND id = ? AND sub = ?";
-const TAKE_LEASE: &str = "INSERT INTO mmo_live (w, kind, id, sub, owner, until) VALUES (0, 'lease', ?, 0, ?, ?) IF NOT EXISTS USING TTL ?";
-const KEEP_LEASE: &str = "UPDATE mmo_live USING TTL ? SET owner = ?, until = ? WHERE w = 0 AND kind = 'lease' AND id = ? AND sub = 0 IF owner = ?";
-const DROP_LEASE: &str = "DELETE FROM mmo_live WHERE w = 0 AND kind = 'lease' AND id = ? AND sub = 0 IF owner = ?";
-const LOAD_PLAYER: &str = "SELECT kind, sub, data FROM mmo_live WHERE w = 0 AND kind IN ('core', 'item', 'quest') AND id = ?";
-const MEMBERS: &str = "SELECT sub FROM mmo_live WHERE w = 0 AND kind = 'member' AND id = ?";
-const CORES: &str = "SELECT data FROM mmo_live WHERE w = 0 AND kind = 'core' AND id IN ?";
+const PUT_ROW: &str = "UPDATE mmo_players SET data = ? WHERE player = ? AND kind = ? AND sub = ?";
+const DELETE_ROW: &str = "DELETE FROM mmo_players WHERE player = ? AND kind = ? AND sub = ?";
+const TAKE_LEASE: &str = "INSERT INTO mmo_players (player, kind, sub, owner, until) VALUES (?, 'lease', 0, ?, ?) IF NOT EXISTS USING TTL ?";
+const KEEP_LEASE: &str = "UPDATE mmo_players USING TTL ? SET owner = ?, until = ? WHERE player = ? AND kind = 'lease' AND sub = 0 IF owner = ?";
+const DROP_LEASE: &str = "DELETE FROM mmo_players WHERE player = ? AND kind = 'lease' AND sub = 0 IF owner = ?";
+const LOAD_PLAYER: &str = "SELECT kind, data FROM mmo_players WHERE player = ?";
+const CORE: &str = "SELECT data FROM mmo_players WHERE player = ? AND kind = 'core' AND sub = 0";
+const JOIN: &str = "INSERT INTO mmo_members (guild, player) VALUES (?, ?)";
+const LEAVE: &str = "DELETE FROM mmo_members WHERE guild = ? AND player = ?";
+const MEMBERS: &str = "SELECT player FROM mmo_members WHERE guild = ?";
 const PUT_STATIC: &str = "UPDATE mmo_static SET data = ? WHERE kind = ? AND id = ?";
 const GET_STATIC: &str = "SELECT data FROM mmo_static WHERE kind = ? AND id = ?";
 const PUT_USER: &str = "UPDATE mmo_usernames SET id = ? WHERE username = ?";
@@ -52,9 +60,10 @@ const GET_USER: &str = "SELECT id FROM mmo_usernames WHERE username = ?";
 const GET_SEQ: &str = "SELECT next FROM mmo_seq WHERE k = 0";
 const MOVE_SEQ: &str = "UPDATE mmo_seq SET next = ? WHERE k = 0 IF next = ?";
 const INIT_SEQ: &str = "INSERT INTO mmo_seq (k, next) VALUES (0, ?)";
+const SCAN: &str = "SELECT player, kind, sub, data, until FROM mmo_players";
 
-/// Accounts whose rows are written at once while populating.
-const INSERT_IN_FLIGHT: usize = 32;
+/// Writes a population or a change set has in flight at once.
+const IN_FLIGHT: usize = 32;
 
 fn missing(what: String) -> StoreError {
     StoreError::new(ErrorClass::Data, format!("{what} is not in the database (run `aggro mmo populate` first)"))
@@ -108,16 +117,37 @@ fn int(c: &Option<CqlValue>) -> Option<i64> {
     }
 }
 
+fn kind(c: &Option<CqlValue>) -> &str {
+    match c {
+        Some(CqlValue::Text(k)) => k,
+        _ => "",
+    }
+}
+
+/// `statements` with their `values` as one batch of `kind`.
+fn batch_of(kind: BatchType, consistency: Consistency, statements: Vec<(&PreparedStatement, Vec<CqlValue>)>) -> (Batch, Vec<Vec<CqlValue>>) {
+    let mut batch = Batch::new(kind);
+    batch.set_consistency(consistency);
+    let mut values = Vec::with_capacity(statements.len());
+    for (s, v) in statements {
+        batch.append_statement(s.clone());
+        values.push(v);
+    }
+    (batch, values)
+}
+
 /// The world's statements, prepared once per connection.
 struct Statements {
-    put_live: PreparedStatement,
-    delete_live: PreparedStatement,
+    put_row: PreparedStatement,
+    delete_row: PreparedStatement,
     take_lease: PreparedStatement,
     keep_lease: PreparedStatement,
     drop_lease: PreparedStatement,
     load_player: PreparedStatement,
+    core: PreparedStatement,
+    join: PreparedStatement,
+    leave: PreparedStatement,
     members: PreparedStatement,
-    cores: PreparedStatement,
     put_static: PreparedStatement,
     get_static: PreparedStatement,
     put_user: PreparedStatement,
@@ -126,11 +156,36 @@ struct Statements {
     move_seq: PreparedStatement,
 }
 
-/// One game server's handle on the shared session.
+impl Statements {
+    /// One player's writes of `set`, as the statements of its batch.
+    fn player_batch<'s>(&'s self, set: &ChangeSet, p: &PlayerWrite) -> Vec<(&'s PreparedStatement, Vec<CqlValue>)> {
+        let (id, owner) = (p.core.id, big(set.owner as i64));
+        let mut out = vec![(&self.put_row, vec![CqlValue::Blob(encode_core(&p.core)), big(id), text("core"), big(0)])];
+        out.push(if p.release {
+            (&self.drop_lease, vec![big(id), owner])
+        } else {
+            (&self.keep_lease, vec![ttl(set.now_ms, set.lease_until_ms), owner.clone(), big(set.lease_until_ms as i64), big(id), owner])
+        });
+        // One batch's statements share a timestamp, where a delete wins: an item put again is not deleted.
+        for i in set.delete_items.iter().filter(|d| d.owner == id && !set.put_items.iter().any(|p| p.id == d.id)) {
+            out.push((&self.delete_row, vec![big(id), text("item"), big(i.id as i64)]));
+        }
+        for i in set.put_items.iter().filter(|i| i.owner == id) {
+            out.push((&self.put_row, vec![CqlValue::Blob(encode_item(i).to_vec()), big(id), text("item"), big(i.id as i64)]));
+        }
+        for q in set.new_quests.iter().filter(|q| q.player == id) {
+            out.push((&self.put_row, vec![CqlValue::Blob(encode_quest(q)), big(id), text("quest"), big(q.id as i64)]));
+        }
+        out
+    }
+}
+
+/// One game server's handle on the shared session; its requests are tallied per coordinating node.
 pub struct CassandraMmoConn {
     session: Arc<Session>,
     s: Arc<Statements>,
-    consistency: scylla::statement::Consistency,
+    consistency: Consistency,
+    nodes: Coordinators,
 }
 
 impl std::fmt::Debug for CassandraMmoConn {
@@ -146,14 +201,16 @@ impl CassandraTarget {
             self.prepare(session, cql).await.map_err(|e| StoreError::new(e.class, format!("{} (run `aggro mmo populate` first)", e.message)))
         };
         Ok(Statements {
-            put_live: p(PUT_LIVE).await?,
-            delete_live: p(DELETE_LIVE).await?,
+            put_row: p(PUT_ROW).await?,
+            delete_row: p(DELETE_ROW).await?,
             take_lease: p(TAKE_LEASE).await?,
             keep_lease: p(KEEP_LEASE).await?,
             drop_lease: p(DROP_LEASE).await?,
             load_player: p(LOAD_PLAYER).await?,
+            core: p(CORE).await?,
+            join: p(JOIN).await?,
+            leave: p(LEAVE).await?,
             members: p(MEMBERS).await?,
-            cores: p(CORES).await?,
             put_static: p(PUT_STATIC).await?,
             get_static: p(GET_STATIC).await?,
             put_user: p(PUT_USER).await?,
@@ -165,24 +222,19 @@ impl CassandraTarget {
 }
 
 impl CassandraMmoConn {
-    async fn run(&self, statement: &PreparedStatement, values: Vec<CqlValue>) -> Result<QueryResult, StoreError> {
-        self.session.execute_unpaged(statement, values).await.map_err(classify)
+    /// Runs `statement` with `values`, tallied under its coordinator.
+    async fn run(&mut self, statement: &PreparedStatement, values: Vec<CqlValue>) -> Result<QueryResult, StoreError> {
+        self.nodes.run(self.session.execute_unpaged(statement, values)).await
     }
 
-    /// Runs `statements` with their `values` as one batch of `kind`.
-    async fn batch(&self, kind: BatchType, statements: Vec<(&PreparedStatement, Vec<CqlValue>)>) -> Result<QueryResult, StoreError> {
-        let mut batch = Batch::new(kind);
-        batch.set_consistency(self.consistency);
-        let mut values = Vec::with_capacity(statements.len());
-        for (s, v) in statements {
-            batch.append_statement(s.clone());
-            values.push(v);
-        }
-        self.session.batch(&batch, values).await.map_err(classify)
+    /// Runs `statement` for a population (concurrently, so untallied: a population is not a measured run).
+    async fn populating(&self, statement: &PreparedStatement, values: Vec<CqlValue>) -> Result<(), StoreError> {
+        self.session.execute_unpaged(statement, values).await.map(drop).map_err(classify)
     }
 
-    async fn get_static(&self, kind: &str, id: u32) -> Result<Option<Vec<u8>>, StoreError> {
-        let r = rows(self.run(&self.s.get_static, vec![text(kind), big(id)]).await?)?;
+    async fn get_static(&mut self, kind: &str, id: u32) -> Result<Option<Vec<u8>>, StoreError> {
+        let s = Arc::clone(&self.s);
+        let r = rows(self.run(&s.get_static, vec![text(kind), big(id)]).await?)?;
         Ok(r.first().and_then(|r| blob(&r.columns[0]).map(<[u8]>::to_vec)))
     }
 }
@@ -197,19 +249,18 @@ impl aggro_core::mmo::MmoTarget for CassandraTarget {
     async fn connect(&self) -> Result<CassandraMmoConn, StoreError> {
         let session = self.session().await?;
         let s = Arc::new(self.mmo_statements(&session).await?);
-        Ok(CassandraMmoConn { session, s, consistency: self.consistency })
+        Ok(CassandraMmoConn { session, s, consistency: self.consistency, nodes: Coordinators::new(self.tallies.clone()) })
     }
 
     async fn create(&self, world: &WorldSpec) -> Result<(), StoreError> {
         let session = self.session().await?;
-        let ks = &self.keyspace;
-        for cql in [format!("DELETE FROM {ks}.aggro_world WHERE workload = 'mmo'"), format!("DELETE FROM {ks}.aggro_runs WHERE workload = 'mmo'")] {
+        for cql in ["DELETE FROM aggro_world WHERE workload = 'mmo'", "DELETE FROM aggro_runs WHERE workload = 'mmo'"] {
             session.query_unpaged(cql, ()).await.map_err(classify)?;
         }
         for table in TABLES {
             session.query_unpaged(*table, ()).await.map_err(classify)?;
         }
-        for table in ["mmo_live", "mmo_static", "mmo_usernames", "mmo_seq"] {
+        for table in ["mmo_players", "mmo_members", "mmo_static", "mmo_usernames", "mmo_seq"] {
             session.query_unpaged(format!("TRUNCATE {table}"), ()).await.map_err(classify)?;
         }
         session.query_unpaged(INIT_SEQ, (world.first_free_id() as i64,)).await.map_err(classify)?;
@@ -225,17 +276,16 @@ impl aggro_core::mmo::MmoTarget for CassandraTarget {
             rows.push(("guild", g, guild_name(g).into_bytes()));
             rows.push(("ranks", g, ranks.0.clone()));
         }
-        in_flight(0..rows.len(), INSERT_IN_FLIGHT, |i| {
+        in_flight(0..rows.len(), IN_FLIGHT, |i| {
             let (c, (kind, id, data)) = (&c, &rows[i]);
-            async move { c.run(&c.s.put_static, vec![CqlValue::Blob(data.clone()), text(kind), big(*id)]).await.map(drop) }
+            async move { c.populating(&c.s.put_static, vec![CqlValue::Blob(data.clone()), text(kind), big(*id)]).await }
         })
         .await
     }
 
     async fn scan(&self) -> Result<WorldScan, StoreError> {
         let session = self.session().await?;
-        let mut all =
-            self.prepare(&session, "SELECT kind, id, sub, data, until FROM mmo_live WHERE w = 0 AND kind IN ('core', 'item', 'lease')").await?;
+        let mut all = self.prepare(&session, SCAN).await?;
         all.set_page_size(5_000);
         let mut scan = WorldScan::default();
         let mut leases = std::collections::HashMap::new();
@@ -244,22 +294,17 @@ impl aggro_core::mmo::MmoTarget for CassandraTarget {
             let (page, next) = session.execute_single_page(&all, (), paging).await.map_err(classify)?;
             for row in rows(page)? {
                 let c = &row.columns;
-                let (kind, id) = (
-                    match &c[0] {
-                        Some(CqlValue::Text(k)) => k.as_str(),
-                        _ => "",
-                    },
-                    int(&c[1]).unwrap_or(-1),
-                );
-                match kind {
+                let player = int(&c[0]).unwrap_or(-1) as u32;
+                match kind(&c[1]) {
                     "core" => {
                         let core = blob(&c[3]).and_then(decode_core).ok_or_else(|| corrupt("a player"))?;
                         scan.players.push(PlayerCheck { id: core.id, item_count: core.item_count, lease_until_ms: None });
                     }
-                    "item" => scan.items.push((int(&c[2]).unwrap_or(-1) as u64, id as u32)),
-                    _ => {
-                        leases.insert(id as u32, int(&c[4]).map(|u| u as u64));
+                    "item" => scan.items.push((int(&c[2]).unwrap_or(-1) as u64, player)),
+                    "lease" => {
+                        leases.insert(player, int(&c[4]).map(|u| u as u64));
                     }
+                    _ => {}
                 }
             }
             match next.into_paging_control_flow() {
@@ -277,23 +322,26 @@ impl aggro_core::mmo::MmoTarget for CassandraTarget {
 impl aggro_core::mmo::MmoConn for CassandraMmoConn {
     async fn insert(&mut self, accounts: &[AccountGraph]) -> Result<(), StoreError> {
         let this = &*self;
-        in_flight(0..accounts.len(), INSERT_IN_FLIGHT, |i| async move {
+        in_flight(0..accounts.len(), IN_FLIGHT, |i| async move {
             let g = &accounts[i];
             let a = &g.account;
-            this.run(&this.s.put_static, vec![CqlValue::Blob(encode_account(a)), text("account"), big(a.id)]).await?;
-            this.run(&this.s.put_user, vec![CqlValue::Int(a.id as i32), text(&a.username)]).await?;
+            this.populating(&this.s.put_static, vec![CqlValue::Blob(encode_account(a)), text("account"), big(a.id)]).await?;
+            this.populating(&this.s.put_user, vec![CqlValue::Int(a.id as i32), text(&a.username)]).await?;
             for p in &g.players {
                 let id = p.core.id;
-                this.run(&this.s.put_static, vec![CqlValue::Blob(encode_parts(&p.parts)), text("parts"), big(id)]).await?;
-                // The player's live rows share the world's partition: one unlogged batch is one write there.
-                let mut live = vec![(&this.s.put_live, vec![CqlValue::Blob(encode_core(&p.core)), text("core"), big(id), big(0)])];
-                live.push((&this.s.put_live, vec![CqlValue::Blob(Vec::new()), text("member"), big(p.core.guild), big(id)]));
-                live.extend(
+                this.populating(&this.s.join, vec![big(p.core.guild), big(id)]).await?;
+                // The player's rows share its partition: one unlogged batch is one write there.
+                let mut rows = vec![
+                    (&this.s.put_row, vec![CqlValue::Blob(encode_core(&p.core)), big(id), text("core"), big(0)]),
+                    (&this.s.put_row, vec![CqlValue::Blob(encode_parts(&p.parts)), big(id), text("parts"), big(0)]),
+                ];
+                rows.extend(
                     p.items
                         .iter()
-                        .map(|it| (&this.s.put_live, vec![CqlValue::Blob(encode_item(it).to_vec()), text("item"), big(id), big(it.id as i64)])),
+                        .map(|it| (&this.s.put_row, vec![CqlValue::Blob(encode_item(it).to_vec()), big(id), text("item"), big(it.id as i64)])),
                 );
-                this.batch(BatchType::Unlogged, live).await?;
+                let (batch, values) = batch_of(BatchType::Unlogged, this.consistency, rows);
+                this.session.batch(&batch, values).await.map_err(classify)?;
             }
             Ok(())
         })
@@ -301,48 +349,47 @@ impl aggro_core::mmo::MmoConn for CassandraMmoConn {
     }
 
     async fn login(&mut self, username: &str, now_ms: u64) -> Result<Account, StoreError> {
-        let r = rows(self.run(&self.s.get_user, vec![text(username)]).await?)?;
+        let s = Arc::clone(&self.s);
+        let r = rows(self.run(&s.get_user, vec![text(username)]).await?)?;
         let id = r.first().and_then(|r| int(&r.columns[0])).ok_or_else(|| missing(format!("user {username:?}")))? as u32;
         let data = self.get_static("account", id).await?.ok_or_else(|| missing(format!("account {id}")))?;
         let mut account = decode_account(&data).ok_or_else(|| corrupt("an account"))?;
         account.login_count += 1;
         account.last_login_ms = now_ms;
-        self.run(&self.s.put_static, vec![CqlValue::Blob(encode_account(&account)), text("account"), big(id)]).await?;
+        self.run(&s.put_static, vec![CqlValue::Blob(encode_account(&account)), text("account"), big(id)]).await?;
         Ok(account)
     }
 
     async fn load_player(&mut self, id: u32, lease: Lease) -> Result<PlayerGraph, StoreError> {
+        let s = Arc::clone(&self.s);
         let (owner, until) = (big(lease.owner as i64), big(lease.until_ms as i64));
-        let (taken, holder) =
-            lwt(self.run(&self.s.take_lease, vec![big(id), owner.clone(), until.clone(), ttl(lease.now_ms, lease.until_ms)]).await?)?;
+        let (taken, holder) = lwt(self.run(&s.take_lease, vec![big(id), owner.clone(), until.clone(), ttl(lease.now_ms, lease.until_ms)]).await?)?;
         if !taken {
             // Already ours (a reload) is fine: taken again for the full length.
             let mine = holder == Some(lease.owner as i64)
-                && lwt(self.run(&self.s.keep_lease, vec![ttl(lease.now_ms, lease.until_ms), owner.clone(), until, big(id), owner]).await?)?.0;
+                && lwt(self.run(&s.keep_lease, vec![ttl(lease.now_ms, lease.until_ms), owner.clone(), until, big(id), owner]).await?)?.0;
             if !mine {
-                return Err(StoreError::new(
-                    ErrorClass::Locked,
-                    format!("player {id} is leased to {}", holder.map_or("another writer".into(), |h| format!("{h:#x}"))),
-                ));
+                let who = holder.map_or("another writer".into(), |h| format!("{h:#x}"));
+                return Err(StoreError::new(ErrorClass::Locked, format!("player {id} is leased to {who}")));
             }
         }
-        let parts = self.get_static("parts", id).await?.ok_or_else(|| missing(format!("player {id}")))?;
-        let parts = decode_parts(&parts).ok_or_else(|| corrupt("a player's parts"))?;
-        let (mut core, mut items, mut quests) = (None, Vec::new(), Vec::new());
-        for row in rows(self.run(&self.s.load_player, vec![big(id)]).await?)? {
-            let data = blob(&row.columns[2]).ok_or_else(|| corrupt("a player's row"))?;
-            match &row.columns[0] {
-                Some(CqlValue::Text(k)) if k == "core" => core = Some(decode_core(data).ok_or_else(|| corrupt("a player"))?),
-                Some(CqlValue::Text(k)) if k == "item" => items.push(decode_item(data).ok_or_else(|| corrupt("an item"))?),
+        let (mut core, mut parts, mut items, mut quests) = (None, None, Vec::new(), Vec::new());
+        for row in rows(self.run(&s.load_player, vec![big(id)]).await?)? {
+            let Some(data) = blob(&row.columns[1]) else { continue }; // the lease row holds none
+            match kind(&row.columns[0]) {
+                "core" => core = Some(decode_core(data).ok_or_else(|| corrupt("a player"))?),
+                "parts" => parts = Some(decode_parts(data).ok_or_else(|| corrupt("a player's parts"))?),
+                "item" => items.push(decode_item(data).ok_or_else(|| corrupt("an item"))?),
                 _ => quests.push(decode_quest(data).ok_or_else(|| corrupt("a quest"))?),
             }
         }
-        let core = core.ok_or_else(|| missing(format!("player {id}")))?;
+        let (core, parts) = (core.ok_or_else(|| missing(format!("player {id}")))?, parts.ok_or_else(|| missing(format!("player {id}'s parts")))?);
         quests.sort_by_key(|q: &Quest| q.seq);
         Ok(PlayerGraph { core, parts, items, quests })
     }
 
     async fn roster(&mut self, guild: u32) -> Result<Roster, StoreError> {
+        let s = Arc::clone(&self.s);
         let name = self.get_static("guild", guild).await?.ok_or_else(|| missing(format!("guild {guild}")))?;
         let ranks_blob = self.get_static("ranks", guild).await?.unwrap_or_default();
         let mut reader = Reader(&ranks_blob);
@@ -350,63 +397,74 @@ impl aggro_core::mmo::MmoConn for CassandraMmoConn {
         while !reader.done() {
             ranks.push(reader.blob().and_then(decode_rank).ok_or_else(|| corrupt("a guild rank"))?);
         }
-        let ids: Vec<CqlValue> =
-            rows(self.run(&self.s.members, vec![big(guild)]).await?)?.iter().filter_map(|r| int(&r.columns[0]).map(big)).collect();
-        let members = if ids.is_empty() {
-            Vec::new()
-        } else {
-            rows(self.run(&self.s.cores, vec![CqlValue::List(ids)]).await?)?
-                .iter()
-                .map(|r| {
-                    let core = blob(&r.columns[0]).and_then(decode_core).ok_or_else(|| corrupt("a member"))?;
-                    Ok(Member { player: core.id, name: core.name, rank: core.rank })
-                })
-                .collect::<Result<_, StoreError>>()?
-        };
+        let ids: Vec<i64> = rows(self.run(&s.members, vec![big(guild)]).await?)?.iter().filter_map(|r| int(&r.columns[0])).collect();
+        // Each member's core, from its own partition, all at once (by index: a closure over borrowed
+        // items would need to be general over their lifetime).
+        let reads: Vec<_> = futures::stream::iter(0..ids.len())
+            .map(|i| timed(self.session.execute_unpaged(&s.core, vec![big(ids[i])])))
+            .buffer_unordered(IN_FLIGHT)
+            .collect()
+            .await;
+        let mut members = Vec::with_capacity(ids.len());
+        for (result, took) in reads {
+            for r in rows(self.nodes.note(result, took)?)? {
+                let core = blob(&r.columns[0]).and_then(decode_core).ok_or_else(|| corrupt("a member"))?;
+                members.push(Member { player: core.id, name: core.name, rank: core.rank });
+            }
+        }
+        members.sort_by_key(|m| m.player);
         Ok(Roster { guild, name: String::from_utf8_lossy(&name).into_owned(), ranks, members })
     }
 
     async fn write(&mut self, set: &ChangeSet) -> Result<(), StoreError> {
-        let s = &*self.s;
-        let owner = big(set.owner as i64);
-        let mut batch = Vec::new();
-        for p in &set.players {
-            let id = big(p.core.id);
-            batch.push((&s.put_live, vec![CqlValue::Blob(encode_core(&p.core)), text("core"), id.clone(), big(0)]));
-            batch.push(if p.release {
-                (&s.drop_lease, vec![id, owner.clone()])
-            } else {
-                (&s.keep_lease, vec![ttl(set.now_ms, set.lease_until_ms), owner.clone(), big(set.lease_until_ms as i64), id, owner.clone()])
-            });
+        let s = Arc::clone(&self.s);
+        let consistency = self.consistency;
+        // One conditional batch per player, all at once.
+        let sent: Vec<_> = futures::stream::iter(0..set.players.len())
+            .map(|i| {
+                let p = &set.players[i];
+                let (batch, values) = batch_of(BatchType::Logged, consistency, s.player_batch(set, p));
+                let session = &self.session;
+                async move { (p.core.id, timed(session.batch(&batch, values)).await) }
+            })
+            .buffer_unordered(IN_FLIGHT)
+            .collect()
+            .await;
+        let (mut applied, mut refused, mut failed) = (Vec::new(), Vec::new(), None);
+        for (player, (result, took)) in sent {
+            match self.nodes.note(result, took).and_then(lwt) {
+                Ok((true, _)) => applied.push(player),
+                Ok((false, _)) => refused.push(player),
+                Err(e) => failed = failed.or(Some(e)),
+            }
         }
-        // One batch's statements share a timestamp, where a delete wins: an item put again is not deleted.
-        for i in set.delete_items.iter().filter(|d| !set.put_items.iter().any(|p| p.id == d.id)) {
-            batch.push((&s.delete_live, vec![text("item"), big(i.owner), big(i.id as i64)]));
+        for m in set.guild_moves.iter().filter(|m| applied.contains(&m.player)) {
+            self.run(&s.leave, vec![big(m.from), big(m.player)]).await?;
+            self.run(&s.join, vec![big(m.to), big(m.player)]).await?;
         }
-        for i in &set.put_items {
-            batch.push((&s.put_live, vec![CqlValue::Blob(encode_item(i).to_vec()), text("item"), big(i.owner), big(i.id as i64)]));
+        if let Some(e) = failed {
+            return Err(e);
         }
-        for q in &set.new_quests {
-            batch.push((&s.put_live, vec![CqlValue::Blob(encode_quest(q)), text("quest"), big(q.player), big(q.id as i64)]));
-        }
-        for m in &set.guild_moves {
-            batch.push((&s.delete_live, vec![text("member"), big(m.from), big(m.player)]));
-            batch.push((&s.put_live, vec![CqlValue::Blob(Vec::new()), text("member"), big(m.to), big(m.player)]));
-        }
-        match lwt(self.batch(BatchType::Logged, batch).await?)? {
-            (true, _) => Ok(()),
-            (false, _) => Err(StoreError::new(
+        match refused.first() {
+            None => Ok(()),
+            Some(p) => Err(StoreError::new(
                 ErrorClass::Locked,
-                format!("a player of this change set is not leased to its writer ({:#x}) any more", set.owner),
+                format!(
+                    "player {p} is not leased to this writer ({:#x}) any more ({} of {} players written)",
+                    set.owner,
+                    applied.len(),
+                    set.players.len()
+                ),
             )),
         }
     }
 
     async fn reserve_ids(&mut self, n: u64) -> Result<u64, StoreError> {
+        let s = Arc::clone(&self.s);
         loop {
-            let r = rows(self.run(&self.s.get_seq, Vec::new()).await?)?;
+            let r = rows(self.run(&s.get_seq, Vec::new()).await?)?;
             let next = r.first().and_then(|r| int(&r.columns[0])).ok_or_else(|| missing("the id sequence".into()))?;
-            if lwt(self.run(&self.s.move_seq, vec![big(next + n as i64), big(next)]).await?)?.0 {
+            if lwt(self.run(&s.move_seq, vec![big(next + n as i64), big(next)]).await?)?.0 {
                 return Ok(next as u64);
             }
         }

@@ -100,15 +100,15 @@ impl MobileTarget for CassandraTarget {
 
 impl MobileConn for CassandraConn {
     async fn transfer(&mut self, id: u32) -> Result<(), StoreError> {
-        self.nodes.execute(&self.session, &self.transfer, (Counter(GOLD_STEP), id as i32)).await.map(drop)
+        self.nodes.run(self.session.execute_unpaged(&self.transfer, (Counter(GOLD_STEP), id as i32))).await.map(drop)
     }
 
     async fn add_gold(&mut self, id: u32) -> Result<(), StoreError> {
-        self.nodes.execute(&self.session, &self.add_gold, (Counter(GOLD_STEP), id as i32)).await.map(drop)
+        self.nodes.run(self.session.execute_unpaged(&self.add_gold, (Counter(GOLD_STEP), id as i32))).await.map(drop)
     }
 
     async fn read_gold(&mut self, id: u32) -> Result<i64, StoreError> {
-        let r = self.nodes.execute(&self.session, &self.read_gold, (id as i32,)).await?;
+        let r = self.nodes.run(self.session.execute_unpaged(&self.read_gold, (id as i32,))).await?;
         match r.into_rows_result().map_err(rows_error)?.maybe_first_row::<(Option<Counter>,)>().map_err(rows_error)? {
             Some((Some(gold),)) => Ok(gold.0),
             _ => Err(StoreError::new(ErrorClass::Data, format!("user {id} is not in the database"))),

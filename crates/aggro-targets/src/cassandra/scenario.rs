@@ -105,7 +105,7 @@ impl ScenarioConn for CqlScenarioConn {
     async fn exec(&mut self, command: usize, args: &[Value], reply: &mut Reply) -> Result<(), StoreError> {
         reply.clear();
         let statement = &self.statements[command];
-        let result = self.nodes.execute(&self.session, statement, Bound(args)).await?;
+        let result = self.nodes.run(self.session.execute_unpaged(statement, Bound(args))).await?;
         let Ok(rows) = result.into_rows_result() else { return Ok(()) };
         let applied = rows.column_specs().get_by_index(0).is_some_and(|c| c.name() == APPLIED);
         reply.rows = rows.rows_num() as u64;

@@ -78,6 +78,8 @@ pub struct Cluster {
     held: Vec<(usize, usize)>,
     /// The replies still to be read, in order.
     order: VecDeque<Pending>,
+    /// The node whose second connection an `ASK` is using (out of step if the request is dropped).
+    asking: Option<u16>,
     stale: bool,
     refreshed: Instant,
     /// When the last flush wrote.
@@ -108,6 +110,7 @@ impl Cluster {
             sent: Vec::with_capacity(512),
             held: Vec::new(),
             order: VecDeque::new(),
+            asking: None,
             stale: true,
             refreshed: Instant::now(),
             sent_at: Instant::now(),
@@ -249,6 +252,9 @@ impl Cluster {
         for p in self.order.drain(..) {
             self.nodes[usize::from(p.node)].live.forget();
         }
+        if let Some(i) = self.asking.take() {
+            self.nodes[usize::from(i)].asked.forget();
+        }
         for n in &mut self.nodes {
             n.failed = None;
             n.out.clear();
@@ -371,6 +377,7 @@ impl Cluster {
         };
         let at = Instant::now();
         let i = self.node_index(addr);
+        self.asking = Some(i);
         let n = &mut self.nodes[usize::from(i)];
         n.tally.commands += 1;
         let address = &n.addr;
@@ -385,6 +392,8 @@ impl Cluster {
             }
         }
         .await;
+        self.asking = None;
+        let n = &mut self.nodes[usize::from(i)];
         n.tally.record_reply(at.elapsed().as_nanos() as u64);
         match reply {
             Ok(r) => {
