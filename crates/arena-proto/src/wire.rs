@@ -9,6 +9,8 @@
 //! The tag is SipHash-2-4 under the session key over every byte before it.
 
 use crate::token::{SessionKey, TOKEN_BYTES};
+/// The bounds-checked reader every packet is read with (shared with the MMO world's codec).
+pub use aggro_bytes::Reader;
 use std::hash::Hasher;
 
 /// Bytes of the authentication tag at the end of every packet but none.
@@ -100,52 +102,4 @@ pub fn write_request(buf: &mut Vec<u8>, token: &[u8; TOKEN_BYTES], key: &Session
 /// The token inside a connect request of the right length and magic.
 pub fn read_request(packet: &[u8]) -> Option<&[u8]> {
     (packet.len() == REQUEST_BYTES && packet[0] == REQUEST && packet[1..5] == MAGIC).then(|| &packet[5..5 + TOKEN_BYTES])
-}
-
-/// A bounds-checked little-endian reader: every read is `None` past the end.
-#[derive(Debug)]
-pub struct Reader<'a> {
-    bytes: &'a [u8],
-}
-
-impl<'a> Reader<'a> {
-    /// Reads from the start of `bytes`.
-    pub fn new(bytes: &'a [u8]) -> Self {
-        Self { bytes }
-    }
-
-    /// The next `n` bytes.
-    pub fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if self.bytes.len() < n {
-            return None;
-        }
-        let (head, tail) = self.bytes.split_at(n);
-        self.bytes = tail;
-        Some(head)
-    }
-
-    /// A byte.
-    pub fn u8(&mut self) -> Option<u8> {
-        Some(self.take(1)?[0])
-    }
-
-    /// A little-endian u16.
-    pub fn u16(&mut self) -> Option<u16> {
-        Some(u16::from_le_bytes(self.take(2)?.try_into().ok()?))
-    }
-
-    /// A little-endian u32.
-    pub fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
-
-    /// A little-endian u64.
-    pub fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-
-    /// Everything left.
-    pub fn rest(&mut self) -> &'a [u8] {
-        std::mem::take(&mut self.bytes)
-    }
 }

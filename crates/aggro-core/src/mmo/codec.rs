@@ -4,90 +4,7 @@
 
 use super::model::*;
 
-/// Appends little-endian fields to a buffer.
-#[derive(Default)]
-pub struct Writer(pub Vec<u8>);
-
-impl Writer {
-    /// Appends bytes.
-    pub fn bytes(&mut self, b: &[u8]) -> &mut Self {
-        self.0.extend_from_slice(b);
-        self
-    }
-    /// Appends a u8.
-    pub fn u8(&mut self, v: u8) -> &mut Self {
-        self.bytes(&[v])
-    }
-    /// Appends a u16.
-    pub fn u16(&mut self, v: u16) -> &mut Self {
-        self.bytes(&v.to_le_bytes())
-    }
-    /// Appends a u32.
-    pub fn u32(&mut self, v: u32) -> &mut Self {
-        self.bytes(&v.to_le_bytes())
-    }
-    /// Appends a u64.
-    pub fn u64(&mut self, v: u64) -> &mut Self {
-        self.bytes(&v.to_le_bytes())
-    }
-    /// Appends a length-prefixed (u16) byte string.
-    pub fn blob(&mut self, b: &[u8]) -> &mut Self {
-        self.u16(b.len().min(u16::MAX as usize) as u16).bytes(&b[..b.len().min(u16::MAX as usize)])
-    }
-    /// Appends a count-prefixed list of u32.
-    pub fn ids(&mut self, ids: &[u32]) -> &mut Self {
-        self.u16(ids.len() as u16);
-        ids.iter().for_each(|&i| {
-            self.u32(i);
-        });
-        self
-    }
-}
-
-/// Reads little-endian fields; every read fails cleanly past the end.
-pub struct Reader<'a>(pub &'a [u8]);
-
-impl<'a> Reader<'a> {
-    /// Takes `n` bytes.
-    pub fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if self.0.len() < n {
-            return None;
-        }
-        let (head, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Some(head)
-    }
-    /// Reads a u8.
-    pub fn u8(&mut self) -> Option<u8> {
-        Some(self.take(1)?[0])
-    }
-    /// Reads a u16.
-    pub fn u16(&mut self) -> Option<u16> {
-        Some(u16::from_le_bytes(self.take(2)?.try_into().ok()?))
-    }
-    /// Reads a u32.
-    pub fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
-    /// Reads a u64.
-    pub fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-    /// Reads a length-prefixed byte string.
-    pub fn blob(&mut self) -> Option<&'a [u8]> {
-        let n = self.u16()? as usize;
-        self.take(n)
-    }
-    /// Reads a count-prefixed list of u32.
-    pub fn ids(&mut self) -> Option<Vec<u32>> {
-        let n = self.u16()? as usize;
-        (0..n).map(|_| self.u32()).collect()
-    }
-    /// Whether everything was read.
-    pub fn done(&self) -> bool {
-        self.0.is_empty()
-    }
-}
+pub use aggro_bytes::{Reader, Writer};
 
 /// Encodes a player's core.
 pub fn encode_core(c: &PlayerCore) -> Vec<u8> {
@@ -102,7 +19,7 @@ pub fn encode_core(c: &PlayerCore) -> Vec<u8> {
 
 /// Decodes a player's core.
 pub fn decode_core(b: &[u8]) -> Option<PlayerCore> {
-    let mut r = Reader(b);
+    let mut r = Reader::new(b);
     let core = PlayerCore {
         id: r.u32()?,
         account: r.u32()?,
@@ -132,7 +49,7 @@ pub fn encode_parts(p: &PlayerParts) -> Vec<u8> {
 
 /// Decodes the seven parts.
 pub fn decode_parts(b: &[u8]) -> Option<PlayerParts> {
-    let mut r = Reader(b);
+    let mut r = Reader::new(b);
     let mut parts: [Vec<u8>; 7] = Default::default();
     for p in &mut parts {
         *p = r.blob()?.to_vec();
@@ -153,7 +70,7 @@ pub fn decode_item(b: &[u8]) -> Option<Item> {
     if b.len() != ITEM_BYTES {
         return None;
     }
-    let mut r = Reader(b);
+    let mut r = Reader::new(b);
     Some(Item {
         id: r.u64()?,
         owner: r.u32()?,
@@ -174,7 +91,7 @@ pub fn encode_quest(q: &Quest) -> Vec<u8> {
 
 /// Decodes a quest.
 pub fn decode_quest(b: &[u8]) -> Option<Quest> {
-    let mut r = Reader(b);
+    let mut r = Reader::new(b);
     let q = Quest { id: r.u64()?, player: r.u32()?, seq: r.u32()?, template: r.u32()?, completed_ms: r.u64()? };
     r.done().then_some(q)
 }
@@ -188,7 +105,7 @@ pub fn encode_account(a: &Account) -> Vec<u8> {
 
 /// Decodes an account.
 pub fn decode_account(b: &[u8]) -> Option<Account> {
-    let mut r = Reader(b);
+    let mut r = Reader::new(b);
     let a = Account {
         id: r.u32()?,
         username: String::from_utf8(r.blob()?.to_vec()).ok()?,
@@ -208,7 +125,7 @@ pub fn encode_rank(g: &GuildRank) -> Vec<u8> {
 
 /// Decodes a guild rank.
 pub fn decode_rank(b: &[u8]) -> Option<GuildRank> {
-    let mut r = Reader(b);
+    let mut r = Reader::new(b);
     let g = GuildRank { rank: r.u8()?, name: String::from_utf8(r.blob()?.to_vec()).ok()?, permissions: r.u32()? };
     r.done().then_some(g)
 }

@@ -392,7 +392,7 @@ impl aggro_core::mmo::MmoConn for CassandraMmoConn {
         let s = Arc::clone(&self.s);
         let name = self.get_static("guild", guild).await?.ok_or_else(|| missing(format!("guild {guild}")))?;
         let ranks_blob = self.get_static("ranks", guild).await?.unwrap_or_default();
-        let mut reader = Reader(&ranks_blob);
+        let mut reader = Reader::new(&ranks_blob);
         let mut ranks = Vec::new();
         while !reader.done() {
             ranks.push(reader.blob().and_then(decode_rank).ok_or_else(|| corrupt("a guild rank"))?);

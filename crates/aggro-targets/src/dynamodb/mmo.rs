@@ -282,7 +282,7 @@ impl MmoConn for DynamoMmoConn {
             )
             .await?;
         let a = &v["Attributes"];
-        let players = blob(a, "players").and_then(|b| Reader(&b).ids()).ok_or_else(|| corrupt("an account's players"))?;
+        let players = blob(a, "players").and_then(|b| Reader::new(&b).ids()).ok_or_else(|| corrupt("an account's players"))?;
         Ok(Account { id, username: username.to_string(), login_count: num(a, "login_count").unwrap_or(0) as u32, last_login_ms: now_ms, players })
     }
 

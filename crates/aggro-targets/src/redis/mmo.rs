@@ -287,7 +287,7 @@ impl MmoConn for RedisMmoConn {
             let mut r = replies(c, 3).await?.into_iter();
             let login_count = r.next().and_then(|r| r.as_i64()).unwrap_or(0) as u32;
             let players = r.nth(1).and_then(bulk).ok_or_else(|| missing(format!("account {id}")))?;
-            let players = Reader(&players).ids().ok_or_else(|| corrupt("an account's players"))?;
+            let players = Reader::new(&players).ids().ok_or_else(|| corrupt("an account's players"))?;
             Ok(Account { id, username: username.to_string(), login_count, last_login_ms: now_ms, players })
         }
         .await;

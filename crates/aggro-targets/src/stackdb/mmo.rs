@@ -92,12 +92,12 @@ fn encode_lease(owner: u64, until_ms: u64) -> [u8; 16] {
 }
 
 fn decode_lease(b: &[u8]) -> Option<(u64, u64)> {
-    let mut r = Reader(b);
+    let mut r = Reader::new(b);
     Some((r.u64()?, r.u64()?))
 }
 
 fn decode_ids(b: &[u8]) -> Option<Vec<u32>> {
-    let mut r = Reader(b);
+    let mut r = Reader::new(b);
     let ids = r.ids()?;
     r.done().then_some(ids)
 }
@@ -304,7 +304,7 @@ impl MmoConn for StackDbMmoConn {
 
     async fn roster(&mut self, guild: u32) -> Result<Roster, StoreError> {
         let g = self.get(&key(b'G', guild))?.ok_or_else(|| missing(format!("guild {guild}")))?;
-        let name = Reader(&g).blob().map(|n| String::from_utf8_lossy(n).into_owned()).ok_or_else(|| corrupt("a guild"))?;
+        let name = Reader::new(&g).blob().map(|n| String::from_utf8_lossy(n).into_owned()).ok_or_else(|| corrupt("a guild"))?;
         let mut ranks = Vec::new();
         for r in 0..=u8::MAX {
             match self.get(&rank_key(guild, r))? {
