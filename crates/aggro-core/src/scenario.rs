@@ -190,8 +190,13 @@ pub enum Command {
     Cql {
         /// The statement text.
         text: String,
+        /// The step's consistency level (one of [`CQL_CONSISTENCIES`]), else the URL's.
+        consistency: Option<String>,
     },
 }
+
+/// The consistency levels a `cql` step may name.
+pub const CQL_CONSISTENCIES: &[&str] = &["any", "one", "two", "three", "quorum", "all", "local_quorum", "each_quorum", "local_one"];
 
 /// What a command read.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -163,7 +163,7 @@ impl Drop for NullScenarioConn {
 /// command names), a key-value batch's operations, a DynamoDB action.
 fn label(command: &Command) -> String {
     match command {
-        Command::Sql { text, .. } | Command::Cql { text } => text.clone(),
+        Command::Sql { text, .. } | Command::Cql { text, .. } => text.clone(),
         Command::Redis { lengths } => format!("redis {lengths:?}"),
         Command::Kv { ops } => format!("kv {ops:?}"),
         Command::Dynamo { action, .. } => action.clone(),

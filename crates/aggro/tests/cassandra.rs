@@ -97,7 +97,7 @@ cql = { table = "leases", columns = ["id", "owner"], values = ["n", "0"] }
 name = "take"
 step = [
   { let = ["p = random(0, players - 1)", "me = random(1, 1000000000)"] },
-  { name = "take", cql = "UPDATE leases SET owner = ? WHERE id = ? IF owner = 0", params = ["me", "p"], rows = 1 },
+  { name = "take", cql = "UPDATE leases SET owner = ? WHERE id = ? IF owner = 0", params = ["me", "p"], rows = 1, consistency = "quorum" },
 ]
 [[invariant]]
 name = "owned"

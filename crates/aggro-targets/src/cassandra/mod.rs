@@ -53,8 +53,10 @@ impl std::fmt::Debug for CassandraTarget {
 /// The consistency level a URL's `?consistency=` names.
 pub fn consistency(name: &str) -> Option<Consistency> {
     Some(match name.to_ascii_lowercase().as_str() {
+        "any" => Consistency::Any,
         "one" => Consistency::One,
         "two" => Consistency::Two,
+        "three" => Consistency::Three,
         "quorum" => Consistency::Quorum,
         "local_quorum" => Consistency::LocalQuorum,
         "each_quorum" => Consistency::EachQuorum,

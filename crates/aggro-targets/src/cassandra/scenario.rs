@@ -1,5 +1,5 @@
 //! Scenario files on Cassandra: the `cql` family. Each command is a CQL statement prepared once
-//! per connection, in the URL's keyspace and at its consistency; a request binds its arguments to
+//! per connection, in the URL's keyspace and at its consistency (or the step's own `consistency`); a request binds its arguments to
 //! the statement's `?` markers as the types the server gives them (an `int` column takes the
 //! scenario's integer, a `text` one its text form), and its reply is the first row. A lightweight
 //! transaction (`… IF …`) touches one row when applied and none when not, so a step's `rows = 1`
@@ -46,7 +46,7 @@ impl CassandraTarget {
     async fn prepare_all(&self, session: &Session, commands: &[Command]) -> Result<Arc<[PreparedStatement]>, StoreError> {
         let mut out = Vec::with_capacity(commands.len());
         for command in commands {
-            let Command::Cql { text } = command else {
+            let Command::Cql { text, consistency } = command else {
                 return Err(StoreError::new(ErrorClass::Data, "a cassandra target runs CQL commands only (a step's `cql` form)"));
             };
             if text.split_whitespace().next().is_some_and(|w| w.eq_ignore_ascii_case("USE")) {
@@ -55,7 +55,13 @@ impl CassandraTarget {
                     format!("{text:?}: USE would change the keyspace of the session every loader shares; name the keyspace in the URL"),
                 ));
             }
-            out.push(self.prepare(session, text).await.map_err(|e| StoreError::new(e.class, format!("{} (in {text:?})", e.message)))?);
+            let mut statement = self.prepare(session, text).await.map_err(|e| StoreError::new(e.class, format!("{} (in {text:?})", e.message)))?;
+            if let Some(level) = consistency {
+                let level = super::consistency(level)
+                    .ok_or_else(|| StoreError::new(ErrorClass::Data, format!("{text:?}: unknown consistency level {level:?}")))?;
+                statement.set_consistency(level);
+            }
+            out.push(statement);
         }
         Ok(out.into())
     }

@@ -269,6 +269,22 @@ mod tests {
     }
 
     #[test]
+    fn a_cql_step_carries_its_consistency_and_a_bad_one_is_named() {
+        let step =
+            |extra: &str| format!("[[transaction]]\nname = \"t\"\nstep = [{{ cql = \"SELECT 1 FROM t WHERE k = ?\", params = [\"1\"]{extra} }}]\n");
+        let sc = compile(&step(", consistency = \"ONE\""), Family::Cql).unwrap();
+        assert_eq!(sc.commands.as_ref(), [Command::Cql { text: "SELECT 1 FROM t WHERE k = ?".into(), consistency: Some("one".into()) }]);
+        assert_eq!(
+            compile(&step(""), Family::Cql).unwrap().commands.as_ref(),
+            [Command::Cql { text: "SELECT 1 FROM t WHERE k = ?".into(), consistency: None }]
+        );
+        let e = compile(&step(", consistency = \"most\""), Family::Cql).unwrap_err().to_string();
+        assert!(e.contains(":3:") && e.contains("consistency: unknown \"most\"") && e.contains("local_quorum"), "{e}");
+        let sql = "[[transaction]]\nname = \"t\"\nstep = [{ sql = \"SELECT 1\", consistency = \"one\" }]\n";
+        assert!(compile(sql, Family::Sql).unwrap_err().to_string().contains("only a `cql` step"));
+    }
+
+    #[test]
     fn each_bad_key_is_named_with_its_line() {
         let cases: [(&str, &str); 8] = [
             (

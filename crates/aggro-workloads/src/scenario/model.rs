@@ -73,6 +73,8 @@ pub(super) struct StepModel {
     pub(super) dynamo: Option<Spanned<DynamoModel>>,
     /// A CQL statement (or one per `variant`); its `?` markers take `params`, as an SQL step's `$n`.
     pub(super) cql: Option<Spanned<toml::Value>>,
+    /// The CQL statement's consistency level, instead of the URL's.
+    pub(super) consistency: Option<Spanned<String>>,
     pub(super) variant: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) capture: Vec<String>,

@@ -68,7 +68,7 @@ impl Scenario {
 
 fn command_writes(command: &Command, args: &[Arg]) -> bool {
     match command {
-        Command::Sql { text, .. } | Command::Cql { text } => {
+        Command::Sql { text, .. } | Command::Cql { text, .. } => {
             let head = text.split_whitespace().next().unwrap_or_default().to_ascii_uppercase();
             // A SELECT may still call a function that writes, or lock (FOR UPDATE): taken as reads, as pgbench's select-only.
             !matches!(head.as_str(), "SELECT" | "SHOW" | "BEGIN" | "COMMIT" | "END" | "ROLLBACK" | "START")

@@ -5,7 +5,7 @@ use super::{Compiler, Fail, Group};
 use crate::scenario::model::StepModel;
 use crate::scenario::template::Template;
 use crate::scenario::{Arg, Exec, Step};
-use aggro_core::scenario::{Command, Family, KvOp, SqlProtocol};
+use aggro_core::scenario::{CQL_CONSISTENCIES, Command, Family, KvOp, SqlProtocol};
 use toml::Spanned;
 
 impl Compiler<'_> {
@@ -96,8 +96,9 @@ impl Compiler<'_> {
                         ));
                     }
                 }
+                let consistency = self.consistency(file, m, key)?;
                 group.commands.extend(texts.into_iter().map(|text| match family {
-                    Family::Cql => Command::Cql { text },
+                    Family::Cql => Command::Cql { text, consistency: consistency.clone() },
                     _ => Command::Sql { text, protocol: SqlProtocol::Prepared },
                 }));
                 m.params
@@ -162,6 +163,23 @@ impl Compiler<'_> {
         let exec = Exec { command, variant, args, reads: !captures.is_empty(), captures, expect_rows: m.rows, op: None, name };
         group.steps.push(exec.clone());
         Ok(exec)
+    }
+
+    /// A step's `consistency`: a level CQL knows, on a step with a `cql` form.
+    fn consistency(&self, file: usize, m: &StepModel, key: &str) -> Result<Option<String>, Fail> {
+        let Some(c) = &m.consistency else { return Ok(None) };
+        let level = c.get_ref().to_ascii_lowercase();
+        if m.cql.is_none() {
+            return Err(self.fail_at(file, c.span(), format!("{key}.consistency: only a `cql` step has a consistency level")));
+        }
+        if !CQL_CONSISTENCIES.contains(&level.as_str()) {
+            return Err(self.fail_at(
+                file,
+                c.span(),
+                format!("{key}.consistency: unknown {:?}: expected one of {}", c.get_ref(), CQL_CONSISTENCIES.join(", ")),
+            ));
+        }
+        Ok(Some(level))
     }
 
     /// An SQL or CQL step's statement, or its statements one per `variant`.
