@@ -14,10 +14,7 @@ fn reference_room() -> Option<PathBuf> {
     if dir.join("node_modules/@colyseus/core").exists() {
         return Some(dir);
     }
-    let required = std::env::var("AGGRO_REQUIRE_SERVICES").is_ok_and(|v| v == "1") || std::env::var("CI").is_ok_and(|v| v == "true");
-    assert!(!required, "the reference Colyseus room is not installed: run scripts/colyseus.sh install");
-    eprintln!("skipping: examples/colyseus is not installed (scripts/colyseus.sh install)");
-    None
+    test_support::missing("the reference Colyseus room (examples/colyseus)", "scripts/colyseus.sh install installs it")
 }
 
 /// The reference room started on `port`, once it listens.

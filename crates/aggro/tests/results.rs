@@ -42,10 +42,7 @@ fn chromium() -> Option<Command> {
         c.args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--enable-logging=stderr", "--v=0"]);
         return Some(c);
     }
-    let required = std::env::var("AGGRO_REQUIRE_SERVICES").is_ok_and(|v| v == "1") || std::env::var("CI").is_ok_and(|v| v == "true");
-    assert!(!required, "chromium is not installed (scripts/install-deps.sh installs it)");
-    eprintln!("skipping the browser checks: chromium is not installed (run the tests through scripts/test.sh)");
-    None
+    test_support::missing("chromium, for the browser checks,", "scripts/install-deps.sh installs it")
 }
 
 /// The page after its scripts ran (`--dump-dom`), and Chromium's log.
