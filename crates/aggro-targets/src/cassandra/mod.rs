@@ -209,3 +209,18 @@ impl WorldStore for CassandraTarget {
         self.run("DELETE FROM {ks}.aggro_runs WHERE workload = ?", (workload,)).await.map(drop)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::consistency;
+    use aggro_core::scenario::CQL_CONSISTENCIES;
+
+    #[test]
+    fn every_level_a_cql_step_may_name_is_one_the_driver_takes() {
+        for name in CQL_CONSISTENCIES {
+            assert!(consistency(name).is_some(), "{name}");
+        }
+        assert_eq!(consistency("LOCAL_QUORUM"), Some(scylla::statement::Consistency::LocalQuorum));
+        assert_eq!(consistency("most"), None);
+    }
+}
