@@ -284,14 +284,9 @@ impl aggro_core::mmo::MmoTarget for CassandraTarget {
     }
 
     async fn scan(&self) -> Result<WorldScan, StoreError> {
-        let session = self.session().await?;
-        let mut all = self.prepare(&session, SCAN).await?;
-        all.set_page_size(5_000);
         let mut scan = WorldScan::default();
         let mut leases = std::collections::HashMap::new();
-        let mut paging = scylla::response::PagingState::start();
-        loop {
-            let (page, next) = session.execute_single_page(&all, (), paging).await.map_err(classify)?;
+        self.each_page(SCAN, |page| {
             for row in rows(page)? {
                 let c = &row.columns;
                 let player = int(&c[0]).unwrap_or(-1) as u32;
@@ -307,11 +302,9 @@ impl aggro_core::mmo::MmoTarget for CassandraTarget {
                     _ => {}
                 }
             }
-            match next.into_paging_control_flow() {
-                std::ops::ControlFlow::Continue(p) => paging = p,
-                std::ops::ControlFlow::Break(()) => break,
-            }
-        }
+            Ok(())
+        })
+        .await?;
         for p in &mut scan.players {
             p.lease_until_ms = leases.get(&p.id).copied().flatten();
         }

@@ -77,24 +77,18 @@ impl MobileTarget for CassandraTarget {
     }
 
     async fn scan(&self) -> Result<Vec<UserRow>, StoreError> {
-        let session = self.session().await?;
-        let mut all = self.prepare(&session, "SELECT id, gold, tickets FROM {ks}.mobile_users").await?;
-        all.set_page_size(5_000);
         let mut rows = Vec::new();
-        let mut paging = scylla::response::PagingState::start();
-        loop {
-            let (page, next) = session.execute_single_page(&all, (), paging).await.map_err(classify)?;
+        self.each_page("SELECT id, gold, tickets FROM {ks}.mobile_users", |page| {
             let page = page.into_rows_result().map_err(rows_error)?;
             for row in page.rows::<(i32, Option<Counter>, Option<Counter>)>().map_err(rows_error)? {
                 let (id, gold, tickets) = row.map_err(rows_error)?;
                 let gold = gold.ok_or_else(|| StoreError::new(ErrorClass::Data, format!("user {id} has no gold")))?;
                 rows.push(UserRow { id: id as u32, gold: gold.0, tickets: Some(tickets.map_or(0, |t| t.0)) });
             }
-            match next.into_paging_control_flow() {
-                std::ops::ControlFlow::Continue(p) => paging = p,
-                std::ops::ControlFlow::Break(()) => return Ok(rows),
-            }
-        }
+            Ok(())
+        })
+        .await?;
+        Ok(rows)
     }
 }
 

@@ -133,6 +133,27 @@ impl CassandraTarget {
         Ok(p)
     }
 
+    /// Reads every row of `cql` (with `{ks}` the keyspace), a page of 5,000 at a time, handing each
+    /// page's result to `page` (a scan for `verify`).
+    pub(crate) async fn each_page(
+        &self,
+        cql: &str,
+        mut page: impl FnMut(scylla::response::query_result::QueryResult) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let session = self.session().await?;
+        let mut all = self.prepare(&session, cql).await?;
+        all.set_page_size(5_000);
+        let mut paging = scylla::response::PagingState::start();
+        loop {
+            let (result, next) = session.execute_single_page(&all, (), paging).await.map_err(classify)?;
+            page(result)?;
+            match next.into_paging_control_flow() {
+                std::ops::ControlFlow::Continue(p) => paging = p,
+                std::ops::ControlFlow::Break(()) => return Ok(()),
+            }
+        }
+    }
+
     /// Runs `cql` (with `{ks}` the keyspace) once, with `values`.
     async fn run(
         &self,
