@@ -19,6 +19,7 @@ pub mod pacer;
 pub mod peers;
 pub mod profile;
 pub mod relay;
+pub mod timers;
 pub mod transport;
 pub mod websocket;
 
@@ -29,8 +30,6 @@ use crate::clock::{now_us, unix_ms};
 use aggro_core::rng::Rng;
 use arena_proto::{Client, ConnectToken, Secret};
 use profile::SwarmProfile;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -146,6 +145,11 @@ pub trait Player<T: Transport> {
     fn receive(&mut self, now_us: u64, arrival: T::In<'_>, out: &mut T::Out, heard: &mut Heard) -> bool;
     /// Writes a goodbye into `out`, once.
     fn leave(&mut self, now_us: u64, out: &mut T::Out) -> bool;
+    /// When the bot next wants to tick, if it keeps timers of its own (a scripted bot; `u64::MAX`: none
+    /// set); None: one period after its last tick.
+    fn next_tick(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// An arena-protocol client for bot `client_id`, its connect token signed with the swarm's secret.
@@ -208,7 +212,7 @@ pub struct Swarm<B: Behaviour> {
     transport: B::Transport,
     bots: Vec<B::Bot>,
     generation: Vec<u32>,
-    timers: BinaryHeap<Reverse<(u64, u32)>>,
+    timers: timers::Timers,
     profile: SwarmProfile,
     /// The most bots in play at an interval's close, and the gauges of the last close (the run's totals).
     peak: profile::SwarmGauges,
@@ -260,7 +264,7 @@ impl<B: Behaviour> Swarm<B> {
             transport,
             bots: Vec::new(),
             generation: Vec::new(),
-            timers: BinaryHeap::new(),
+            timers: timers::Timers::default(),
             profile: SwarmProfile::new(now_us()),
             peak: Default::default(),
             heard: Heard::default(),
@@ -288,6 +292,7 @@ impl<B: Behaviour> Swarm<B> {
         self.profile = SwarmProfile::new(start);
         let period = (self.cfg.tick_every.as_micros() as u64).max(1);
         self.generation = vec![0; self.cfg.bots];
+        self.timers = timers::Timers::new(self.cfg.bots);
         for i in 0..self.cfg.bots {
             let b = self.make_bot(i, start);
             self.bots.push(b);
@@ -323,7 +328,7 @@ impl<B: Behaviour> Swarm<B> {
                 self.generation[i] += 1;
                 let b = self.make_bot(i, now);
                 self.bots[i] = b;
-                self.timers.push(Reverse((now, i as u32)));
+                self.timers.set(i, now);
                 self.heard.counters.respawns += 1;
                 false
             });
@@ -334,7 +339,7 @@ impl<B: Behaviour> Swarm<B> {
                 next_interval += interval;
             }
             if !more {
-                let mut next_tick = if ticking { self.timers.peek().map_or(now + 1000, |Reverse((d, _))| *d) } else { end };
+                let mut next_tick = if ticking { self.timers.next().unwrap_or(now + 1000) } else { end };
                 if self.next_join < self.cfg.bots {
                     next_tick = next_tick.min(self.next_join_at);
                 }
@@ -378,7 +383,7 @@ impl<B: Behaviour> Swarm<B> {
         }
         while self.next_join < self.cfg.bots && self.next_join_at <= now {
             let gap = self.pacer.gap_us();
-            self.timers.push(Reverse((self.next_join_at + join_moment(0, gap, moments), self.next_join as u32)));
+            self.timers.set(self.next_join, self.next_join_at + join_moment(0, gap, moments));
             self.next_join_at += gap;
             self.next_join += 1;
         }
@@ -386,13 +391,9 @@ impl<B: Behaviour> Swarm<B> {
 
     /// Runs every bot tick that is due, each rescheduled one period on.
     fn tick_due(&mut self, period: u64) {
-        while let Some(&Reverse((due, i))) = self.timers.peek() {
+        loop {
             let now = now_us();
-            if due > now {
-                break;
-            }
-            self.timers.pop();
-            let i = i as usize;
+            let Some((due, i)) = self.timers.pop_due(now) else { break };
             if self.bots[i].gone() {
                 continue;
             }
@@ -404,9 +405,14 @@ impl<B: Behaviour> Swarm<B> {
                 self.transport.send(i, &mut self.out);
             }
             self.take_heard(i);
-            // The next tick keeps the bot's phase; a bot more than a period behind skips ahead.
-            let next = if now - due > period { now + period } else { due + period };
-            self.timers.push(Reverse((next, i as u32)));
+            // The bot's own next tick, or the next period keeping its phase (a bot more than a period
+            // behind skips ahead).
+            let next = match self.bots[i].next_tick() {
+                Some(at) => at,
+                None if now - due > period => now + period,
+                None => due + period,
+            };
+            self.timers.set(i, next);
         }
     }
 
@@ -465,6 +471,9 @@ impl<B: Behaviour> Swarm<B> {
             let reply = self.bots[i].receive(at, arrival, &mut self.out, &mut self.heard);
             if reply {
                 self.transport.send(i, &mut self.out);
+            }
+            if let Some(at) = self.bots[i].next_tick() {
+                self.timers.sooner(i, at);
             }
             self.take_heard(i);
         }

@@ -14,7 +14,7 @@ pub mod protocol;
 pub mod received;
 
 use super::peers::{Order, Peers};
-use super::websocket::{Request, Requests, WebSockets, WsEvent};
+use super::websocket::{HttpRequest, Request, Requests, WebSockets, WsEvent};
 use super::{Behaviour, Churn, Heard, Player, SwarmConfig};
 use aggro_core::rng::Rng;
 use failures::Failures;
@@ -250,7 +250,7 @@ impl Player<WebSockets> for ColyseusBot {
                 let options = play.join_options(self.id).expect("join options checked when read");
                 let token = play.token(self.id).expect("token checked when read");
                 let body = serde_json::to_vec(&options).expect("JSON options");
-                out.0.push(Request::Post { path: format!("/matchmake/{}/{}", play.method, play.room), body, token });
+                out.0.push(Request::Http(HttpRequest::post_json(format!("/matchmake/{}/{}", play.method, play.room), body, token)));
                 self.stage = Stage::Matchmaking;
                 true
             }
@@ -268,7 +268,7 @@ impl Player<WebSockets> for ColyseusBot {
         match event {
             WsEvent::Response { status, body } if self.stage == Stage::Matchmaking => match seat_path(status, body) {
                 Ok(path) => {
-                    out.0.push(Request::Open { path });
+                    out.0.push(Request::Open { path, headers: Vec::new() });
                     self.stage = Stage::Connecting;
                     return true;
                 }
@@ -310,6 +310,12 @@ impl Player<WebSockets> for ColyseusBot {
             },
             // Colyseus speaks binary only.
             WsEvent::Text(_) => heard.counters.decode_errors += 1,
+            WsEvent::HttpFailed { why } if self.stage == Stage::Matchmaking => {
+                heard.counters.failed_joins += 1;
+                self.failed(format!("join failed: {why}"));
+                self.gone(heard);
+            }
+            WsEvent::HttpFailed { .. } => {}
             WsEvent::Closed { why } => {
                 match self.stage {
                     Stage::Playing => {

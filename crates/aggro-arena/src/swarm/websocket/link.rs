@@ -93,13 +93,21 @@ fn receive_stamped(stream: &TcpStream, buf: &mut [u8]) -> io::Result<(usize, u64
     Ok((n as usize, arrival::stamp_of(&msg)))
 }
 
-/// An HTTP/1.0 call: the request goes out, the answer is read to the end of the stream.
-#[derive(Debug)]
-pub(super) struct HttpCall {
-    pub(super) stream: Counted,
+/// A bot's HTTP/1.1 connection: one request at a time, the connection kept for the next when the
+/// server allows.
+#[derive(Debug, Default)]
+pub(super) struct Call {
+    pub(super) stream: Option<Counted>,
+    /// The request going out, and how much of it went.
     pub(super) request: Vec<u8>,
     pub(super) sent: usize,
+    /// The answer so far.
     pub(super) answer: Vec<u8>,
+    /// A request waits for its answer.
+    pub(super) busy: bool,
+    /// The request went on a connection kept from an earlier one: if that turns out closed before any
+    /// answer came, the request goes again on a new connection.
+    pub(super) reused: bool,
 }
 
 /// One bot's connection.
@@ -107,11 +115,11 @@ pub(super) struct HttpCall {
 pub(super) enum Link {
     #[default]
     Idle,
-    Http(HttpCall),
-    /// TCP connecting; the WebSocket handshake for `path` starts once it is writable.
+    /// TCP connecting; the WebSocket handshake for `path` (with `headers`) starts once it is writable.
     Connecting {
         stream: Counted,
         path: String,
+        headers: Vec<(String, String)>,
     },
     Handshake(MidHandshake<ClientHandshake<Counted>>),
     Open(WebSocket<Counted>),
@@ -121,7 +129,6 @@ impl Link {
     pub(super) fn stream(&self) -> Option<&Counted> {
         match self {
             Link::Idle => None,
-            Link::Http(h) => Some(&h.stream),
             Link::Connecting { stream, .. } => Some(stream),
             Link::Handshake(m) => Some(m.get_ref().get_ref()),
             Link::Open(ws) => Some(ws.get_ref()),
@@ -137,7 +144,6 @@ impl Link {
     pub(super) fn rearm(&mut self, closing: bool) {
         let stream = match self {
             Link::Idle => return,
-            Link::Http(h) => &mut h.stream,
             Link::Connecting { stream, .. } => stream,
             Link::Handshake(m) => m.get_mut().get_mut(),
             Link::Open(ws) => ws.get_mut(),

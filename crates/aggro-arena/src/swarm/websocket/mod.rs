@@ -1,15 +1,17 @@
 //! One WebSocket per bot, thousands on one thread: non-blocking TCP sockets in
 //! one epoll set waited on to the nanosecond (`readiness`), the WebSocket protocol by [`tungstenite`] (frames,
-//! masking, pings, close), and one-shot HTTP/1.0 calls beside them (a game
-//! server's matchmaking: Colyseus reserves a seat over HTTP before the socket
-//! opens). A bot asks for [`Request`]s and is handed [`WsEvent`]s.
+//! masking, pings, close), and beside each an HTTP/1.1 connection (a game
+//! server's login, matchmaking or shop: Colyseus reserves a seat over HTTP
+//! before the socket opens), with the cookies the server set. A bot asks for
+//! [`Request`]s and is handed [`WsEvent`]s.
 
 mod http;
 mod link;
 mod readiness;
 
-use http::parse_answer;
-use link::{Counted, HttpCall, Link};
+pub use http::HttpRequest;
+use http::{Answer, parse_answer};
+use link::{Call, Counted, Link};
 use readiness::Readiness;
 
 use super::SwarmConfig;
@@ -29,14 +31,17 @@ use tungstenite::{HandshakeError, Message, WebSocket};
 /// What a bot asks of its connection.
 #[derive(Debug)]
 pub enum Request {
-    /// An HTTP POST of a JSON body to `path` on the server (with `Authorization: Bearer <token>` when
-    /// given); its answer comes back as [`WsEvent::Response`].
-    Post { path: String, body: Vec<u8>, token: Option<String> },
-    /// Opens a WebSocket to `path` (any open one is dropped); [`WsEvent::Opened`] follows.
-    Open { path: String },
+    /// An HTTP request to the server on the bot's HTTP connection (one at a time); its answer comes
+    /// back as [`WsEvent::Response`].
+    Http(HttpRequest),
+    /// Opens a WebSocket to `path` (any open one is dropped), with `headers` on its handshake (and the
+    /// cookies the server set); [`WsEvent::Opened`] follows.
+    Open { path: String, headers: Vec<(String, String)> },
     /// A binary message on the open WebSocket.
     Send(Vec<u8>),
-    /// Closes the WebSocket politely.
+    /// A text message on the open WebSocket.
+    SendText(String),
+    /// Closes the WebSocket politely, drops the HTTP connection and forgets the cookies.
     Close,
 }
 
@@ -55,8 +60,10 @@ pub enum WsEvent<'a> {
     Message(&'a [u8]),
     /// A text message on the WebSocket.
     Text(&'a str),
-    /// The connection (HTTP call or WebSocket) ended: closed by the server, or failed (`why` says how).
+    /// The WebSocket ended: closed by the server, or failed (`why` says how).
     Closed { why: &'a str },
+    /// The HTTP request failed before a whole answer came (`why` says how).
+    HttpFailed { why: &'a str },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -66,6 +73,7 @@ enum Kind {
     Message,
     Text,
     Closed,
+    HttpFailed,
 }
 
 /// Every bot's WebSocket (or HTTP call), on one epoll set.
@@ -73,8 +81,12 @@ enum Kind {
 pub struct WebSockets {
     server: SocketAddr,
     readiness: Readiness,
+    /// Each bot's WebSocket, its HTTP connection and the cookies its server set (`name=value; …`).
     links: Vec<Link>,
-    /// Bots whose sockets reported readiness (and whether the peer closed), to drive on the next receive.
+    calls: Vec<Call>,
+    cookies: Vec<String>,
+    /// Sockets that reported readiness (their token: bot × 2, + 1 for the HTTP connection; whether the
+    /// peer closed), to drive on the next receive.
     pending: Vec<(usize, bool)>,
     /// (bot, kind, start and end in the inbox, when the kernel received it: CLOCK_REALTIME ns, 0 unknown).
     ready: Vec<(u32, Kind, u32, u32, u64)>,
@@ -116,10 +128,11 @@ impl WebSockets {
         self.retired.bytes_out += stream.written;
     }
 
-    fn connect(&mut self, bot: usize) -> io::Result<Counted> {
+    /// A new connection to the server, known to the epoll set as `token`.
+    fn connect(&mut self, token: usize) -> io::Result<Counted> {
         let stream = TcpStream::connect(self.server)?;
         stream.set_nodelay(true)?;
-        self.readiness.register(stream.as_raw_fd(), bot)?;
+        self.readiness.register(stream.as_raw_fd(), token)?;
         Ok(Counted::new(stream))
     }
 
@@ -133,10 +146,9 @@ impl WebSockets {
     fn drive(&mut self, bot: usize) {
         match std::mem::take(&mut self.links[bot]) {
             Link::Idle => {}
-            Link::Http(call) => self.drive_http(bot, call),
-            Link::Connecting { stream, path } => match stream.stream.take_error() {
-                Ok(None) if stream.stream.peer_addr().is_ok() => self.handshake(bot, stream, &path),
-                Ok(None) => self.links[bot] = Link::Connecting { stream, path },
+            Link::Connecting { stream, path, headers } => match stream.stream.take_error() {
+                Ok(None) if stream.stream.peer_addr().is_ok() => self.handshake(bot, stream, &path, headers),
+                Ok(None) => self.links[bot] = Link::Connecting { stream, path, headers },
                 Ok(Some(e)) | Err(e) => self.fail(bot, &format!("cannot connect to {}: {e}", self.server)),
             },
             Link::Handshake(mid) => self.finish_handshake(bot, mid.handshake()),
@@ -144,9 +156,21 @@ impl WebSockets {
         }
     }
 
-    fn handshake(&mut self, bot: usize, stream: Counted, path: &str) {
+    fn handshake(&mut self, bot: usize, stream: Counted, path: &str, headers: Vec<(String, String)>) {
+        use tungstenite::client::IntoClientRequest;
         let url = format!("ws://{}{path}", self.server);
-        let result = tungstenite::client::client_with_config(url.as_str(), stream, Some(self.config));
+        let mut request = match url.as_str().into_client_request() {
+            Ok(r) => r,
+            Err(e) => return self.fail(bot, &format!("WebSocket path {path:?}: {e}")),
+        };
+        let cookies = (!self.cookies[bot].is_empty()).then(|| ("Cookie".to_string(), self.cookies[bot].clone()));
+        for (name, value) in headers.into_iter().chain(cookies) {
+            match (tungstenite::http::HeaderName::try_from(name.as_str()), tungstenite::http::HeaderValue::try_from(value.as_str())) {
+                (Ok(n), Ok(v)) => drop(request.headers_mut().append(n, v)),
+                _ => return self.fail(bot, &format!("WebSocket handshake: header {name:?} cannot be sent")),
+            }
+        }
+        let result = tungstenite::client::client_with_config(request, stream, Some(self.config));
         self.finish_handshake(bot, result);
     }
 
@@ -194,69 +218,153 @@ impl WebSockets {
         self.links[bot] = Link::Open(ws);
     }
 
-    fn drive_http(&mut self, bot: usize, mut call: HttpCall) {
-        while call.sent < call.request.len() {
-            match call.stream.write(&call.request[call.sent..]) {
+    /// Moves bot `bot`'s HTTP request on: sends what is left of it, reads what has come of its answer.
+    fn drive_call(&mut self, bot: usize) {
+        let mut call = std::mem::take(&mut self.calls[bot]);
+        let Some(stream) = &mut call.stream else { return };
+        while call.busy && call.sent < call.request.len() {
+            match stream.write(&call.request[call.sent..]) {
                 Ok(n) => call.sent += n,
-                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::NotConnected) => {
-                    self.links[bot] = Link::Http(call);
-                    return;
-                }
-                Err(e) => return self.fail(bot, &format!("HTTP request to {}: {e}", self.server)),
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::NotConnected) => break,
+                Err(_) if call.reused && call.answer.is_empty() => return self.resend(bot, call),
+                Err(e) => return self.call_failed(bot, call, &format!("HTTP request to {}: {e}", self.server)),
             }
         }
         let mut buf = [0u8; 4096];
-        loop {
-            match call.stream.read(&mut buf) {
-                Ok(0) => break,
+        let ended = loop {
+            match stream.read(&mut buf) {
+                Ok(0) => break true,
                 Ok(n) => call.answer.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.links[bot] = Link::Http(call);
-                    return;
-                }
-                Err(e) => return self.fail(bot, &format!("HTTP answer from {}: {e}", self.server)),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break false,
+                Err(_) if call.reused && call.answer.is_empty() => return self.resend(bot, call),
+                Err(e) => return self.call_failed(bot, call, &format!("HTTP answer from {}: {e}", self.server)),
             }
+        };
+        if !call.busy {
+            // An idle connection the server closed (or that sent what was never asked): dropped.
+            if ended || !call.answer.is_empty() {
+                self.drop_call(&mut call);
+            }
+            self.calls[bot] = call;
+            return;
         }
-        self.retried_opens += call.stream.retransmitted() as u64;
-        self.retire(&call.stream);
-        match parse_answer(&call.answer) {
-            Ok((status, body)) => self.push(bot, Kind::Response(status), body),
-            Err(why) => self.push(bot, Kind::Closed, why.as_bytes()),
+        if ended && call.answer.is_empty() && call.reused {
+            return self.resend(bot, call);
+        }
+        match parse_answer(&call.answer, ended) {
+            Ok(Answer::Partial) => self.calls[bot] = call,
+            Ok(Answer::Complete { status, body, cookies, close }) => {
+                self.retried_opens += call.stream.as_ref().is_some_and(|s| !call.reused && s.retransmitted()) as u64;
+                self.keep_cookies(bot, cookies);
+                self.push(bot, Kind::Response(status), &body);
+                call.busy = false;
+                call.answer.clear();
+                if close || ended {
+                    self.drop_call(&mut call);
+                }
+                self.calls[bot] = call;
+            }
+            Err(why) => self.call_failed(bot, call, &why),
+        }
+    }
+
+    /// Keeps the cookies an answer set, replacing those of the same name.
+    fn keep_cookies(&mut self, bot: usize, set: Vec<String>) {
+        for cookie in set {
+            let name = cookie.split('=').next().unwrap_or_default().to_string();
+            let jar = &mut self.cookies[bot];
+            let mut kept: Vec<&str> = jar.split("; ").filter(|c| !c.is_empty() && c.split('=').next() != Some(&name)).collect();
+            kept.push(&cookie);
+            *jar = kept.join("; ");
+        }
+    }
+
+    fn drop_call(&mut self, call: &mut Call) {
+        if let Some(stream) = call.stream.take() {
+            self.retire(&stream);
+        }
+    }
+
+    fn call_failed(&mut self, bot: usize, mut call: Call, why: &str) {
+        self.drop_call(&mut call);
+        self.calls[bot] = Call::default();
+        self.push(bot, Kind::HttpFailed, why.as_bytes());
+    }
+
+    /// The kept connection was closed before the request's answer began: the request goes again on a
+    /// new connection.
+    fn resend(&mut self, bot: usize, mut call: Call) {
+        self.drop_call(&mut call);
+        match self.connect(bot * 2 + 1) {
+            Ok(stream) => {
+                self.calls[bot] = Call { stream: Some(stream), request: call.request, sent: 0, answer: Vec::new(), busy: true, reused: false };
+                self.pending.push((bot * 2 + 1, false));
+            }
+            Err(e) => self.call_failed(bot, Call::default(), &format!("cannot connect to {}: {e}", self.server)),
         }
     }
 
     fn start(&mut self, bot: usize, request: Request) {
         match request {
-            Request::Post { path, body, token } => match self.connect(bot) {
+            Request::Http(request) => self.call(bot, request),
+            Request::Open { path, headers } => match self.connect(bot * 2) {
                 Ok(stream) => {
-                    let request = http::post(self.server, &path, &body, token.as_deref());
-                    self.replace(bot, Link::Http(HttpCall { stream, request, sent: 0, answer: Vec::new() }));
-                    self.pending.push((bot, false));
+                    self.replace(bot, Link::Connecting { stream, path, headers });
+                    self.pending.push((bot * 2, false));
                 }
                 Err(e) => self.fail(bot, &format!("cannot connect to {}: {e}", self.server)),
             },
-            Request::Open { path } => match self.connect(bot) {
-                Ok(stream) => {
-                    self.replace(bot, Link::Connecting { stream, path });
-                    self.pending.push((bot, false));
+            Request::Send(bytes) => self.write(bot, Message::Binary(bytes.into())),
+            Request::SendText(text) => self.write(bot, Message::Text(text.into())),
+            Request::Close => {
+                match &mut self.links[bot] {
+                    // A close frame, written and flushed; the link ends when the server answers it.
+                    Link::Open(ws) => drop(ws.close(None)),
+                    Link::Idle => {}
+                    _ => self.replace(bot, Link::Idle),
                 }
-                Err(e) => self.fail(bot, &format!("cannot connect to {}: {e}", self.server)),
+                let mut call = std::mem::take(&mut self.calls[bot]);
+                self.drop_call(&mut call);
+                self.cookies[bot].clear();
+            }
+        }
+    }
+
+    /// Starts an HTTP request on bot `bot`'s kept connection, or a new one.
+    fn call(&mut self, bot: usize, request: HttpRequest) {
+        if self.calls[bot].busy {
+            return self.push(bot, Kind::HttpFailed, b"an HTTP request was made before the last one's answer came");
+        }
+        let bytes = request.to_bytes(self.server, &self.cookies[bot]);
+        let call = &mut self.calls[bot];
+        let reused = call.stream.is_some() && request.keep_alive;
+        if reused {
+            (call.request, call.sent, call.busy, call.reused) = (bytes, 0, true, true);
+            call.answer.clear();
+            self.drive_call(bot);
+            return;
+        }
+        let mut old = std::mem::take(call);
+        self.drop_call(&mut old);
+        match self.connect(bot * 2 + 1) {
+            Ok(stream) => {
+                self.calls[bot] = Call { stream: Some(stream), request: bytes, sent: 0, answer: Vec::new(), busy: true, reused: false };
+                self.pending.push((bot * 2 + 1, false));
+            }
+            Err(e) => self.push(bot, Kind::HttpFailed, format!("cannot connect to {}: {e}", self.server).as_bytes()),
+        }
+    }
+
+    /// A message on bot `bot`'s open WebSocket.
+    fn write(&mut self, bot: usize, message: Message) {
+        match &mut self.links[bot] {
+            Link::Open(ws) => match ws.write(message) {
+                Ok(()) => self.messages_out += 1,
+                // Kept in the WebSocket's buffer: out with the socket's next edge.
+                Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => self.messages_out += 1,
+                Err(_) => self.errors += 1,
             },
-            Request::Send(bytes) => match &mut self.links[bot] {
-                Link::Open(ws) => match ws.write(Message::Binary(bytes.into())) {
-                    Ok(()) => self.messages_out += 1,
-                    // Kept in the WebSocket's buffer: out with the socket's next edge.
-                    Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => self.messages_out += 1,
-                    Err(_) => self.errors += 1,
-                },
-                _ => self.errors += 1,
-            },
-            Request::Close => match &mut self.links[bot] {
-                // A close frame, written and flushed; the link ends when the server answers it.
-                Link::Open(ws) => drop(ws.close(None)),
-                Link::Idle => {}
-                _ => self.replace(bot, Link::Idle),
-            },
+            _ => self.errors += 1,
         }
     }
 }
@@ -269,6 +377,8 @@ impl Transport for WebSockets {
     fn open(cfg: &SwarmConfig) -> io::Result<Self> {
         let mut links = Vec::new();
         links.resize_with(cfg.bots, Link::default);
+        let mut calls = Vec::new();
+        calls.resize_with(cfg.bots, Call::default);
         // Small buffers: a bot's messages are small, and thousands of connections share the RAM. No write
         // buffer: each message goes to its socket as it is written (what a socket would not take is sent
         // when its next edge drives the link).
@@ -277,6 +387,8 @@ impl Transport for WebSockets {
             server: cfg.server,
             readiness: Readiness::new(1024)?,
             links,
+            calls,
+            cookies: vec![String::new(); cfg.bots],
             pending: Vec::new(),
             ready: Vec::new(),
             clocks: Clocks::default(),
@@ -297,11 +409,22 @@ impl Transport for WebSockets {
         // What is pending came from the last wait (every loop ends in one) and from links just started.
         let mut pending = std::mem::take(&mut self.pending);
         pending.sort_unstable();
-        for (k, &(bot, closing)) in pending.iter().enumerate() {
-            self.links[bot].rearm(closing);
-            // A bot with several events is driven once, after its last.
-            if pending.get(k + 1).is_none_or(|next| next.0 != bot) {
-                self.drive(bot);
+        for (k, &(token, closing)) in pending.iter().enumerate() {
+            let bot = token / 2;
+            if token % 2 == 1 {
+                if let Some(stream) = &mut self.calls[bot].stream {
+                    stream.drained = false;
+                    stream.closing |= closing;
+                }
+            } else {
+                self.links[bot].rearm(closing);
+            }
+            // A socket with several events is driven once, after its last.
+            if pending.get(k + 1).is_none_or(|next| next.0 != token) {
+                match token % 2 {
+                    1 => self.drive_call(bot),
+                    _ => self.drive(bot),
+                }
             }
         }
         pending.clear();
@@ -319,6 +442,7 @@ impl Transport for WebSockets {
             Kind::Message => WsEvent::Message(bytes),
             Kind::Text => WsEvent::Text(std::str::from_utf8(bytes).unwrap_or_default()),
             Kind::Closed => WsEvent::Closed { why: std::str::from_utf8(bytes).unwrap_or("closed") },
+            Kind::HttpFailed => WsEvent::HttpFailed { why: std::str::from_utf8(bytes).unwrap_or("failed") },
         };
         Some((bot as usize, event))
     }
@@ -355,6 +479,10 @@ impl Transport for WebSockets {
             let (r, w) = l.counts();
             t.bytes_in += r;
             t.bytes_out += w;
+        }
+        for s in self.calls.iter().filter_map(|c| c.stream.as_ref()) {
+            t.bytes_in += s.read;
+            t.bytes_out += s.written;
         }
         t.packets_in = self.messages_in;
         t.packets_out = self.messages_out;
