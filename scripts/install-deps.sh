@@ -50,3 +50,5 @@ fi
 # The reference Colyseus room's packages, exactly as package-lock.json pins them
 # (from the npm registry; again only when the lock file changed).
 bash "$(dirname "$0")/colyseus.sh" install
+# The reference servers for scripted bots (examples/bots: Socket.IO and plain WebSocket games).
+bash "$(dirname "$0")/npm-example.sh" install bots

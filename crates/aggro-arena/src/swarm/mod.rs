@@ -19,6 +19,9 @@ pub mod pacer;
 pub mod peers;
 pub mod profile;
 pub mod relay;
+#[cfg(feature = "lua")]
+pub mod script;
+pub mod socketio;
 pub mod timers;
 pub mod transport;
 pub mod websocket;

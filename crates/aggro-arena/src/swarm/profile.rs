@@ -46,6 +46,8 @@ pub struct SwarmCounters {
     /// the first request sent again, each costing its join ≥ 200 ms: on a local server, its listen queue
     /// overflowed (the joins outran its accepts).
     pub retried_opens: u64,
+    /// Scripted bots stopped by an error their script raised.
+    pub script_errors: u64,
 }
 }
 

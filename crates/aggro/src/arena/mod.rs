@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod colyseus_bench;
+pub mod named;
 pub mod pair;
 pub mod process;
 pub mod record;

@@ -29,8 +29,12 @@ use std::sync::{Arc, Mutex};
 
 pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
     crate::session::check_out(a.common.out.as_deref())?;
+    let mut a = a;
+    if a.script.is_some() {
+        a.behaviour = Kind::Script;
+    }
     let server = match a.behaviour {
-        Kind::Colyseus => websocket_address(&a.server)?,
+        Kind::Colyseus | Kind::Script => websocket_address(&a.server)?,
         _ => address(&a.server, "server")?,
     };
     let mut cfg = SwarmConfig::new(server, Secret::from_passphrase(&a.common.secret));
@@ -62,7 +66,7 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
             let br = BrConfig { fire_hz: a.fire_rate, cluster: a.cluster.max(1) };
             let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "br", "br": &br, "worker": worker });
             let bots = Br::new(br, cfg.bots, cfg.seed ^ mine.start);
-            run(&a, cfg, bots, spec, None)
+            run(&a, cfg, bots, spec, None, None)
         }
         Kind::Relay => {
             let r = &a.relay;
@@ -84,7 +88,7 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
                 bots: cfg.bots,
             };
             let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "relay", "relay": &bots, "worker": worker });
-            run(&a, cfg, bots, spec, None)
+            run(&a, cfg, bots, spec, None, None)
         }
         Kind::Colyseus => {
             let c = &a.colyseus;
@@ -103,9 +107,39 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
             let bots = ColyseusBots::new(play, if c.start_together { cfg.bots } else { 0 }, cfg.bots, churn(&a, &share)?);
             let told = Told { room, observe, failures: Arc::clone(&bots.failures), received: Arc::clone(&bots.received) };
             let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "colyseus", "colyseus": &bots, "worker": worker });
-            run(&a, cfg, bots, spec, Some(told))
+            run(&a, cfg, bots, spec, Some(told), None)
         }
+        Kind::Script => script(&a, cfg, &share, worker),
     }
+}
+
+#[cfg(feature = "lua")]
+fn script(a: &SwarmArgs, mut cfg: SwarmConfig, share: &Share, worker: [u64; 2]) -> anyhow::Result<()> {
+    let file = a.script.as_deref().ok_or_else(|| BadInput("--mode script needs --script FILE".into()))?;
+    let source = std::fs::read_to_string(file).map_err(|e| BadInput(format!("--script {}: {e}", file.display())))?;
+    let name = file.file_name().map_or("script".into(), |n| n.to_string_lossy().to_string());
+    let bots = aggro_arena::swarm::script::ScriptBots::load(&source, &name).map_err(BadInput)?;
+    take_bots(&mut cfg, share, a.bots);
+    // Bots keep their own timers; the nominal tick only paces the first.
+    cfg.tick_every = std::time::Duration::from_secs(1);
+    let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "script", "script": { "file": file, "source": source }, "worker": worker });
+    let (taking, erring) = (bots.clone(), bots.clone());
+    let named = Named { take: Box::new(move || taking.measures().take_interval()), errors: Box::new(move || erring.measures().errors.clone()) };
+    run(a, cfg, bots, spec, None, Some(named))
+}
+
+#[cfg(not(feature = "lua"))]
+fn script(_: &SwarmArgs, _: SwarmConfig, _: &Share, _: [u64; 2]) -> anyhow::Result<()> {
+    Err(BadInput("this aggro was built without Lua scripts (cargo build --features lua)".into()).into())
+}
+
+/// What a scripted swarm measured and counted by name in an interval.
+pub type NamedInterval = (Vec<(String, aggro_stats::Histogram)>, Vec<(String, u64)>);
+
+/// A scripted swarm's named measurements, taken as each interval closes, and its script errors.
+struct Named {
+    take: Box<dyn FnMut() -> NamedInterval>,
+    errors: Box<dyn Fn() -> Vec<String>>,
 }
 
 /// This worker's share of `bots` (bot by bot): the swarm's bot count and first client id; returns the range.
@@ -153,7 +187,14 @@ impl Told {
     }
 }
 
-fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_json::Value, told: Option<Told>) -> anyhow::Result<()> {
+fn run<B: Behaviour>(
+    a: &SwarmArgs,
+    cfg: SwarmConfig,
+    behaviour: B,
+    spec: serde_json::Value,
+    told: Option<Told>,
+    mut named: Option<Named>,
+) -> anyhow::Result<()> {
     if cfg.bots == 0 {
         return Err(BadInput("this worker's share is empty: fewer bots (or rooms) than workers".into()).into());
     }
@@ -174,8 +215,12 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
         .map(|addr| Live::start(crate::live::address(addr)?, "arena swarm", &spec, &started_at, &[B::DELAY, SESSIONS]))
         .transpose()?;
     let rate = planned_rate(&spec);
+    let mut named_intervals: Vec<NamedInterval> = Vec::new();
     let done = process::run(&a.common, metrics.as_ref(), |stop, on_interval| {
         swarm.run(stop, |iv: &SwarmInterval| {
+            if let Some(n) = named.as_mut() {
+                named_intervals.push((n.take)());
+            }
             on_interval(iv);
             if let Some(live) = &live {
                 feed_live::<B>(live, iv, rate);
@@ -223,8 +268,12 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
     if let (Limit::Gone | Limit::Service, Some(text)) = (verdict.limit, told.as_ref().and_then(|t| t.failures().commonest().map(str::to_string))) {
         verdict.evidence += &format!(" — the server said: {text}");
     }
-    let record = swarm_record::<B>(&spec, started_at, intervals, totals, &verdict, (&failures, &received), done.interrupted);
+    let script_errors = named.as_ref().map_or(Vec::new(), |n| (n.errors)());
+    let mut record = swarm_record::<B>(&spec, started_at, intervals, totals, &verdict, (&failures, &received), done.interrupted);
     let mut notes = vec![format!("verdict: {:?} — {}", verdict.limit, verdict.evidence)];
+    if named.is_some() {
+        notes.extend(super::named::add(&mut record, &named_intervals, &script_errors, totals.counters.script_errors));
+    }
     if !failures.is_empty() {
         notes.push(format!("failures, by what the server said: {}", failures.join("; ")));
     }
@@ -232,7 +281,7 @@ fn run<B: Behaviour>(a: &SwarmArgs, cfg: SwarmConfig, behaviour: B, spec: serde_
         notes.push(format!("messages received, by type: {}", received.iter().map(|(t, n)| format!("{t} {n}")).collect::<Vec<_>>().join(", ")));
     }
     match &told {
-        _ if totals.counters.connects > 0 => {}
+        _ if totals.counters.connects > 0 || named.is_some() => {}
         Some(t) => notes.push(format!("no bot joined a room: is a Colyseus server listening on ws://{server}, with the room {:?} defined?", t.room)),
         None => notes.push(format!("no bot was accepted: is an arena server listening on {server}, with the same --secret?")),
     }

@@ -94,6 +94,10 @@ pub struct SwarmArgs {
     pub relay: RelayArgs,
     #[command(flatten)]
     pub colyseus: ColyseusArgs,
+    /// Bots that run this Lua script (docs/BOTS.md) against --server over WebSocket, Socket.IO and HTTP
+    /// (sets --mode script).
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<std::path::PathBuf>,
     /// This process is shard I of N (1-based, such as 2/4): it takes its share of the bots (whole rooms in relay mode).
     #[arg(long, value_name = "I/N")]
     pub worker: Option<String>,
@@ -159,6 +163,8 @@ pub enum Behaviour {
     Relay,
     /// A Colyseus server over WebSocket: matchmake into --room, send a move every --send-every (or play --play FILE).
     Colyseus,
+    /// Bots running a Lua script (--script FILE) over WebSocket, Socket.IO and HTTP.
+    Script,
 }
 
 /// Photon's receiver groups.

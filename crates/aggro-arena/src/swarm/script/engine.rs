@@ -1,0 +1,243 @@
+//! One Lua state per swarm thread running every bot's script: each bot is a
+//! coroutine of the script's main chunk, each callback (`every`, `ws:on`) a
+//! coroutine of its own, so anything may wait. The engine enters a bot's code
+//! at the intended time of what wakes it (a timer's due time, an arrival),
+//! hands it the transport's events, and takes back what it wrote and measured.
+
+use super::api;
+use super::convert::{fill_attachments, to_lua};
+use super::state::{BotState, Context, Protocol, Timer, Wake, Waiter};
+use crate::swarm::Heard;
+use crate::swarm::websocket::{Request, Requests};
+use aggro_core::rng::Rng;
+use mlua::thread::ThreadStatus;
+use mlua::{Function, IntoLuaMulti, Lua, LuaOptions, MultiValue, StdLib, Table, Thread, Value};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// The script's Lua state and every bot's state.
+#[derive(Debug)]
+pub struct Engine {
+    pub(super) lua: Lua,
+    chunk: Function,
+    pub(super) ctx: Rc<RefCell<Context>>,
+    socket_mt: Table,
+}
+
+/// Globals a script may not reach: files, processes, loading code, the FFI (not loaded at all: io, os,
+/// package, debug, ffi, jit).
+const REMOVED: [&str; 8] = ["dofile", "loadfile", "load", "loadstring", "require", "module", "collectgarbage", "getfenv"];
+
+impl Engine {
+    /// Loads `source` (named `name` in errors) into a sandboxed state: a syntax error is one line with
+    /// its line number.
+    pub fn load(source: &str, name: &str) -> Result<Self, String> {
+        let built = (|| -> mlua::Result<(Lua, Rc<RefCell<Context>>)> {
+            let lua = Lua::new_with(StdLib::TABLE | StdLib::STRING | StdLib::MATH, LuaOptions::default())?;
+            let ctx = Rc::new(RefCell::new(Context {
+                bot: 0,
+                now_us: 0,
+                bots: Vec::new(),
+                out: Vec::new(),
+                heard: Heard::default(),
+                measures: Default::default(),
+            }));
+            api::register(&lua, &ctx)?;
+            lua.load(include_str!("prelude.lua")).set_name("=aggro prelude").exec()?;
+            let g = lua.globals();
+            for name in REMOVED {
+                g.raw_set(name, Value::Nil)?;
+            }
+            lua.load(STRICT).set_name("=aggro prelude").exec()?;
+            Ok((lua, ctx))
+        })();
+        let (lua, ctx) = built.map_err(|e| format!("cannot set up the Lua state: {e}"))?;
+        let chunk = lua.load(source).set_name(format!("={name}")).into_function().map_err(|e| one_line(&e))?;
+        let socket_mt = lua.globals().raw_get("__socket_mt").map_err(|e| e.to_string())?;
+        Ok(Self { lua, chunk, ctx, socket_mt })
+    }
+
+    /// Bot `index` begins afresh (a newcomer in a departed bot's place drops its coroutines).
+    pub fn add_bot(&self, index: usize, id: u64, rng: Rng) {
+        let mut c = self.ctx.borrow_mut();
+        while c.bots.len() <= index {
+            c.bots.push(BotState::new(0, Rng::seeded(0)));
+        }
+        c.bots[index] = BotState::new(id, rng);
+    }
+
+    pub fn active(&self, bot: usize) -> bool {
+        self.ctx.borrow().bots[bot].active()
+    }
+
+    pub fn gone(&self, bot: usize) -> bool {
+        self.ctx.borrow().bots[bot].gone
+    }
+
+    pub fn next_tick(&self, bot: usize) -> Option<u64> {
+        let c = self.ctx.borrow();
+        let b = &c.bots[bot];
+        b.started.then(|| b.next_timer())
+    }
+
+    /// Runs bot `bot`'s due timers (its script, at its first tick).
+    pub fn tick(&self, bot: usize, now_us: u64, out: &mut Requests, heard: &mut Heard) {
+        if !self.ctx.borrow().bots[bot].started {
+            self.ctx.borrow_mut().bots[bot].started = true;
+            self.enter(bot, now_us);
+            match self.lua.create_thread(self.chunk.clone()) {
+                Ok(main) => {
+                    self.ctx.borrow_mut().bots[bot].main = Some(main.clone());
+                    self.resume(bot, &main, ());
+                }
+                Err(e) => self.failed(bot, &e),
+            }
+            return self.exit(bot, out, heard);
+        }
+        loop {
+            let timer = self.ctx.borrow_mut().bots[bot].take_due(now_us);
+            let Some(Timer { at_us, what }) = timer else { break };
+            self.enter(bot, at_us);
+            match what {
+                Wake::Resume(thread) => drop(self.resume(bot, &thread, ())),
+                Wake::Every { period_us, callback } => {
+                    // Keep the phase; a timer more than a period behind skips ahead.
+                    let next = if now_us - at_us > period_us { now_us + period_us } else { at_us + period_us };
+                    self.ctx.borrow_mut().bots[bot].timers.push(Timer { at_us: next, what: Wake::Every { period_us, callback: callback.clone() } });
+                    drop(self.spawn(bot, callback, ()));
+                }
+            }
+            if self.ctx.borrow().bots[bot].gone {
+                break;
+            }
+        }
+        self.exit(bot, out, heard);
+    }
+
+    /// Sets the running bot and the intended time of what it does.
+    pub(super) fn enter(&self, bot: usize, now_us: u64) {
+        let mut c = self.ctx.borrow_mut();
+        c.bot = bot;
+        c.now_us = now_us;
+    }
+
+    /// Hands what the bot wrote and measured to the swarm; a bot with nothing left to run, or stopped,
+    /// leaves play.
+    pub(super) fn exit(&self, bot: usize, out: &mut Requests, heard: &mut Heard) {
+        let mut c = self.ctx.borrow_mut();
+        out.0.append(&mut c.out);
+        let h = std::mem::take(&mut c.heard);
+        heard.delays_us.extend(h.delays_us);
+        heard.round_trips_us.extend(h.round_trips_us);
+        heard.counters += h.counters;
+        let b = &mut c.bots[bot];
+        if b.main.as_ref().is_some_and(|m| m.status() != ThreadStatus::Resumable) {
+            b.finished = true;
+            b.main = None;
+        }
+        if b.idle() && !b.gone {
+            b.gone = true;
+        }
+        heard.gone |= h.gone || b.gone;
+    }
+
+    /// Runs `f(args)` as a new coroutine of bot `bot`; its results if it returned at once.
+    pub(super) fn spawn(&self, bot: usize, f: Function, args: impl IntoLuaMulti) -> Option<MultiValue> {
+        match self.lua.create_thread(f) {
+            Ok(thread) => self.resume(bot, &thread, args),
+            Err(e) => {
+                self.failed(bot, &e);
+                None
+            }
+        }
+    }
+
+    /// Resumes `thread` of bot `bot`; its results if it returned. An error stops the bot.
+    pub(super) fn resume(&self, bot: usize, thread: &Thread, args: impl IntoLuaMulti) -> Option<MultiValue> {
+        match thread.resume::<MultiValue>(args) {
+            Ok(values) => (thread.status() == ThreadStatus::Finished).then_some(values),
+            Err(e) => {
+                self.failed(bot, &e);
+                None
+            }
+        }
+    }
+
+    /// Resumes a waiting coroutine with `args`.
+    pub(super) fn wake(&self, bot: usize, waiter: Waiter, args: impl IntoLuaMulti) {
+        self.resume(bot, &waiter.thread, args);
+    }
+
+    /// A script error: counted, the first ones printed with their traceback, the bot stopped.
+    pub(super) fn failed(&self, bot: usize, e: &mlua::Error) {
+        let mut c = self.ctx.borrow_mut();
+        let id = c.bots[bot].id;
+        c.heard.counters.script_errors += 1;
+        let text = e.to_string();
+        if c.measures.error(format!("bot {id}: {text}")) {
+            eprintln!("aggro: bot {id} stopped by a script error: {text}");
+        }
+        let b = &mut c.bots[bot];
+        b.gone = true;
+        b.timers.clear();
+    }
+
+    /// The socket table a script holds for bot `bot`'s socket.
+    pub(super) fn socket_table(&self, bot: usize) -> mlua::Result<Table> {
+        let t = self.lua.create_table()?;
+        t.raw_set("bot", bot)?;
+        t.set_metatable(Some(self.socket_mt.clone()))?;
+        Ok(t)
+    }
+
+    /// `value` (JSON) as Lua, with binary attachments in their placeholders' places.
+    pub(super) fn lua_value(&self, value: &serde_json::Value, binaries: &[Vec<u8>]) -> mlua::Result<Value> {
+        let v = to_lua(&self.lua, value)?;
+        if binaries.is_empty() {
+            return Ok(v);
+        }
+        Ok(fill_attachments(&self.lua, &v, binaries)?.unwrap_or(v))
+    }
+
+    /// Writes a goodbye for bot `bot` (its socket closed, its timers dropped); true if there is one.
+    pub fn leave(&self, bot: usize, out: &mut Requests) -> bool {
+        let mut c = self.ctx.borrow_mut();
+        let b = &mut c.bots[bot];
+        b.gone = true;
+        b.timers.clear();
+        b.http = None;
+        match b.socket.take() {
+            Some(_) => {
+                out.0.push(Request::Close);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether bot `bot`'s socket speaks Socket.IO.
+    pub(super) fn protocol_is_socketio(&self, bot: usize) -> Option<bool> {
+        let c = self.ctx.borrow();
+        c.bots[bot].socket.as_ref().map(|s| matches!(s.protocol, Protocol::SocketIo { .. }))
+    }
+}
+
+/// Undeclared globals are an error, read or written: every bot of the thread shares them, and a
+/// misspelt API name is caught where it is used.
+const STRICT: &str = r#"
+setmetatable(_G, {
+  __newindex = function(_, name)
+    error("assignment to undeclared global '" .. tostring(name) .. "': the bots of a thread share globals; use local", 2)
+  end,
+  __index = function(_, name)
+    error("unknown name '" .. tostring(name) .. "' (not aggro's API nor a local)", 2)
+  end,
+})
+"#;
+
+/// An mlua error as one line: `bot.lua:3: unexpected symbol near '='`.
+pub fn one_line(e: &mlua::Error) -> String {
+    let text = e.to_string();
+    let line = text.lines().next().unwrap_or_default();
+    line.strip_prefix("syntax error: ").or_else(|| line.strip_prefix("runtime error: ")).unwrap_or(line).to_string()
+}

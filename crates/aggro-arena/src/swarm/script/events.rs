@@ -1,0 +1,289 @@
+//! What the transport hands a scripted bot, turned into its script's terms:
+//! an HTTP answer resumes the request's coroutine, a socket's opening its
+//! `connect`, a reply its `call` (the round trip timed from the intended
+//! time of the step that called), a message or event its handler.
+
+use super::engine::Engine;
+use super::state::{Format, Protocol, Waiter};
+use crate::swarm::peers::Order;
+use crate::swarm::socketio::{self, Engine as Eio, Kind};
+use crate::swarm::websocket::{Request, WsEvent};
+use mlua::{MultiValue, Value};
+
+impl Engine {
+    /// Hands bot `bot` what arrived at `at_us`.
+    pub fn event(&self, bot: usize, at_us: u64, event: WsEvent<'_>) {
+        self.enter(bot, at_us);
+        match event {
+            WsEvent::Response { status, body } => self.answered(bot, Ok((status, body))),
+            WsEvent::HttpFailed { why } => self.answered(bot, Err(why)),
+            WsEvent::Opened => {
+                if self.protocol_is_socketio(bot) == Some(false) {
+                    self.opened(bot);
+                }
+            }
+            WsEvent::Text(text) => match self.protocol_is_socketio(bot) {
+                Some(true) => self.socketio_frame(bot, text),
+                Some(false) => self.websocket_message(bot, Value::Nil, text.as_bytes(), true),
+                None => {}
+            },
+            WsEvent::Message(bytes) => match self.protocol_is_socketio(bot) {
+                Some(true) => self.attachment(bot, bytes),
+                Some(false) => self.websocket_message(bot, Value::Nil, bytes, false),
+                None => {}
+            },
+            WsEvent::Closed { why } => self.closed(bot, why),
+        }
+    }
+
+    fn answered(&self, bot: usize, answer: Result<(u16, &[u8]), &str>) {
+        let Some(waiter) = self.ctx.borrow_mut().bots[bot].http.take() else { return };
+        let now = self.ctx.borrow().now_us;
+        self.ctx.borrow_mut().measures.record("http", now.saturating_sub(waiter.since_us));
+        let reply = (|| -> mlua::Result<MultiValue> {
+            match answer {
+                Ok((status, body)) => {
+                    let t = self.lua.create_table()?;
+                    t.set("status", status)?;
+                    t.set("body", self.lua.create_string(body)?)?;
+                    if let Ok(json) = serde_json::from_slice::<serde_json::Value>(body) {
+                        t.set("json", self.lua_value(&json, &[])?)?;
+                    }
+                    Ok(MultiValue::from_iter([Value::Table(t)]))
+                }
+                Err(why) => {
+                    self.ctx.borrow_mut().heard.counters.server_errors += 1;
+                    Ok(MultiValue::from_iter([Value::Nil, Value::String(self.lua.create_string(why)?)]))
+                }
+            }
+        })();
+        match reply {
+            Ok(values) => self.wake(bot, waiter, values),
+            Err(e) => self.failed(bot, &e),
+        }
+    }
+
+    /// The bot's socket is open (for Socket.IO, its namespace joined): its `connect` returns it.
+    fn opened(&self, bot: usize) {
+        let opener = {
+            let mut c = self.ctx.borrow_mut();
+            c.heard.counters.connects += 1;
+            c.heard.counters.joins += 1;
+            let Some(s) = c.bots[bot].socket.as_mut() else { return };
+            s.open = true;
+            s.opener.take()
+        };
+        match (opener, self.socket_table(bot)) {
+            (Some(w), Ok(t)) => self.wake(bot, w, t),
+            (_, Err(e)) => self.failed(bot, &e),
+            (None, _) => {}
+        }
+    }
+
+    /// The socket closed: before it opened its `connect` returns nil and why; after, its "disconnect"
+    /// handler runs — without one the bot leaves play (a player sent away).
+    fn closed(&self, bot: usize, why: &str) {
+        let Some(socket) = self.ctx.borrow_mut().bots[bot].socket.take() else { return };
+        let why_lua = self.lua.create_string(why).map(Value::String).unwrap_or(Value::Nil);
+        if !socket.open {
+            self.ctx.borrow_mut().heard.counters.failed_joins += 1;
+            if let Some(w) = socket.opener {
+                self.wake(bot, w, (Value::Nil, why_lua));
+            }
+            return;
+        }
+        self.ctx.borrow_mut().heard.counters.disconnects += 1;
+        let handler = socket.handler("disconnect");
+        for (_, w) in socket.calls {
+            self.wake(bot, w, (Value::Nil, why_lua.clone()));
+        }
+        match handler {
+            Some(f) => drop(self.spawn(bot, f, why_lua)),
+            None => self.ctx.borrow_mut().bots[bot].gone = true,
+        }
+    }
+
+    /// A message on a plain WebSocket: a reply to a `call`, or handed to the handler its type names
+    /// (else "message").
+    fn websocket_message(&self, bot: usize, _: Value, bytes: &[u8], text: bool) {
+        let (format, type_field, reply_field) = {
+            let c = self.ctx.borrow();
+            let Some(Protocol::WebSocket { format, type_field, reply_field }) = c.bots[bot].socket.as_ref().map(|s| &s.protocol) else { return };
+            (*format, type_field.clone(), reply_field.clone())
+        };
+        if format != Format::Json || !text {
+            let value = self.lua.create_string(bytes).map(Value::String).unwrap_or(Value::Nil);
+            return self.dispatch(bot, "message", None, MultiValue::from_iter([value]));
+        }
+        let Ok(json) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+            self.ctx.borrow_mut().heard.counters.decode_errors += 1;
+            return;
+        };
+        self.observe(&json);
+        let reply_to = json.get(&reply_field).and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok()));
+        if let Some(waiter) = reply_to.and_then(|id| self.take_call(bot, id)) {
+            return self.replied(bot, waiter, &json);
+        }
+        let name = json.get(&type_field).and_then(|t| t.as_str()).unwrap_or("message").to_string();
+        match self.lua_value(&json, &[]) {
+            Ok(v) => self.dispatch(bot, &name, None, MultiValue::from_iter([v])),
+            Err(e) => self.failed(bot, &e),
+        }
+    }
+
+    /// A text frame of a Socket.IO socket: Engine.IO's handshake and heartbeat, then Socket.IO packets.
+    fn socketio_frame(&self, bot: usize, frame: &str) {
+        let packet = match socketio::engine(frame) {
+            Ok(Eio::Open(_)) => return self.socketio_join(bot),
+            Ok(Eio::Ping(payload)) => return self.ctx.borrow_mut().out.push(Request::SendText(socketio::pong(payload))),
+            Ok(Eio::Close) => return self.closed(bot, "closed by the server (Engine.IO close)"),
+            Ok(Eio::Pong | Eio::Noop) => return,
+            Ok(Eio::Message(text)) => socketio::packet(text),
+            Err(e) => Err(e),
+        };
+        let p = match packet {
+            Ok(p) => p,
+            Err(_) => return self.ctx.borrow_mut().heard.counters.decode_errors += 1,
+        };
+        match p.kind {
+            Kind::Connect => self.opened(bot),
+            Kind::ConnectError => {
+                let why = serde_json::from_str::<serde_json::Value>(p.data)
+                    .ok()
+                    .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(str::to_string))
+                    .unwrap_or_else(|| p.data.to_string());
+                let socket = self.ctx.borrow_mut().bots[bot].socket.take();
+                let mut c = self.ctx.borrow_mut();
+                c.heard.counters.refused += 1;
+                c.out.push(Request::Close);
+                drop(c);
+                if let Some(w) = socket.and_then(|s| s.opener) {
+                    let why = self.lua.create_string(format!("refused: {why}")).map(Value::String).unwrap_or(Value::Nil);
+                    self.wake(bot, w, (Value::Nil, why));
+                }
+            }
+            Kind::Disconnect => self.closed(bot, "disconnected by the server"),
+            Kind::Event | Kind::Ack if p.attachments == 0 => self.socketio_packet(bot, p.kind == Kind::Event, p.id, p.data, &[]),
+            Kind::Event | Kind::Ack | Kind::BinaryEvent | Kind::BinaryAck => {
+                let event = matches!(p.kind, Kind::Event | Kind::BinaryEvent);
+                let attaching = super::state::Attaching { event, id: p.id, data: p.data.to_string(), wanted: p.attachments, binaries: Vec::new() };
+                if let Some(s) = self.ctx.borrow_mut().bots[bot].socket.as_mut() {
+                    s.attaching = Some(attaching);
+                }
+            }
+        }
+    }
+
+    /// Engine.IO opened: the bot asks to join its namespace (with its auth).
+    fn socketio_join(&self, bot: usize) {
+        let mut c = self.ctx.borrow_mut();
+        let Some(Protocol::SocketIo { namespace, auth }) = c.bots[bot].socket.as_ref().map(|s| &s.protocol) else { return };
+        let frame = socketio::encode(Kind::Connect, namespace, None, auth);
+        c.out.push(Request::SendText(frame));
+    }
+
+    /// A binary frame: the next attachment of the packet waiting for them.
+    fn attachment(&self, bot: usize, bytes: &[u8]) {
+        let done = {
+            let mut c = self.ctx.borrow_mut();
+            let Some(a) = c.bots[bot].socket.as_mut().and_then(|s| s.attaching.as_mut()) else {
+                c.heard.counters.decode_errors += 1;
+                return;
+            };
+            a.binaries.push(bytes.to_vec());
+            if a.binaries.len() < a.wanted {
+                return;
+            }
+            c.bots[bot].socket.as_mut().and_then(|s| s.attaching.take())
+        };
+        if let Some(a) = done {
+            self.socketio_packet(bot, a.event, a.id, &a.data, &a.binaries);
+        }
+    }
+
+    /// A Socket.IO event (handed to its handler, whose results answer an ack the server asked for) or
+    /// ack (the reply to a `call`).
+    fn socketio_packet(&self, bot: usize, event: bool, id: Option<u64>, data: &str, binaries: &[Vec<u8>]) {
+        let Ok(serde_json::Value::Array(mut items)) = serde_json::from_str::<serde_json::Value>(data) else {
+            return self.ctx.borrow_mut().heard.counters.decode_errors += 1;
+        };
+        if !event {
+            let Some(waiter) = id.and_then(|id| self.take_call(bot, id)) else { return };
+            return self.replied(bot, waiter, &serde_json::Value::Array(items));
+        }
+        let name = match items.first().and_then(|n| n.as_str()) {
+            Some(n) => n.to_string(),
+            None => return self.ctx.borrow_mut().heard.counters.decode_errors += 1,
+        };
+        items.remove(0);
+        if let Some(first) = items.first() {
+            self.observe(first);
+        }
+        let args: mlua::Result<MultiValue> = items.iter().map(|v| self.lua_value(v, binaries)).collect();
+        match args {
+            Ok(args) => self.dispatch(bot, &name, id, args),
+            Err(e) => self.failed(bot, &e),
+        }
+    }
+
+    /// Runs the handler of `name` with `args`; when the server asked for an ack (`id`), the handler's
+    /// results answer it.
+    fn dispatch(&self, bot: usize, name: &str, id: Option<u64>, args: MultiValue) {
+        let handler = self.ctx.borrow().bots[bot].socket.as_ref().and_then(|s| s.handler(name));
+        let Some(f) = handler else {
+            self.ctx.borrow_mut().heard.counters.other_messages += 1;
+            return;
+        };
+        let results = self.spawn(bot, f, args);
+        if let (Some(id), Some(results)) = (id, results) {
+            let mut c = self.ctx.borrow_mut();
+            let Some(Protocol::SocketIo { namespace, .. }) = c.bots[bot].socket.as_ref().map(|s| &s.protocol) else { return };
+            match super::api::json_array(None, &results) {
+                Ok(data) => {
+                    let frame = socketio::encode(Kind::Ack, namespace, Some(id), &data);
+                    c.out.push(Request::SendText(frame));
+                }
+                Err(_) => c.heard.counters.decode_errors += 1,
+            }
+        }
+    }
+
+    fn take_call(&self, bot: usize, id: u64) -> Option<Waiter> {
+        let mut c = self.ctx.borrow_mut();
+        let s = c.bots[bot].socket.as_mut()?;
+        let k = s.calls.iter().position(|(i, _)| *i == id)?;
+        Some(s.calls.swap_remove(k).1)
+    }
+
+    /// A call's reply: its round trip timed, its coroutine resumed with the reply (a Socket.IO ack's
+    /// values; a WebSocket message).
+    fn replied(&self, bot: usize, waiter: Waiter, reply: &serde_json::Value) {
+        let now = self.ctx.borrow().now_us;
+        self.ctx.borrow_mut().heard.round_trips_us.push(now.saturating_sub(waiter.since_us));
+        let values: mlua::Result<MultiValue> = match reply {
+            serde_json::Value::Array(items) if self.protocol_is_socketio(bot) == Some(true) => items.iter().map(|v| self.lua_value(v, &[])).collect(),
+            other => self.lua_value(other, &[]).map(|v| MultiValue::from_iter([v])),
+        };
+        match values {
+            Ok(v) => self.wake(bot, waiter, v),
+            Err(e) => self.failed(bot, &e),
+        }
+    }
+
+    /// A message that carries its sender, number and send time (`from`, `seq`, `t` on the swarm's clock,
+    /// as `now()` gives it) is delivery-checked and its delay measured.
+    fn observe(&self, message: &serde_json::Value) {
+        let field = |k: &str| message.get(k).and_then(serde_json::Value::as_f64);
+        let (Some(t), Some(from), Some(seq)) = (field("t"), field("from"), field("seq")) else { return };
+        let mut c = self.ctx.borrow_mut();
+        let now = c.now_us;
+        let bot = c.bot;
+        c.heard.counters.events_received += 1;
+        c.heard.delays_us.push(now.saturating_sub(t as u64));
+        match c.bots[bot].peers.heard(from as u64, seq as u32) {
+            Order::First | Order::Next => {}
+            Order::Late => c.heard.counters.reliable_disorder += 1,
+            Order::Gap(n) => c.heard.counters.reliable_missing += n as u64,
+        }
+    }
+}

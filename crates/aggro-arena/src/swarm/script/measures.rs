@@ -1,0 +1,60 @@
+//! What scripts measure and count by name (`measure("login", fn)`,
+//! `count("bought")`), and the errors they raised: histograms of the open
+//! interval, taken by the swarm's owner as each interval closes.
+
+use aggro_stats::Histogram;
+
+/// Script errors kept word for word (the rest are only counted).
+const ERRORS_KEPT: usize = 5;
+
+/// Named measurements and counters of the open interval, and the script's first errors.
+#[derive(Debug, Default)]
+pub struct Measures {
+    /// (name, histogram of µs×1000 = ns) in the order names were first used.
+    timed: Vec<(String, Histogram)>,
+    counted: Vec<(String, u64)>,
+    /// The first errors' messages with their tracebacks, and how many there were in all.
+    pub errors: Vec<String>,
+    pub error_count: u64,
+}
+
+impl Measures {
+    /// Records `us` µs under `name`.
+    pub fn record(&mut self, name: &str, us: u64) {
+        let h = match self.timed.iter().position(|(n, _)| n == name) {
+            Some(k) => &mut self.timed[k].1,
+            None => {
+                self.timed.push((name.to_string(), aggro_stats::new_histogram()));
+                &mut self.timed.last_mut().expect("pushed").1
+            }
+        };
+        // The histogram resizes itself to take the value (`saturating_record` would clamp it to its range).
+        let _ = h.record(us.saturating_mul(1000));
+    }
+
+    /// Adds `n` to counter `name`.
+    pub fn count(&mut self, name: &str, n: u64) {
+        match self.counted.iter_mut().find(|(c, _)| c == name) {
+            Some(c) => c.1 += n,
+            None => self.counted.push((name.to_string(), n)),
+        }
+    }
+
+    /// Notes a script error; true for the first few, which are kept (and should be shown).
+    pub fn error(&mut self, text: String) -> bool {
+        self.error_count += 1;
+        let keep = self.errors.len() < ERRORS_KEPT;
+        if keep {
+            self.errors.push(text);
+        }
+        keep
+    }
+
+    /// Takes the interval's histograms and counters (names keep their order; a name without
+    /// measurements this interval gives an empty histogram).
+    pub fn take_interval(&mut self) -> (Vec<(String, Histogram)>, Vec<(String, u64)>) {
+        let timed = self.timed.iter_mut().map(|(n, h)| (n.clone(), std::mem::replace(h, aggro_stats::new_histogram()))).collect();
+        let counted = self.counted.iter_mut().map(|(n, c)| (n.clone(), std::mem::take(c))).collect();
+        (timed, counted)
+    }
+}

@@ -1,0 +1,95 @@
+//! The `script` behaviour: bots whose behaviour is a Lua script, over the
+//! WebSocket transport (plain WebSocket with JSON, text or binary messages;
+//! Socket.IO v4; HTTP/1.1 beside them). Each bot runs the script top to
+//! bottom as a coroutine of the swarm thread's one Lua state (LuaJIT,
+//! sandboxed: no files, processes or sockets but the bot's own); what it
+//! waits for (an answer, a time) parks the coroutine until the swarm's loop
+//! hands it over. docs/BOTS.md is the script's API.
+//!
+//! # Layout
+//! - [`engine`]: the Lua state, bots' coroutines, timers, script errors.
+//! - [`events`]: the transport's events in the script's terms (answers, replies, handlers).
+//! - [`api`] and [`sockets`]: the functions scripts call; `prelude.lua`, the ones that wait.
+//! - [`state`]: what is kept per bot between calls.
+//! - [`convert`]: Lua values to JSON and back.
+//! - [`measures`]: `measure` and `count` by name, per interval.
+
+pub mod api;
+pub mod convert;
+pub mod engine;
+pub mod events;
+pub mod measures;
+pub mod sockets;
+pub mod state;
+
+use super::websocket::{Requests, WebSockets, WsEvent};
+use super::{Behaviour, Heard, Player, SwarmConfig};
+use aggro_core::rng::Rng;
+use engine::Engine;
+use std::rc::Rc;
+
+/// Bots running a script.
+#[derive(Clone, Debug)]
+pub struct ScriptBots {
+    engine: Rc<Engine>,
+}
+
+impl ScriptBots {
+    /// Bots running `source` (called `name` in errors); a syntax error is one line with its line number.
+    pub fn load(source: &str, name: &str) -> Result<Self, String> {
+        Ok(Self { engine: Rc::new(Engine::load(source, name)?) })
+    }
+
+    /// What the scripts measured and counted by name since the last call, and their errors so far.
+    pub fn measures(&self) -> std::cell::RefMut<'_, measures::Measures> {
+        std::cell::RefMut::map(self.engine.ctx.borrow_mut(), |c| &mut c.measures)
+    }
+}
+
+impl Behaviour for ScriptBots {
+    type Transport = WebSockets;
+    type Bot = ScriptBot;
+    const DELAY: &'static str = "message_delay";
+    const REFUSALS_FAIL: bool = true;
+
+    fn bot(&mut self, _: &SwarmConfig, index: usize, client_id: u64, _: u64, rng: Rng) -> ScriptBot {
+        self.engine.add_bot(index, client_id, rng);
+        ScriptBot { engine: Rc::clone(&self.engine), index }
+    }
+}
+
+/// One scripted bot: its state lives in the engine.
+#[derive(Debug)]
+pub struct ScriptBot {
+    engine: Rc<Engine>,
+    index: usize,
+}
+
+impl Player<WebSockets> for ScriptBot {
+    fn active(&self) -> bool {
+        self.engine.active(self.index)
+    }
+
+    fn gone(&self) -> bool {
+        self.engine.gone(self.index)
+    }
+
+    fn tick(&mut self, now_us: u64, out: &mut Requests, heard: &mut Heard) -> bool {
+        self.engine.tick(self.index, now_us, out, heard);
+        !out.0.is_empty()
+    }
+
+    fn receive(&mut self, now_us: u64, event: WsEvent<'_>, out: &mut Requests, heard: &mut Heard) -> bool {
+        self.engine.event(self.index, now_us, event);
+        self.engine.exit(self.index, out, heard);
+        !out.0.is_empty()
+    }
+
+    fn leave(&mut self, _: u64, out: &mut Requests) -> bool {
+        self.engine.leave(self.index, out)
+    }
+
+    fn next_tick(&self) -> Option<u64> {
+        self.engine.next_tick(self.index)
+    }
+}

@@ -1,0 +1,54 @@
+-- The Lua side of aggro's bot API: what yields (a bot waits for an answer or
+-- a time) is written here, over the Rust functions named __*; the rest are
+-- Rust functions themselves. Loaded once per Lua state, before the script.
+local yield, select, unpack = coroutine.yield, select, unpack
+local __http, __sleep, __connect, __call, __record, __now =
+  __http, __sleep, __connect, __call, __record, now
+
+http = {}
+function http.request(r)
+  __http(r.method or "GET", r.path, r.body, r.headers)
+  return yield()
+end
+function http.get(path, opts)
+  return http.request { method = "GET", path = path, headers = opts and opts.headers }
+end
+function http.post(path, body, opts)
+  return http.request { method = "POST", path = path, body = body, headers = opts and opts.headers }
+end
+
+function sleep(ms)
+  __sleep(ms)
+  return yield()
+end
+
+socketio = {}
+function socketio.connect(url, opts)
+  __connect("socketio", url, opts)
+  return yield()
+end
+
+websocket = {}
+function websocket.connect(url, opts)
+  __connect("websocket", url, opts)
+  return yield()
+end
+
+local socket = {}
+socket.__index = socket
+function socket:on(name, fn) return __on(self, name, fn) end
+function socket:emit(name, ...) return __emit(self, name, ...) end
+function socket:send(message) return __send(self, message) end
+function socket:close() return __close(self) end
+function socket:call(...)
+  __call(self, ...)
+  return yield()
+end
+__socket_mt = socket
+
+function measure(name, fn, ...)
+  local t0 = __now()
+  local results = { fn(...) }
+  __record(name, t0)
+  return unpack(results)
+end

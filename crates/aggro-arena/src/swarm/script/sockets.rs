@@ -1,0 +1,137 @@
+//! The socket half of the API: `socketio.connect`, `websocket.connect` and a
+//! socket's `on`, `emit`, `send`, `call` and `close`, for the running bot's
+//! one socket.
+
+use super::api::{new_socket, path_of, protocol, socketio_event};
+use super::convert::to_json;
+use super::state::{Context, Format, Protocol, Socket, Waiter};
+use crate::swarm::socketio;
+use crate::swarm::websocket::Request;
+use mlua::{Function, Lua, MultiValue, Table, Value};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+type Shared = Rc<RefCell<Context>>;
+
+pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
+    let g = lua.globals();
+    let c = Rc::clone(ctx);
+    g.set(
+        "__connect",
+        lua.create_function(move |lua, (kind, url, opts): (String, String, Option<Table>)| {
+            let protocol = protocol(&kind, opts.as_ref())?;
+            let mut path = path_of(&url)?;
+            if matches!(protocol, Protocol::SocketIo { .. }) {
+                path = socketio::socket_path(if path == "/" { "/socket.io/" } else { &path });
+            }
+            let mut headers = Vec::new();
+            for pair in opts.iter().flat_map(|o| o.get::<Option<Table>>("headers").ok().flatten()).flat_map(|h| h.pairs::<String, String>().collect::<Vec<_>>()) {
+                headers.push(pair?);
+            }
+            let mut c = c.borrow_mut();
+            let socket = new_socket(lua, &mut c, protocol);
+            c.me().socket = Some(socket);
+            c.out.push(Request::Open { path, headers });
+            Ok(())
+        })?,
+    )?;
+    let c = Rc::clone(ctx);
+    g.set(
+        "__on",
+        lua.create_function(move |_, (sock, name, f): (Table, String, Function)| {
+            with_socket(&c, &sock, |_, s| {
+                s.handlers.retain(|(n, _)| *n != name);
+                s.handlers.push((name, f));
+                Ok(())
+            })
+        })?,
+    )?;
+    let c = Rc::clone(ctx);
+    g.set(
+        "__emit",
+        lua.create_function(move |_, (sock, name, args): (Table, String, MultiValue)| {
+            with_socket(&c, &sock, |out, s| match &s.protocol {
+                Protocol::SocketIo { namespace, .. } => {
+                    out.push(Request::SendText(socketio_event(namespace, None, &name, &args)?));
+                    Ok(())
+                }
+                Protocol::WebSocket { .. } => Err(mlua::Error::runtime("emit is Socket.IO's: on a plain WebSocket use ws:send(message)")),
+            })
+        })?,
+    )?;
+    let c = Rc::clone(ctx);
+    g.set(
+        "__send",
+        lua.create_function(move |_, (sock, message): (Table, Value)| {
+            with_socket(&c, &sock, |out, s| {
+                out.push(match (&s.protocol, &message) {
+                    (Protocol::SocketIo { namespace, .. }, _) => {
+                        Request::SendText(socketio_event(namespace, None, "message", &MultiValue::from_iter([message.clone()]))?)
+                    }
+                    (Protocol::WebSocket { format: Format::Json, .. }, _) => Request::SendText(to_json(&message)?),
+                    (Protocol::WebSocket { format: Format::Text, .. }, Value::String(t)) => Request::SendText(t.to_str()?.to_string()),
+                    (Protocol::WebSocket { format: Format::Binary, .. }, Value::String(b)) => Request::Send(b.as_bytes().to_vec()),
+                    (_, other) => return Err(mlua::Error::runtime(format!("a text or binary socket sends strings, not a {}", other.type_name()))),
+                });
+                Ok(())
+            })
+        })?,
+    )?;
+    let c = Rc::clone(ctx);
+    g.set(
+        "__call",
+        lua.create_function(move |lua, (sock, args): (Table, MultiValue)| {
+            let thread = lua.current_thread();
+            let since_us = c.borrow().now_us;
+            with_socket(&c, &sock, |out, s| {
+                let id = s.next_id;
+                s.next_id += 1;
+                match &s.protocol {
+                    Protocol::SocketIo { namespace, .. } => {
+                        let mut args = args.into_iter();
+                        let Some(Value::String(name)) = args.next() else {
+                            return Err(mlua::Error::runtime("ws:call(name, ...) needs the event's name first"));
+                        };
+                        out.push(Request::SendText(socketio_event(namespace, Some(id), &name.to_str()?, &args.collect())?));
+                    }
+                    Protocol::WebSocket { format: Format::Json, reply_field, .. } => {
+                        let Some(Value::Table(message)) = args.into_iter().next() else {
+                            return Err(mlua::Error::runtime("ws:call(message) needs a table, sent as JSON"));
+                        };
+                        message.set(reply_field.as_str(), id)?;
+                        out.push(Request::SendText(to_json(&Value::Table(message))?));
+                    }
+                    Protocol::WebSocket { .. } => return Err(mlua::Error::runtime("ws:call needs a JSON socket (format = \"json\")")),
+                }
+                s.calls.push((id, Waiter { thread, since_us }));
+                Ok(())
+            })
+        })?,
+    )?;
+    let c = Rc::clone(ctx);
+    g.set(
+        "__close",
+        lua.create_function(move |_, sock: Table| {
+            with_socket(&c, &sock, |_, _| Ok(()))?;
+            let mut c = c.borrow_mut();
+            c.me().socket = None;
+            c.out.push(Request::Close);
+            Ok(())
+        })?,
+    )
+}
+
+/// Runs `f` on the running bot's socket, which `sock` must be and which must be open.
+fn with_socket<R>(c: &Shared, sock: &Table, f: impl FnOnce(&mut Vec<Request>, &mut Socket) -> mlua::Result<R>) -> mlua::Result<R> {
+    let mut c = c.borrow_mut();
+    let owner: Option<usize> = sock.raw_get("bot")?;
+    if owner != Some(c.bot) {
+        return Err(mlua::Error::runtime("a bot can use only its own socket"));
+    }
+    let Context { bots, bot, out, .. } = &mut *c;
+    match bots[*bot].socket.as_mut() {
+        Some(s) if s.open => f(out, s),
+        Some(_) => Err(mlua::Error::runtime("the socket is not open yet")),
+        None => Err(mlua::Error::runtime("the socket was closed")),
+    }
+}

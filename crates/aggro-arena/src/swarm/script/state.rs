@@ -1,0 +1,154 @@
+//! What the engine keeps for each scripted bot between calls into Lua: its
+//! timers, its socket and the coroutines waiting on them, its random stream.
+
+use crate::swarm::Heard;
+use crate::swarm::peers::Peers;
+use crate::swarm::websocket::Request;
+use aggro_core::rng::Rng;
+use mlua::{Function, Thread};
+
+/// A coroutine waiting for an answer, and the intended time of the step that asked (round trips
+/// count from it).
+#[derive(Debug)]
+pub struct Waiter {
+    pub thread: Thread,
+    pub since_us: u64,
+}
+
+/// A bot's timer: a callback every `period_us`, or a sleeping coroutine to wake.
+#[derive(Debug)]
+pub struct Timer {
+    pub at_us: u64,
+    pub what: Wake,
+}
+
+#[derive(Debug)]
+pub enum Wake {
+    Every { period_us: u64, callback: Function },
+    Resume(Thread),
+}
+
+/// How messages on a plain WebSocket are written and read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// JSON text: tables in, tables out.
+    Json,
+    /// Text messages as Lua strings.
+    Text,
+    /// Binary messages as Lua strings.
+    Binary,
+}
+
+/// The protocol over a bot's WebSocket.
+#[derive(Debug)]
+pub enum Protocol {
+    /// Plain WebSocket: a JSON message's `type_field` names its handler; `ws:call` waits for the message
+    /// whose `reply_field` equals the one it sent.
+    WebSocket { format: Format, type_field: String, reply_field: String },
+    /// Socket.IO v4 in `namespace`, connecting with `auth` (JSON, empty for none).
+    SocketIo { namespace: String, auth: String },
+}
+
+/// A Socket.IO packet waiting for its binary attachments.
+#[derive(Debug)]
+pub struct Attaching {
+    pub event: bool,
+    pub id: Option<u64>,
+    pub data: String,
+    pub wanted: usize,
+    pub binaries: Vec<Vec<u8>>,
+}
+
+/// A bot's WebSocket.
+#[derive(Debug)]
+pub struct Socket {
+    pub protocol: Protocol,
+    /// Open: the WebSocket is, and for Socket.IO the namespace has been joined.
+    pub open: bool,
+    /// The coroutine waiting for it to open.
+    pub opener: Option<Waiter>,
+    /// Handlers by event (or message type) name.
+    pub handlers: Vec<(String, Function)>,
+    /// Calls waiting for their reply, by ack id (or reply field value).
+    pub calls: Vec<(u64, Waiter)>,
+    pub next_id: u64,
+    pub attaching: Option<Attaching>,
+}
+
+impl Socket {
+    pub fn new(protocol: Protocol, opener: Waiter) -> Self {
+        Self { protocol, open: false, opener: Some(opener), handlers: Vec::new(), calls: Vec::new(), next_id: 1, attaching: None }
+    }
+
+    pub fn handler(&self, name: &str) -> Option<Function> {
+        self.handlers.iter().find(|(n, _)| n == name).map(|(_, f)| f.clone())
+    }
+}
+
+/// One scripted bot.
+#[derive(Debug)]
+pub struct BotState {
+    pub id: u64,
+    pub rng: Rng,
+    pub started: bool,
+    /// Its script's main chunk, while it waits.
+    pub main: Option<Thread>,
+    /// Its script's main chunk ran to its end.
+    pub finished: bool,
+    /// Stopped: its script raised, or its server sent it away with no handler to catch it.
+    pub gone: bool,
+    pub timers: Vec<Timer>,
+    pub socket: Option<Socket>,
+    pub http: Option<Waiter>,
+    /// The sender and number of each `{from, seq, t}` message heard.
+    pub peers: Peers,
+}
+
+impl BotState {
+    pub fn new(id: u64, rng: Rng) -> Self {
+        Self { id, rng, started: false, main: None, finished: false, gone: false, timers: Vec::new(), socket: None, http: None, peers: Peers::default() }
+    }
+
+    /// Its earliest timer (µs), `u64::MAX` when it has none.
+    pub fn next_timer(&self) -> u64 {
+        self.timers.iter().map(|t| t.at_us).min().unwrap_or(u64::MAX)
+    }
+
+    /// Takes its earliest timer due by `now_us`.
+    pub fn take_due(&mut self, now_us: u64) -> Option<Timer> {
+        let k = (0..self.timers.len()).filter(|&k| self.timers[k].at_us <= now_us).min_by_key(|&k| self.timers[k].at_us)?;
+        Some(self.timers.swap_remove(k))
+    }
+
+    /// Playing: its socket is open.
+    pub fn active(&self) -> bool {
+        !self.gone && self.socket.as_ref().is_some_and(|s| s.open)
+    }
+
+    /// Nothing left to run: no timer, no socket, no coroutine waiting, its script done.
+    pub fn idle(&self) -> bool {
+        self.finished && self.timers.is_empty() && self.socket.is_none() && self.http.is_none()
+    }
+}
+
+/// What the API functions see of the swarm while a bot's code runs.
+#[derive(Debug)]
+pub struct Context {
+    /// The bot whose code runs.
+    pub bot: usize,
+    /// The intended time of the step that runs (a timer's due time, an arrival's): what `now()` says
+    /// and what measurements count from.
+    pub now_us: u64,
+    pub bots: Vec<BotState>,
+    /// Requests the running bot wrote.
+    pub out: Vec<Request>,
+    /// What the running bot measured and counted.
+    pub heard: Heard,
+    pub measures: super::measures::Measures,
+}
+
+impl Context {
+    pub fn me(&mut self) -> &mut BotState {
+        &mut self.bots[self.bot]
+    }
+}

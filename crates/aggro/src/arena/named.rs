@@ -1,0 +1,49 @@
+//! A scripted swarm's own measurements in its result file: each name a script
+//! timed (`measure("login", …)`, and `http` for every HTTP request) is an
+//! operation of every interval and of the run (histograms merged, never
+//! averaged); its counters (`count("bought")`) and first errors go beside.
+
+use super::ms;
+use super::record::op;
+use aggro_report::record::RunRecord;
+use aggro_stats::{Histogram, Summary};
+
+/// Adds `named` (one entry per interval, in order) to `record`; returns the lines to print about them.
+pub fn add(record: &mut RunRecord, named: &[super::swarm::NamedInterval], errors: &[String], error_count: u64) -> Vec<String> {
+    let mut totals: Vec<(String, Histogram)> = Vec::new();
+    let mut counts: Vec<(String, u64)> = Vec::new();
+    for (k, (timed, counted)) in named.iter().enumerate() {
+        for (name, h) in timed {
+            if let Some(iv) = record.intervals.get_mut(k) {
+                iv.ops.push(op(name, h));
+            }
+            match totals.iter_mut().find(|(n, _)| n == name) {
+                Some((_, t)) => t.add(h).expect("histograms of one kind"),
+                None => totals.push((name.clone(), h.clone())),
+            }
+        }
+        for (name, n) in counted {
+            match counts.iter_mut().find(|(c, _)| c == name) {
+                Some(c) => c.1 += n,
+                None => counts.push((name.clone(), *n)),
+            }
+        }
+    }
+    let mut lines = Vec::new();
+    for (name, h) in &totals {
+        record.operations.push(name.clone());
+        record.totals.push(op(name, h));
+        let s = Summary::of(h);
+        lines.push(format!("measured {name}: {} times, p50 {:.1} p99 {:.1} max {:.1} ms", s.count, ms(s.p50_ns), ms(s.p99_ns), ms(s.max_ns)));
+    }
+    if !counts.is_empty() {
+        lines.push(format!("counted: {}", counts.iter().map(|(n, c)| format!("{n} {c}")).collect::<Vec<_>>().join(", ")));
+    }
+    if error_count > 0 {
+        lines.push(format!("script errors: {error_count} bots stopped; the first: {}", errors.first().map_or("", String::as_str)));
+    }
+    if let Some(extra) = record.extra.as_object_mut() {
+        extra.insert("script".into(), serde_json::json!({ "counts": counts, "errors": errors, "error_count": error_count }));
+    }
+    lines
+}

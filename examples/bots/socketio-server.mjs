@@ -1,0 +1,60 @@
+// aggro's reference Socket.IO v4 game: an HTTP login issuing a token, rooms of
+// ROOM_SIZE players joined in arrival order, each move broadcast to the rest of
+// the room, and an acknowledged `buy`. PORT from the environment (default 3000).
+import { createServer } from "node:http";
+import { Server } from "socket.io";
+
+const port = Number(process.env.PORT || 3000);
+const roomSize = Number(process.env.ROOM_SIZE || 10);
+const tokens = new Map();
+let joined = 0;
+
+function reply(res, status, body) {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+const http = createServer((req, res) => {
+  if (req.method !== "POST" || req.url !== "/login") return reply(res, 404, { error: "no such page" });
+  let body = "";
+  req.on("data", (chunk) => (body += chunk));
+  req.on("end", () => {
+    let user;
+    try {
+      user = JSON.parse(body).user;
+    } catch {
+      return reply(res, 400, { error: "the body is not JSON" });
+    }
+    if (typeof user !== "string" || user === "") return reply(res, 400, { error: "user is missing" });
+    const token = `t-${user}-${Math.random().toString(36).slice(2)}`;
+    tokens.set(token, user);
+    reply(res, 200, { token });
+  });
+});
+
+const io = new Server(http, { serveClient: false, transports: ["websocket"] });
+
+io.use((socket, next) => {
+  const user = tokens.get(socket.handshake.auth?.token);
+  if (!user) return next(new Error("unauthorized: log in first"));
+  socket.data.user = user;
+  socket.data.gold = 100;
+  next();
+});
+
+io.on("connection", (socket) => {
+  const room = `room-${Math.floor(joined++ / roomSize)}`;
+  socket.join(room);
+  socket.emit("joined", { room, user: socket.data.user });
+  socket.on("move", (move) => socket.to(room).emit("moved", move));
+  socket.on("buy", (item, ack) => {
+    if (typeof ack !== "function") return;
+    const price = item?.price ?? 1;
+    if (socket.data.gold < price) return ack({ ok: false, gold: socket.data.gold });
+    socket.data.gold -= price;
+    ack({ ok: true, gold: socket.data.gold });
+  });
+});
+
+http.listen(port, "127.0.0.1", () => console.log(`socket.io game on http://127.0.0.1:${port}`));
