@@ -1,6 +1,7 @@
 //! Integration tests of the aggro binary against real backends.
 
 mod arena;
+mod bots;
 mod cassandra;
 mod cluster;
 mod colyseus;

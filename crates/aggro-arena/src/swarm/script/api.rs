@@ -4,7 +4,7 @@
 //! prelude (`prelude.lua`); the engine resumes it when its answer or time comes.
 
 use super::convert::{to_json, to_lua};
-use super::state::{Context, Format, Protocol, Socket, Timer, Wake, Waiter};
+use super::state::{Context, Format, Protocol, Socket, Timer, Waiter, Wake};
 use crate::clock::now_us;
 use crate::swarm::socketio;
 use crate::swarm::websocket::{HttpRequest, Request};
@@ -175,11 +175,7 @@ pub fn path_of(url: &str) -> mlua::Result<String> {
 
 /// `ms` milliseconds in µs, refused when not a finite number ≥ 0.
 fn millis(ms: f64) -> mlua::Result<u64> {
-    if ms.is_finite() && ms >= 0.0 {
-        Ok((ms * 1000.0) as u64)
-    } else {
-        Err(mlua::Error::runtime(format!("{ms} is not a number of milliseconds")))
-    }
+    if ms.is_finite() && ms >= 0.0 { Ok((ms * 1000.0) as u64) } else { Err(mlua::Error::runtime(format!("{ms} is not a number of milliseconds"))) }
 }
 
 /// A socket's protocol from `socketio.connect`'s or `websocket.connect`'s options.

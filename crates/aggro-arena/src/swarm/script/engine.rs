@@ -6,7 +6,7 @@
 
 use super::api;
 use super::convert::{fill_attachments, to_lua};
-use super::state::{BotState, Context, Protocol, Timer, Wake, Waiter};
+use super::state::{BotState, Context, Protocol, Timer, Waiter, Wake};
 use crate::swarm::Heard;
 use crate::swarm::websocket::{Request, Requests};
 use aggro_core::rng::Rng;
@@ -240,4 +240,50 @@ pub fn one_line(e: &mlua::Error) -> String {
     let text = e.to_string();
     let line = text.lines().next().unwrap_or_default();
     line.strip_prefix("syntax error: ").or_else(|| line.strip_prefix("runtime error: ")).unwrap_or(line).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn first_error(source: &str) -> String {
+        let engine = Engine::load(source, "bot.lua").unwrap();
+        engine.add_bot(0, 1, Rng::seeded(1));
+        engine.tick(0, 1_000, &mut Requests::default(), &mut Heard::default());
+        assert!(engine.gone(0), "the bot stopped");
+        engine.ctx.borrow().measures.errors.first().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn a_script_cannot_reach_files_processes_or_code_loaders() {
+        assert!(first_error("local f = io.open('/etc/passwd')").contains("bot.lua:1: unknown name 'io'"));
+        assert!(first_error("\nos.execute('true')").contains("bot.lua:2: unknown name 'os'"));
+        assert!(first_error("require('socket')").contains("unknown name 'require'"));
+        assert!(first_error("loadstring('return 1')()").contains("unknown name 'loadstring'"));
+        assert!(first_error("x = 1").contains("assignment to undeclared global 'x'"));
+        assert!(first_error("sleeep(10)").contains("bot.lua:1: unknown name 'sleeep'"));
+    }
+
+    #[test]
+    fn a_syntax_error_is_one_line_with_its_line_number() {
+        let e = Engine::load("local a = 1\nlocal b = = 2", "bot.lua").unwrap_err();
+        assert_eq!(e, "bot.lua:2: unexpected symbol near '='");
+    }
+
+    #[test]
+    fn timers_wake_sleepers_and_repeat_callbacks_at_their_intended_times() {
+        let engine = Engine::load("sleep(5)\ncount('woke')\nevery(10, function() count('tick') end)", "bot.lua").unwrap();
+        engine.add_bot(0, 1, Rng::seeded(1));
+        let (mut out, mut heard) = (Requests::default(), Heard::default());
+        engine.tick(0, 1_000, &mut out, &mut heard);
+        assert_eq!(engine.next_tick(0), Some(6_000), "asleep until 5 ms after its start");
+        engine.tick(0, 6_000, &mut out, &mut heard);
+        assert_eq!(engine.next_tick(0), Some(16_000));
+        // Two periods late: one callback, and the next keeps to the period from now.
+        engine.tick(0, 36_500, &mut out, &mut heard);
+        let (_, counted) = engine.ctx.borrow_mut().measures.take_interval();
+        assert_eq!(counted, vec![("woke".to_string(), 1), ("tick".to_string(), 1)]);
+        assert_eq!(engine.next_tick(0), Some(46_500));
+        assert!(!engine.gone(0));
+    }
 }

@@ -25,7 +25,11 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
                 path = socketio::socket_path(if path == "/" { "/socket.io/" } else { &path });
             }
             let mut headers = Vec::new();
-            for pair in opts.iter().flat_map(|o| o.get::<Option<Table>>("headers").ok().flatten()).flat_map(|h| h.pairs::<String, String>().collect::<Vec<_>>()) {
+            for pair in opts
+                .iter()
+                .flat_map(|o| o.get::<Option<Table>>("headers").ok().flatten())
+                .flat_map(|h| h.pairs::<String, String>().collect::<Vec<_>>())
+            {
                 headers.push(pair?);
             }
             let mut c = c.borrow_mut();

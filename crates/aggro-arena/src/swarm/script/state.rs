@@ -106,7 +106,18 @@ pub struct BotState {
 
 impl BotState {
     pub fn new(id: u64, rng: Rng) -> Self {
-        Self { id, rng, started: false, main: None, finished: false, gone: false, timers: Vec::new(), socket: None, http: None, peers: Peers::default() }
+        Self {
+            id,
+            rng,
+            started: false,
+            main: None,
+            finished: false,
+            gone: false,
+            timers: Vec::new(),
+            socket: None,
+            http: None,
+            peers: Peers::default(),
+        }
     }
 
     /// Its earliest timer (µs), `u64::MAX` when it has none.

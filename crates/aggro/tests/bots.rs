@@ -1,0 +1,129 @@
+//! `aggro arena swarm --script` against the reference servers of examples/bots: scripted bots that log in
+//! over HTTP, join over Socket.IO or a plain WebSocket, play and are counted exactly; a killed server and a
+//! script that raises are reported, never a panic; a bad script is exit 2 with its line.
+
+use crate::util::{ok, path, result, run, tempdir};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+fn examples() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/bots").canonicalize().expect("examples/bots");
+    if dir.join("node_modules/socket.io").exists() {
+        return Some(dir);
+    }
+    test_support::missing("the reference bot servers (examples/bots)", "scripts/npm-example.sh install bots installs them")
+}
+
+/// `server` (a file of examples/bots) on a free loopback port, once it listens: the child and the port.
+fn listening(dir: &std::path::Path, server: &str) -> (Child, u16) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = Command::new("node").arg(server).current_dir(dir).env("PORT", port.to_string()).stdout(Stdio::null()).spawn().unwrap();
+    let addr = format!("127.0.0.1:{port}").parse().unwrap();
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(30), "{server} did not listen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (child, port)
+}
+
+fn op<'a>(r: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    r["totals"].as_array().unwrap().iter().find(|o| o["name"] == name).unwrap_or_else(|| panic!("no {name} operation"))
+}
+
+#[test]
+#[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
+fn fifty_scripted_bots_log_in_join_play_and_are_counted_exactly() {
+    let Some(dir) = examples() else { return };
+    let (mut server, port) = listening(&dir, "socketio-server.mjs");
+    let tmp = tempdir();
+    let out = path(tmp.path(), "socketio.json");
+    let script = dir.join("socketio-bot.lua").display().to_string();
+    let server_url = format!("ws://127.0.0.1:{port}");
+    let text =
+        ok(&["arena", "swarm", "--script", &script, "--server", &server_url, "--ccu", "50", "--duration", "5s", "--interval", "1s", "--out", &out]);
+    server.kill().unwrap();
+    let r = result(std::path::Path::new(&out));
+    let sessions = op(&r, "session");
+    assert_eq!(sessions["ok"], 50, "every bot joined once: {text}");
+    assert_eq!(op(&r, "login")["latency"]["count"], 50, "every login timed: {text}");
+    let c = &r["extra"]["arena_swarm"]["totals"]["counters"];
+    assert_eq!((c["disconnects"].as_u64(), c["failed_joins"].as_u64(), c["script_errors"].as_u64()), (Some(0), Some(0), Some(0)), "{text}");
+    assert_eq!(c["reliable_missing"], 0, "every move delivered: {text}");
+    assert!(c["events_received"].as_u64().unwrap() > 50 * 9 * 20, "rooms of 10 hear each other's moves: {text}");
+    assert!(op(&r, "round_trip")["latency"]["count"].as_u64().unwrap() >= 50, "the acked buys are timed: {text}");
+    let counts = &r["extra"]["script"]["counts"];
+    assert!(counts.as_array().unwrap().iter().any(|c| c[0] == "joined" && c[1] == 50), "{counts}");
+    assert!(text.contains("verdict: None"), "{text}");
+}
+
+#[test]
+#[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
+fn bots_speak_a_plain_websocket_json_protocol_with_replies() {
+    let Some(dir) = examples() else { return };
+    let (mut server, port) = listening(&dir, "websocket-server.mjs");
+    let tmp = tempdir();
+    let out = path(tmp.path(), "ws.json");
+    let script = dir.join("websocket-bot.lua").display().to_string();
+    let server_url = format!("ws://127.0.0.1:{port}");
+    let text = ok(&["arena", "swarm", "--script", &script, "--server", &server_url, "--ccu", "20", "--duration", "3s", "--out", &out]);
+    server.kill().unwrap();
+    let r = result(std::path::Path::new(&out));
+    assert_eq!(op(&r, "session")["ok"], 20, "{text}");
+    assert!(op(&r, "ping")["latency"]["count"].as_u64().unwrap() >= 20, "{text}");
+    let counts = &r["extra"]["script"]["counts"];
+    assert!(counts.as_array().unwrap().iter().any(|c| c[0] == "welcome" && c[1] == 20), "each hello answered by its reply: {counts}");
+}
+
+#[test]
+#[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
+fn a_script_that_raises_and_a_killed_server_are_reported_not_a_panic() {
+    let Some(dir) = examples() else { return };
+    let (mut server, port) = listening(&dir, "socketio-server.mjs");
+    let tmp = tempdir();
+    let script = tmp.path().join("raising.lua");
+    std::fs::write(
+        &script,
+        "local r = http.post('/login', { user = bot.name })\nlocal ws = assert(socketio.connect('/', { auth = { token = r.json.token } }))\n\
+         if bot.index % 2 == 0 then error('boom') end\nevery(100, function() ws:emit('move', { x = 1 }) end)\n",
+    )
+    .unwrap();
+    let out = path(tmp.path(), "raising.json");
+    let (script, url, pid) = (script.display().to_string(), format!("ws://127.0.0.1:{port}"), server.id().to_string());
+    let swarm = std::thread::spawn({
+        let out = out.clone();
+        move || {
+            run(
+                &["arena", "swarm", "--script", &script, "--server", &url, "--server-pid", &pid, "--ccu", "10", "--duration", "5s", "--out", &out],
+                Duration::from_secs(60),
+            )
+        }
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let output = swarm.join().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(!text.contains("panicked"), "{text}");
+    assert_eq!(output.status.code(), Some(1), "the server is gone: exit 1\n{text}");
+    assert!(text.contains("stopped by a script error") && text.contains("raising.lua:3: boom"), "the error and its line: {text}");
+    let r = result(std::path::Path::new(&out));
+    assert!(r["extra"]["script"]["error_count"].as_u64().unwrap() >= 5, "half the bots raised: {text}");
+    assert!(r["extra"]["arena_swarm"]["totals"]["counters"]["disconnects"].as_u64().unwrap() >= 5, "the killed server's players: {text}");
+}
+
+#[test]
+fn a_bad_script_is_one_line_with_its_line_number_and_exit_2() {
+    let tmp = tempdir();
+    let script = tmp.path().join("bad.lua");
+    std::fs::write(&script, "local x = 1\nlocal y = = 2\n").unwrap();
+    let out = run(
+        &["arena", "swarm", "--script", &script.display().to_string(), "--server", "ws://127.0.0.1:9", "--duration", "1s"],
+        Duration::from_secs(30),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("bad.lua:2: unexpected symbol near '='"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+}
