@@ -1,7 +1,8 @@
 //! The bot swarm: thousands of bots in one thread, one timer heap for every
 //! bot's ticks, one loop for every [`Behaviour`] — [`br`] (battle royale
-//! against the game server), [`relay`] (rooms of the relay server) and
-//! [`colyseus`] (rooms of a Colyseus server) — over either [`Transport`]:
+//! against the game server), [`relay`] (rooms of the relay server),
+//! [`colyseus`] (rooms of a Colyseus server) and `script` (Lua bots; feature
+//! `lua`) — over either [`Transport`]:
 //! the arena protocol's shared UDP sockets ([`datagrams`]) or one WebSocket per
 //! bot ([`websocket`]).
 //!
@@ -342,7 +343,7 @@ impl<B: Behaviour> Swarm<B> {
                 next_interval += interval;
             }
             if !more {
-                let mut next_tick = if ticking { self.timers.next().unwrap_or(now + 1000) } else { end };
+                let mut next_tick = if ticking { self.timers.earliest().unwrap_or(now + 1000) } else { end };
                 if self.next_join < self.cfg.bots {
                     next_tick = next_tick.min(self.next_join_at);
                 }

@@ -68,7 +68,7 @@ pub struct Packet<'a> {
 
 /// Reads a Socket.IO packet (the text after Engine.IO's `4`).
 pub fn packet(text: &str) -> Result<Packet<'_>, String> {
-    let bad = |why: &str| format!("bad Socket.IO packet ({why}): {:?}", &text[..text.floor_char_boundary(60)]);
+    let bad = |why: &str| format!("bad Socket.IO packet ({why}): {:?}", text.chars().take(60).collect::<String>());
     let (kind, mut rest) = text.split_at_checked(1).ok_or_else(|| bad("empty"))?;
     let kind = match kind {
         "0" => Kind::Connect,

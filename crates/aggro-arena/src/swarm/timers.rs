@@ -36,7 +36,7 @@ impl Timers {
     }
 
     /// The earliest scheduled tick.
-    pub fn next(&mut self) -> Option<u64> {
+    pub fn earliest(&mut self) -> Option<u64> {
         self.skip_stale();
         self.heap.peek().map(|Reverse((at, _))| *at)
     }
@@ -74,12 +74,12 @@ mod tests {
         t.set(1, 50);
         t.sooner(0, 20);
         t.sooner(1, 70);
-        assert_eq!(t.next(), Some(20));
+        assert_eq!(t.earliest(), Some(20));
         assert_eq!(t.pop_due(10), None);
         assert_eq!(t.pop_due(1000), Some((20, 0)));
         assert_eq!(t.pop_due(1000), Some((50, 1)));
         // Bot 0's tick at 100 was replaced; bot 2 never had one.
         assert_eq!(t.pop_due(1000), None);
-        assert_eq!(t.next(), None);
+        assert_eq!(t.earliest(), None);
     }
 }

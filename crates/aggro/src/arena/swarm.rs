@@ -1,6 +1,7 @@
-//! `aggro arena swarm`: bots against an arena server (`br`), a relay server (`relay`) or a Colyseus server
-//! over WebSocket (`colyseus`).
+//! `aggro arena swarm`: bots against an arena server (`br`), a relay server (`relay`), a Colyseus server
+//! over WebSocket (`colyseus`), or any server a Lua script plays (`script`).
 
+use super::named::{Named, NamedInterval};
 use super::process::{self, Reported};
 use super::record::{Whole, counts, interval, op, run_record, timed};
 use super::server_watch::ServerWatch;
@@ -131,15 +132,6 @@ fn script(a: &SwarmArgs, mut cfg: SwarmConfig, share: &Share, worker: [u64; 2]) 
 #[cfg(not(feature = "lua"))]
 fn script(_: &SwarmArgs, _: SwarmConfig, _: &Share, _: [u64; 2]) -> anyhow::Result<()> {
     Err(BadInput("this aggro was built without Lua scripts (cargo build --features lua)".into()).into())
-}
-
-/// What a scripted swarm measured and counted by name in an interval.
-pub type NamedInterval = (Vec<(String, aggro_stats::Histogram)>, Vec<(String, u64)>);
-
-/// A scripted swarm's named measurements, taken as each interval closes, and its script errors.
-struct Named {
-    take: Box<dyn FnMut() -> NamedInterval>,
-    errors: Box<dyn Fn() -> Vec<String>>,
 }
 
 /// This worker's share of `bots` (bot by bot): the swarm's bot count and first client id; returns the range.

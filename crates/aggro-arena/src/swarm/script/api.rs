@@ -18,7 +18,7 @@ type Shared = Rc<RefCell<Context>>;
 /// terminal).
 const PRINTS: u64 = 20;
 
-/// Registers the API in `lua`'s globals.
+/// Registers the API in `lua`'s globals (the sockets' part is [`super::sockets`]).
 pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
     let g = lua.globals();
     let c = Rc::clone(ctx);
@@ -101,8 +101,7 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
     )?;
     g.set("json", json)?;
     register_bot(lua, ctx)?;
-    register_http(lua, ctx)?;
-    super::sockets::register(lua, ctx)
+    register_http(lua, ctx)
 }
 
 /// `bot`: the running bot's `id`, `index` and `name`.

@@ -43,6 +43,7 @@ impl Engine {
                 measures: Default::default(),
             }));
             api::register(&lua, &ctx)?;
+            super::sockets::register(&lua, &ctx)?;
             lua.load(include_str!("prelude.lua")).set_name("=aggro prelude").exec()?;
             let g = lua.globals();
             for name in REMOVED {

@@ -4,6 +4,9 @@
 
 use aggro_stats::Histogram;
 
+/// An interval's histograms and counters by name.
+pub type Taken = (Vec<(String, Histogram)>, Vec<(String, u64)>);
+
 /// Script errors kept word for word (the rest are only counted).
 const ERRORS_KEPT: usize = 5;
 
@@ -52,7 +55,7 @@ impl Measures {
 
     /// Takes the interval's histograms and counters (names keep their order; a name without
     /// measurements this interval gives an empty histogram).
-    pub fn take_interval(&mut self) -> (Vec<(String, Histogram)>, Vec<(String, u64)>) {
+    pub fn take_interval(&mut self) -> Taken {
         let timed = self.timed.iter_mut().map(|(n, h)| (n.clone(), std::mem::replace(h, aggro_stats::new_histogram()))).collect();
         let counted = self.counted.iter_mut().map(|(n, c)| (n.clone(), std::mem::take(c))).collect();
         (timed, counted)

@@ -52,7 +52,7 @@ pub struct Requests(pub Vec<Request>);
 /// What the transport hands a bot.
 #[derive(Clone, Copy, Debug)]
 pub enum WsEvent<'a> {
-    /// The answer to a [`Request::Post`]: its status and body.
+    /// The answer to a [`Request::Http`]: its status and body.
     Response { status: u16, body: &'a [u8] },
     /// The WebSocket is open.
     Opened,
