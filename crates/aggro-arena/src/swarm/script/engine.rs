@@ -136,10 +136,13 @@ impl Engine {
             b.finished = true;
             b.main = None;
         }
-        if b.idle() && !b.gone {
+        if b.idle() {
             b.gone = true;
         }
-        heard.gone |= h.gone || b.gone;
+        // Told once: events may still come for a stopped bot (its socket closing) before it is replaced.
+        if b.gone && !std::mem::replace(&mut b.told_gone, true) {
+            heard.gone = true;
+        }
     }
 
     /// Runs `f(args)` as a new coroutine of bot `bot`; its results if it returned at once.
@@ -204,7 +207,7 @@ impl Engine {
     pub fn leave(&self, bot: usize, out: &mut Requests) -> bool {
         let mut c = self.ctx.borrow_mut();
         let b = &mut c.bots[bot];
-        b.gone = true;
+        (b.gone, b.told_gone) = (true, true);
         b.timers.clear();
         b.http = None;
         match b.socket.take() {

@@ -97,6 +97,8 @@ pub struct BotState {
     pub finished: bool,
     /// Stopped: its script raised, or its server sent it away with no handler to catch it.
     pub gone: bool,
+    /// The swarm was told it is gone (once: it retires and replaces the bot once).
+    pub told_gone: bool,
     pub timers: Vec<Timer>,
     pub socket: Option<Socket>,
     pub http: Option<Waiter>,
@@ -112,6 +114,7 @@ impl BotState {
             started: false,
             main: None,
             finished: false,
+            told_gone: false,
             gone: false,
             timers: Vec::new(),
             socket: None,
