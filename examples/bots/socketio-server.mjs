@@ -8,6 +8,7 @@ const port = Number(process.env.PORT || 3000);
 const roomSize = Number(process.env.ROOM_SIZE || 10);
 const tokens = new Map();
 let joined = 0;
+const stats = { logins: 0, connections: 0, moves: 0, broadcasts: 0 };
 
 function reply(res, status, body) {
   const text = JSON.stringify(body);
@@ -16,6 +17,7 @@ function reply(res, status, body) {
 }
 
 const http = createServer((req, res) => {
+  if (req.method === "GET" && req.url === "/stats") return reply(res, 200, { ...stats, connections: io.engine.clientsCount });
   if (req.method !== "POST" || req.url !== "/login") return reply(res, 404, { error: "no such page" });
   let body = "";
   req.on("data", (chunk) => (body += chunk));
@@ -29,6 +31,7 @@ const http = createServer((req, res) => {
     if (typeof user !== "string" || user === "") return reply(res, 400, { error: "user is missing" });
     const token = `t-${user}-${Math.random().toString(36).slice(2)}`;
     tokens.set(token, user);
+    stats.logins++;
     reply(res, 200, { token });
   });
 });
@@ -36,7 +39,7 @@ const http = createServer((req, res) => {
 const io = new Server(http, { serveClient: false, transports: ["websocket"] });
 
 io.use((socket, next) => {
-  const user = tokens.get(socket.handshake.auth?.token);
+  const user = tokens.get(socket.handshake.auth?.token ?? socket.handshake.query?.token);
   if (!user) return next(new Error("unauthorized: log in first"));
   socket.data.user = user;
   socket.data.gold = 100;
@@ -47,7 +50,11 @@ io.on("connection", (socket) => {
   const room = `room-${Math.floor(joined++ / roomSize)}`;
   socket.join(room);
   socket.emit("joined", { room, user: socket.data.user });
-  socket.on("move", (move) => socket.to(room).emit("moved", move));
+  socket.on("move", (move) => {
+    stats.moves++;
+    stats.broadcasts += (io.sockets.adapter.rooms.get(room)?.size ?? 1) - 1;
+    socket.to(room).emit("moved", move);
+  });
   socket.on("buy", (item, ack) => {
     if (typeof ack !== "function") return;
     const price = item?.price ?? 1;

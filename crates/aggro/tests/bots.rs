@@ -127,3 +127,20 @@ fn a_bad_script_is_one_line_with_its_line_number_and_exit_2() {
     assert!(stderr.contains("bad.lua:2: unexpected symbol near '='"), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
 }
+
+#[test]
+#[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
+fn a_scripted_sweep_of_your_server_feeds_the_planner() {
+    let Some(dir) = examples() else { return };
+    let tmp = tempdir();
+    let out = path(tmp.path(), "sweep.json");
+    let script = dir.join("socketio-bot.lua").display().to_string();
+    let cmd = format!("node {}/socketio-server.mjs", dir.display());
+    let args = ["--players", "10,20", "--warmup", "2s", "--duration", "2s", "--port", "7975", "--out", &out];
+    let text = ok(&[&["arena", "bench", "--script", &script, "--server-cmd", &cmd][..], &args[..]].concat());
+    assert!(text.contains("| 10 | 10 |") && text.contains("| 20 | 20 |"), "every bot joined: {text}");
+    let r = result(std::path::Path::new(&out));
+    assert_eq!(r["spec"]["mode"], "script", "{text}");
+    let plan = ok(&["plan", "--from", &out, "--cores", "8"]);
+    assert!(plan.contains("fitted on 2 runs") && plan.contains("prediction:"), "{plan}");
+}

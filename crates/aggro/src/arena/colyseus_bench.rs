@@ -1,7 +1,7 @@
-//! `aggro arena bench --mode colyseus`: a CCU sweep of *your* Colyseus server.
-//! Each run starts the server with `--server-cmd` (PORT in its environment) on
-//! a fresh loopback port, waits until it listens, plays a Colyseus swarm
-//! against it as a separate process, reads the server's CPU from its pid over
+//! `aggro arena bench --mode colyseus` (or `--script bot.lua`): a CCU sweep of
+//! *your* server. Each run starts the server with `--server-cmd` (PORT in its
+//! environment) on a fresh loopback port, waits until it listens, plays a swarm
+//! against it as a separate process (Colyseus bots, or the script's), reads the server's CPU from its pid over
 //! the measured window, and stops it. One table, a bottleneck verdict per
 //! run, and one result file (`extra.colyseus_bench.rows`, the fields `aggro
 //! plan --from` fits, as relay sweeps have).
@@ -52,7 +52,15 @@ pub struct Row {
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
-    let cmd = a.server_cmd.as_deref().ok_or_else(|| BadInput("--server-cmd: give the command that starts your Colyseus server, such as \"node examples/colyseus/server.mjs\" (PORT is set in its environment)".into()))?;
+    let cmd = a.server_cmd.as_deref().ok_or_else(|| {
+        BadInput(
+            "--server-cmd: give the command that starts your server, such as \"node examples/colyseus/server.mjs\" (PORT is set in its environment)"
+                .into(),
+        )
+    })?;
+    if let Some(script) = &a.script {
+        std::fs::metadata(script).map_err(|e| BadInput(format!("--script {}: {e}", script.display())))?;
+    }
     let measure = duration(&a.duration, "duration")?;
     let warmup = duration(&a.warmup, "warmup")?;
     duration(&a.relay.send_every, "send-every")?;
@@ -69,7 +77,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     }
     print_table(&rows);
     let c = &a.colyseus;
-    let spec = serde_json::json!({ "mode": "colyseus", "ccu": a.players, "server_cmd": cmd, "room": c.room, "play": c.play, "send_every": a.relay.send_every,
+    let spec = serde_json::json!({ "mode": if a.script.is_some() { "script" } else { "colyseus" }, "script": a.script, "ccu": a.players, "server_cmd": cmd, "room": c.room, "play": c.play, "send_every": a.relay.send_every,
         "warmup_s": warmup.as_secs_f64(), "measured_s": measure.as_secs_f64(), "pinned": a.pin, "seed": a.common.seed });
     let name = |r: &Row| format!("broadcast_delay/{}", r.ccu);
     let w = Whole {
@@ -137,12 +145,16 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
     let c = &a.colyseus;
     let millis = |d: Duration| format!("{}ms", d.as_millis());
     let mut swarm = Command::new(exe);
-    swarm.args(["arena", "swarm", "--mode", "colyseus", "--server", &format!("ws://127.0.0.1:{port}"), "--ccu", &ccu.to_string(), "--room", &c.room]);
-    swarm.args(["--send-every", &a.relay.send_every, "--drain", "0s", "--interval", "1s", "--quiet", "--seed", &a.common.seed.to_string()]);
+    swarm.args(["arena", "swarm", "--server", &format!("ws://127.0.0.1:{port}"), "--ccu", &ccu.to_string()]);
+    match &a.script {
+        Some(script) => drop(swarm.arg("--script").arg(script)),
+        None => drop(swarm.args(["--mode", "colyseus", "--room", &c.room, "--send-every", &a.relay.send_every, "--drain", "0s"])),
+    }
+    swarm.args(["--interval", "1s", "--quiet", "--seed", &a.common.seed.to_string()]);
     swarm.args(["--duration", &millis(warmup + measure)]).args(a.swarm_polling()).arg("--out").arg(&out).stdout(Stdio::null());
     // The server the bench started: its CPU and its wait for a core explain the swarm's verdict, and pace its joins.
     swarm.args(["--server-pid", &pid.to_string()]);
-    if let Some(play) = &c.play {
+    if let (Some(play), None) = (&c.play, &a.script) {
         swarm.arg("--play").arg(play);
     }
     if a.pin {
@@ -157,7 +169,7 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
     let status = swarm.wait().context("cannot wait for the swarm")?;
     drop(server);
     if !super::swarm_measured(status) {
-        anyhow::bail!("the swarm failed ({status}) at {ccu} CCU; run `aggro arena swarm --mode colyseus` by hand against `{cmd}` to see why");
+        anyhow::bail!("the swarm failed ({status}) at {ccu} CCU; run `aggro arena swarm` by hand against `{cmd}` to see why");
     }
     let (Some(cpu0), Some(cpu1)) = (cpu0, cpu1) else {
         anyhow::bail!("the server (`{cmd}`, pid {pid}) exited during the run at {ccu} CCU");

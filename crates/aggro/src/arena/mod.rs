@@ -37,6 +37,7 @@ pub fn main(command: ArenaCommand) -> anyhow::Result<()> {
                 crate::args::duration_or_zero(every, "poll-every")?;
             }
             match a.mode {
+                _ if a.script.is_some() => colyseus_bench::main(a),
                 Mode::Relay => relay_bench::main(a),
                 Mode::Colyseus => colyseus_bench::main(a),
                 Mode::Game => bench::main(a),

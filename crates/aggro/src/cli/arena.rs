@@ -246,6 +246,10 @@ pub struct ArenaBenchArgs {
     /// (and {port} in the command replaced), such as "node examples/colyseus/server.mjs".
     #[arg(long, value_name = "CMD")]
     pub server_cmd: Option<String>,
+    /// Your server's players as a Lua script (docs/BOTS.md): the sweep of --players runs them against
+    /// --server-cmd's server instead of Colyseus bots (implies --mode colyseus's sweep).
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
     /// Player counts to sweep (CCU in relay and colyseus modes).
     #[arg(long, default_value = "25,50,100,200", value_delimiter = ',')]
     pub players: Vec<u32>,

@@ -29,8 +29,8 @@ pub struct Engine {
 const REMOVED: [&str; 8] = ["dofile", "loadfile", "load", "loadstring", "require", "module", "collectgarbage", "getfenv"];
 
 impl Engine {
-    /// Loads `source` (named `name` in errors) into a sandboxed state: a syntax error is one line with
-    /// its line number.
+    /// Loads `source` (named `name` in errors) into a sandboxed state: a syntax error, an unknown name
+    /// or a global assignment is one line with its line number.
     pub fn load(source: &str, name: &str) -> Result<Self, String> {
         let built = (|| -> mlua::Result<(Lua, Rc<RefCell<Context>>)> {
             let lua = Lua::new_with(StdLib::TABLE | StdLib::STRING | StdLib::MATH, LuaOptions::default())?;
@@ -53,6 +53,8 @@ impl Engine {
             Ok((lua, ctx))
         })();
         let (lua, ctx) = built.map_err(|e| format!("cannot set up the Lua state: {e}"))?;
+        let names = super::check::names_of(&lua.globals()).map_err(|e| format!("cannot list the API's names: {e}"))?;
+        super::check::check(source, name, &names)?;
         let chunk = lua.load(source).set_name(format!("={name}")).into_function().map_err(|e| one_line(&e))?;
         let socket_mt = lua.globals().raw_get("__socket_mt").map_err(|e| e.to_string())?;
         Ok(Self { lua, chunk, ctx, socket_mt })
@@ -260,12 +262,17 @@ mod tests {
 
     #[test]
     fn a_script_cannot_reach_files_processes_or_code_loaders() {
-        assert!(first_error("local f = io.open('/etc/passwd')").contains("bot.lua:1: unknown name 'io'"));
-        assert!(first_error("\nos.execute('true')").contains("bot.lua:2: unknown name 'os'"));
-        assert!(first_error("require('socket')").contains("unknown name 'require'"));
-        assert!(first_error("loadstring('return 1')()").contains("unknown name 'loadstring'"));
-        assert!(first_error("x = 1").contains("assignment to undeclared global 'x'"));
-        assert!(first_error("sleeep(10)").contains("bot.lua:1: unknown name 'sleeep'"));
+        let refused = |source: &str| Engine::load(source, "bot.lua").unwrap_err();
+        assert_eq!(refused("local f = io.open('/etc/passwd')"), "bot.lua:1: unknown name 'io' (not aggro's API nor a local)");
+        assert_eq!(refused("\nos.execute('true')"), "bot.lua:2: unknown name 'os' (not aggro's API nor a local)");
+        assert!(refused("require('socket')").contains("unknown name 'require'"));
+        assert!(refused("loadstring('return 1')()").contains("unknown name 'loadstring'"));
+        assert!(refused("x = 1").starts_with("bot.lua:1: assignment to undeclared global 'x'"));
+        assert_eq!(refused("local a\nevery(10, function()\n  sleeep(10)\nend)"), "bot.lua:3: unknown name 'sleeep' (not aggro's API nor a local)");
+        assert_eq!(refused("local r = http.pst('/login', {})"), "bot.lua:1: unknown name 'http.pst' (not aggro's API)");
+        assert!(Engine::load("local s = string.format('%d', rand(3)) local t = { http.post, json.encode, math.floor, bot.name }", "bot.lua").is_ok());
+        // A name built at run time passes the check and is refused where it is read.
+        assert!(first_error("local lib = 'i' .. 'o'\nlocal f = _G[lib]").contains("bot.lua:2: unknown name 'io'"));
     }
 
     #[test]

@@ -13,8 +13,10 @@
 //! - [`state`]: what is kept per bot between calls.
 //! - [`convert`]: Lua values to JSON and back.
 //! - [`measures`]: `measure` and `count` by name, per interval.
+//! - [`check`]: the names a script uses, checked before it runs.
 
 pub mod api;
+pub mod check;
 pub mod convert;
 pub mod engine;
 pub mod events;
@@ -35,7 +37,8 @@ pub struct ScriptBots {
 }
 
 impl ScriptBots {
-    /// Bots running `source` (called `name` in errors); a syntax error is one line with its line number.
+    /// Bots running `source` (called `name` in errors); a syntax error or an unknown name is one line with
+    /// its line number.
     pub fn load(source: &str, name: &str) -> Result<Self, String> {
         Ok(Self { engine: Rc::new(Engine::load(source, name)?) })
     }
