@@ -2,7 +2,7 @@
 -- Socket.IO, moves every 100 ms and receives the room's broadcasts (delay and
 -- delivery checked from their from/seq/t). bench/bots/bots-vs-peers.sh.
 local login = http.post("/login", { user = bot.name })
-local ws = assert(socketio.connect("/socket.io/", { auth = { token = login.json.token } }))
+local ws = assert(socketio.connect("/socket.io/", { namespace = "/game", auth = { token = login.json.token } }))
 local seq = 0
 every(100, function()
   seq = seq + 1

@@ -23,13 +23,13 @@ class Player(SocketIOUser):
         body = json.dumps({"user": f"locust{self.id}"}).encode()
         request = urllib.request.Request(host + "/login", body, {"Content-Type": "application/json"})
         token = json.load(urllib.request.urlopen(request))["token"]
-        self.sio.on("moved", lambda move: None)
-        self.sio.connect(host, auth={"token": token}, transports=["websocket"], wait_timeout=30)
+        self.sio.on("moved", lambda move: None, namespace="/game")
+        self.sio.connect(host, namespaces=["/game"], auth={"token": token}, transports=["websocket"], wait_timeout=30)
         self.seq = 0
 
     @task
     def move(self):
         started = time.monotonic()
         self.seq += 1
-        self.sio.emit("move", {"from": self.id, "seq": self.seq, "t": 0, "x": random.randint(0, 1000), "y": random.randint(0, 1000)})
+        self.sio.emit("move", {"from": self.id, "seq": self.seq, "t": 0, "x": random.randint(0, 1000), "y": random.randint(0, 1000)}, namespace="/game")
         gevent.sleep(max(0.0, 0.1 - (time.monotonic() - started)))

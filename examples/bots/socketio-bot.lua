@@ -6,7 +6,7 @@ if not login or login.status ~= 200 then
   error("login refused: " .. (login and login.body or "no answer"))
 end
 
-local ws = assert(socketio.connect("/socket.io/", { auth = { token = login.json.token } }))
+local ws = assert(socketio.connect("/socket.io/", { namespace = "/game", auth = { token = login.json.token } }))
 local seq = 0
 ws:on("joined", function(info) count("joined") end)
 ws:on("moved", function(move) end) -- delay and delivery are checked from its from/seq/t

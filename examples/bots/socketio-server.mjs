@@ -1,6 +1,9 @@
-// aggro's reference Socket.IO v4 game: an HTTP login issuing a token, rooms of
-// ROOM_SIZE players joined in arrival order, each move broadcast to the rest of
-// the room, and an acknowledged `buy`. PORT from the environment (default 3000).
+// aggro's reference Socket.IO v4 game: an HTTP login issuing a token, the game
+// in the `/game` namespace (its middleware wants the token), rooms of ROOM_SIZE
+// players joined in arrival order, each move broadcast to the rest of the room,
+// and an acknowledged `buy`. The main namespace `/` is open and does nothing
+// (clients such as Artillery's connect it first). PORT from the environment
+// (default 3000).
 import { createServer } from "node:http";
 import { Server } from "socket.io";
 
@@ -17,7 +20,7 @@ function reply(res, status, body) {
 }
 
 const http = createServer((req, res) => {
-  if (req.method === "GET" && req.url === "/stats") return reply(res, 200, { ...stats, connections: io.engine.clientsCount });
+  if (req.method === "GET" && req.url === "/stats") return reply(res, 200, { ...stats, connections: game.sockets.size });
   if (req.method !== "POST" || req.url !== "/login") return reply(res, 404, { error: "no such page" });
   let body = "";
   req.on("data", (chunk) => (body += chunk));
@@ -37,8 +40,9 @@ const http = createServer((req, res) => {
 });
 
 const io = new Server(http, { serveClient: false, transports: ["websocket"] });
+const game = io.of("/game");
 
-io.use((socket, next) => {
+game.use((socket, next) => {
   const user = tokens.get(socket.handshake.auth?.token ?? socket.handshake.query?.token);
   if (!user) return next(new Error("unauthorized: log in first"));
   socket.data.user = user;
@@ -46,13 +50,13 @@ io.use((socket, next) => {
   next();
 });
 
-io.on("connection", (socket) => {
+game.on("connection", (socket) => {
   const room = `room-${Math.floor(joined++ / roomSize)}`;
   socket.join(room);
   socket.emit("joined", { room, user: socket.data.user });
   socket.on("move", (move) => {
     stats.moves++;
-    stats.broadcasts += (io.sockets.adapter.rooms.get(room)?.size ?? 1) - 1;
+    stats.broadcasts += (game.adapter.rooms.get(room)?.size ?? 1) - 1;
     socket.to(room).emit("moved", move);
   });
   socket.on("buy", (item, ack) => {

@@ -85,7 +85,7 @@ fn a_script_that_raises_and_a_killed_server_are_reported_not_a_panic() {
     let script = tmp.path().join("raising.lua");
     std::fs::write(
         &script,
-        "local r = http.post('/login', { user = bot.name })\nlocal ws = assert(socketio.connect('/', { auth = { token = r.json.token } }))\n\
+        "local r = http.post('/login', { user = bot.name })\nlocal ws = assert(socketio.connect('/', { namespace = '/game', auth = { token = r.json.token } }))\n\
          if bot.index % 2 == 0 then error('boom') end\nevery(100, function() ws:emit('move', { x = 1 }) end)\n",
     )
     .unwrap();

@@ -112,8 +112,7 @@ impl Engine {
             (*format, type_field.clone(), reply_field.clone())
         };
         if format != Format::Json || !text {
-            let value = self.lua.create_string(bytes).map(Value::String).unwrap_or(Value::Nil);
-            return self.dispatch(bot, "message", None, MultiValue::from_iter([value]));
+            return self.dispatch(bot, "message", None, || Ok(MultiValue::from_iter([Value::String(self.lua.create_string(bytes)?)])));
         }
         let Ok(json) = serde_json::from_slice::<serde_json::Value>(bytes) else {
             self.ctx.borrow_mut().heard.counters.decode_errors += 1;
@@ -124,11 +123,8 @@ impl Engine {
         if let Some(waiter) = reply_to.and_then(|id| self.take_call(bot, id)) {
             return self.replied(bot, waiter, &json);
         }
-        let name = json.get(&type_field).and_then(|t| t.as_str()).unwrap_or("message").to_string();
-        match self.lua_value(&json, &[]) {
-            Ok(v) => self.dispatch(bot, &name, None, MultiValue::from_iter([v])),
-            Err(e) => self.failed(bot, &e),
-        }
+        let name = json.get(&type_field).and_then(|t| t.as_str()).unwrap_or("message");
+        self.dispatch(bot, name, None, || Ok(MultiValue::from_iter([self.lua_value(&json, &[])?])));
     }
 
     /// A text frame of a Socket.IO socket: Engine.IO's handshake and heartbeat, then Socket.IO packets.
@@ -219,20 +215,21 @@ impl Engine {
         if let Some(first) = items.first() {
             self.observe(first);
         }
-        let args: mlua::Result<MultiValue> = items.iter().map(|v| self.lua_value(v, binaries)).collect();
-        match args {
-            Ok(args) => self.dispatch(bot, &name, id, args),
-            Err(e) => self.failed(bot, &e),
-        }
+        self.dispatch(bot, &name, id, || items.iter().map(|v| self.lua_value(v, binaries)).collect());
     }
 
-    /// Runs the handler of `name` with `args`; when the server asked for an ack (`id`), the handler's
-    /// results answer it.
-    fn dispatch(&self, bot: usize, name: &str, id: Option<u64>, args: MultiValue) {
+    /// Runs the handler of `name` with the arguments `args` makes (only when there is a handler: a
+    /// message nobody handles is not turned into Lua values); when the server asked for an ack (`id`),
+    /// the handler's results answer it.
+    fn dispatch(&self, bot: usize, name: &str, id: Option<u64>, args: impl FnOnce() -> mlua::Result<MultiValue>) {
         let handler = self.ctx.borrow().bots[bot].socket.as_ref().and_then(|s| s.handler(name));
         let Some(f) = handler else {
             self.ctx.borrow_mut().heard.counters.other_messages += 1;
             return;
+        };
+        let args = match args() {
+            Ok(args) => args,
+            Err(e) => return self.failed(bot, &e),
         };
         let results = self.spawn(bot, f, args);
         if let (Some(id), Some(results)) = (id, results) {

@@ -12,7 +12,7 @@ mod readiness;
 pub use http::HttpRequest;
 use http::{Answer, parse_answer};
 use link::{Call, Counted, Link};
-use readiness::Readiness;
+use readiness::{Readiness, Ready};
 
 use super::SwarmConfig;
 use super::transport::Transport;
@@ -85,9 +85,9 @@ pub struct WebSockets {
     links: Vec<Link>,
     calls: Vec<Call>,
     cookies: Vec<String>,
-    /// Sockets that reported readiness (their token: bot × 2, + 1 for the HTTP connection; whether the
-    /// peer closed), to drive on the next receive.
-    pending: Vec<(usize, bool)>,
+    /// Sockets that reported readiness (their token: bot × 2, + 1 for the HTTP connection), to drive on
+    /// the next receive.
+    pending: Vec<Ready>,
     /// (bot, kind, start and end in the inbox, when the kernel received it: CLOCK_REALTIME ns, 0 unknown).
     ready: Vec<(u32, Kind, u32, u32, u64)>,
     /// Turns the kernel's receive stamps into the shared clock; read at each receive.
@@ -298,7 +298,7 @@ impl WebSockets {
         match self.connect(bot * 2 + 1) {
             Ok(stream) => {
                 self.calls[bot] = Call { stream: Some(stream), request: call.request, sent: 0, answer: Vec::new(), busy: true, reused: false };
-                self.pending.push((bot * 2 + 1, false));
+                self.pending.push(Ready::all(bot * 2 + 1));
             }
             Err(e) => self.call_failed(bot, Call::default(), &format!("cannot connect to {}: {e}", self.server)),
         }
@@ -310,7 +310,7 @@ impl WebSockets {
             Request::Open { path, headers } => match self.connect(bot * 2) {
                 Ok(stream) => {
                     self.replace(bot, Link::Connecting { stream, path, headers });
-                    self.pending.push((bot * 2, false));
+                    self.pending.push(Ready::all(bot * 2));
                 }
                 Err(e) => self.fail(bot, &format!("cannot connect to {}: {e}", self.server)),
             },
@@ -349,7 +349,7 @@ impl WebSockets {
         match self.connect(bot * 2 + 1) {
             Ok(stream) => {
                 self.calls[bot] = Call { stream: Some(stream), request: bytes, sent: 0, answer: Vec::new(), busy: true, reused: false };
-                self.pending.push((bot * 2 + 1, false));
+                self.pending.push(Ready::all(bot * 2 + 1));
             }
             Err(e) => self.push(bot, Kind::HttpFailed, format!("cannot connect to {}: {e}", self.server).as_bytes()),
         }
@@ -409,18 +409,21 @@ impl Transport for WebSockets {
         // What is pending came from the last wait (every loop ends in one) and from links just started.
         let mut pending = std::mem::take(&mut self.pending);
         pending.sort_unstable();
-        for (k, &(token, closing)) in pending.iter().enumerate() {
+        for (k, &Ready { token, closed, readable }) in pending.iter().enumerate() {
             let bot = token / 2;
-            if token % 2 == 1 {
-                if let Some(stream) = &mut self.calls[bot].stream {
-                    stream.drained = false;
-                    stream.closing |= closing;
+            // An edge for writing only leaves a drained socket drained: no read is tried.
+            if readable {
+                if token % 2 == 1 {
+                    if let Some(stream) = &mut self.calls[bot].stream {
+                        stream.drained = false;
+                        stream.closing |= closed;
+                    }
+                } else {
+                    self.links[bot].rearm(closed);
                 }
-            } else {
-                self.links[bot].rearm(closing);
             }
             // A socket with several events is driven once, after its last.
-            if pending.get(k + 1).is_none_or(|next| next.0 != token) {
+            if pending.get(k + 1).is_none_or(|next| next.token != token) {
                 match token % 2 {
                     1 => self.drive_call(bot),
                     _ => self.drive(bot),

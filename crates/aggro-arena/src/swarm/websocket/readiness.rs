@@ -8,6 +8,22 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
+/// A socket's readiness: its token, whether its peer closed (or it failed), whether bytes came to read
+/// (an edge for writing only — the peer's ACK freed send buffer — has nothing to read).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Ready {
+    pub token: usize,
+    pub closed: bool,
+    pub readable: bool,
+}
+
+impl Ready {
+    /// A socket to drive as if all had happened (a link just started).
+    pub fn all(token: usize) -> Self {
+        Self { token, closed: false, readable: true }
+    }
+}
+
 /// An epoll set of sockets, each known by a token (its bot).
 #[derive(Debug)]
 pub(super) struct Readiness {
@@ -42,12 +58,15 @@ impl Readiness {
         Ok(())
     }
 
-    /// Waits at most `timeout` for sockets to become ready; appends each ready one's token to `ready`,
-    /// with whether its peer closed or it failed.
-    pub(super) fn wait(&mut self, timeout: Duration, ready: &mut Vec<(usize, bool)>) -> io::Result<()> {
+    /// Waits at most `timeout` for sockets to become ready; appends each ready one to `ready`.
+    pub(super) fn wait(&mut self, timeout: Duration, ready: &mut Vec<Ready>) -> io::Result<()> {
         let n = self.wait_raw(timeout)?;
         let closed = (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
-        ready.extend(self.events[..n].iter().map(|e| (e.u64 as usize, e.events & closed != 0)));
+        ready.extend(self.events[..n].iter().map(|e| Ready {
+            token: e.u64 as usize,
+            closed: e.events & closed != 0,
+            readable: e.events & (libc::EPOLLIN as u32 | closed) != 0,
+        }));
         Ok(())
     }
 
@@ -107,11 +126,11 @@ mod tests {
         readiness.register(stream.as_raw_fd(), 7).unwrap();
         let mut ready = Vec::new();
         readiness.wait(Duration::from_secs(1), &mut ready).unwrap();
-        assert_eq!(ready, vec![(7, false)], "writable at once");
+        assert_eq!(ready, vec![Ready { token: 7, closed: false, readable: false }], "writable at once, nothing to read");
         ready.clear();
         peer.write_all(b"x").unwrap();
         drop(peer);
         readiness.wait(Duration::from_secs(1), &mut ready).unwrap();
-        assert_eq!(ready, vec![(7, true)], "the byte and the close");
+        assert_eq!(ready, vec![Ready { token: 7, closed: true, readable: true }], "the byte and the close");
     }
 }
