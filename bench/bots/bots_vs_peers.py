@@ -72,8 +72,13 @@ class Server:
                 time.sleep(0.05)
 
     def stats(self):
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=5) as r:
-            return json.load(r)
+        for attempt in range(5):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=10) as r:
+                    return json.load(r)
+            except TimeoutError:
+                if attempt == 4:
+                    raise
 
     def stop(self):
         self.p.kill()
@@ -82,6 +87,10 @@ class Server:
 
 def command(tool, n, port):
     url = f"http://127.0.0.1:{port}"
+    if tool == "aggro-joins":
+        # Joins only (HTTP login, then the namespace), nothing sent after: how fast one process joins.
+        return [aggro, "arena", "swarm", "--script", os.path.join(here, "join.lua"), "--server", f"ws://127.0.0.1:{port}", "--ccu", str(n),
+                "--duration", f"{secs + 120:.0f}s", "--quiet", "--out", f"/tmp/{tool}-bots-bench-{n}.json"]
     if tool in ("aggro", "aggro-1ms"):
         # aggro-1ms: the swarm looks at its sockets at most once a millisecond (fewer wake-ups; each
         # message still timed at its arrival by the kernel's stamp), as Node's event loop takes what is ready.
@@ -99,6 +108,13 @@ def command(tool, n, port):
 
 def measure(tool, n):
     server = Server()
+    try:
+        return run(server, tool, n)
+    finally:
+        server.stop()
+
+
+def run(server, tool, n):
     started = time.monotonic()
     gen = subprocess.Popen(["taskset", "-c", "1"] + command(tool, n, server.port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            env=dict(os.environ, TERM="xterm"), start_new_session=True)
@@ -114,9 +130,13 @@ def measure(tool, n):
     s0, c0, w0 = server.stats(), tree_cpu_s(gen.pid), time.monotonic()
     time.sleep(secs)
     s1, c1, w1 = server.stats(), tree_cpu_s(gen.pid), time.monotonic()
-    os.killpg(gen.pid, signal.SIGKILL)
-    gen.wait()
-    server.stop()
+    # aggro writes its result file when interrupted (its delivery check is read from it); the peers are stopped.
+    os.killpg(gen.pid, signal.SIGINT if tool.startswith("aggro") else signal.SIGKILL)
+    try:
+        gen.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(gen.pid, signal.SIGKILL)
+        gen.wait()
     window = w1 - w0
     clients = s1["connections"]
     moves_per_s = (s1["moves"] - s0["moves"]) / window
@@ -124,7 +144,16 @@ def measure(tool, n):
     gen_pct = (c1 - c0) / window * 100
     per_client_us = (c1 - c0) / window / max(clients, 1) * 1e6
     bots_per_core = clients / max((c1 - c0) / window, 1e-9)
+    if tool == "aggro-joins":
+        print(f"  {tool:9} {s['connections']:5}/{n} joined in {join_s:5.1f} s: {s['connections'] / join_s:6.0f} joins/s, each after its HTTP login "
+              f"({s['logins']} logins)", flush=True)
+        return dict(tool=tool, n=n, joined=clients, per_client_us=0, bots_per_core=0, delivered=1, ok=False)
     ok = clients >= n and delivered >= 0.95
+    if tool.startswith("aggro") and os.path.exists(f"/tmp/{tool}-bots-bench-{n}.json"):
+        totals = json.load(open(f"/tmp/{tool}-bots-bench-{n}.json"))["extra"]["arena_swarm"]["totals"]
+        c, d = totals["counters"], totals["delay"]
+        print(f"  {tool:9} received {c['events_received']} moves of others, {c['reliable_missing']} missing, {c['reliable_disorder']} out of order; "
+              f"delay p50 {d['p50_ns'] / 1e6:.2f} p99 {d['p99_ns'] / 1e6:.2f} ms (whole run)", flush=True)
     print(f"  {tool:9} {s['connections']:5}/{n} joined in {join_s:5.1f} s ({s['logins']} logins) | generator {gen_pct:5.1f}% of a core, "
           f"{per_client_us:6.1f} µs CPU per client-second, {bots_per_core:8.0f} bots per core | moves {moves_per_s:6.0f}/s "
           f"({delivered * 100:5.1f}% of {n * 10}/s) | {'delivers' if ok else 'DOES NOT deliver the load'}", flush=True)
