@@ -72,7 +72,7 @@ pub fn check(source: &str, name: &str, names: &Names) -> Result<(), String> {
     // SAFETY: this state only compiles the script and lists its bytecode with jit.util; it never runs the
     // script, which is why it may load every library (jit.util needs `require`).
     let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
-    let chunk = lua.load(source).set_name(format!("={name}")).into_function().map_err(|e| super::engine::one_line(&e))?;
+    let chunk = lua.load(source).set_name(format!("={name}")).into_function().map_err(|e| one_line(&e))?;
     let lister = lua.load(LISTER).set_name("=aggro check").into_function().map_err(|e| e.to_string())?;
     let found: Vec<Table> = lister.call(chunk).map_err(|e| format!("cannot list {name}'s names: {e}"))?;
     for entry in found {
@@ -93,4 +93,11 @@ pub fn check(source: &str, name: &str, names: &Names) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// An mlua error as one line: `bot.lua:3: unexpected symbol near '='`.
+pub fn one_line(e: &mlua::Error) -> String {
+    let text = e.to_string();
+    let line = text.lines().next().unwrap_or_default();
+    line.strip_prefix("syntax error: ").or_else(|| line.strip_prefix("runtime error: ")).unwrap_or(line).to_string()
 }

@@ -5,6 +5,7 @@
 //! hands it the transport's events, and takes back what it wrote and measured.
 
 use super::api;
+use super::check::one_line;
 use super::convert::{fill_attachments, to_lua};
 use super::state::{BotState, Context, Protocol, Timer, Waiter, Wake};
 use crate::swarm::Heard;
@@ -257,13 +258,6 @@ setmetatable(_G, {
   end,
 })
 "#;
-
-/// An mlua error as one line: `bot.lua:3: unexpected symbol near '='`.
-pub fn one_line(e: &mlua::Error) -> String {
-    let text = e.to_string();
-    let line = text.lines().next().unwrap_or_default();
-    line.strip_prefix("syntax error: ").or_else(|| line.strip_prefix("runtime error: ")).unwrap_or(line).to_string()
-}
 
 #[cfg(test)]
 mod tests {
