@@ -1,9 +1,9 @@
 -- A player of examples/bots/socketio-server.mjs: logs in over HTTP, joins a
 -- room over Socket.IO, moves every 100 ms and buys now and then (an acked
 -- round trip). Run: aggro arena swarm --script examples/bots/socketio-bot.lua --server ws://127.0.0.1:3000 --ccu 50
-local login = measure("login", http.post, "/login", { user = bot.name })
+local login, why = measure("login", http.post, "/login", { user = bot.name })
 if not login or login.status ~= 200 then
-  error("login refused: " .. (login and login.body or "no answer"))
+  error("login failed: " .. (why or login.body))
 end
 
 local ws = assert(socketio.connect("/socket.io/", { namespace = "/game", auth = { token = login.json.token } }))

@@ -3,8 +3,10 @@
 // players joined in arrival order, each move broadcast to the rest of the room,
 // and an acknowledged `buy`. The main namespace `/` is open and does nothing
 // (clients such as Artillery's connect it first). PORT from the environment
-// (default 3000).
-import { createServer } from "node:http";
+// (default 3000). With TLS_CERT and TLS_KEY (PEM files) it serves https:// and wss:// instead.
+import { readFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import { Server } from "socket.io";
 
 const port = Number(process.env.PORT || 3000);
@@ -19,7 +21,8 @@ function reply(res, status, body) {
   res.end(text);
 }
 
-const http = createServer((req, res) => {
+const tls = process.env.TLS_CERT ? { cert: readFileSync(process.env.TLS_CERT), key: readFileSync(process.env.TLS_KEY) } : null;
+const handle = (req, res) => {
   if (req.method === "GET" && req.url === "/stats") return reply(res, 200, { ...stats, connections: game.sockets.size });
   if (req.method !== "POST" || req.url !== "/login") return reply(res, 404, { error: "no such page" });
   let body = "";
@@ -37,7 +40,8 @@ const http = createServer((req, res) => {
     stats.logins++;
     reply(res, 200, { token });
   });
-});
+};
+const http = tls ? createHttpsServer(tls, handle) : createHttpServer(handle);
 
 const io = new Server(http, { serveClient: false, transports: ["websocket"] });
 const game = io.of("/game");
@@ -68,4 +72,4 @@ game.on("connection", (socket) => {
   });
 });
 
-http.listen(port, "127.0.0.1", () => console.log(`socket.io game on http://127.0.0.1:${port}`));
+http.listen(port, "127.0.0.1", () => console.log(`socket.io game on ${tls ? "https" : "http"}://127.0.0.1:${port}`));

@@ -17,8 +17,20 @@ fn examples() -> Option<PathBuf> {
 
 /// `server` (a file of examples/bots) on a free loopback port, once it listens: the child and the port.
 fn listening(dir: &std::path::Path, server: &str) -> (Child, u16) {
+    listening_with(dir, server, &[])
+}
+
+/// The same, with more of its environment (`TLS_CERT`, `TLS_KEY`).
+fn listening_with(dir: &std::path::Path, server: &str, env: &[(&str, &str)]) -> (Child, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let child = Command::new("node").arg(server).current_dir(dir).env("PORT", port.to_string()).stdout(Stdio::null()).spawn().unwrap();
+    let child = Command::new("node")
+        .arg(server)
+        .current_dir(dir)
+        .env("PORT", port.to_string())
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
     let addr = format!("127.0.0.1:{port}").parse().unwrap();
     let started = std::time::Instant::now();
     while std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
@@ -143,4 +155,85 @@ fn a_scripted_sweep_of_your_server_feeds_the_planner() {
     assert_eq!(r["spec"]["mode"], "script", "{text}");
     let plan = ok(&["plan", "--from", &out, "--cores", "8"]);
     assert!(plan.contains("fitted on 2 runs") && plan.contains("prediction:"), "{plan}");
+}
+
+#[test]
+fn a_script_that_stops_every_bot_before_it_joins_is_bad_input_not_a_server_gone() {
+    let tmp = tempdir();
+    let script = tmp.path().join("broken.lua");
+    std::fs::write(&script, "local n = nil\nlocal x = n.field\n").unwrap();
+    let out = path(tmp.path(), "broken.json");
+    let output = run(
+        &[
+            "arena",
+            "swarm",
+            "--script",
+            &script.display().to_string(),
+            "--server",
+            "ws://127.0.0.1:9",
+            "--ccu",
+            "5",
+            "--duration",
+            "2s",
+            "--out",
+            &out,
+        ],
+        Duration::from_secs(30),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("the script stopped them") && stderr.contains("broken.lua:2:"), "{stderr}");
+    assert!(std::path::Path::new(&out).exists(), "the result file is still written");
+}
+
+#[test]
+#[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
+fn bots_play_over_tls_with_a_certificate_of_the_servers_own() {
+    let Some(dir) = examples() else { return };
+    let tmp = tempdir();
+    // A CA of the team's own, and the server's certificate for localhost signed by it.
+    let at = |name: &str| path(tmp.path(), name);
+    let (ca, cert, key) = (at("ca.pem"), at("cert.pem"), at("key.pem"));
+    std::fs::write(at("leaf.ext"), "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n").unwrap();
+    for args in [
+        vec!["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=aggro test CA", "-keyout", &at("ca.key"), "-out", &ca],
+        vec!["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", &key, "-out", &at("leaf.csr")],
+        vec![
+            "x509",
+            "-req",
+            "-in",
+            &at("leaf.csr"),
+            "-CA",
+            &ca,
+            "-CAkey",
+            &at("ca.key"),
+            "-CAcreateserial",
+            "-days",
+            "1",
+            "-extfile",
+            &at("leaf.ext"),
+            "-out",
+            &cert,
+        ],
+    ] {
+        let made = Command::new("openssl").args(&args).stdout(Stdio::null()).stderr(Stdio::null()).status().expect("openssl runs");
+        assert!(made.success(), "openssl {args:?}");
+    }
+    let (mut server, port) = listening_with(&dir, "socketio-server.mjs", &[("TLS_CERT", &cert), ("TLS_KEY", &key)]);
+    let out = path(tmp.path(), "tls.json");
+    let script = dir.join("socketio-bot.lua").display().to_string();
+    let url = format!("wss://localhost:{port}");
+    let text = ok(&["arena", "swarm", "--script", &script, "--server", &url, "--ca-file", &ca, "--ccu", "10", "--duration", "3s", "--out", &out]);
+    let r = result(std::path::Path::new(&out));
+    assert_eq!(op(&r, "session")["ok"], 10, "every bot logged in over https and joined over wss: {text}");
+    assert_eq!(r["extra"]["arena_swarm"]["totals"]["counters"]["reliable_missing"], 0, "{text}");
+    // Without the server's certificate trusted, no bot gets in, and the verdict says why.
+    let refused = run(
+        &["arena", "swarm", "--script", &script, "--server", &url, "--ccu", "2", "--duration", "2s", "--out", &path(tmp.path(), "x.json")],
+        Duration::from_secs(30),
+    );
+    let said = format!("{}{}", String::from_utf8_lossy(&refused.stdout), String::from_utf8_lossy(&refused.stderr));
+    assert_ne!(refused.status.code(), Some(0), "{said}");
+    assert!(said.to_lowercase().contains("certificate"), "the certificate is named: {said}");
+    server.kill().unwrap();
 }

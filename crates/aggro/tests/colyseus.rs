@@ -156,7 +156,8 @@ fn colyseus_bad_input_is_one_line_and_exit_code_2() {
     let bad_play = path(dir.path(), "play.toml");
     std::fs::File::create(&bad_play).unwrap().write_all(b"room = \"battle\"\n[[send]]\ntype = \"move\"\nevery = \"often\"\n").unwrap();
     for args in [
-        &["arena", "swarm", "--mode", "colyseus", "--server", "wss://127.0.0.1:2567", "--duration", "1s"][..],
+        &["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:2567", "--ca-file", "ca.pem", "--duration", "1s"][..],
+        &["arena", "swarm", "--mode", "colyseus", "--server", "wss://127.0.0.1:2567", "--ca-file", "/no/such/ca.pem", "--duration", "1s"],
         &["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:2567/battle", "--duration", "1s"],
         &["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:2567", "--play", &bad_play, "--duration", "1s"],
         &["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:2567", "--drain", "2s", "--duration", "1s"],

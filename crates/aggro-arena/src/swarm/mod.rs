@@ -84,6 +84,8 @@ pub struct SwarmConfig {
     /// anything is ready).
     #[serde(serialize_with = "crate::clock::secs")]
     pub poll_every: Duration,
+    /// TLS under the WebSocket transport's connections (`wss://`, `https://`).
+    pub tls: Option<websocket::tls::TlsTarget>,
     #[serde(skip)]
     pub secret: Secret,
 }
@@ -111,6 +113,7 @@ impl SwarmConfig {
             receive_loss: 0.0,
             drain: Duration::ZERO,
             poll_every: Duration::ZERO,
+            tls: None,
             secret,
         }
     }

@@ -56,3 +56,9 @@ pub fn add(record: &mut RunRecord, named: &[NamedInterval], errors: &[String], e
     }
     lines
 }
+
+/// No bot joined, none was refused or failed by the server (no failed connection, refusal or HTTP
+/// failure), and scripts raised: the script, not the server, stopped the run — bad input, not a server gone.
+pub fn only_the_script_failed(c: &aggro_arena::swarm::SwarmCounters) -> bool {
+    c.script_errors > 0 && c.connects == 0 && c.failed_joins == 0 && c.refused == 0 && c.server_errors == 0
+}

@@ -34,11 +34,18 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
     if a.script.is_some() {
         a.behaviour = Kind::Script;
     }
-    let server = match a.behaviour {
+    let (server, tls_host) = match a.behaviour {
         Kind::Colyseus | Kind::Script => websocket_address(&a.server)?,
-        _ => address(&a.server, "server")?,
+        _ => (address(&a.server, "server")?, None),
     };
+    if a.ca_file.is_some() && tls_host.is_none() {
+        return Err(BadInput("--ca-file is for a wss:// (or https://) --server".into()).into());
+    }
     let mut cfg = SwarmConfig::new(server, Secret::from_passphrase(&a.common.secret));
+    cfg.tls = tls_host.map(|host| aggro_arena::swarm::websocket::tls::TlsTarget { host, ca_file: a.ca_file.clone() });
+    if let Some(file) = &cfg.tls.as_ref().and_then(|t| t.ca_file.clone()) {
+        std::fs::metadata(file).map_err(|e| BadInput(format!("--ca-file {}: {e}", file.display())))?;
+    }
     cfg.duration = duration(&a.duration, "duration")?;
     cfg.interval = duration(&a.common.interval, "interval")?;
     cfg.sockets = a.sockets;
@@ -151,17 +158,20 @@ fn churn(a: &SwarmArgs, share: &Share) -> anyhow::Result<f64> {
     Ok(churn / share.of as f64)
 }
 
-/// A Colyseus server's address: `ws://HOST:PORT` (or `http://…`, or a bare `HOST:PORT`).
-fn websocket_address(text: &str) -> anyhow::Result<SocketAddr> {
-    if text.starts_with("wss://") || text.starts_with("https://") {
-        return Err(BadInput(format!("--server {text}: TLS is not supported; load the server on ws:// over loopback")).into());
-    }
-    let bare = text.strip_prefix("ws://").or_else(|| text.strip_prefix("http://")).unwrap_or(text);
+/// A WebSocket server's address: `ws://HOST:PORT` (or `http://…`, or a bare `HOST:PORT`), or over TLS
+/// `wss://HOST:PORT` (or `https://…`): the address, and the TLS name when there is one.
+fn websocket_address(text: &str) -> anyhow::Result<(SocketAddr, Option<String>)> {
+    let (bare, tls) = match ["wss://", "https://"].iter().find_map(|s| text.strip_prefix(s)) {
+        Some(rest) => (rest, true),
+        None => (text.strip_prefix("ws://").or_else(|| text.strip_prefix("http://")).unwrap_or(text), false),
+    };
     let bare = bare.trim_end_matches('/');
     if bare.contains('/') {
-        return Err(BadInput(format!("--server {text}: give the server's root (ws://HOST:PORT); rooms are found by matchmaking")).into());
+        return Err(BadInput(format!("--server {text}: give the server's root (ws://HOST:PORT); paths go in the play or the script")).into());
     }
-    address(bare, "server").map_err(|_| BadInput(format!("--server: {text:?} is not a WebSocket address such as ws://127.0.0.1:2567")).into())
+    let addr = address(bare, "server").map_err(|_| BadInput(format!("--server: {text:?} is not a WebSocket address such as ws://127.0.0.1:2567")))?;
+    let host = bare.rsplit_once(':').map_or(bare, |(h, _)| h).trim_start_matches('[').trim_end_matches(']');
+    Ok((addr, tls.then(|| host.to_string())))
 }
 
 /// What a Colyseus play tells beyond the counters: its room (for hints), the type it observes, and
@@ -292,6 +302,12 @@ fn run<B: Behaviour>(
     process::finish(&a.common, "arena-swarm", &record, totals, &notes)?;
     if done.interrupted {
         return Err(crate::Interrupted.into());
+    }
+    if let Some(first) = script_errors.first().filter(|_| super::named::only_the_script_failed(&totals.counters)) {
+        return Err(BadInput(format!(
+            "no bot joined and the server refused or failed none: the script stopped them ({first}); the result file was written"
+        ))
+        .into());
     }
     match verdict.limit {
         Limit::Gone => anyhow::bail!("the server is gone: {} (the result file was written)", verdict.evidence),

@@ -98,6 +98,10 @@ pub struct SwarmArgs {
     /// (sets --mode script).
     #[arg(long, value_name = "FILE")]
     pub script: Option<std::path::PathBuf>,
+    /// With a wss:// (https://) --server: also trust the certificates of this PEM file (a server with a
+    /// certificate of its own), beside the public roots.
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<std::path::PathBuf>,
     /// This process is shard I of N (1-based, such as 2/4): it takes its share of the bots (whole rooms in relay mode).
     #[arg(long, value_name = "I/N")]
     pub worker: Option<String>,

@@ -155,21 +155,18 @@ fn register_http(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
     lua.globals().set("__http", f)
 }
 
-/// The path of `url`: itself when it starts with `/`; a `ws://`, `http://` URL's path (its host is
-/// the swarm's `--server`).
+/// The path of `url`: itself when it starts with `/`; a `ws://`, `wss://`, `http://` or `https://`
+/// URL's path (its host is the swarm's `--server`, whose scheme says whether TLS is under it).
 pub fn path_of(url: &str) -> mlua::Result<String> {
     if url.starts_with('/') {
         return Ok(url.to_string());
     }
-    for scheme in ["ws://", "http://"] {
+    for scheme in ["ws://", "wss://", "http://", "https://"] {
         if let Some(rest) = url.strip_prefix(scheme) {
             return Ok(rest.find('/').map_or("/".to_string(), |k| rest[k..].to_string()));
         }
     }
-    if url.starts_with("wss://") || url.starts_with("https://") {
-        return Err(mlua::Error::runtime(format!("{url}: TLS is not supported yet; load the server over ws:// or http:// on loopback")));
-    }
-    Err(mlua::Error::runtime(format!("{url:?} is not a path (/…) or a ws:// or http:// URL")))
+    Err(mlua::Error::runtime(format!("{url:?} is not a path (/…) or a ws(s):// or http(s):// URL")))
 }
 
 /// `ms` milliseconds in µs, refused when not a finite number ≥ 0.

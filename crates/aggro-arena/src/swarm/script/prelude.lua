@@ -46,9 +46,13 @@ function socket:call(...)
 end
 __socket_mt = socket
 
+local function pack(...)
+  return { n = select("#", ...), ... }
+end
+
 function measure(name, fn, ...)
   local t0 = __now()
-  local results = { fn(...) }
+  local results = pack(fn(...))
   __record(name, t0)
-  return unpack(results)
+  return unpack(results, 1, results.n)
 end

@@ -3,8 +3,6 @@
 //! `httparse` as its bytes come — complete at its `Content-Length`, at the
 //! last chunk of a chunked body, or at the end of the stream.
 
-use std::net::SocketAddr;
-
 /// An HTTP request a bot makes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HttpRequest {
@@ -28,9 +26,9 @@ impl HttpRequest {
         Self { method: "POST".into(), path, headers, body, keep_alive: false }
     }
 
-    /// The request's bytes for `server`, sending `cookies` (`name=value; …`, empty for none).
-    pub(super) fn to_bytes(&self, server: SocketAddr, cookies: &str) -> Vec<u8> {
-        let mut head = format!("{} {} HTTP/1.1\r\nHost: {server}\r\n", self.method, self.path);
+    /// The request's bytes for `host` (its Host header), sending `cookies` (`name=value; …`, empty for none).
+    pub(super) fn to_bytes(&self, host: &str, cookies: &str) -> Vec<u8> {
+        let mut head = format!("{} {} HTTP/1.1\r\nHost: {host}\r\n", self.method, self.path);
         for (name, value) in &self.headers {
             head.push_str(&format!("{name}: {value}\r\n"));
         }
@@ -156,7 +154,7 @@ mod tests {
 
     #[test]
     fn a_request_carries_its_headers_cookies_and_length() {
-        let server = "127.0.0.1:2567".parse().unwrap();
+        let server = "127.0.0.1:2567";
         let r = HttpRequest::post_json("/matchmake/join/lobby".into(), b"{}".to_vec(), Some("t0k".into()));
         let text = String::from_utf8(r.to_bytes(server, "sid=abc")).unwrap();
         assert!(text.starts_with("POST /matchmake/join/lobby HTTP/1.1\r\nHost: 127.0.0.1:2567\r\n"), "{text}");

@@ -5,14 +5,18 @@
 //! before the socket opens), with the cookies the server set. A bot asks for
 //! [`Request`]s and is handed [`WsEvent`]s.
 
+mod counted;
 mod http;
 mod link;
 mod readiness;
+pub mod tls;
 
+use counted::Counted;
 pub use http::HttpRequest;
 use http::{Answer, parse_answer};
-use link::{Call, Counted, Link};
+use link::{Call, Link};
 use readiness::{Readiness, Ready};
+use tls::{Tls, Wire};
 
 use super::SwarmConfig;
 use super::transport::Transport;
@@ -80,6 +84,10 @@ enum Kind {
 #[derive(Debug)]
 pub struct WebSockets {
     server: SocketAddr,
+    /// The server's name in requests (its TLS name, else its address).
+    host: String,
+    /// TLS under every connection (`wss://`, `https://`).
+    tls: Option<Tls>,
     readiness: Readiness,
     /// Each bot's WebSocket, its HTTP connection and the cookies its server set (`name=value; …`).
     links: Vec<Link>,
@@ -136,6 +144,14 @@ impl WebSockets {
         Ok(Counted::new(stream))
     }
 
+    /// `stream` as the transport speaks on it: with TLS over it, or plain.
+    fn wire(&self, stream: Counted) -> io::Result<Wire> {
+        match &self.tls {
+            Some(tls) => tls.wrap(stream),
+            None => Ok(Wire::Plain(stream)),
+        }
+    }
+
     /// Ends bot `bot`'s link and tells it why.
     fn fail(&mut self, bot: usize, why: &str) {
         self.replace(bot, Link::Idle);
@@ -158,7 +174,7 @@ impl WebSockets {
 
     fn handshake(&mut self, bot: usize, stream: Counted, path: &str, headers: Vec<(String, String)>) {
         use tungstenite::client::IntoClientRequest;
-        let url = format!("ws://{}{path}", self.server);
+        let url = format!("{}://{}{path}", if self.tls.is_some() { "wss" } else { "ws" }, self.host);
         let mut request = match url.as_str().into_client_request() {
             Ok(r) => r,
             Err(e) => return self.fail(bot, &format!("WebSocket path {path:?}: {e}")),
@@ -170,14 +186,18 @@ impl WebSockets {
                 _ => return self.fail(bot, &format!("WebSocket handshake: header {name:?} cannot be sent")),
             }
         }
-        let result = tungstenite::client::client_with_config(request, stream, Some(self.config));
+        let wire = match self.wire(stream) {
+            Ok(w) => w,
+            Err(e) => return self.fail(bot, &format!("TLS: {e}")),
+        };
+        let result = tungstenite::client::client_with_config(request, wire, Some(self.config));
         self.finish_handshake(bot, result);
     }
 
-    fn finish_handshake<R>(&mut self, bot: usize, result: Result<(WebSocket<Counted>, R), HandshakeError<ClientHandshake<Counted>>>) {
+    fn finish_handshake<R>(&mut self, bot: usize, result: Result<(WebSocket<Wire>, R), HandshakeError<ClientHandshake<Wire>>>) {
         match result {
             Ok((ws, _)) => {
-                self.retried_opens += ws.get_ref().retransmitted() as u64;
+                self.retried_opens += ws.get_ref().counted().retransmitted() as u64;
                 self.links[bot] = Link::Open(ws);
                 self.push(bot, Kind::Opened, &[]);
                 // Bytes may have come with the handshake's answer.
@@ -189,22 +209,22 @@ impl WebSockets {
         }
     }
 
-    fn drive_open(&mut self, bot: usize, mut ws: WebSocket<Counted>) {
+    fn drive_open(&mut self, bot: usize, mut ws: WebSocket<Wire>) {
         loop {
             match ws.read() {
                 Ok(Message::Binary(b)) => {
                     self.messages_in += 1;
-                    self.push_stamped(bot, Kind::Message, &b, ws.get_ref().arrived_ns);
+                    self.push_stamped(bot, Kind::Message, &b, ws.get_ref().counted().arrived_ns);
                 }
                 Ok(Message::Text(t)) => {
                     self.messages_in += 1;
-                    self.push_stamped(bot, Kind::Text, t.as_bytes(), ws.get_ref().arrived_ns);
+                    self.push_stamped(bot, Kind::Text, t.as_bytes(), ws.get_ref().counted().arrived_ns);
                 }
                 // Pings are answered by tungstenite (flushed below); pongs and raw frames say nothing.
                 Ok(_) => {}
                 Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) => {
-                    self.retire(ws.get_ref());
+                    self.retire(ws.get_ref().counted());
                     let why = match e {
                         tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed => "closed by the server".to_string(),
                         e => format!("WebSocket: {e}"),
@@ -254,7 +274,7 @@ impl WebSockets {
         match parse_answer(&call.answer, ended) {
             Ok(Answer::Partial) => self.calls[bot] = call,
             Ok(Answer::Complete { status, body, cookies, close }) => {
-                self.retried_opens += call.stream.as_ref().is_some_and(|s| !call.reused && s.retransmitted()) as u64;
+                self.retried_opens += call.stream.as_ref().is_some_and(|s| !call.reused && s.counted().retransmitted()) as u64;
                 self.keep_cookies(bot, cookies);
                 self.push(bot, Kind::Response(status), &body);
                 call.busy = false;
@@ -281,8 +301,14 @@ impl WebSockets {
 
     fn drop_call(&mut self, call: &mut Call) {
         if let Some(stream) = call.stream.take() {
-            self.retire(&stream);
+            self.retire(stream.counted());
         }
+    }
+
+    /// A new HTTP connection for bot `bot` (TLS over it when the server's is).
+    fn call_stream(&mut self, bot: usize) -> io::Result<Wire> {
+        let stream = self.connect(bot * 2 + 1)?;
+        self.wire(stream)
     }
 
     fn call_failed(&mut self, bot: usize, mut call: Call, why: &str) {
@@ -295,7 +321,7 @@ impl WebSockets {
     /// new connection.
     fn resend(&mut self, bot: usize, mut call: Call) {
         self.drop_call(&mut call);
-        match self.connect(bot * 2 + 1) {
+        match self.call_stream(bot) {
             Ok(stream) => {
                 self.calls[bot] = Call { stream: Some(stream), request: call.request, sent: 0, answer: Vec::new(), busy: true, reused: false };
                 self.pending.push(Ready::all(bot * 2 + 1));
@@ -335,7 +361,7 @@ impl WebSockets {
         if self.calls[bot].busy {
             return self.push(bot, Kind::HttpFailed, b"an HTTP request was made before the last one's answer came");
         }
-        let bytes = request.to_bytes(self.server, &self.cookies[bot]);
+        let bytes = request.to_bytes(&self.host, &self.cookies[bot]);
         let call = &mut self.calls[bot];
         let reused = call.stream.is_some() && request.keep_alive;
         if reused {
@@ -346,7 +372,7 @@ impl WebSockets {
         }
         let mut old = std::mem::take(call);
         self.drop_call(&mut old);
-        match self.connect(bot * 2 + 1) {
+        match self.call_stream(bot) {
             Ok(stream) => {
                 self.calls[bot] = Call { stream: Some(stream), request: bytes, sent: 0, answer: Vec::new(), busy: true, reused: false };
                 self.pending.push(Ready::all(bot * 2 + 1));
@@ -383,8 +409,11 @@ impl Transport for WebSockets {
         // buffer: each message goes to its socket as it is written (what a socket would not take is sent
         // when its next edge drives the link).
         let config = WebSocketConfig::default().read_buffer_size(4096).write_buffer_size(0).max_message_size(Some(16 << 20));
+        let tls = cfg.tls.as_ref().map(Tls::new).transpose()?;
         Ok(Self {
             server: cfg.server,
+            host: cfg.tls.as_ref().map_or_else(|| cfg.server.to_string(), |t| format!("{}:{}", t.host, cfg.server.port())),
+            tls,
             readiness: Readiness::new(1024)?,
             links,
             calls,
@@ -415,8 +444,9 @@ impl Transport for WebSockets {
             if readable {
                 if token % 2 == 1 {
                     if let Some(stream) = &mut self.calls[bot].stream {
-                        stream.drained = false;
-                        stream.closing |= closed;
+                        let counted = stream.counted_mut();
+                        counted.drained = false;
+                        counted.closing |= closed;
                     }
                 } else {
                     self.links[bot].rearm(closed);
@@ -484,8 +514,8 @@ impl Transport for WebSockets {
             t.bytes_out += w;
         }
         for s in self.calls.iter().filter_map(|c| c.stream.as_ref()) {
-            t.bytes_in += s.read;
-            t.bytes_out += s.written;
+            t.bytes_in += s.counted().read;
+            t.bytes_out += s.counted().written;
         }
         t.packets_in = self.messages_in;
         t.packets_out = self.messages_out;
