@@ -24,12 +24,12 @@ impl Engine {
             }
             WsEvent::Text(text) => match self.protocol_is_socketio(bot) {
                 Some(true) => self.socketio_frame(bot, text),
-                Some(false) => self.websocket_message(bot, Value::Nil, text.as_bytes(), true),
+                Some(false) => self.websocket_message(bot, text.as_bytes(), true),
                 None => {}
             },
             WsEvent::Message(bytes) => match self.protocol_is_socketio(bot) {
                 Some(true) => self.attachment(bot, bytes),
-                Some(false) => self.websocket_message(bot, Value::Nil, bytes, false),
+                Some(false) => self.websocket_message(bot, bytes, false),
                 None => {}
             },
             WsEvent::Closed { why } => self.closed(bot, why),
@@ -67,11 +67,12 @@ impl Engine {
     fn opened(&self, bot: usize) {
         let opener = {
             let mut c = self.ctx.borrow_mut();
-            c.heard.counters.connects += 1;
-            c.heard.counters.joins += 1;
             let Some(s) = c.bots[bot].socket.as_mut() else { return };
             s.open = true;
-            s.opener.take()
+            let opener = s.opener.take();
+            c.heard.counters.connects += 1;
+            c.heard.counters.joins += 1;
+            opener
         };
         match (opener, self.socket_table(bot)) {
             (Some(w), Ok(t)) => self.wake(bot, w, t),
@@ -103,9 +104,16 @@ impl Engine {
         }
     }
 
+    /// The server ended the session over a WebSocket still open (Socket.IO's DISCONNECT, Engine.IO's
+    /// close): the WebSocket is closed too, then the bot hears it as any close.
+    fn sent_away(&self, bot: usize, why: &str) {
+        self.ctx.borrow_mut().out.push(Request::Close);
+        self.closed(bot, why);
+    }
+
     /// A message on a plain WebSocket: a reply to a `call`, or handed to the handler its type names
     /// (else "message").
-    fn websocket_message(&self, bot: usize, _: Value, bytes: &[u8], text: bool) {
+    fn websocket_message(&self, bot: usize, bytes: &[u8], text: bool) {
         let (format, type_field, reply_field) = {
             let c = self.ctx.borrow();
             let Some(Protocol::WebSocket { format, type_field, reply_field }) = c.bots[bot].socket.as_ref().map(|s| &s.protocol) else { return };
@@ -132,7 +140,7 @@ impl Engine {
         let packet = match socketio::engine(frame) {
             Ok(Eio::Open(_)) => return self.socketio_join(bot),
             Ok(Eio::Ping(payload)) => return self.ctx.borrow_mut().out.push(Request::SendText(socketio::pong(payload))),
-            Ok(Eio::Close) => return self.closed(bot, "closed by the server (Engine.IO close)"),
+            Ok(Eio::Close) => return self.sent_away(bot, "closed by the server (Engine.IO close)"),
             Ok(Eio::Pong | Eio::Noop) => return,
             Ok(Eio::Message(text)) => socketio::packet(text),
             Err(e) => Err(e),
@@ -158,7 +166,7 @@ impl Engine {
                     self.wake(bot, w, (Value::Nil, why));
                 }
             }
-            Kind::Disconnect => self.closed(bot, "disconnected by the server"),
+            Kind::Disconnect => self.sent_away(bot, "disconnected by the server"),
             Kind::Event | Kind::Ack if p.attachments == 0 => self.socketio_packet(bot, p.kind == Kind::Event, p.id, p.data, &[]),
             Kind::Event | Kind::Ack | Kind::BinaryEvent | Kind::BinaryAck => {
                 let event = matches!(p.kind, Kind::Event | Kind::BinaryEvent);
