@@ -15,6 +15,7 @@ have redis-server || need_apt+=(redis-server)
 have redis-benchmark || need_apt+=(redis-tools)
 have cc || need_apt+=(build-essential)
 have pkg-config || need_apt+=(pkg-config)
+have openssl || need_apt+=(openssl)   # the TLS test signs a certificate with a CA of its own
 have python3 || need_apt+=(python3)
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need_apt+=(python3-venv)
 have runuser || need_apt+=(util-linux)
