@@ -128,21 +128,6 @@ pub fn pong(ping_payload: &str) -> String {
     format!("3{ping_payload}")
 }
 
-/// Puts binary attachments in place of their placeholders (`{"_placeholder":true,"num":k}`) in `data`,
-/// calling `attach(k)` for each; returns the data with each replaced by what `attach` gives.
-pub fn fill_placeholders(data: &mut serde_json::Value, attach: &mut impl FnMut(usize) -> serde_json::Value) {
-    match data {
-        serde_json::Value::Object(map) if map.get("_placeholder") == Some(&serde_json::Value::Bool(true)) => {
-            if let Some(k) = map.get("num").and_then(serde_json::Value::as_u64) {
-                *data = attach(k as usize);
-            }
-        }
-        serde_json::Value::Object(map) => map.values_mut().for_each(|v| fill_placeholders(v, attach)),
-        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| fill_placeholders(v, attach)),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,8 +160,5 @@ mod tests {
         assert_eq!(encode(Kind::Event, "/", Some(12), "[\"buy\",{\"item\":1}]"), "4212[\"buy\",{\"item\":1}]");
         assert_eq!(encode(Kind::Ack, "/chat", Some(3), "[true]"), "43/chat,3[true]");
         assert_eq!(socket_path("/socket.io/"), "/socket.io/?EIO=4&transport=websocket");
-        let mut v: serde_json::Value = serde_json::from_str("[\"file\",{\"a\":{\"_placeholder\":true,\"num\":0}}]").unwrap();
-        fill_placeholders(&mut v, &mut |k| serde_json::json!(format!("bin{k}")));
-        assert_eq!(v, serde_json::json!(["file", {"a": "bin0"}]));
     }
 }

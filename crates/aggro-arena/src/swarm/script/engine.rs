@@ -136,13 +136,12 @@ impl Engine {
     pub(super) fn exit(&self, bot: usize, out: &mut Requests, heard: &mut Heard) {
         let mut c = self.ctx.borrow_mut();
         out.0.append(&mut c.out);
-        let h = std::mem::take(&mut c.heard);
-        heard.delays_us.extend(h.delays_us);
-        heard.round_trips_us.extend(h.round_trips_us);
-        heard.counters += h.counters;
+        // Appended, not taken: the buffers keep their room for the next call (this runs per message).
+        heard.delays_us.append(&mut c.heard.delays_us);
+        heard.round_trips_us.append(&mut c.heard.round_trips_us);
+        heard.counters += std::mem::take(&mut c.heard.counters);
         let b = &mut c.bots[bot];
         if b.main.as_ref().is_some_and(|m| m.status() != ThreadStatus::Resumable) {
-            b.finished = true;
             b.main = None;
         }
         if b.idle() {

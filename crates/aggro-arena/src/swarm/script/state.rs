@@ -91,10 +91,8 @@ pub struct BotState {
     pub id: u64,
     pub rng: Rng,
     pub started: bool,
-    /// Its script's main chunk, while it waits.
+    /// Its script's main chunk, until it has run to its end.
     pub main: Option<Thread>,
-    /// Its script's main chunk ran to its end.
-    pub finished: bool,
     /// Stopped: its script raised, or its server sent it away with no handler to catch it.
     pub gone: bool,
     /// The swarm was told it is gone (once: it retires and replaces the bot once).
@@ -113,7 +111,6 @@ impl BotState {
             rng,
             started: false,
             main: None,
-            finished: false,
             told_gone: false,
             gone: false,
             timers: Vec::new(),
@@ -141,7 +138,7 @@ impl BotState {
 
     /// Nothing left to run: no timer, no socket, no coroutine waiting, its script done.
     pub fn idle(&self) -> bool {
-        self.finished && self.timers.is_empty() && self.socket.is_none() && self.http.is_none()
+        self.started && self.main.is_none() && self.timers.is_empty() && self.socket.is_none() && self.http.is_none()
     }
 }
 
