@@ -21,6 +21,7 @@ const NS: f64 = 1e9;
 /// How requests are spread within the rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Pacing {
     /// Evenly spaced start times.
     #[default]

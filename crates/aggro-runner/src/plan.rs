@@ -59,6 +59,7 @@ pub enum Placement {
 /// How a loader waits for a slot further ahead than a yield.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum TimerMode {
     /// Sleep on the timer to the slot's time: no CPU while waiting, but a
     /// wake-up comes tens of microseconds late on a VM.
@@ -74,18 +75,6 @@ pub enum TimerMode {
     /// server on the same machine.
     #[default]
     Auto,
-}
-
-impl TimerMode {
-    /// Parses `cheap`, `precise` or `auto`.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        match text {
-            "cheap" => Ok(TimerMode::Cheap),
-            "precise" => Ok(TimerMode::Precise),
-            "auto" => Ok(TimerMode::Auto),
-            _ => Err(format!("unknown --timer {text:?}: expected cheap, precise or auto")),
-        }
-    }
 }
 
 /// Everything the executor needs to know about a run.

@@ -2,12 +2,12 @@
 //! `pgbench`): the executor flags resolved, the rate, and one run of
 //! loaders through the executor into a written result file.
 
+use crate::cli::values::Rate;
 use crate::cli::{ExecArgs, RateArgs};
 use crate::console::{Console, Verbosity};
 use crate::live::Live;
 use crate::session;
 use crate::{BadInput, Interrupted};
-use aggro_core::units::{parse_duration, parse_rate};
 use aggro_core::{ErrorSamples, MonotonicClock, Nanos, Pacing, RatePlan};
 use aggro_report::RunRecord;
 use aggro_runner::{BacklogRule, Loader, Placement, RunPlan, StopHandle, StopReason, TimerMode};
@@ -33,28 +33,18 @@ pub struct ExecSpec {
 }
 
 impl ExecSpec {
-    /// Checks and resolves the flags (the seed from the clock if not given).
-    pub fn resolve(a: &ExecArgs) -> anyhow::Result<Self> {
-        let pacing = match a.pacing.as_str() {
-            "even" => Pacing::Even,
-            "second" => Pacing::Second,
-            "poisson" => Pacing::Poisson,
-            other => return Err(bad(format!("unknown pacing {other:?}: expected even, second or poisson"))),
-        };
-        let interval = parse_duration(&a.interval).map_err(bad)?;
-        if interval.as_millis() < 10 {
-            return Err(bad("--interval must be at least 10ms".into()));
-        }
-        Ok(Self {
+    /// Resolves the flags (the seed from the clock if not given).
+    pub fn resolve(a: &ExecArgs) -> Self {
+        Self {
             loaders: a.loaders,
-            pacing,
-            interval_ns: interval.as_nanos() as Nanos,
-            backlog_rule: BacklogRule::parse(&a.stop_on_backlog).map_err(bad)?,
-            drain_ns: parse_duration(&a.drain).map_err(bad)?.as_nanos() as Nanos,
+            pacing: a.pacing,
+            interval_ns: a.interval.as_nanos() as Nanos,
+            backlog_rule: a.stop_on_backlog,
+            drain_ns: a.drain.as_nanos() as Nanos,
             seed: session::seed_or_clock(a.seed),
             threads: a.threads,
-            timer: TimerMode::parse(&a.timer).map_err(bad)?,
-        })
+            timer: a.timer,
+        }
     }
 
     /// The executor plan at `rate` (placement set once the target is known, see [`place`]).
@@ -95,24 +85,25 @@ pub struct Outputs {
 impl Outputs {
     /// Resolves the rate and output flags; `name` names the default result file.
     pub fn resolve(a: RateArgs, exec: &ExecSpec, exec_args: &ExecArgs, name: &str) -> anyhow::Result<Self> {
-        let rate = match (&a.stages, a.rate.as_str()) {
-            (Some(stages), _) => RatePlan::parse_stages(stages, 0.0).map_err(bad)?,
-            (None, "max") => RatePlan::Max { duration_ns: Some(parse_duration(&a.duration).map_err(bad)?.as_nanos() as Nanos) },
-            (None, r) => RatePlan::fixed(parse_rate(r).map_err(bad)?, parse_duration(&a.duration).map_err(bad)?.as_nanos() as Nanos),
+        let duration_ns = a.duration.as_nanos() as Nanos;
+        let rate = match (a.stages, a.rate) {
+            (Some(stages), _) => stages,
+            (None, Rate::Max) => RatePlan::Max { duration_ns: Some(duration_ns) },
+            (None, Rate::PerSecond(r)) => RatePlan::fixed(r, duration_ns),
         };
         if a.shard.worker.is_some() && exec_args.seed.is_none() {
             return Err(bad("--worker needs --seed: every shard of a run must draw the same schedule and requests".into()));
         }
         let mut plan = exec.plan(rate, a.requests);
-        plan.share = a.shard.worker.as_deref().map(session::worker).transpose()?.unwrap_or_default();
+        plan.share = a.shard.worker.unwrap_or_default();
         plan.per_loader = exec_args.per_loader;
         Ok(Self {
             plan,
             verbosity: Verbosity { quiet: exec_args.quiet },
             out: session::result_path(a.out, name)?,
             exports: a.exports,
-            start_at: session::start_at(a.shard.start_at.as_deref())?,
-            live: a.live.as_deref().map(crate::live::address).transpose()?,
+            start_at: a.shard.start_at,
+            live: a.live,
         })
     }
 

@@ -3,12 +3,11 @@
 //! bisects, each a fixed-rate run of the same loaders, held when it ends
 //! with backlog 0, p99 under the bound and almost no errors.
 
-use crate::BadInput;
 use crate::cli::SearchArgs;
 use crate::console::{Console, Verbosity};
 use crate::drive::ExecSpec;
 use crate::session;
-use aggro_core::units::{format_nanos, parse_duration, parse_rate};
+use aggro_core::units::format_nanos;
 use aggro_core::{ErrorSamples, MonotonicClock, Nanos, RatePlan};
 use aggro_report::RunRecord;
 use aggro_runner::search::{SearchPlan, Trial};
@@ -29,22 +28,13 @@ pub struct FindMax {
 }
 
 impl FindMax {
-    /// Checks and resolves the search flags.
-    pub fn resolve(a: &SearchArgs) -> anyhow::Result<Self> {
-        let bad = |e: String| anyhow::Error::from(BadInput(e));
-        if !(a.precision > 0.0 && a.precision < 1.0) {
-            return Err(bad("--precision must be between 0 and 1".into()));
+    /// The search flags, resolved.
+    pub fn resolve(a: &SearchArgs) -> Self {
+        Self {
+            search: SearchPlan { start_rate: a.start_rate, max_rate: a.max_rate, precision: a.precision, max_trials: a.max_trials },
+            p99_bound_ns: a.p99.as_nanos() as Nanos,
+            step_ns: a.step.as_nanos() as Nanos,
         }
-        Ok(Self {
-            search: SearchPlan {
-                start_rate: parse_rate(&a.start_rate).map_err(bad)?,
-                max_rate: parse_rate(&a.max_rate).map_err(bad)?,
-                precision: a.precision,
-                max_trials: a.max_trials,
-            },
-            p99_bound_ns: parse_duration(&a.p99).map_err(bad)?.as_nanos() as Nanos,
-            step_ns: parse_duration(&a.step).map_err(bad)?.as_nanos() as Nanos,
-        })
     }
 
     /// Why a trial's record fails it, if it does.

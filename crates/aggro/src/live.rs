@@ -100,12 +100,3 @@ fn wait_for_interval(state: &Mutex<State>, after: usize) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
-
-/// The address `--live` asks for: loopback only, since the page shows the run's spec.
-pub fn address(text: &str) -> anyhow::Result<SocketAddr> {
-    let addr: SocketAddr = text.parse().map_err(|_| crate::BadInput(format!("--live: {text:?} is not HOST:PORT, such as 127.0.0.1:8089")))?;
-    if !addr.ip().is_loopback() {
-        return Err(crate::BadInput(format!("--live: {addr} is not a loopback address; the live view only serves 127.0.0.1 or ::1")).into());
-    }
-    Ok(addr)
-}

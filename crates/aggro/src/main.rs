@@ -20,7 +20,6 @@
 //! - [`world`]: the store's world record: written by populate, read by runs and verifies.
 
 mod arena;
-mod args;
 mod cli;
 mod console;
 mod drive;
@@ -39,6 +38,7 @@ mod tour;
 mod world;
 
 use clap::Parser;
+use clap::error::ErrorKind;
 
 /// mimalloc rather than the C library's allocator: in the main job's zone threads glibc's malloc and free
 /// were 7.6 % of the samples (the change sets of game pushes, transactions' key tables, batches).
@@ -59,7 +59,7 @@ pub struct Interrupted;
 fn main() {
     refuse_huge_pages();
     end_quietly_when_stdout_closes();
-    let args = cli::Cli::parse();
+    let args = cli::Cli::try_parse().unwrap_or_else(|e| refuse(e));
     let result = match args.command {
         cli::Command::Mmo(m) => mmo::main(*m),
         cli::Command::Mobile(m) => mobile::main(*m),
@@ -90,6 +90,19 @@ fn main() {
         eprintln!("aggro: {e:#}");
         std::process::exit(code);
     }
+}
+
+/// A command line clap refused, as every bad input is reported: one line naming the flag, exit 2. Help and
+/// the version print as clap prints them.
+fn refuse(e: clap::Error) -> ! {
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let said: Vec<&str> =
+        text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")).collect();
+    eprintln!("aggro: {}", said.join(" ").trim_start_matches("error: "));
+    std::process::exit(2);
 }
 
 /// Turns transparent huge pages off for this process (`PR_SET_THP_DISABLE`, which also overrides

@@ -1,6 +1,7 @@
 //! `aggro pgbench`: pgbench's scripts and options, aggro's executor.
 
 use crate::BadInput;
+use crate::cli::values::Rate;
 use crate::cli::{PgbenchArgs, QueryMode};
 use crate::drive::{self, ExecSpec, Outputs};
 use crate::scenario::{Input, Populate, Run, on_target};
@@ -8,6 +9,7 @@ use aggro_core::scenario::SqlProtocol;
 use aggro_targets::TargetUrl;
 use aggro_workloads::scenario::file::parse_override;
 use aggro_workloads::scenario::pgbench::Script;
+use std::time::Duration;
 
 /// pgbench's own run flags in aggro's terms: `-c`, `-j`, `-T`, `-t` and
 /// `-R`; with `-T` or `-t` and no `-R` the run is closed loop, as pgbench's.
@@ -19,16 +21,16 @@ fn as_pgbench_runs(a: &mut PgbenchArgs) {
         a.exec.threads = j;
     }
     if let Some(t) = a.time {
-        a.run.duration = format!("{t}s");
+        a.run.duration = Duration::from_secs(t);
     }
     if let Some(n) = a.transactions {
         a.run.requests = Some(n * u64::from(a.exec.loaders));
         // Until the transactions are done, as pgbench -t.
-        a.run.duration = "365d".into();
+        a.run.duration = Duration::from_secs(365 * 86_400);
     }
     match a.target_rate {
-        Some(r) => a.run.rate = r.to_string(),
-        None if a.time.is_some() || a.transactions.is_some() => a.run.rate = "max".into(),
+        Some(r) => a.run.rate = Rate::PerSecond(r),
+        None if a.time.is_some() || a.transactions.is_some() => a.run.rate = Rate::Max,
         None => {}
     }
 }
@@ -64,7 +66,7 @@ pub fn main(mut a: PgbenchArgs) -> anyhow::Result<()> {
     {
         return Err(bad(format!("--scale must be at least 1, not {s}")));
     }
-    let exec = ExecSpec::resolve(&a.exec)?;
+    let exec = ExecSpec::resolve(&a.exec);
     let rt = crate::session::runtime(exec.threads)?;
     if a.init {
         let input = Input::Pgbench { scripts, scale: Some(a.scale.unwrap_or(1)), defines, per_command: false, protocol: protocol(a.mode) };

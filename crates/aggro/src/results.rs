@@ -24,7 +24,7 @@ fn write_html(path: &Path, page: &str) -> anyhow::Result<()> {
 
 pub fn report(a: ReportArgs) -> anyhow::Result<()> {
     let began = Instant::now();
-    let thresholds = a.slo.as_deref().map(slo::parse).transpose().map_err(BadInput)?.unwrap_or_default();
+    let thresholds = a.slo.map(|t| t.0).unwrap_or_default();
     let record = session::read(&a.file)?;
     let checks = slo::check_all(&thresholds, &record).map_err(BadInput)?;
     let page = html::report(&record, &checks).map_err(|e| BadInput(format!("{}: {e}", a.file.display())))?;

@@ -3,7 +3,6 @@
 
 use crate::console::Console;
 use aggro_core::ErrorSamples;
-use aggro_core::Share;
 use aggro_report::host::HostInfo;
 use aggro_report::record::{ErrorSample, FORMAT, RunRecord, now_rfc3339, op_records};
 use aggro_runner::RunOutcome;
@@ -158,23 +157,6 @@ impl Exports {
         }
         Ok(())
     }
-}
-
-/// `--worker I/N` (1-based shard I of N) as a share of the run's schedule.
-pub fn worker(text: &str) -> anyhow::Result<Share> {
-    let bad = || crate::BadInput(format!("--worker: {text:?} is not I/N with 1 <= I <= N, such as 2/4"));
-    let (i, n) = text.split_once('/').ok_or_else(bad)?;
-    let (i, n): (u64, u64) = (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
-    i.checked_sub(1).and_then(|index| Share::new(index, n)).ok_or_else(|| bad().into())
-}
-
-/// `--start-at` (RFC 3339) as a wall-clock time.
-pub fn start_at(text: Option<&str>) -> anyhow::Result<Option<SystemTime>> {
-    text.map(|t| {
-        humantime::parse_rfc3339_weak(t.trim())
-            .map_err(|e| crate::BadInput(format!("--start-at: {t:?} is not an RFC 3339 time such as 2026-11-22T10:00:00Z: {e}")).into())
-    })
-    .transpose()
 }
 
 /// Sleeps until `at`, so the shards of a run on several machines start their schedules together.

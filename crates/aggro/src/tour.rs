@@ -3,9 +3,10 @@
 //! directory, no server needed: populate, the login test, one zone of 250
 //! players, two zones at once, verify.
 
-use crate::cli::{LoginArgs, MmoRunArgs, MmoVerifyArgs, PlayArgs, TourArgs, WorldArgs};
+use crate::cli::{LoginArgs, LoginClients, MmoRunArgs, MmoVerifyArgs, PlayArgs, TourArgs, WorldArgs};
 use crate::mmo;
 use anyhow::Context;
+use std::time::Duration;
 
 pub fn main(a: TourArgs) -> anyhow::Result<()> {
     let temp;
@@ -25,13 +26,13 @@ pub fn main(a: TourArgs) -> anyhow::Result<()> {
     let run = |name: &str| MmoRunArgs {
         world: world.clone(),
         seed: Some(1),
-        interval: "5s".into(),
+        interval: Duration::from_secs(5),
         threads: 0,
         out: Some(dir.join(format!("{name}.json"))),
         quiet: false,
     };
     println!("\n== the login test: 4 clients × {} logins", a.logins);
-    let login = mmo::login::main(LoginArgs { run: MmoRunArgs { quiet: true, ..run("login") }, clients: "4".into(), logins: a.logins })?;
+    let login = mmo::login::main(LoginArgs { run: MmoRunArgs { quiet: true, ..run("login") }, clients: LoginClients::Count(4), logins: a.logins })?;
     let play = |name: &str, clients: u32, periods: u64| PlayArgs {
         run: run(name),
         players: 250,
@@ -39,9 +40,9 @@ pub fn main(a: TourArgs) -> anyhow::Result<()> {
         periods,
         profile: None,
         realtime: false,
-        duration: "10m".into(),
-        game_minute: "60s".into(),
-        lease: "5m".into(),
+        duration: Duration::from_secs(600),
+        game_minute: Duration::from_secs(60),
+        lease: Duration::from_secs(300),
         table_every: (periods * clients as u64 / 2).max(1),
         max_errors: 0.0,
         live: None,

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 /// How user numbers map to stored ids.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Spread {
     /// Stored id = user number.
     #[default]

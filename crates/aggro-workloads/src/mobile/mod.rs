@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 /// Which of the three transactions a run drives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Workload {
     /// One user: Gold −5 and NumTickets +1, atomically.
     Write,
@@ -27,16 +28,6 @@ impl Workload {
     /// Whether it commits changes a verify accounts for.
     pub fn commits(self) -> bool {
         self != Workload::Read
-    }
-
-    /// Parses `write`, `consistent-read` or `read`.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        match text {
-            "write" => Ok(Workload::Write),
-            "consistent-read" => Ok(Workload::ConsistentRead),
-            "read" => Ok(Workload::Read),
-            _ => Err(format!("unknown workload {text:?}: expected write, consistent-read or read")),
-        }
     }
 
     /// The workload's name as typed.

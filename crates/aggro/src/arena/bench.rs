@@ -8,8 +8,8 @@ use super::ms;
 use super::pair::{Measured, Pair, cpu, merged, scratch, secs, sum};
 use super::record::{Whole, op, run_record};
 use crate::BadInput;
-use crate::args::duration;
 use crate::cli::ArenaBenchArgs;
+use crate::cli::values::spell;
 use crate::session;
 use aggro_report::record::now_rfc3339;
 use aggro_stats::{Histogram, Summary};
@@ -68,12 +68,10 @@ pub struct Row {
 }
 
 pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
-    let measure = duration(&a.duration, "duration")?;
-    let warmup = duration(&a.warmup, "warmup")?;
+    let (measure, warmup) = (a.duration, a.warmup);
     if a.players.is_empty() || a.players.contains(&0) {
         return Err(BadInput("--players: give one or more counts above zero, such as 25,50,100".into()).into());
     }
-    aggro_arena::server::parse_tiers(&a.tiers).map_err(|e| BadInput(format!("--tiers: {e}")))?;
     let variants = variants(&a.compare, a.game.send_flush)?;
     let dir = scratch()?;
     let started_at = now_rfc3339();
@@ -135,15 +133,15 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
 
 /// Runs server variant `v` and a swarm of `players` bots once.
 fn run_pair(pair: &Pair, a: &ArenaBenchArgs, players: u32, v: &Variant) -> anyhow::Result<Measured> {
-    let mut server: Vec<String> = ["--tick", &a.game.tick.to_string(), "--zone", &a.game.zone].map(String::from).to_vec();
+    let mut server: Vec<String> = ["--tick", &a.game.tick.to_string(), "--zone", &spell(a.game.zone)].map(String::from).to_vec();
     if v.send_flush {
         server.push("--send-flush".into());
     }
     if v.interleave {
         server.extend(["--interleave".into(), a.tiers.clone()]);
     }
-    if let Some(i) = &a.game.interest {
-        server.extend(["--interest".into(), i.clone()]);
+    if let Some(i) = a.game.interest {
+        server.extend(["--interest".into(), format!("{i}m")]);
     }
     let mut swarm = ["--ccu", &players.to_string(), "--fire-rate", &a.fire_rate.to_string()].map(String::from).to_vec();
     swarm.extend(a.swarm_polling());

@@ -10,8 +10,8 @@ use super::ms;
 use super::pair::{cpu, merged, pin, scratch, secs, sum, window};
 use super::record::{Whole, op, run_record};
 use crate::BadInput;
-use crate::args::duration;
 use crate::cli::ArenaBenchArgs;
+use crate::cli::values::spell;
 use crate::session;
 use aggro_arena::verdict::{Evidence, Limit, Verdict, judge};
 use aggro_core::clock::{process_cpu_s, process_wait_s};
@@ -61,9 +61,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     if let Some(script) = &a.script {
         std::fs::metadata(script).map_err(|e| BadInput(format!("--script {}: {e}", script.display())))?;
     }
-    let measure = duration(&a.duration, "duration")?;
-    let warmup = duration(&a.warmup, "warmup")?;
-    duration(&a.relay.send_every, "send-every")?;
+    let (measure, warmup) = (a.duration, a.warmup);
     if a.players.is_empty() || a.players.contains(&0) {
         return Err(BadInput("--players: give one or more CCU counts above zero, such as 200,400,800".into()).into());
     }
@@ -77,7 +75,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     }
     print_table(&rows);
     let c = &a.colyseus;
-    let spec = serde_json::json!({ "mode": if a.script.is_some() { "script" } else { "colyseus" }, "script": a.script, "ccu": a.players, "server_cmd": cmd, "room": c.room, "play": c.play, "send_every": a.relay.send_every,
+    let spec = serde_json::json!({ "mode": if a.script.is_some() { "script" } else { "colyseus" }, "script": a.script, "ccu": a.players, "server_cmd": cmd, "room": c.room, "play": c.play, "send_every": spell(a.relay.send_every),
         "warmup_s": warmup.as_secs_f64(), "measured_s": measure.as_secs_f64(), "pinned": a.pin, "seed": a.common.seed });
     let name = |r: &Row| format!("broadcast_delay/{}", r.ccu);
     let w = Whole {
@@ -148,7 +146,7 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
     swarm.args(["arena", "swarm", "--server", &format!("ws://127.0.0.1:{port}"), "--ccu", &ccu.to_string()]);
     match &a.script {
         Some(script) => drop(swarm.arg("--script").arg(script)),
-        None => drop(swarm.args(["--mode", "colyseus", "--room", &c.room, "--send-every", &a.relay.send_every, "--drain", "0s"])),
+        None => drop(swarm.args(["--mode", "colyseus", "--room", &c.room, "--send-every", &spell(a.relay.send_every), "--drain", "0s"])),
     }
     swarm.args(["--interval", "1s", "--quiet", "--seed", &a.common.seed.to_string()]);
     swarm.args(["--duration", &millis(warmup + measure)]).args(a.swarm_polling()).arg("--out").arg(&out).stdout(Stdio::null());

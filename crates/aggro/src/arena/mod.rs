@@ -13,14 +13,14 @@ pub mod server_watch;
 pub mod swarm;
 
 use crate::BadInput;
-use crate::args::duration;
 use crate::cli::{ArenaCommand, Mode, ServerGameArgs};
 use aggro_arena::metrics::MetricsServer;
-use aggro_arena::server::{ServeConfig, parse_metres, parse_tiers};
+use aggro_arena::server::ServeConfig;
 use arena_proto::Secret;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 /// Runs one `aggro arena` command.
 pub fn main(command: ArenaCommand) -> anyhow::Result<()> {
@@ -32,10 +32,6 @@ pub fn main(command: ArenaCommand) -> anyhow::Result<()> {
         ArenaCommand::Serve(a) => serve::main(a),
         ArenaCommand::Swarm(a) => swarm::main(a),
         ArenaCommand::Bench(a) => {
-            // Checked once here, not by each swarm the bench starts (after its server).
-            if let Some(every) = &a.poll_every {
-                crate::args::duration_or_zero(every, "poll-every")?;
-            }
             match a.mode {
                 _ if a.script.is_some() => colyseus_bench::main(a),
                 Mode::Relay => relay_bench::main(a),
@@ -48,30 +44,26 @@ pub fn main(command: ArenaCommand) -> anyhow::Result<()> {
 
 /// A socket address argument (host:port), or bad input.
 pub fn address(text: &str, what: &str) -> anyhow::Result<SocketAddr> {
-    text.to_socket_addrs()
-        .ok()
-        .and_then(|mut a| a.next())
-        .ok_or_else(|| BadInput(format!("--{what}: {text:?} is not an address such as 127.0.0.1:7777")).into())
+    crate::cli::values::address(text).map_err(|e| BadInput(format!("--{what}: {e}")).into())
 }
 
 /// The `/metrics` endpoint `--metrics ADDR` asks for, started.
-pub fn metrics_server(addr: Option<&str>) -> anyhow::Result<Option<MetricsServer>> {
-    let Some(text) = addr else { return Ok(None) };
-    let addr = address(text, "metrics")?;
+pub fn metrics_server(addr: Option<SocketAddr>) -> anyhow::Result<Option<MetricsServer>> {
+    let Some(addr) = addr else { return Ok(None) };
     Ok(Some(MetricsServer::start(addr).map_err(|e| anyhow::anyhow!("--metrics: cannot listen on {addr}: {e}"))?))
 }
 
 /// The server's game settings from the arguments.
-pub fn server_config(g: &ServerGameArgs, secret: &str, seed: u64, interval: &str) -> anyhow::Result<ServeConfig> {
+pub fn server_config(g: &ServerGameArgs, secret: &str, seed: u64, interval: Duration) -> ServeConfig {
     let mut cfg = ServeConfig::new(Secret::from_passphrase(secret));
     cfg.tick_hz = g.tick;
     cfg.send_flush = g.send_flush;
-    cfg.tiers = g.interleave.as_deref().map(parse_tiers).transpose().map_err(|e| BadInput(format!("--interleave: {e}")))?.unwrap_or_default();
-    cfg.interest_m = g.interest.as_deref().map(parse_metres).transpose().map_err(|e| BadInput(format!("--interest: {e}")))?;
-    cfg.zone_shrink_s = duration(&g.zone, "zone")?.as_secs_f64();
+    cfg.tiers = g.interleave.clone().unwrap_or_default();
+    cfg.interest_m = g.interest;
+    cfg.zone_shrink_s = g.zone.as_secs_f64();
     cfg.seed = seed;
-    cfg.interval = duration(interval, "interval")?;
-    Ok(cfg)
+    cfg.interval = interval;
+    cfg
 }
 
 /// A flag set by Ctrl-C (and SIGTERM), so a run stops cleanly and still writes its result.

@@ -2,8 +2,7 @@
 
 use super::process::{self, Reported};
 use super::record::{Whole, interval, op, run_record};
-use super::{address, metrics_server, ms};
-use crate::args::duration;
+use super::{metrics_server, ms};
 use crate::cli::ServeArgs;
 use aggro_arena::relay::profile::{RelayCounters, exposition};
 use aggro_arena::relay::{RelayConfig, RelayInterval, RelayServer};
@@ -14,13 +13,13 @@ use anyhow::Context;
 use arena_proto::Secret;
 
 pub fn serve(a: ServeArgs) -> anyhow::Result<()> {
-    let listen = address(&a.listen, "listen")?;
+    let listen = a.listen;
     let mut cfg = RelayConfig::new(Secret::from_passphrase(&a.common.secret));
-    cfg.duration = a.duration.as_deref().map(|d| duration(d, "duration")).transpose()?;
-    cfg.interval = duration(&a.common.interval, "interval")?;
+    cfg.duration = a.duration;
+    cfg.interval = a.common.interval;
     cfg.max_clients = a.max_clients;
     let sock = BatchSocket::bind(listen).with_context(|| format!("cannot listen on {listen}"))?;
-    let metrics = metrics_server(a.common.metrics.as_deref())?;
+    let metrics = metrics_server(a.common.metrics)?;
     let spec = serde_json::json!({ "listen": listen.to_string(), "mode": "relay", "server": &cfg });
     let started_at = now_rfc3339();
     let mut server = RelayServer::new(cfg, sock);

@@ -7,7 +7,7 @@ use super::ms;
 use super::pair::{Measured, Pair, cpu, f, merged, scratch, secs, sum};
 use super::record::{Whole, op, run_record};
 use crate::BadInput;
-use crate::args::duration;
+use crate::cli::values::spell;
 use crate::cli::{ArenaBenchArgs, Receivers};
 use crate::session;
 use aggro_arena::verdict::{Evidence, Verdict, judge};
@@ -42,9 +42,7 @@ pub struct Row {
 }
 
 pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
-    let measure = duration(&a.duration, "duration")?;
-    let warmup = duration(&a.warmup, "warmup")?;
-    duration(&a.relay.send_every, "send-every")?;
+    let (measure, warmup) = (a.duration, a.warmup);
     if a.players.is_empty() || a.players.iter().any(|p| *p < a.relay.room_size as u32) {
         return Err(BadInput(format!(
             "--players: give one or more CCU counts of at least --room-size ({}), such as 1000,2000,3000",
@@ -52,7 +50,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
         ))
         .into());
     }
-    let budget = crate::args::bandwidth(a.uplink.as_deref(), "uplink")?;
+    let budget = a.uplink;
     let dir = scratch()?;
     let started_at = now_rfc3339();
     let mut rows = Vec::new();
@@ -63,8 +61,8 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     }
     print_table(&rows);
     let r = &a.relay;
-    let spec = serde_json::json!({ "mode": "relay", "ccu": a.players, "room_size": r.room_size, "send_every": r.send_every, "msg_bytes": r.msg_bytes, "reliable": r.reliable, "receivers": format!("{:?}", r.receivers).to_lowercase(),
-        "churn": r.churn, "matchmaking": r.matchmaking, "warmup_s": warmup.as_secs_f64(), "measured_s": measure.as_secs_f64(), "pinned": a.pin, "seed": a.common.seed, "uplink": a.uplink });
+    let spec = serde_json::json!({ "mode": "relay", "ccu": a.players, "room_size": r.room_size, "send_every": spell(r.send_every), "msg_bytes": r.msg_bytes, "reliable": r.reliable, "receivers": format!("{:?}", r.receivers).to_lowercase(),
+        "churn": r.churn, "matchmaking": r.matchmaking, "warmup_s": warmup.as_secs_f64(), "measured_s": measure.as_secs_f64(), "pinned": a.pin, "seed": a.common.seed, "uplink_bytes_per_s": a.uplink });
     let w = Whole {
         command: "arena bench",
         spec,
@@ -88,7 +86,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
 fn run_one(pair: &Pair, a: &ArenaBenchArgs, ccu: u32, budget: Option<f64>) -> anyhow::Result<Row> {
     let r = &a.relay;
     let mut swarm: Vec<String> =
-        ["--mode", "relay", "--ccu", &ccu.to_string(), "--room-size", &r.room_size.to_string(), "--send-every", &r.send_every]
+        ["--mode", "relay", "--ccu", &ccu.to_string(), "--room-size", &r.room_size.to_string(), "--send-every", &spell(r.send_every)]
             .into_iter()
             .chain(["--msg-bytes", &r.msg_bytes.to_string(), "--churn", &r.churn.to_string(), "--connect-rate", "2000"])
             .chain(["--receivers", if r.receivers == Receivers::All { "all" } else { "others" }])

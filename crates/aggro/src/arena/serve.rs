@@ -2,8 +2,7 @@
 
 use super::process::{self, Reported};
 use super::record::{Whole, interval, op, run_record};
-use super::{address, metrics_server, ms, server_config};
-use crate::args::duration;
+use super::{metrics_server, ms, server_config};
 use crate::cli::ServeArgs;
 use aggro_arena::server::profile::{Counters, exposition};
 use aggro_arena::server::{GameServer, PHASES, ServerInterval};
@@ -13,9 +12,9 @@ use aggro_stats::Summary;
 use anyhow::Context;
 
 pub fn main(a: ServeArgs) -> anyhow::Result<()> {
-    let listen = address(&a.listen, "listen")?;
-    let mut cfg = server_config(&a.game, &a.common.secret, a.common.seed, &a.common.interval)?;
-    cfg.duration = a.duration.as_deref().map(|d| duration(d, "duration")).transpose()?;
+    let listen = a.listen;
+    let mut cfg = server_config(&a.game, &a.common.secret, a.common.seed, a.common.interval);
+    cfg.duration = a.duration;
     cfg.max_clients = a.max_clients;
     let sock = BatchSocket::bind(listen).with_context(|| format!("cannot listen on {listen}"))?;
     let spec = serde_json::json!({ "listen": listen.to_string(), "server": &cfg });
@@ -30,7 +29,7 @@ pub fn main(a: ServeArgs) -> anyhow::Result<()> {
             cfg.interest_m
         );
     }
-    let metrics = metrics_server(a.common.metrics.as_deref())?;
+    let metrics = metrics_server(a.common.metrics)?;
     let done = process::run(&a.common, metrics.as_ref(), |stop, on_interval| server.run(stop, on_interval))?;
     let record = server_record(&spec, started_at, &done.intervals, &done.totals, done.interrupted);
     process::finish(&a.common, "arena-serve", &record, &done.totals, &[])

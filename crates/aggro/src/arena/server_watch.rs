@@ -3,7 +3,6 @@
 //! delay as prom-client names it, `nodejs_eventloop_lag_max_seconds`) and the server's process
 //! (`--server-pid`: its CPU and the time its threads waited for a core). Either, or both.
 
-use super::address;
 use crate::BadInput;
 use aggro_arena::metrics::{parse, scrape};
 use anyhow::Context;
@@ -32,9 +31,8 @@ pub struct ServerTotals {
 
 impl ServerWatch {
     /// The watch the flags ask for, if any.
-    pub fn from_flags(metrics: Option<&str>, pid: Option<u32>) -> anyhow::Result<Option<Self>> {
-        let metrics = metrics.map(|m| address(m, "server-metrics")).transpose()?;
-        Ok((metrics.is_some() || pid.is_some()).then_some(Self { metrics, pid }))
+    pub fn from_flags(metrics: Option<SocketAddr>, pid: Option<u32>) -> Option<Self> {
+        (metrics.is_some() || pid.is_some()).then_some(Self { metrics, pid })
     }
 
     /// The server's figures now; an error when its process or its page is gone.

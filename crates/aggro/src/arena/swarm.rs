@@ -7,7 +7,6 @@ use super::record::{Whole, counts, interval, op, run_record, timed};
 use super::server_watch::ServerWatch;
 use super::{address, metrics_server, ms};
 use crate::BadInput;
-use crate::args::duration;
 use crate::cli::{Behaviour as Kind, Receivers, SwarmArgs};
 use crate::live::Live;
 use aggro_arena::swarm::SwarmCounters;
@@ -19,7 +18,7 @@ use aggro_arena::swarm::colyseus::received::Received;
 use aggro_arena::swarm::profile::exposition;
 use aggro_arena::swarm::relay::RelayBots;
 use aggro_arena::swarm::{Behaviour, Swarm, SwarmConfig, SwarmInterval};
-use aggro_arena::verdict::{Evidence, Limit, Service, Slo, Verdict, judge};
+use aggro_arena::verdict::{Evidence, Limit, Service, Verdict, judge};
 use aggro_core::Share;
 use aggro_report::record::now_rfc3339;
 use aggro_report::record::{IntervalRecord, OpRecord};
@@ -46,8 +45,8 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
     if let Some(file) = &cfg.tls.as_ref().and_then(|t| t.ca_file.clone()) {
         std::fs::metadata(file).map_err(|e| BadInput(format!("--ca-file {}: {e}", file.display())))?;
     }
-    cfg.duration = duration(&a.duration, "duration")?;
-    cfg.interval = duration(&a.common.interval, "interval")?;
+    cfg.duration = a.duration;
+    cfg.interval = a.common.interval;
     cfg.sockets = a.sockets;
     // A forced rate, or joins paced up to 1,000 a second.
     cfg.connect_rate = a.connect_rate.unwrap_or(1000).max(1);
@@ -55,14 +54,14 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
     cfg.server_pid = a.server_pid;
     cfg.seed = a.common.seed;
     cfg.first_client_id = a.first_client_id;
-    if let Some(every) = &a.poll_every {
-        cfg.poll_every = crate::args::duration_or_zero(every, "poll-every")?;
+    if let Some(every) = a.poll_every {
+        cfg.poll_every = every;
     }
     if !(0.0..1.0).contains(&a.receive_loss) {
         return Err(BadInput(format!("--receive-loss: {} is not a fraction in [0, 1)", a.receive_loss)).into());
     }
     cfg.receive_loss = a.receive_loss;
-    let share = a.worker.as_deref().map(crate::session::worker).transpose()?.unwrap_or_default();
+    let share = a.worker.unwrap_or_default();
     let worker = [share.index + 1, share.of];
     match a.behaviour {
         Kind::Br => {
@@ -84,7 +83,7 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
             let rooms = share.range((a.bots as u64).div_ceil(k));
             cfg.bots = ((rooms.end - rooms.start) * k).min((a.bots as u64).saturating_sub(rooms.start * k)) as usize;
             cfg.first_client_id += rooms.start * k;
-            cfg.tick_every = duration(&r.send_every, "send-every")?;
+            cfg.tick_every = r.send_every;
             let bots = RelayBots {
                 room_size: r.room_size,
                 msg_bytes: r.msg_bytes as usize,
@@ -102,14 +101,14 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
             let c = &a.colyseus;
             let play = match &c.play {
                 Some(file) => Play::load(file).map_err(|e| BadInput(format!("--play {}: {e}", file.display())))?,
-                None => Play::reference(&c.room, duration(&a.relay.send_every, "send-every")?),
+                None => Play::reference(&c.room, a.relay.send_every),
             };
             take_bots(&mut cfg, &share, a.bots);
             // A play without messages still ticks (to join); once a second is enough.
             cfg.tick_every = play.tick().unwrap_or(std::time::Duration::from_secs(1));
-            cfg.drain = aggro_core::units::parse_duration(&c.drain).map_err(|e| BadInput(format!("--drain: {e}")))?;
+            cfg.drain = c.drain;
             if cfg.drain >= cfg.duration {
-                return Err(BadInput(format!("--drain {} leaves nothing of --duration {}", c.drain, a.duration)).into());
+                return Err(BadInput(format!("--drain {:?} leaves nothing of --duration {:?}", c.drain, a.duration)).into());
             }
             let (room, observe) = (play.room.clone(), play.observe.clone());
             let bots = ColyseusBots::new(play, if c.start_together { cfg.bots } else { 0 }, cfg.bots, churn(&a, &share)?);
@@ -200,10 +199,10 @@ fn run<B: Behaviour>(
     if cfg.bots == 0 {
         return Err(BadInput("this worker's share is empty: fewer bots (or rooms) than workers".into()).into());
     }
-    let watch = ServerWatch::from_flags(a.server_metrics.as_deref(), a.server_pid)?;
-    let budget = crate::args::bandwidth(a.uplink.as_deref(), "uplink")?;
-    let slo = a.slo.as_deref().map(Slo::parse).transpose().map_err(BadInput)?.unwrap_or_default();
-    let metrics = metrics_server(a.common.metrics.as_deref())?;
+    let watch = ServerWatch::from_flags(a.server_metrics, a.server_pid);
+    let budget = a.uplink;
+    let slo = a.slo.unwrap_or_default();
+    let metrics = metrics_server(a.common.metrics)?;
     let started_at = now_rfc3339();
     let server = cfg.server;
     let mut swarm = Swarm::new(cfg.clone(), behaviour).context("cannot open the swarm's sockets")?;
@@ -211,11 +210,7 @@ fn run<B: Behaviour>(
         println!("swarm of {} bots against {server} for {:?}", cfg.bots, cfg.duration);
     }
     let server_before = watch.map(ServerWatch::read).transpose()?;
-    let live = a
-        .live
-        .as_deref()
-        .map(|addr| Live::start(crate::live::address(addr)?, "arena swarm", &spec, &started_at, &[B::DELAY, SESSIONS]))
-        .transpose()?;
+    let live = a.live.map(|addr| Live::start(addr, "arena swarm", &spec, &started_at, &[B::DELAY, SESSIONS])).transpose()?;
     let rate = planned_rate(&spec);
     let mut named_intervals: Vec<NamedInterval> = Vec::new();
     let done = process::run(&a.common, metrics.as_ref(), |stop, on_interval| {

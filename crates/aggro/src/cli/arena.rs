@@ -1,7 +1,13 @@
 //! The arena's command line: the game and relay servers, the swarm, the bench, the planner.
 
+use super::values::{self, checked};
+use aggro_arena::server::{Tier, parse_metres, parse_tiers};
+use aggro_arena::verdict::Slo;
+use aggro_core::Share;
 use clap::{Args, Subcommand};
+use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Debug, Subcommand)]
 pub enum ArenaCommand {
@@ -23,14 +29,14 @@ pub struct ArenaCommon {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Seconds between interval records.
-    #[arg(long, default_value = "5s")]
-    pub interval: String,
+    #[arg(long, default_value = "5s", value_parser = values::span)]
+    pub interval: Duration,
     /// Result file (default ./aggro-results/TIME-arena-COMMAND.json).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Serve the counters in Prometheus text format at http://ADDR/metrics (updated every interval).
-    #[arg(long, value_name = "ADDR")]
-    pub metrics: Option<String>,
+    #[arg(long, value_name = "ADDR", value_parser = values::address)]
+    pub metrics: Option<SocketAddr>,
     /// Print only the summary.
     #[arg(long, short)]
     pub quiet: bool,
@@ -43,17 +49,17 @@ pub struct ServerGameArgs {
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub tick: u32,
     /// Replication interleaving tiers, such as 70m:1,400m:2 (beyond 70 m skip 1 frame, beyond 400 m skip 2).
-    #[arg(long)]
-    pub interleave: Option<String>,
+    #[arg(long, value_parser = parse_tiers)]
+    pub interleave: Option<Vec<Tier>>,
     /// Send the reliable RPCs dispatch produced at once, not with the frame's snapshots.
     #[arg(long)]
     pub send_flush: bool,
     /// Interest radius, such as 1000m (default: everyone sees everyone).
-    #[arg(long)]
-    pub interest: Option<String>,
+    #[arg(long, value_parser = parse_metres)]
+    pub interest: Option<f32>,
     /// Time for the safe zone to close.
-    #[arg(long, default_value = "10m")]
-    pub zone: String,
+    #[arg(long, default_value = "10m", value_parser = values::span)]
+    pub zone: Duration,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -62,13 +68,13 @@ pub struct ServeArgs {
     #[arg(long, value_enum, default_value = "game")]
     pub mode: Mode,
     /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1:7777")]
-    pub listen: String,
+    #[arg(long, default_value = "127.0.0.1:7777", value_parser = values::address)]
+    pub listen: SocketAddr,
     #[command(flatten)]
     pub game: ServerGameArgs,
     /// Stop after this long (default: until Ctrl-C).
-    #[arg(long)]
-    pub duration: Option<String>,
+    #[arg(long, value_parser = values::span)]
+    pub duration: Option<Duration>,
     /// Most sessions at once.
     #[arg(long, default_value_t = 1 << 20)]
     pub max_clients: usize,
@@ -85,8 +91,8 @@ pub struct SwarmArgs {
     #[arg(long = "ccu", alias = "bots", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub bots: u32,
     /// Run length.
-    #[arg(long, default_value = "2m")]
-    pub duration: String,
+    #[arg(long, default_value = "2m", value_parser = values::span)]
+    pub duration: Duration,
     /// Bot behaviour: br against the game server, relay against the relay server.
     #[arg(long = "mode", alias = "behaviour", value_enum, default_value = "br")]
     pub behaviour: Behaviour,
@@ -103,16 +109,16 @@ pub struct SwarmArgs {
     #[arg(long, value_name = "FILE")]
     pub ca_file: Option<std::path::PathBuf>,
     /// This process is shard I of N (1-based, such as 2/4): it takes its share of the bots (whole rooms in relay mode).
-    #[arg(long, value_name = "I/N")]
-    pub worker: Option<String>,
+    #[arg(long, value_name = "I/N", value_parser = values::worker)]
+    pub worker: Option<Share>,
     /// Fault injection: throw away this fraction of received datagrams before the bots see them.
     #[arg(long, default_value_t = 0.0)]
     pub receive_loss: f64,
     /// The server's /metrics address: its CPU over the run (aggro's servers) and its longest event-loop delay (a Node
     /// server's `nodejs_eventloop_lag_max_seconds`) go into the bottleneck verdict; with --server-pid too, the
     /// process's own CPU counts.
-    #[arg(long, value_name = "ADDR")]
-    pub server_metrics: Option<String>,
+    #[arg(long, value_name = "ADDR", value_parser = values::address)]
+    pub server_metrics: Option<SocketAddr>,
     /// The server's process id (any server, such as your Colyseus one): its CPU and its threads' wait for a
     /// core over the run go into the verdict.
     #[arg(long, value_name = "PID")]
@@ -120,14 +126,14 @@ pub struct SwarmArgs {
     /// The service the players must get, judged before any resource (defaults: joins>=99%, disconnects<=1%,
     /// delivery>=99.9%, p99<=100ms; state>=N/s, state updates per bot with every bot seated, only when given); a run
     /// that breaks one exits 3, one whose server is gone exits 1.
-    #[arg(long, value_name = "THRESHOLDS")]
-    pub slo: Option<String>,
+    #[arg(long, value_name = "THRESHOLDS", value_parser = Slo::parse)]
+    pub slo: Option<Slo>,
     /// Serve the report on this loopback address while the swarm plays (open http://ADDR/).
-    #[arg(long, value_name = "ADDR")]
-    pub live: Option<String>,
+    #[arg(long, value_name = "ADDR", value_parser = values::loopback)]
+    pub live: Option<SocketAddr>,
     /// Bandwidth budget for the verdict, such as 100mbit or 1gbit.
-    #[arg(long)]
-    pub uplink: Option<String>,
+    #[arg(long, value_parser = values::bandwidth)]
+    pub uplink: Option<f64>,
     /// Input ticks per second per bot.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub input_hz: u32,
@@ -153,8 +159,8 @@ pub struct SwarmArgs {
     /// then reach the server in bunches, which costs it less than independent clients do. Arrivals are
     /// timed by the kernel's receive stamp: a datagram exactly, a WebSocket message at the arrival of the
     /// last bytes its read took (up to this much long, never short). Default: as soon as anything is ready.
-    #[arg(long, value_name = "DURATION")]
-    pub poll_every: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = values::span_or_zero)]
+    pub poll_every: Option<Duration>,
     #[command(flatten)]
     pub common: ArenaCommon,
 }
@@ -198,8 +204,8 @@ pub struct RelayArgs {
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u8).range(2..=255))]
     pub room_size: u8,
     /// Each player raises an event this often.
-    #[arg(long, default_value = "100ms")]
-    pub send_every: String,
+    #[arg(long, default_value = "100ms", value_parser = values::span)]
+    pub send_every: Duration,
     /// Bytes per event (its 17-byte header included).
     #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(17..=1172))]
     pub msg_bytes: u32,
@@ -232,8 +238,8 @@ pub struct ColyseusArgs {
     #[arg(long)]
     pub start_together: bool,
     /// Colyseus bots stop sending this long before the end, so broadcasts in flight are received and counted.
-    #[arg(long, default_value = "1s")]
-    pub drain: String,
+    #[arg(long, default_value = "1s", value_parser = values::span_or_zero)]
+    pub drain: Duration,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -263,13 +269,13 @@ pub struct ArenaBenchArgs {
     #[command(flatten)]
     pub game: ServerGameArgs,
     /// Measured time per run (after the warm-up).
-    #[arg(long, default_value = "10s")]
-    pub duration: String,
+    #[arg(long, default_value = "10s", value_parser = values::span)]
+    pub duration: Duration,
     /// Time for bots to connect and land before measuring.
-    #[arg(long, default_value = "4s")]
-    pub warmup: String,
+    #[arg(long, default_value = "4s", value_parser = values::span)]
+    pub warmup: Duration,
     /// Tiers the interleave variant uses.
-    #[arg(long, default_value = "70m:1,400m:2")]
+    #[arg(long, default_value = "70m:1,400m:2", value_parser = checked(parse_tiers))]
     pub tiers: String,
     /// Shots per second per bot while it sees an enemy.
     #[arg(long, default_value_t = 1.0)]
@@ -282,16 +288,16 @@ pub struct ArenaBenchArgs {
     #[arg(long)]
     pub pin: bool,
     /// Bandwidth budget for the verdict, such as 100mbit or 1gbit.
-    #[arg(long)]
-    pub uplink: Option<String>,
+    #[arg(long, value_parser = values::bandwidth)]
+    pub uplink: Option<f64>,
     /// First UDP port to use (each run takes the next).
     #[arg(long, default_value_t = 7800)]
     pub port: u16,
     /// The swarms look at their sockets at most once per this long (`aggro arena swarm --poll-every`): less
     /// CPU per bot, but sends in bunches the server handles more cheaply than independent clients' — not for
     /// finding a server's limit.
-    #[arg(long, value_name = "DURATION")]
-    pub poll_every: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = values::span_or_zero)]
+    pub poll_every: Option<Duration>,
     #[command(flatten)]
     pub common: ArenaCommon,
 }
@@ -299,7 +305,7 @@ pub struct ArenaBenchArgs {
 impl ArenaBenchArgs {
     /// The swarm's command-line arguments for `--poll-every`, if given.
     pub fn swarm_polling(&self) -> Vec<String> {
-        self.poll_every.iter().flat_map(|p| ["--poll-every".to_string(), p.clone()]).collect()
+        self.poll_every.iter().flat_map(|&p| ["--poll-every".to_string(), values::spell(p)]).collect()
     }
 }
 
@@ -313,8 +319,8 @@ pub struct PlanArgs {
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u8).range(2..=255))]
     pub room_size: u8,
     /// Each player raises an event this often.
-    #[arg(long, default_value = "100ms")]
-    pub send_every: String,
+    #[arg(long, default_value = "100ms", value_parser = values::span)]
+    pub send_every: Duration,
     /// Bytes per event.
     #[arg(long, default_value_t = 200)]
     pub msg_bytes: u32,
@@ -325,11 +331,11 @@ pub struct PlanArgs {
     #[arg(long)]
     pub ccu: Option<u32>,
     /// The server's uplink (the arithmetic's budget), such as 100mbit.
-    #[arg(long)]
-    pub uplink: Option<String>,
+    #[arg(long, value_parser = values::bandwidth)]
+    pub uplink: Option<f64>,
     /// The NIC of the planned server (with --from), such as 1gbit.
-    #[arg(long)]
-    pub nic: Option<String>,
+    #[arg(long, value_parser = values::bandwidth)]
+    pub nic: Option<f64>,
     /// Cores of the planned server (with --from): one relay process per core.
     #[arg(long, default_value_t = 1)]
     pub cores: u32,

@@ -2,11 +2,18 @@
 //! each command.
 
 mod arena;
+pub mod values;
 
 pub use arena::*;
 
+use aggro_core::{Pacing, RatePlan, Share};
+use aggro_runner::{BacklogRule, TimerMode};
+use aggro_workloads::mobile::{Spread, Workload};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+use values::{Rate, percent, threads};
 
 /// aggro: how many players can this game backend hold, and what breaks first?
 #[derive(Debug, Parser)]
@@ -105,8 +112,8 @@ pub struct MmoRunArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Seconds between interval records.
-    #[arg(long, default_value = "5s")]
-    pub interval: String,
+    #[arg(long, default_value = "5s", value_parser = values::interval)]
+    pub interval: Duration,
     /// Worker threads of the generator (0 = one per CPU; at most 1024).
     #[arg(long, default_value_t = 0, value_parser = threads)]
     pub threads: usize,
@@ -123,8 +130,8 @@ pub struct LoginArgs {
     #[command(flatten)]
     pub run: MmoRunArgs,
     /// Login clients (connections), or auto: double them until logins/s stops rising.
-    #[arg(long, default_value = "8")]
-    pub clients: String,
+    #[arg(long, default_value = "8", value_parser = login_clients)]
+    pub clients: LoginClients,
     /// Logins per client.
     #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub logins: u64,
@@ -150,14 +157,14 @@ pub struct PlayArgs {
     #[arg(long)]
     pub realtime: bool,
     /// Length of a realtime run.
-    #[arg(long, default_value = "10m")]
-    pub duration: String,
+    #[arg(long, default_value = "10m", value_parser = values::span)]
+    pub duration: Duration,
     /// Real length of a game-minute in a realtime run.
-    #[arg(long, default_value = "60s")]
-    pub game_minute: String,
-    /// How long a LoadPlayer lease lasts unless renewed (by any push of the player).
-    #[arg(long, default_value = "5m")]
-    pub lease: String,
+    #[arg(long, default_value = "60s", value_parser = values::span)]
+    pub game_minute: Duration,
+    /// How long a LoadPlayer lease lasts unless renewed (by any push of the player; at least 1ms).
+    #[arg(long, default_value = "5m", value_parser = values::span)]
+    pub lease: Duration,
     /// Print the per-action table every this many periods (0: only at the end).
     #[arg(long, default_value_t = 100)]
     pub table_every: u64,
@@ -166,8 +173,8 @@ pub struct PlayArgs {
     #[arg(long, default_value_t = 0.0, value_name = "PERCENT", value_parser = percent)]
     pub max_errors: f64,
     /// Serve the report on this loopback address while the run goes (open http://ADDR/).
-    #[arg(long, value_name = "ADDR")]
-    pub live: Option<String>,
+    #[arg(long, value_name = "ADDR", value_parser = values::loopback)]
+    pub live: Option<SocketAddr>,
     /// With --worker I/N this process runs zones I-1, I-1+N, … and takes every N-th period of the whole run.
     #[command(flatten)]
     pub shard: ShardArgs,
@@ -204,8 +211,8 @@ pub struct DataArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000_000))]
     pub users: Option<u32>,
     /// How ids are stored: none, or bit-reverse (32-bit reversal spreads keys across nodes). Populate's default: none; other commands take the store's.
-    #[arg(long)]
-    pub spread: Option<String>,
+    #[arg(long, value_enum)]
+    pub spread: Option<Spread>,
 }
 
 #[derive(Debug, Args)]
@@ -219,9 +226,9 @@ pub struct PopulateArgs {
 pub struct DriveArgs {
     #[command(flatten)]
     pub data: DataArgs,
-    /// write (Gold −5, NumTickets +1), consistent-read (add 5 Gold, then read), or read.
-    #[arg(long, default_value = "write")]
-    pub workload: String,
+    /// Which transaction.
+    #[arg(long, value_enum, default_value_t = Workload::Write)]
+    pub workload: Workload,
     #[command(flatten)]
     pub exec: ExecArgs,
 }
@@ -232,18 +239,18 @@ pub struct ExecArgs {
     /// Loaders: connections, each with one request in flight.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub loaders: u32,
-    /// Spacing of requests: even, second (the seed's per-second batches), or poisson.
-    #[arg(long, default_value = "even")]
-    pub pacing: String,
-    /// Seconds between report lines.
-    #[arg(long, default_value = "10s")]
-    pub interval: String,
+    /// Spacing of requests.
+    #[arg(long, value_enum, default_value_t = Pacing::Even)]
+    pub pacing: Pacing,
+    /// Seconds between report lines (at least 10ms).
+    #[arg(long, default_value = "10s", value_parser = values::interval)]
+    pub interval: Duration,
     /// Stop when backlog exceeds: rate (the planned per-second rate), off, or a count.
-    #[arg(long, default_value = "rate")]
-    pub stop_on_backlog: String,
+    #[arg(long, default_value = "rate", value_parser = BacklogRule::parse)]
+    pub stop_on_backlog: BacklogRule,
     /// How long in-flight requests may finish after the schedule ends.
-    #[arg(long, default_value = "10s")]
-    pub drain: String,
+    #[arg(long, default_value = "10s", value_parser = values::span_or_zero)]
+    pub drain: Duration,
     /// Seed for every random choice (default: from the clock; always recorded).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -256,23 +263,23 @@ pub struct ExecArgs {
     /// Also print one line per loader per interval (the DynamoDB/Spanner tool's view).
     #[arg(long)]
     pub per_loader: bool,
-    /// How loaders wait for a request's intended time: cheap (sleep on the timer; a VM wakes ~40 µs late), precise (sleep to 150 µs before, spin the rest: a few µs late, for the spin's CPU), or auto (precise for an embedded target's loaders while requests take under 100 µs, cheap for network targets).
-    #[arg(long, default_value = "auto")]
-    pub timer: String,
+    /// How loaders wait for a request's intended time.
+    #[arg(long, value_enum, default_value_t = TimerMode::Auto)]
+    pub timer: TimerMode,
 }
 
 /// A run's rate and outputs: shared by `mobile run`, `scenario run` and `pgbench`.
 #[derive(Debug, Args)]
 pub struct RateArgs {
     /// Requests per second, or max for a closed loop (each loader as fast as it can).
-    #[arg(long, default_value = "1000", conflicts_with = "stages")]
-    pub rate: String,
+    #[arg(long, default_value = "1000", conflicts_with = "stages", value_parser = values::rate_or_max)]
+    pub rate: Rate,
     /// Ramp stages instead of a fixed rate: 30s:500,60s:2000 (each ramps from the previous rate).
-    #[arg(long)]
-    pub stages: Option<String>,
+    #[arg(long, value_parser = stages)]
+    pub stages: Option<RatePlan>,
     /// Run length (with --rate).
-    #[arg(long, default_value = "30s", conflicts_with = "stages")]
-    pub duration: String,
+    #[arg(long, default_value = "30s", conflicts_with = "stages", value_parser = values::span)]
+    pub duration: Duration,
     /// Stop after this many requests.
     #[arg(long)]
     pub requests: Option<u64>,
@@ -282,8 +289,8 @@ pub struct RateArgs {
     #[command(flatten)]
     pub exports: crate::session::Exports,
     /// Serve the report on this loopback address while the run goes (open http://ADDR/).
-    #[arg(long, value_name = "ADDR")]
-    pub live: Option<String>,
+    #[arg(long, value_name = "ADDR", value_parser = values::loopback)]
+    pub live: Option<SocketAddr>,
     #[command(flatten)]
     pub shard: ShardArgs,
 }
@@ -408,13 +415,13 @@ pub struct PgbenchArgs {
     #[arg(short = 'j', value_name = "THREADS", conflicts_with = "threads")]
     pub jobs: Option<usize>,
     /// Run length in seconds (as pgbench's -T); without -R, as fast as possible, as pgbench runs.
-    #[arg(short = 'T', value_name = "SECONDS", conflicts_with_all = ["transactions", "rate", "duration", "stages"])]
+    #[arg(short = 'T', value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..), conflicts_with_all = ["transactions", "rate", "duration", "stages"])]
     pub time: Option<u64>,
     /// Transactions per client (as pgbench's -t): the run ends after clients × N; without -R, as fast as possible.
     #[arg(short = 't', value_name = "N", conflicts_with_all = ["rate", "duration", "stages", "requests"])]
     pub transactions: Option<u64>,
     /// Transactions per second, open loop (as pgbench's -R; aggro's --rate).
-    #[arg(short = 'R', value_name = "RATE", conflicts_with_all = ["rate", "stages"])]
+    #[arg(short = 'R', value_name = "RATE", conflicts_with_all = ["rate", "stages"], value_parser = values::rate)]
     pub target_rate: Option<f64>,
     /// Accepted for pgbench's command lines: aggro never vacuums (as pgbench's -n).
     #[arg(short = 'n')]
@@ -436,11 +443,11 @@ pub struct PgbenchArgs {
 #[derive(Debug, Args, Clone, Default)]
 pub struct ShardArgs {
     /// Run as shard I of N (1 <= I <= N): take every N-th request of the whole run's schedule; combine the shards' files with `aggro merge`.
-    #[arg(long, value_name = "I/N")]
-    pub worker: Option<String>,
+    #[arg(long, value_name = "I/N", value_parser = values::worker)]
+    pub worker: Option<Share>,
     /// Start the schedule at this wall-clock time (RFC 3339, such as 2026-11-22T10:00:00Z), so shards on several machines start together.
-    #[arg(long, value_name = "TIME")]
-    pub start_at: Option<String>,
+    #[arg(long, value_name = "TIME", value_parser = values::start_at)]
+    pub start_at: Option<SystemTime>,
 }
 
 /// `aggro report`.
@@ -452,8 +459,8 @@ pub struct ReportArgs {
     #[arg(long, short)]
     pub out: Option<PathBuf>,
     /// Pass/fail thresholds on the whole run, such as p99<50ms,errors<0.1% (exit code 3 when one fails).
-    #[arg(long)]
-    pub slo: Option<String>,
+    #[arg(long, value_parser = thresholds)]
+    pub slo: Option<Thresholds>,
     #[command(flatten)]
     pub exports: crate::session::Exports,
 }
@@ -495,19 +502,19 @@ pub struct FindMaxArgs {
 #[derive(Debug, Args)]
 pub struct SearchArgs {
     /// The p99 latency a rate must stay under.
-    #[arg(long, default_value = "50ms")]
-    pub p99: String,
+    #[arg(long, default_value = "50ms", value_parser = values::span)]
+    pub p99: Duration,
     /// Length of each trial.
-    #[arg(long, default_value = "30s")]
-    pub step: String,
+    #[arg(long, default_value = "30s", value_parser = values::span)]
+    pub step: Duration,
     /// First rate tried.
-    #[arg(long, default_value = "1000")]
-    pub start_rate: String,
+    #[arg(long, default_value = "1000", value_parser = values::rate)]
+    pub start_rate: f64,
     /// Highest rate tried.
-    #[arg(long, default_value = "10m")]
-    pub max_rate: String,
-    /// Stop when the bracket is narrower than this fraction.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value = "10m", value_parser = values::rate)]
+    pub max_rate: f64,
+    /// Stop when the bracket is narrower than this fraction (between 0 and 1).
+    #[arg(long, default_value_t = 0.05, value_parser = values::fraction)]
     pub precision: f64,
     /// Most trials in all.
     #[arg(long, default_value_t = 20)]
@@ -539,22 +546,6 @@ pub struct TourArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// A share in percent, 0 to 100 (a trailing `%` is allowed).
-fn percent(text: &str) -> Result<f64, String> {
-    let value: f64 = text.trim_end_matches('%').parse().map_err(|_| format!("`{text}` is not a percentage"))?;
-    if (0.0..=100.0).contains(&value) { Ok(value) } else { Err(format!("{value} is not between 0 and 100")) }
-}
-
-/// Parses `--threads`: a worker count up to 1024 (beyond that the threads' stacks alone exhaust a
-/// machine before a request is sent), 0 for one per CPU.
-fn threads(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(n) if n <= 1024 => Ok(n),
-        Ok(n) => Err(format!("{n} worker threads is more than aggro runs (at most 1024; 0 means one per CPU)")),
-        Err(_) => Err(format!("{text:?} is not a thread count")),
-    }
-}
-
 /// pgbench's `-M`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum QueryMode {
@@ -564,4 +555,36 @@ pub enum QueryMode {
     Extended,
     /// Prepared once per connection.
     Prepared,
+}
+
+/// `mmo login --clients`: a count, or `auto` to double them until logins/s stops rising.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoginClients {
+    /// Double from one until throughput stops rising.
+    Auto,
+    /// This many.
+    Count(u32),
+}
+
+fn login_clients(text: &str) -> Result<LoginClients, String> {
+    match text {
+        "auto" => Ok(LoginClients::Auto),
+        n => match n.parse::<u32>() {
+            Ok(c) if (1..=100_000).contains(&c) => Ok(LoginClients::Count(c)),
+            _ => Err(format!("{text:?} is not auto or a count of clients from 1 to 100000")),
+        },
+    }
+}
+
+/// `--stages`: ramp stages, each from the previous rate.
+fn stages(text: &str) -> Result<RatePlan, String> {
+    RatePlan::parse_stages(text, 0.0)
+}
+
+/// `--slo`: the run's thresholds.
+#[derive(Clone, Debug)]
+pub struct Thresholds(pub Vec<aggro_report::slo::Threshold>);
+
+fn thresholds(text: &str) -> Result<Thresholds, String> {
+    aggro_report::slo::parse(text).map(Thresholds)
 }

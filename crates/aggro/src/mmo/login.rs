@@ -2,9 +2,8 @@
 //! until logins/s stops rising by 5% (the paper added clients until the
 //! server's CPU reached ~80%).
 
-use super::{nanos, on_target, preflight};
-use crate::BadInput;
-use crate::cli::LoginArgs;
+use super::{on_target, preflight};
+use crate::cli::{LoginArgs, LoginClients};
 use crate::console::{Console, Verbosity};
 use crate::session;
 use aggro_core::mmo::{MmoTarget, WorldSpec};
@@ -122,14 +121,11 @@ impl MmoVisitor for Login {
 
 /// Runs `aggro mmo login`; returns the result record (the best trial).
 pub fn main(a: LoginArgs) -> anyhow::Result<RunRecord> {
-    let clients = match a.clients.as_str() {
-        "auto" => None,
-        n => match n.parse::<u32>() {
-            Ok(n) if (1..=100_000).contains(&n) => Some(n),
-            _ => return Err(BadInput(format!("bad --clients {n:?}: expected a number from 1 to 100000, or auto")).into()),
-        },
+    let clients = match a.clients {
+        LoginClients::Auto => None,
+        LoginClients::Count(n) => Some(n),
     };
-    let interval_ns = nanos("--interval", &a.run.interval)?;
+    let interval_ns = a.run.interval.as_nanos() as u64;
     let rt = session::runtime(a.run.threads)?;
     let (world, world_record) = super::settle_world(&rt, &a.run.world)?;
     let login = Login {

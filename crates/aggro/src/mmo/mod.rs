@@ -10,7 +10,6 @@ use crate::cli::{MmoCommand, WorldArgs};
 use crate::world::ReadWorld;
 use aggro_core::ErrorClass;
 use aggro_core::mmo::{MmoConn, MmoTarget, WorldSpec};
-use aggro_core::units::parse_duration;
 use aggro_core::world::{WorldRecord, WorldShape, settle};
 
 /// Runs one `aggro mmo` command.
@@ -73,12 +72,6 @@ pub async fn preflight<T: MmoTarget>(conn: &mut T::Conn, target: &T, world: &Wor
         .into()),
         Err(e) => Err(anyhow::anyhow!("{}: {}", target.describe(), e.message)),
     }
-}
-
-/// Parses a duration argument as nanoseconds.
-pub fn nanos(what: &str, text: &str) -> anyhow::Result<u64> {
-    let d = parse_duration(text).map_err(|e| BadInput(format!("bad {what}: {e}")))?;
-    Ok(d.as_nanos() as u64)
 }
 
 /// A lease owner id unique among running game servers: the process, the

@@ -6,7 +6,7 @@
 //! as its last ends; `--realtime` paces one period per game-minute per zone
 //! through the same executor, open loop, and reports latency and backlog.
 
-use super::{nanos, on_target, owner_id, preflight};
+use super::{on_target, owner_id, preflight};
 use crate::BadInput;
 use crate::cli::PlayArgs;
 use crate::console::{Console, Verbosity};
@@ -210,16 +210,15 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
         }
         None => Profile::paper(),
     };
-    let interval_ns = nanos("--interval", &a.run.interval)?;
-    let duration_ns = nanos("--duration", &a.duration)?;
-    let game_minute_ns = nanos("--game-minute", &a.game_minute)?;
-    let lease_ms = nanos("--lease", &a.lease)? / 1_000_000;
-    if game_minute_ns == 0 || lease_ms == 0 {
-        return Err(BadInput("--game-minute and --lease must be more than 0".into()).into());
+    let interval_ns = a.run.interval.as_nanos() as u64;
+    let duration_ns = a.duration.as_nanos() as u64;
+    let game_minute_ns = a.game_minute.as_nanos() as u64;
+    let lease_ms = a.lease.as_millis() as u64;
+    if lease_ms == 0 {
+        return Err(BadInput("--lease must be at least 1ms".into()).into());
     }
-    let share = a.shard.worker.as_deref().map(session::worker).transpose()?.unwrap_or_default();
-    let start_at = session::start_at(a.shard.start_at.as_deref())?;
-    let live = a.live.as_deref().map(crate::live::address).transpose()?;
+    let share = a.shard.worker.unwrap_or_default();
+    let (start_at, live) = (a.shard.start_at, a.live);
     if share.of > 1 && a.run.seed.is_none() {
         return Err(BadInput("--worker needs --seed: every shard of a run must play the same zones the same way".into()).into());
     }

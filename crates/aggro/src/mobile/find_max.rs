@@ -59,7 +59,7 @@ impl MobileVisitor for Search {
 pub fn main(a: FindMaxArgs) -> anyhow::Result<()> {
     let data = spec::resolve_data(&a.drive.data)?;
     let mut drive = spec::resolve_drive(&a.drive, &data)?;
-    let find = FindMax::resolve(&a.search)?;
+    let find = FindMax::resolve(&a.search);
     let rt = session::runtime(drive.exec.threads)?;
     let (keys, world) = super::settle(&rt, &data)?;
     drive.keys = keys;

@@ -47,8 +47,7 @@ impl DataFlags {
 /// Checks the target URL and the shape flags.
 pub fn resolve_data(a: &DataArgs) -> anyhow::Result<DataFlags> {
     TargetUrl::parse(&a.target).map_err(|e| bad(e.to_string()))?;
-    let spread = a.spread.as_deref().map(Spread::parse).transpose().map_err(bad)?;
-    Ok(DataFlags { target: a.target.clone(), users: a.users, spread })
+    Ok(DataFlags { target: a.target.clone(), users: a.users, spread: a.spread })
 }
 
 /// The key space of the store's world, with every shape flag given checked
@@ -64,12 +63,7 @@ pub fn settle_keys(flags: &DataFlags, world: Option<&WorldRecord>) -> anyhow::Re
 /// Resolves the drive arguments, the key space from the data flags alone
 /// (see [`settle_keys`]).
 pub fn resolve_drive(a: &DriveArgs, data: &DataFlags) -> anyhow::Result<DriveSpec> {
-    Ok(DriveSpec {
-        target: mask_password(&a.data.target),
-        workload: Workload::parse(&a.workload).map_err(bad)?,
-        keys: data.keys(),
-        exec: ExecSpec::resolve(&a.exec)?,
-    })
+    Ok(DriveSpec { target: mask_password(&a.data.target), workload: a.workload, keys: data.keys(), exec: ExecSpec::resolve(&a.exec) })
 }
 
 /// `postgres://user:secret@host/db` → `postgres://user:***@host/db`.

@@ -7,23 +7,22 @@ pub mod arithmetic;
 pub mod fit;
 
 use crate::BadInput;
-use crate::args::{bandwidth, duration};
 use crate::cli::{PlanArgs, Receivers};
 use arithmetic::RoomProfile;
 
 pub fn main(a: PlanArgs) -> anyhow::Result<()> {
     let profile = RoomProfile {
         room_size: a.room_size as u32,
-        send_every_s: duration(&a.send_every, "send-every")?.as_secs_f64(),
+        send_every_s: a.send_every.as_secs_f64(),
         msg_bytes: a.msg_bytes as f64,
         to_all: a.receivers == Receivers::All,
     };
-    let uplink = bandwidth(a.uplink.as_deref(), "uplink")?;
+    let uplink = a.uplink;
     if a.from.is_empty() {
         print_arithmetic(&profile, a.ccu.unwrap_or(1000) as f64, uplink);
         return Ok(());
     }
-    let nic = bandwidth(a.nic.as_deref(), "nic")?;
+    let nic = a.nic;
     if !(a.headroom > 0.0 && a.headroom <= 1.0) {
         return Err(BadInput(format!("--headroom: {} is not a share of a core in (0, 1]", a.headroom)).into());
     }

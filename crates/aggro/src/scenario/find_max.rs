@@ -68,8 +68,8 @@ impl ScenarioVisitor for Search {
 
 pub fn main(a: ScenarioFindMaxArgs) -> anyhow::Result<()> {
     let input = Input::file(a.scenario.file, &a.scenario.sets)?;
-    let exec = ExecSpec::resolve(&a.exec)?;
-    let find = FindMax::resolve(&a.search)?;
+    let exec = ExecSpec::resolve(&a.exec);
+    let find = FindMax::resolve(&a.search);
     let out = session::result_path(a.out, &format!("find-max-{}", input.name()))?;
     session::runtime(exec.threads)?.block_on(on_target(&a.scenario.target, Search { input, exec, connections: a.sharing.connections, find, out }))
 }

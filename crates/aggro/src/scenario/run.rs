@@ -70,7 +70,7 @@ pub fn main(mut a: ScenarioRunArgs) -> anyhow::Result<()> {
         eprintln!("operationcount={n}: the run stops after {n} requests (or at --duration; --requests overrides)");
         a.run.requests = Some(n);
     }
-    let exec = ExecSpec::resolve(&a.exec)?;
+    let exec = ExecSpec::resolve(&a.exec);
     let outputs = Outputs::resolve(a.run, &exec, &a.exec, &format!("scenario-{}", input.name()))?;
     let rt = crate::session::runtime(exec.threads)?;
     let run = Run { command: "scenario run", input, exec, connections: a.sharing.connections, outputs, check: false };
