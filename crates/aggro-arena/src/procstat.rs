@@ -4,7 +4,7 @@
 pub use aggro_core::clock::rss_bytes;
 
 /// A process's memory and its sockets' kernel queues, read when an interval closes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ProcessGauges {
     pub rss_bytes: u64,
     /// Bytes waiting in the sockets' kernel receive queues.

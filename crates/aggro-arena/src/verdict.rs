@@ -6,7 +6,7 @@
 //! saturated says nothing about the server (Photon's warning: add load
 //! machines) — then the server's resources.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A run's evidence, from the swarm and (when known) the server.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
@@ -130,7 +130,7 @@ impl Slo {
 }
 
 /// A limit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Limit {
     /// The swarm saturated: the run is invalid as a test of the server.
@@ -147,7 +147,7 @@ pub enum Limit {
 }
 
 /// Which limit bound, and why.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
     pub limit: Limit,
     pub evidence: String,

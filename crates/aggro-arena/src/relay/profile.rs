@@ -4,11 +4,11 @@
 
 use crate::span::{Record, Span};
 use aggro_stats::{Histogram, Summary, encode};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 counters! {
 /// What the relay server counts.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct RelayCounters {
     pub packets_in: u64,
     pub bytes_in: u64,
@@ -37,7 +37,7 @@ pub struct RelayCounters {
 }
 
 /// Gauges read when an interval closes.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct RelayGauges {
     pub connections: u64,
     pub rooms: u64,
@@ -49,7 +49,8 @@ pub struct RelayGauges {
 }
 
 /// One interval (or the whole run) of the relay server.
-#[derive(Clone, Debug, Serialize)]
+/// Written into the relay's result file, and read back by the benches that ran it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RelayInterval {
     pub start_s: f64,
     pub end_s: f64,
@@ -73,7 +74,7 @@ pub struct RelayInterval {
     pub loop_lateness: Summary,
     pub loop_lateness_hdr: String,
     pub counters: RelayCounters,
-    #[serde(skip)]
+    #[serde(skip, default = "aggro_stats::new_histogram")]
     pub histogram: Histogram,
 }
 

@@ -4,7 +4,7 @@
 
 use crate::span::{Record, Span};
 use aggro_stats::{Histogram, Summary, encode};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The timed phases of a frame, in order; `frame` is the whole, and `flush_sendmmsg` the part of `flush` spent
@@ -13,7 +13,7 @@ pub const PHASES: [&str; 6] = ["frame", "dispatch", "send_flush", "simulate", "f
 
 counters! {
 /// Counters the server adds to during an interval.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct Counters {
     pub frames: u64,
     pub packets_in: u64,
@@ -41,7 +41,7 @@ pub struct Counters {
 }
 
 /// A histogram's figures with the histogram itself (HdrHistogram V2-DEFLATE, base64).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Dist {
     #[serde(flatten)]
     pub summary: Summary,
@@ -55,7 +55,8 @@ impl Dist {
 }
 
 /// One interval (or the whole run) of the server.
-#[derive(Clone, Debug, Serialize)]
+/// Written into the server's result file, and read back by the benches that ran it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ServerInterval {
     pub start_s: f64,
     pub end_s: f64,

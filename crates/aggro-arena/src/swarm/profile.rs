@@ -2,11 +2,11 @@
 
 use crate::span::{Record, Span};
 use aggro_stats::{Histogram, Summary, encode};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 counters! {
 /// What the swarm counts.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct SwarmCounters {
     pub packets_in: u64,
     pub bytes_in: u64,
@@ -52,7 +52,8 @@ pub struct SwarmCounters {
 }
 
 /// One interval (or the whole run) of the swarm.
-#[derive(Clone, Debug, Serialize)]
+/// Written into the swarm's result file, and read back by the benches that ran it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SwarmInterval {
     pub start_s: f64,
     pub end_s: f64,
@@ -83,9 +84,13 @@ pub struct SwarmInterval {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub join_news: Option<String>,
     pub counters: SwarmCounters,
-    /// Delay, timer lateness and round trip, in that order.
-    #[serde(skip)]
+    /// Delay, timer lateness and round trip, in that order (read back empty: the `_hdr` fields hold them).
+    #[serde(skip, default = "three_histograms")]
     pub histograms: [Histogram; 3],
+}
+
+fn three_histograms() -> [Histogram; 3] {
+    std::array::from_fn(|_| aggro_stats::new_histogram())
 }
 
 /// The swarm's profile: the open interval and the run.

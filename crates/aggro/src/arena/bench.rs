@@ -11,6 +11,8 @@ use crate::BadInput;
 use crate::cli::ArenaBenchArgs;
 use crate::cli::values::spell;
 use crate::session;
+use aggro_arena::server::ServerInterval;
+use aggro_arena::server::profile::Counters;
 use aggro_report::record::now_rfc3339;
 use aggro_stats::{Histogram, Summary};
 use serde::Serialize;
@@ -79,7 +81,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     let total = a.players.len() * variants.len() * a.rounds as usize;
     let mut k = 0;
     for &players in &a.players {
-        let mut by_variant: Vec<Vec<Measured>> = variants.iter().map(|_| Vec::new()).collect();
+        let mut by_variant: Vec<Vec<Measured<ServerInterval>>> = variants.iter().map(|_| Vec::new()).collect();
         for round in 1..=a.rounds {
             for (v, runs) in variants.iter().zip(&mut by_variant) {
                 eprintln!(
@@ -132,7 +134,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
 }
 
 /// Runs server variant `v` and a swarm of `players` bots once.
-fn run_pair(pair: &Pair, a: &ArenaBenchArgs, players: u32, v: &Variant) -> anyhow::Result<Measured> {
+fn run_pair(pair: &Pair, a: &ArenaBenchArgs, players: u32, v: &Variant) -> anyhow::Result<Measured<ServerInterval>> {
     let mut server: Vec<String> = ["--tick", &a.game.tick.to_string(), "--zone", &spell(a.game.zone)].map(String::from).to_vec();
     if v.send_flush {
         server.push("--send-flush".into());
@@ -149,25 +151,25 @@ fn run_pair(pair: &Pair, a: &ArenaBenchArgs, players: u32, v: &Variant) -> anyho
 }
 
 /// One table row from a variant's runs: their measured intervals taken together.
-fn row_of(players: u32, v: &Variant, runs: &[Measured]) -> anyhow::Result<Row> {
-    let sv: Vec<_> = runs.iter().flat_map(|m| m.server_intervals("arena_server")).collect();
+fn row_of(players: u32, v: &Variant, runs: &[Measured<ServerInterval>]) -> anyhow::Result<Row> {
+    let sv: Vec<_> = runs.iter().flat_map(|m| m.server_intervals()).collect();
     let sw: Vec<_> = runs.iter().flat_map(|m| m.swarm_intervals()).collect();
     if sv.is_empty() || sw.is_empty() {
         anyhow::bail!("the run at {players} players left no measured interval; use a longer --duration");
     }
-    let phase = |name: &str| merged(sv.iter().map(|iv| iv["phases"][name]["hdr"].as_str().unwrap_or("")));
+    let phase = |name: &str| merged(sv.iter().filter_map(|iv| iv.phases.get(name)).map(|d| d.hdr.as_str()));
     let frame = phase("frame");
     let secs_measured = secs(&sv);
-    let sum = |k: &str| sum(&sv, k);
-    let mean_clients = sum("client_frames") / sum("frames").max(1.0);
-    let delay = merged(sw.iter().map(|iv| iv["delay_hdr"].as_str().unwrap_or("")));
-    let lateness = merged(sw.iter().map(|iv| iv["timer_lateness_hdr"].as_str().unwrap_or("")));
-    let error = merged(sv.iter().map(|iv| iv["position_error_cm"]["hdr"].as_str().unwrap_or("")));
+    let sum = |k: fn(&Counters) -> u64| sum(&sv, |iv| k(&iv.counters));
+    let mean_clients = sum(|c| c.client_frames) / sum(|c| c.frames).max(1.0);
+    let delay = merged(sw.iter().map(|iv| iv.delay_hdr.as_str()));
+    let lateness = merged(sw.iter().map(|iv| iv.timer_lateness_hdr.as_str()));
+    let error = merged(sv.iter().map(|iv| iv.position_error_cm.hdr.as_str()));
     let mean_ms = |h: &Histogram| h.mean() / 1e6;
     Ok(Row {
         players,
         variant: v.name.clone(),
-        tick_hz: sum("frames") / secs_measured,
+        tick_hz: sum(|c| c.frames) / secs_measured,
         frame: Summary::of(&frame),
         dispatch_ms: mean_ms(&phase("dispatch")),
         send_flush_ms: mean_ms(&phase("send_flush")),
@@ -175,13 +177,13 @@ fn row_of(players: u32, v: &Variant, runs: &[Measured]) -> anyhow::Result<Row> {
         flush_ms: mean_ms(&phase("flush")),
         flush_sendmmsg_ms: mean_ms(&phase("flush_sendmmsg")),
         gunfire_delay: Summary::of(&delay),
-        kb_out_per_client_s: if mean_clients > 0.0 { sum("bytes_out") / mean_clients / secs_measured / 1000.0 } else { 0.0 },
+        kb_out_per_client_s: if mean_clients > 0.0 { sum(|c| c.bytes_out) / mean_clients / secs_measured / 1000.0 } else { 0.0 },
         position_error_cm: Summary::of(&error),
-        bytes_per_moving_update: sum("moving_delta_bits") / 8.0 / sum("moving_deltas").max(1.0),
+        bytes_per_moving_update: sum(|c| c.moving_delta_bits) / 8.0 / sum(|c| c.moving_deltas).max(1.0),
         server_cpu_pct: cpu(&sv),
         swarm_cpu_pct: cpu(&sw),
         swarm_lateness: Summary::of(&lateness),
-        swarm_warning: sw.iter().find_map(|iv| iv["warning"].as_str().map(String::from)),
+        swarm_warning: sw.iter().find_map(|iv| iv.warning.clone()),
         frame_hdr: frame,
         delay_hdr: delay,
     })

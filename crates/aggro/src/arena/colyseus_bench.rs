@@ -7,12 +7,13 @@
 //! plan --from` fits, as relay sweeps have).
 
 use super::ms;
-use super::pair::{cpu, merged, pin, scratch, secs, sum, window};
+use super::pair::{child_run, cpu, merged, pin, scratch, secs, sum, window};
 use super::record::{Whole, op, run_record};
 use crate::BadInput;
 use crate::cli::ArenaBenchArgs;
 use crate::cli::values::spell;
 use crate::session;
+use aggro_arena::swarm::{SwarmCounters, SwarmInterval};
 use aggro_arena::verdict::{Evidence, Limit, Verdict, judge};
 use aggro_core::clock::{process_cpu_s, process_wait_s};
 use aggro_report::record::now_rfc3339;
@@ -172,15 +173,16 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
     let (Some(cpu0), Some(cpu1)) = (cpu0, cpu1) else {
         anyhow::bail!("the server (`{cmd}`, pid {pid}) exited during the run at {ccu} CCU");
     };
-    let extra = session::read(&out)?.extra;
-    let sw = window(&extra["arena_swarm"], warmup.as_secs_f64(), (warmup + measure).as_secs_f64() + 0.05);
+    let run = child_run::<SwarmInterval>(&out, "arena_swarm")?;
+    let sw = window(&run.intervals, warmup.as_secs_f64(), (warmup + measure).as_secs_f64() + 0.05);
     if sw.is_empty() {
         anyhow::bail!("the run at {ccu} CCU left no measured interval; use a longer --duration");
     }
     let s = secs(&sw);
-    let per_s = |k: &str| sum(&sw, k) / s;
-    let delay = merged(sw.iter().map(|iv| iv["delay_hdr"].as_str().unwrap_or("")));
-    let lateness = Summary::of(&merged(sw.iter().map(|iv| iv["timer_lateness_hdr"].as_str().unwrap_or(""))));
+    let swarm = |k: fn(&SwarmCounters) -> u64| sum(&sw, |iv| k(&iv.counters));
+    let per_s = |k: fn(&SwarmCounters) -> u64| swarm(k) / s;
+    let delay = merged(sw.iter().map(|iv| iv.delay_hdr.as_str()));
+    let lateness = Summary::of(&merged(sw.iter().map(|iv| iv.timer_lateness_hdr.as_str())));
     let share = |a: f64, b: f64| (b - a) / (t1 - t0).as_secs_f64() * 100.0;
     let server_cpu_pct = share(cpu0, cpu1);
     let server_wait_pct = wait0.zip(wait1).map(|(a, b)| share(a, b));
@@ -189,11 +191,11 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
         server_wait_pct,
         swarm_cpu_pct: cpu(&sw),
         swarm_lateness_p99_ms: ms(lateness.p99_ns),
-        bytes_per_s: per_s("bytes_in") + per_s("bytes_out"),
+        bytes_per_s: per_s(|c| c.bytes_in) + per_s(|c| c.bytes_out),
         ..Evidence::default()
     };
-    let joined = sw.iter().map(|iv| iv["active_bots"].as_f64().unwrap_or(0.0)).fold(0.0, f64::max);
-    let patches = sum(&sw, "snapshots") / s / joined.max(1.0);
+    let joined = sw.iter().map(|iv| iv.active_bots).max().unwrap_or(0) as f64;
+    let patches = swarm(|c| c.snapshots) / s / joined.max(1.0);
     Ok(Row {
         ccu,
         joined,
@@ -201,13 +203,13 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
         server_wait_pct: server_wait_pct.unwrap_or(0.0),
         swarm_cpu_pct: cpu(&sw),
         server_bytes_per_s: evidence.bytes_per_s,
-        messages_sent_per_s: per_s("packets_out"),
-        messages_received_per_s: per_s("packets_in"),
+        messages_sent_per_s: per_s(|c| c.packets_out),
+        messages_received_per_s: per_s(|c| c.packets_in),
         patches_per_bot_s: patches,
         broadcast_delay: Summary::of(&delay),
         swarm_lateness: lateness,
-        missing: sum(&sw, "reliable_missing"),
-        verdict: served_first(&extra["arena_swarm"]["verdict"]).unwrap_or_else(|| judge(&evidence)),
+        missing: swarm(|c| c.reliable_missing),
+        verdict: run.verdict.filter(|v| matches!(v.limit, Limit::Service | Limit::Gone)).unwrap_or_else(|| judge(&evidence)),
         delay_hdr: delay,
     })
 }
@@ -239,17 +241,6 @@ fn print_table(rows: &[Row]) {
     for r in rows {
         println!("{} CCU: {}", r.ccu, r.verdict.evidence);
     }
-}
-
-/// The swarm's own verdict on its run when it found the players not served (or the server gone): the
-/// point's verdict, ahead of any resource the bench's window shows.
-fn served_first(swarm_verdict: &serde_json::Value) -> Option<Verdict> {
-    let limit = match swarm_verdict["limit"].as_str()? {
-        "service" => Limit::Service,
-        "gone" => Limit::Gone,
-        _ => return None,
-    };
-    Some(Verdict { limit, evidence: swarm_verdict["evidence"].as_str().unwrap_or_default().to_string() })
 }
 
 /// `cmd` for `sh -c`, run as the shell's own process (`exec`, so the server's pid is the one started and

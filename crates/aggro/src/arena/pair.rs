@@ -4,9 +4,13 @@
 
 use crate::cli::ArenaCommon;
 use crate::session;
+use aggro_arena::relay::RelayInterval;
+use aggro_arena::server::ServerInterval;
+use aggro_arena::swarm::SwarmInterval;
+use aggro_arena::verdict::Verdict;
 use aggro_stats::{Histogram, encode, new_histogram};
 use anyhow::Context;
-use serde_json::Value;
+use serde::de::DeserializeOwned;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -28,12 +32,41 @@ pub struct Pair<'a> {
     measure: Duration,
 }
 
-/// What the pair's children wrote (their records' `extra`), and the measured window.
-pub struct Measured {
-    pub server: Value,
-    pub swarm: Value,
+/// What the pair's children wrote (the intervals in their records' `extra`, typed: a field one writes
+/// under another name fails the read, never reads as 0), and the measured window.
+pub struct Measured<S> {
+    pub server: Vec<S>,
+    pub swarm: Vec<SwarmInterval>,
     from_s: f64,
     to_s: f64,
+}
+
+/// A child's run as it wrote it under its key in `extra` (`arena_server`, `relay_server`, `arena_swarm`).
+#[derive(serde::Deserialize)]
+pub struct ChildRun<I> {
+    pub intervals: Vec<I>,
+    /// The swarm's own verdict.
+    pub verdict: Option<Verdict>,
+}
+
+/// Reads what the child that wrote `path` recorded under `extra[key]`.
+pub fn child_run<I: DeserializeOwned>(path: &Path, key: &str) -> anyhow::Result<ChildRun<I>> {
+    let mut extra = session::read(path)?.extra;
+    serde_json::from_value(extra[key].take()).with_context(|| format!("{}: extra.{key} is not what this aggro writes", path.display()))
+}
+
+/// A server whose intervals a bench reads.
+pub trait ServerRecord: DeserializeOwned {
+    /// Where the server's result file keeps them.
+    const KEY: &'static str;
+}
+
+impl ServerRecord for ServerInterval {
+    const KEY: &'static str = "arena_server";
+}
+
+impl ServerRecord for RelayInterval {
+    const KEY: &'static str = "relay_server";
 }
 
 /// The server starts this long before the swarm.
@@ -60,7 +93,7 @@ impl<'a> Pair<'a> {
 
     /// Runs `aggro arena serve <server_args>` and `aggro arena swarm <swarm_args>` against it; the swarm runs
     /// warm-up + measured time, then the server is stopped (it writes its result on SIGTERM).
-    pub fn run(&self, server_args: &[String], swarm_args: &[String]) -> anyhow::Result<Measured> {
+    pub fn run<S: ServerRecord>(&self, server_args: &[String], swarm_args: &[String]) -> anyhow::Result<Measured<S>> {
         let listen = format!("127.0.0.1:{}", self.port);
         let (server_out, swarm_out) = (self.dir.join(format!("server-{}.json", self.port)), self.dir.join(format!("swarm-{}.json", self.port)));
         let ms = |d: Duration| format!("{}ms", d.as_millis());
@@ -92,30 +125,50 @@ impl<'a> Pair<'a> {
             );
         }
         Ok(Measured {
-            server: session::read(&server_out)?.extra,
-            swarm: session::read(&swarm_out)?.extra,
+            server: child_run(&server_out, S::KEY)?.intervals,
+            swarm: child_run(&swarm_out, "arena_swarm")?.intervals,
             from_s: self.warmup.as_secs_f64(),
             to_s: (self.warmup + self.measure).as_secs_f64(),
         })
     }
 }
 
-impl Measured {
-    /// The server's whole intervals (under `extra[key]`) inside the measured window (its clock started earlier).
-    pub fn server_intervals(&self, key: &str) -> Vec<&Value> {
+impl<S: Timed> Measured<S> {
+    /// The server's whole intervals inside the measured window (its clock started earlier).
+    pub fn server_intervals(&self) -> Vec<&S> {
         let head = HEAD_START.as_secs_f64();
-        window(&self.server[key], self.from_s + head, self.to_s + head + 0.05)
+        window(&self.server, self.from_s + head, self.to_s + head + 0.05)
     }
 
     /// The swarm's whole intervals inside the measured window.
-    pub fn swarm_intervals(&self) -> Vec<&Value> {
-        window(&self.swarm["arena_swarm"], self.from_s, self.to_s + 0.05)
+    pub fn swarm_intervals(&self) -> Vec<&SwarmInterval> {
+        window(&self.swarm, self.from_s, self.to_s + 0.05)
     }
 }
 
-/// The whole intervals of a run (`{intervals: […]}`) between `from` and `to` seconds.
-pub fn window(run: &Value, from: f64, to: f64) -> Vec<&Value> {
-    run["intervals"].as_array().map(|a| a.iter().filter(|iv| f(iv, "start_s") >= from && f(iv, "end_s") <= to).collect()).unwrap_or_default()
+/// An interval of a child's run: when, and the CPU it used.
+pub trait Timed {
+    /// Seconds since the child's start.
+    fn start_s(&self) -> f64;
+    fn end_s(&self) -> f64;
+    /// % of one core.
+    fn cpu_pct(&self) -> f64;
+}
+
+macro_rules! timed {
+    ($($t:ty),*) => {$(
+        impl Timed for $t {
+            fn start_s(&self) -> f64 { self.start_s }
+            fn end_s(&self) -> f64 { self.end_s }
+            fn cpu_pct(&self) -> f64 { self.cpu_pct }
+        }
+    )*};
+}
+timed!(ServerInterval, RelayInterval, SwarmInterval);
+
+/// The whole intervals between `from` and `to` seconds.
+pub fn window<I: Timed>(intervals: &[I], from: f64, to: f64) -> Vec<&I> {
+    intervals.iter().filter(|iv| iv.start_s() >= from && iv.end_s() <= to).collect()
 }
 
 /// Pins the command's process to CPU `cpu`.
@@ -131,24 +184,19 @@ pub fn pin(cmd: &mut Command, cpu: usize) {
     }
 }
 
-/// A number field of an interval (0 when missing).
-pub fn f(v: &Value, k: &str) -> f64 {
-    v[k].as_f64().unwrap_or(0.0)
-}
-
-/// A counter summed over intervals.
-pub fn sum(ivs: &[&Value], k: &str) -> f64 {
-    ivs.iter().map(|iv| iv["counters"][k].as_u64().unwrap_or(0)).sum::<u64>() as f64
+/// A figure summed over intervals, such as `sum(&sv, |iv| iv.counters.frames)`.
+pub fn sum<I>(ivs: &[&I], figure: impl Fn(&I) -> u64) -> f64 {
+    ivs.iter().map(|iv| figure(iv)).sum::<u64>() as f64
 }
 
 /// Seconds the intervals cover.
-pub fn secs(ivs: &[&Value]) -> f64 {
-    ivs.iter().map(|iv| f(iv, "end_s") - f(iv, "start_s")).sum()
+pub fn secs<I: Timed>(ivs: &[&I]) -> f64 {
+    ivs.iter().map(|iv| iv.end_s() - iv.start_s()).sum()
 }
 
 /// CPU over the intervals, % of one core (weighted by their lengths).
-pub fn cpu(ivs: &[&Value]) -> f64 {
-    ivs.iter().map(|iv| f(iv, "cpu_pct") * (f(iv, "end_s") - f(iv, "start_s"))).sum::<f64>() / secs(ivs).max(1e-9)
+pub fn cpu<I: Timed>(ivs: &[&I]) -> f64 {
+    ivs.iter().map(|iv| iv.cpu_pct() * (iv.end_s() - iv.start_s())).sum::<f64>() / secs(ivs).max(1e-9)
 }
 
 /// The union of base64 HDR histograms.

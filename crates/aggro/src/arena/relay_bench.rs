@@ -4,12 +4,14 @@
 //! (`extra.relay_bench.rows`) that `aggro plan --from` fits.
 
 use super::ms;
-use super::pair::{Measured, Pair, cpu, f, merged, scratch, secs, sum};
+use super::pair::{Measured, Pair, cpu, merged, scratch, secs, sum};
 use super::record::{Whole, op, run_record};
 use crate::BadInput;
 use crate::cli::values::spell;
 use crate::cli::{ArenaBenchArgs, Receivers};
 use crate::session;
+use aggro_arena::relay::{RelayCounters, RelayInterval};
+use aggro_arena::swarm::SwarmCounters;
 use aggro_arena::verdict::{Evidence, Verdict, judge};
 use aggro_report::record::now_rfc3339;
 use aggro_stats::{Histogram, Summary};
@@ -95,46 +97,49 @@ fn run_one(pair: &Pair, a: &ArenaBenchArgs, ccu: u32, budget: Option<f64>) -> an
     swarm.extend(r.reliable.then(|| "--reliable".to_string()));
     swarm.extend(r.matchmaking.then(|| "--matchmaking".to_string()));
     swarm.extend(a.swarm_polling());
-    let m: Measured = pair.run(&["--mode".into(), "relay".into()], &swarm)?;
-    let (sv, sw) = (m.server_intervals("relay_server"), m.swarm_intervals());
+    let m: Measured<RelayInterval> = pair.run(&["--mode".into(), "relay".into()], &swarm)?;
+    let (sv, sw) = (m.server_intervals(), m.swarm_intervals());
     if sv.is_empty() || sw.is_empty() {
         anyhow::bail!("the run at {ccu} CCU left no measured interval; use a longer --duration");
     }
     let s_secs = secs(&sv);
-    let per_s = |k: &str| sum(&sv, k) / s_secs;
-    let rooms = sum(&sv, "room_ticks") / sum(&sv, "ticks").max(1.0);
-    let delay = merged(sw.iter().map(|iv| iv["delay_hdr"].as_str().unwrap_or("")));
-    let lateness = Summary::of(&merged(sw.iter().map(|iv| iv["timer_lateness_hdr"].as_str().unwrap_or(""))));
-    let kernel_drops = sv.last().map_or(0.0, |iv| f(iv, "kernel_drops")) - sv.first().map_or(0.0, |iv| f(iv, "kernel_drops"));
-    let sessions = sv.iter().map(|iv| f(iv, "connections")).fold(0.0, f64::max).max(1.0);
+    let server = |k: fn(&RelayCounters) -> u64| sum(&sv, |iv| k(&iv.counters));
+    let swarm = |k: fn(&SwarmCounters) -> u64| sum(&sw, |iv| k(&iv.counters));
+    let per_s = |k: fn(&RelayCounters) -> u64| server(k) / s_secs;
+    let rooms = server(|c| c.room_ticks) / server(|c| c.ticks).max(1.0);
+    let delay = merged(sw.iter().map(|iv| iv.delay_hdr.as_str()));
+    let lateness = Summary::of(&merged(sw.iter().map(|iv| iv.timer_lateness_hdr.as_str())));
+    let drops = |iv: Option<&&RelayInterval>| iv.map_or(0, |iv| iv.gauges.process.kernel_drops);
+    let kernel_drops = drops(sv.last()).saturating_sub(drops(sv.first())) as f64;
+    let sessions = sv.iter().map(|iv| iv.gauges.connections).max().unwrap_or(0).max(1) as f64;
     let evidence = Evidence {
         server_cpu_pct: Some(cpu(&sv)),
         server_kernel_drops: kernel_drops as u64,
         swarm_cpu_pct: cpu(&sw),
         swarm_lateness_p99_ms: ms(lateness.p99_ns),
-        bytes_per_s: per_s("bytes_in") + per_s("bytes_out"),
+        bytes_per_s: per_s(|c| c.bytes_in) + per_s(|c| c.bytes_out),
         bandwidth_budget: budget,
-        queue_full: (sum(&sv, "queue_full") + sum(&sw, "queue_full")) as u64,
-        queued_per_session: sv.iter().map(|iv| f(iv, "queued_reliable")).fold(0.0, f64::max) / sessions,
+        queue_full: (server(|c| c.queue_full) + swarm(|c| c.queue_full)) as u64,
+        queued_per_session: sv.iter().map(|iv| iv.gauges.queued_reliable).max().unwrap_or(0) as f64 / sessions,
         ..Evidence::default()
     };
     Ok(Row {
         ccu,
         server_cpu_pct: cpu(&sv),
         swarm_cpu_pct: cpu(&sw),
-        events_in_per_s: per_s("events_in"),
-        events_out_per_s: per_s("events_out"),
-        events_in_per_room_s: per_s("events_in") / rooms.max(1e-9),
-        events_out_per_room_s: per_s("events_out") / rooms.max(1e-9),
-        packets_in_per_s: per_s("packets_in"),
-        packets_out_per_s: per_s("packets_out"),
+        events_in_per_s: per_s(|c| c.events_in),
+        events_out_per_s: per_s(|c| c.events_out),
+        events_in_per_room_s: per_s(|c| c.events_in) / rooms.max(1e-9),
+        events_out_per_room_s: per_s(|c| c.events_out) / rooms.max(1e-9),
+        packets_in_per_s: per_s(|c| c.packets_in),
+        packets_out_per_s: per_s(|c| c.packets_out),
         server_bytes_per_s: evidence.bytes_per_s,
-        resends_per_s: per_s("resends"),
+        resends_per_s: per_s(|c| c.resends),
         relay_delay: Summary::of(&delay),
         swarm_lateness: lateness,
-        reliable_disorder: sum(&sw, "reliable_disorder"),
-        reliable_missing: sum(&sw, "reliable_missing"),
-        unreliable_lost: sum(&sw, "unreliable_lost"),
+        reliable_disorder: swarm(|c| c.reliable_disorder),
+        reliable_missing: swarm(|c| c.reliable_missing),
+        unreliable_lost: swarm(|c| c.unreliable_lost),
         kernel_drops,
         verdict: judge(&evidence),
         delay_hdr: delay,
