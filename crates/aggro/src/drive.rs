@@ -4,11 +4,11 @@
 
 use crate::cli::values::Rate;
 use crate::cli::{ExecArgs, RateArgs};
-use crate::console::{Console, Verbosity};
-use crate::live::Live;
+use crate::console::Verbosity;
+use crate::run::Run;
 use crate::session;
 use crate::{BadInput, Interrupted};
-use aggro_core::{ErrorSamples, MonotonicClock, Nanos, Pacing, RatePlan};
+use aggro_core::{ErrorSamples, Nanos, Pacing, RatePlan};
 use aggro_report::RunRecord;
 use aggro_runner::{BacklogRule, Loader, Placement, RunPlan, StopHandle, StopReason, TimerMode};
 use serde::Serialize;
@@ -136,13 +136,9 @@ impl Outputs {
     ) -> anyhow::Result<RunRecord> {
         let stop = StopHandle::new();
         stop.stop_on_signals();
-        let mut console = Console::new(names, self.plan.rate.duration_ns(), self.verbosity);
-        session::wait_until(self.start_at).await;
-        let started_at = aggro_report::record::now_rfc3339();
-        console.live = self.live.map(|addr| Live::start(addr, command, &spec, &started_at, names)).transpose()?;
-        let outcome = aggro_runner::run(&self.plan, names.len(), loaders, MonotonicClock::start(), &stop, &mut console).await;
-        console.finish();
-        Ok(session::record(command, spec, started_at, names, &outcome, console, samples, threads))
+        let run =
+            Run { command, spec, names, plan: &self.plan, verbosity: self.verbosity, samples, threads, start_at: self.start_at, live: self.live };
+        Ok(run.go(loaders, &stop).await?.1)
     }
 
     /// Writes `record` (and its exports) and prints its summary.

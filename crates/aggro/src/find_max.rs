@@ -4,11 +4,11 @@
 //! with backlog 0, p99 under the bound and almost no errors.
 
 use crate::cli::SearchArgs;
-use crate::console::{Console, Verbosity};
+use crate::console::Verbosity;
 use crate::drive::ExecSpec;
-use crate::session;
+use crate::run::Run;
 use aggro_core::units::format_nanos;
-use aggro_core::{ErrorSamples, MonotonicClock, Nanos, RatePlan};
+use aggro_core::{ErrorSamples, Nanos, RatePlan};
 use aggro_report::RunRecord;
 use aggro_runner::search::{SearchPlan, Trial};
 use aggro_runner::{Loader, StopHandle, StopReason};
@@ -93,18 +93,18 @@ impl FindMax {
             }
             let mut plan = exec.plan(RatePlan::fixed(rate, self.step_ns), None);
             crate::drive::place(&mut plan, blocking);
-            let mut console = Console::new(names, None, Verbosity { quiet: true });
-            let outcome = aggro_runner::run(&plan, names.len(), std::mem::take(&mut loaders), MonotonicClock::start(), &stop, &mut console).await;
-            let record = session::record(
-                "find-max trial",
-                serde_json::json!({ "rate": rate }),
-                String::new(),
+            let run = Run {
+                command: "find-max trial",
+                spec: serde_json::json!({ "rate": rate }),
                 names,
-                &outcome,
-                console,
+                plan: &plan,
+                verbosity: Verbosity { quiet: true },
                 samples,
-                exec.threads,
-            );
+                threads: exec.threads,
+                start_at: None,
+                live: None,
+            };
+            let (outcome, record) = run.go(std::mem::take(&mut loaders), &stop).await.ok()?;
             loaders = outcome.loaders;
             if outcome.stop_reason == StopReason::Interrupted {
                 return None;

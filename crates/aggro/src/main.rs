@@ -30,6 +30,7 @@ mod mobile;
 mod pgbench;
 mod plan;
 mod results;
+mod run;
 mod scenario;
 mod session;
 #[cfg(feature = "stackdb")]

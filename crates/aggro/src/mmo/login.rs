@@ -4,11 +4,12 @@
 
 use super::{on_target, preflight};
 use crate::cli::{LoginArgs, LoginClients};
-use crate::console::{Console, Verbosity};
+use crate::console::Verbosity;
+use crate::run::Run;
 use crate::session;
 use aggro_core::mmo::{MmoTarget, WorldSpec};
 use aggro_core::world::WorldRecord;
-use aggro_core::{ErrorSamples, MonotonicClock, Pacing, RatePlan};
+use aggro_core::{ErrorSamples, Pacing, RatePlan};
 use aggro_report::RunRecord;
 use aggro_runner::{BacklogRule, Placement, RunPlan, StopHandle};
 use aggro_targets::MmoVisitor;
@@ -68,12 +69,19 @@ impl Login {
         };
         let stop = StopHandle::new();
         stop.stop_on_signals();
-        let mut console = Console::new(&OPS, None, Verbosity { quiet: true });
-        let started_at = aggro_report::record::now_rfc3339();
-        let outcome = aggro_runner::run(&plan, 1, loaders, MonotonicClock::start(), &stop, &mut console).await;
-        console.finish();
         let spec = serde_json::json!({ "world": self.world, "clients": clients, "logins_per_client": self.logins, "plan": plan, "target": target.describe() });
-        let mut record = session::record("mmo login", spec, started_at, &OPS, &outcome, console, &samples, self.threads);
+        let run = Run {
+            command: "mmo login",
+            spec,
+            names: &OPS,
+            plan: &plan,
+            verbosity: Verbosity { quiet: true },
+            samples: &samples,
+            threads: self.threads,
+            start_at: None,
+            live: None,
+        };
+        let (_, mut record) = run.go(loaders, &stop).await?;
         record.world = self.world_record.clone();
         let ok = record.totals[0].ok;
         let trial = Trial { clients, logins_per_s: ok as f64 / record.elapsed_s.max(1e-9), p99_ms: record.totals[0].latency.p99_ns as f64 / 1e6 };

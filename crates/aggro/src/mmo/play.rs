@@ -9,16 +9,16 @@
 use super::{on_target, owner_id, preflight};
 use crate::BadInput;
 use crate::cli::PlayArgs;
-use crate::console::{Console, Verbosity};
-use crate::live::Live;
+use crate::console::Verbosity;
+use crate::run::Run;
 use crate::session;
-use aggro_core::mmo::{MmoTarget, WorldSpec};
+use aggro_core::mmo::{MmoConn, MmoTarget, WorldSpec};
 use aggro_core::world::WorldRecord;
-use aggro_core::{ErrorSamples, MonotonicClock, Pacing, RatePlan};
+use aggro_core::{ErrorSamples, Pacing, RatePlan};
 use aggro_report::RunRecord;
 use aggro_runner::{BacklogRule, Placement, RunPlan, StopHandle, TimerMode};
 use aggro_targets::MmoVisitor;
-use aggro_workloads::mmo::book::{PeriodBook, summary_lines};
+use aggro_workloads::mmo::book::{PeriodBook, PlaySummary, summary_lines};
 use aggro_workloads::mmo::{OPERATIONS, PeriodLoader, Profile, Zone};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -55,97 +55,14 @@ struct Play {
     live: Option<std::net::SocketAddr>,
 }
 
-impl MmoVisitor for Play {
-    type Output = anyhow::Result<RunRecord>;
-
-    async fn visit<T: MmoTarget>(mut self, target: T) -> anyhow::Result<RunRecord> {
+impl Play {
+    /// What a play run prints once its result is written: the paper's summary, the capacity figure (or why
+    /// there is none), and any zone that could not release its players.
+    fn print_outcome(&self, summary: &PlaySummary, record: &RunRecord, shutdown_errors: &[String]) {
         let s = &self.spec;
-        self.plan.placement = if target.blocking() { Placement::Threads } else { Placement::Tasks };
-        let samples = Arc::new(ErrorSamples::default());
-        let quiet = self.quiet;
-        let book = Arc::new(PeriodBook::new(
-            Box::new(move |l| {
-                if !quiet {
-                    println!("{l}")
-                }
-            }),
-            self.table_every,
-        ));
-        let profile = s.profile.scaled_to(s.players);
-        println!(
-            "aggro mmo play: {} zone(s) of {} players on {}, {}, seed {}",
-            s.zones.len(),
-            s.players,
-            target.describe(),
-            if s.realtime {
-                format!("one period per {:.1}s game-minute per zone", s.game_minute_ns as f64 / 1e9)
-            } else {
-                format!("{} periods per zone, back to back", s.periods_per_client)
-            },
-            s.seed
-        );
-        let started = std::time::Instant::now();
-        let mut loaders = Vec::new();
-        let mut run_id = String::new();
-        for &i in &s.zones {
-            let mut conn = target.connect().await.map_err(|e| anyhow::anyhow!("zone {i}: {}", e.message))?;
-            if loaders.is_empty() {
-                preflight(&mut conn, &target, &s.world).await?;
-                run_id = crate::world::log_run(&target, &target.describe(), "mmo", "mmo play", "play", true).await?;
-            }
-            let mut zone = Zone::new(conn, s.world, owner_id(i), s.lease_ms, s.seed ^ (i as u64) << 40);
-            zone.fill(s.players as usize).await.map_err(|e| anyhow::anyhow!("filling zone {i}: {}", e.message))?;
-            loaders.push(PeriodLoader::new(i as usize, zone, profile.clone(), Arc::clone(&book), Arc::clone(&samples)));
-        }
-        let fill_s = started.elapsed().as_secs_f64();
-        println!("{} players logged in, loaded and leased in {fill_s:.2}s", s.players as usize * s.zones.len());
-        let stop = StopHandle::new();
-        stop.stop_on_signals();
-        let verbosity = Verbosity { quiet: self.quiet || !s.realtime };
-        let mut console = Console::new(&OPERATIONS, self.plan.rate.duration_ns(), verbosity);
-        session::wait_until(self.start_at).await;
-        let started_at = aggro_report::record::now_rfc3339();
-        let spec = serde_json::json!({ "play": s, "plan": self.plan, "target": target.describe() });
-        console.live = self.live.map(|addr| Live::start(addr, "mmo play", &spec, &started_at, &OPERATIONS)).transpose()?;
-        let mut outcome = aggro_runner::run(&self.plan, OPERATIONS.len(), loaders, MonotonicClock::start(), &stop, &mut console).await;
-        console.finish();
-        // A clean shutdown: every zone writes what is dirty and releases its leases.
-        let mut committed: HashMap<u32, i64> = HashMap::new();
-        let mut shutdown_errors = Vec::new();
-        for loader in &mut outcome.loaders {
-            if let Err(e) = loader.zone_mut().shutdown().await {
-                shutdown_errors.push(e.to_string());
-            }
-            for (&p, &d) in &loader.zone().committed_items {
-                *committed.entry(p).or_default() += d;
-            }
-        }
-        let summary = book.summary(&outcome.totals);
-        let ledger_complete = outcome.loaders.len() == s.zones.len() && shutdown_errors.is_empty();
         let extrapolated = s.players as f64 * summary.player_minute_ratio;
-        let mut record = session::record("mmo play", spec, started_at, &OPERATIONS, &outcome, console, &samples, self.threads);
-        record.world = self.world_record;
-        record.run_ids = vec![run_id];
-        record.extra = serde_json::json!({ "mmo_play": {
-            "player_minute_ratio": summary.player_minute_ratio,
-            "extrapolated_players_per_server": extrapolated,
-            "mean_period_ms": summary.mean_period_ms,
-            "median_period_ms": summary.median_period_ms,
-            "max_period_ms": summary.max_period_ms,
-            "checkpoint_share": summary.checkpoint_share,
-            "periods": summary.periods,
-            "fill_seconds": fill_s,
-            "counts": summary.counts,
-            "table": summary.table,
-            "committed_items": committed,
-            "ledger_complete": ledger_complete,
-            "shutdown_errors": shutdown_errors,
-        }});
-        drop(outcome);
-        crate::drive::note_nodes(&mut record, target.nodes());
-        session::write(&record, &self.out, &session::Exports::default())?;
         println!();
-        for line in summary_lines(&summary) {
+        for line in summary_lines(summary) {
             println!("{line}");
         }
         println!(
@@ -158,9 +75,9 @@ impl MmoVisitor for Play {
             summary.counts.lease_refusals,
             summary.counts.objects_pushed
         );
-        let failed = Failed::of(&record);
+        let failed = Failed::of(record);
         if s.realtime {
-            session::print_summary(&record);
+            session::print_summary(record);
         } else {
             println!("mean period {:.2}ms over {} periods{}", summary.mean_period_ms, summary.periods, failed.note());
             println!(
@@ -193,9 +110,124 @@ impl MmoVisitor for Play {
                 println!("first {} error: {}", e.class, e.message);
             }
         }
-        for e in &shutdown_errors {
+        for e in shutdown_errors {
             println!("warning: a zone could not release its players at the end: {e}");
         }
+    }
+}
+
+/// Connects, logs in, loads and leases each zone's players: one loader per zone. The first connection
+/// checks the store and logs the run.
+async fn fill_zones<T: MmoTarget>(
+    s: &PlaySpec,
+    target: &T,
+    profile: &Profile,
+    book: &Arc<PeriodBook>,
+    samples: &Arc<ErrorSamples>,
+) -> anyhow::Result<(Vec<PeriodLoader<T::Conn>>, String)> {
+    let mut loaders = Vec::new();
+    let mut run_id = String::new();
+    for &i in &s.zones {
+        let mut conn = target.connect().await.map_err(|e| anyhow::anyhow!("zone {i}: {}", e.message))?;
+        if loaders.is_empty() {
+            preflight(&mut conn, target, &s.world).await?;
+            run_id = crate::world::log_run(target, &target.describe(), "mmo", "mmo play", "play", true).await?;
+        }
+        let mut zone = Zone::new(conn, s.world, owner_id(i), s.lease_ms, s.seed ^ (i as u64) << 40);
+        zone.fill(s.players as usize).await.map_err(|e| anyhow::anyhow!("filling zone {i}: {}", e.message))?;
+        loaders.push(PeriodLoader::new(i as usize, zone, profile.clone(), Arc::clone(book), Arc::clone(samples)));
+    }
+    Ok((loaders, run_id))
+}
+
+/// A clean shutdown: every zone writes what is dirty and releases its leases. Returns the items each
+/// player's account gained or lost in committed pushes, and the zones' shutdown errors.
+async fn shut_down<C: MmoConn>(loaders: &mut [PeriodLoader<C>]) -> (HashMap<u32, i64>, Vec<String>) {
+    let mut committed: HashMap<u32, i64> = HashMap::new();
+    let mut shutdown_errors = Vec::new();
+    for loader in loaders {
+        if let Err(e) = loader.zone_mut().shutdown().await {
+            shutdown_errors.push(e.to_string());
+        }
+        for (&p, &d) in &loader.zone().committed_items {
+            *committed.entry(p).or_default() += d;
+        }
+    }
+    (committed, shutdown_errors)
+}
+
+impl MmoVisitor for Play {
+    type Output = anyhow::Result<RunRecord>;
+
+    async fn visit<T: MmoTarget>(mut self, target: T) -> anyhow::Result<RunRecord> {
+        let s = &self.spec;
+        self.plan.placement = if target.blocking() { Placement::Threads } else { Placement::Tasks };
+        let samples = Arc::new(ErrorSamples::default());
+        let quiet = self.quiet;
+        let book = Arc::new(PeriodBook::new(
+            Box::new(move |l| {
+                if !quiet {
+                    println!("{l}")
+                }
+            }),
+            self.table_every,
+        ));
+        let profile = s.profile.scaled_to(s.players);
+        println!(
+            "aggro mmo play: {} zone(s) of {} players on {}, {}, seed {}",
+            s.zones.len(),
+            s.players,
+            target.describe(),
+            if s.realtime {
+                format!("one period per {:.1}s game-minute per zone", s.game_minute_ns as f64 / 1e9)
+            } else {
+                format!("{} periods per zone, back to back", s.periods_per_client)
+            },
+            s.seed
+        );
+        let started = std::time::Instant::now();
+        let (loaders, run_id) = fill_zones(s, &target, &profile, &book, &samples).await?;
+        let fill_s = started.elapsed().as_secs_f64();
+        println!("{} players logged in, loaded and leased in {fill_s:.2}s", s.players as usize * s.zones.len());
+        let stop = StopHandle::new();
+        stop.stop_on_signals();
+        let run = Run {
+            command: "mmo play",
+            spec: serde_json::json!({ "play": s, "plan": self.plan, "target": target.describe() }),
+            names: &OPERATIONS,
+            plan: &self.plan,
+            verbosity: Verbosity { quiet: self.quiet || !s.realtime },
+            samples: &samples,
+            threads: self.threads,
+            start_at: self.start_at,
+            live: self.live,
+        };
+        let (mut outcome, mut record) = run.go(loaders, &stop).await?;
+        let (committed, shutdown_errors) = shut_down(&mut outcome.loaders).await;
+        let summary = book.summary(&outcome.totals);
+        let ledger_complete = outcome.loaders.len() == s.zones.len() && shutdown_errors.is_empty();
+        let extrapolated = s.players as f64 * summary.player_minute_ratio;
+        record.world = self.world_record.take();
+        record.run_ids = vec![run_id];
+        record.extra = serde_json::json!({ "mmo_play": {
+            "player_minute_ratio": summary.player_minute_ratio,
+            "extrapolated_players_per_server": extrapolated,
+            "mean_period_ms": summary.mean_period_ms,
+            "median_period_ms": summary.median_period_ms,
+            "max_period_ms": summary.max_period_ms,
+            "checkpoint_share": summary.checkpoint_share,
+            "periods": summary.periods,
+            "fill_seconds": fill_s,
+            "counts": summary.counts,
+            "table": summary.table,
+            "committed_items": committed,
+            "ledger_complete": ledger_complete,
+            "shutdown_errors": shutdown_errors,
+        }});
+        drop(outcome);
+        crate::drive::note_nodes(&mut record, target.nodes());
+        session::write(&record, &self.out, &session::Exports::default())?;
+        self.print_outcome(&summary, &record, &shutdown_errors);
         println!("result: {}", self.out.display());
         Ok(record)
     }
