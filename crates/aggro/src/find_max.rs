@@ -3,7 +3,7 @@
 //! bisects, each a fixed-rate run of the same loaders, held when it ends
 //! with backlog 0, p99 under the bound and almost no errors.
 
-use crate::cli::SearchArgs;
+use crate::cli::shared::SearchArgs;
 use crate::console::Verbosity;
 use crate::drive::ExecSpec;
 use crate::run::Run;

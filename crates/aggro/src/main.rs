@@ -8,7 +8,9 @@
 //! invariants included).
 //!
 //! # Layout
-//! - [`cli`]: the command line (clap derive), validated but not yet resolved.
+//! - [`cli`]: the command line: the commands, shared argument groups, every flag's value parser; each
+//!   command's own arguments live beside its handler (`mmo/args.rs`, …).
+//! - [`run`]: one run of loaders through the executor into a record, for every command.
 //! - [`mmo`]: `aggro mmo populate|login|play|verify` (the Versant paper).
 //! - [`mobile`]: `aggro mobile populate|run|find-max|verify` (after the DynamoDB/Spanner tool).
 //! - [`arena`]: `aggro arena serve|swarm|bench` (after the PUBG server article).

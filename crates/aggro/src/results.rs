@@ -1,12 +1,13 @@
 //! `aggro report`, `aggro compare`, `aggro merge`: what is done with result files.
 
 use crate::BadInput;
-use crate::cli::{CompareArgs, MergeArgs, ReportArgs};
 use crate::session::{self, Exports};
 use aggro_report::html::{self, compare::Labelled};
 use aggro_report::{merge, slo};
 use anyhow::Context;
+use clap::Args;
 use std::path::Path;
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// A report whose thresholds did not all pass (exit code 3; the report was written).
@@ -66,4 +67,49 @@ pub fn merge(a: MergeArgs) -> anyhow::Result<()> {
     session::print_summary(&merged);
     println!("merged {} shards: {}", shards.len(), a.out.display());
     Ok(())
+}
+
+/// `aggro report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The result file.
+    pub file: PathBuf,
+    /// The HTML file (default: the result file's name with .html).
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+    /// Pass/fail thresholds on the whole run, such as p99<50ms,errors<0.1% (exit code 3 when one fails).
+    #[arg(long, value_parser = thresholds)]
+    pub slo: Option<Thresholds>,
+    #[command(flatten)]
+    pub exports: crate::session::Exports,
+}
+
+/// `aggro compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Two or more result files; the first is the baseline of the ratios.
+    #[arg(num_args = 2.., required = true)]
+    pub files: Vec<PathBuf>,
+    /// The HTML file.
+    #[arg(long, short, default_value = "compare.html")]
+    pub out: PathBuf,
+}
+
+/// `aggro merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' result files.
+    #[arg(num_args = 1.., required = true)]
+    pub files: Vec<PathBuf>,
+    /// The merged result file.
+    #[arg(long, short)]
+    pub out: PathBuf,
+}
+
+/// `--slo`: the run's thresholds.
+#[derive(Clone, Debug)]
+pub struct Thresholds(pub Vec<aggro_report::slo::Threshold>);
+
+fn thresholds(text: &str) -> Result<Thresholds, String> {
+    aggro_report::slo::parse(text).map(Thresholds)
 }

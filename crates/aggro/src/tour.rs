@@ -3,9 +3,16 @@
 //! directory, no server needed: populate, the login test, one zone of 250
 //! players, two zones at once, verify.
 
-use crate::cli::{LoginArgs, LoginClients, MmoRunArgs, MmoVerifyArgs, PlayArgs, TourArgs, WorldArgs};
 use crate::mmo;
+use crate::mmo::args::LoginArgs;
+use crate::mmo::args::LoginClients;
+use crate::mmo::args::MmoRunArgs;
+use crate::mmo::args::MmoVerifyArgs;
+use crate::mmo::args::PlayArgs;
+use crate::mmo::args::WorldArgs;
 use anyhow::Context;
+use clap::Args;
+use std::path::PathBuf;
 use std::time::Duration;
 
 pub fn main(a: TourArgs) -> anyhow::Result<()> {
@@ -102,4 +109,20 @@ fn tempdir() -> anyhow::Result<TempDir> {
     let base = std::env::temp_dir().join(format!("aggro-run-{}", std::process::id()));
     std::fs::create_dir_all(&base).with_context(|| format!("cannot create {}", base.display()))?;
     Ok(TempDir(base))
+}
+
+#[derive(Debug, Args)]
+pub struct TourArgs {
+    /// Accounts in the temporary world (5 players and 500 items each).
+    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    pub accounts: u32,
+    /// Periods of the one-zone play test (the two-zone test runs half as many per zone).
+    #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(2..))]
+    pub periods: u64,
+    /// Logins per client in the login test (4 clients).
+    #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub logins: u64,
+    /// Keep the database and results here instead of a temporary directory.
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
 }

@@ -8,7 +8,7 @@ use super::ms;
 use super::pair::{Measured, Pair, cpu, merged, scratch, secs, sum};
 use super::record::{Whole, op, run_record};
 use crate::BadInput;
-use crate::cli::ArenaBenchArgs;
+use crate::arena::args::ArenaBenchArgs;
 use crate::cli::values::spell;
 use crate::session;
 use aggro_arena::server::ServerInterval;

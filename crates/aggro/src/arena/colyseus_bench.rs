@@ -10,7 +10,7 @@ use super::ms;
 use super::pair::{child_run, cpu, merged, pin, scratch, secs, sum, window};
 use super::record::{Whole, op, run_record};
 use crate::BadInput;
-use crate::cli::ArenaBenchArgs;
+use crate::arena::args::ArenaBenchArgs;
 use crate::cli::values::spell;
 use crate::session;
 use aggro_arena::swarm::{SwarmCounters, SwarmInterval};

@@ -1,5 +1,6 @@
 //! `aggro arena …`: the reference game server and the room relay, the bot swarm, the bench (seeds 002, 003).
 
+pub mod args;
 pub mod bench;
 pub mod colyseus_bench;
 pub mod named;
@@ -13,7 +14,9 @@ pub mod server_watch;
 pub mod swarm;
 
 use crate::BadInput;
-use crate::cli::{ArenaCommand, Mode, ServerGameArgs};
+use crate::arena::args::ArenaCommand;
+use crate::arena::args::Mode;
+use crate::arena::args::ServerGameArgs;
 use aggro_arena::metrics::MetricsServer;
 use aggro_arena::server::ServeConfig;
 use arena_proto::Secret;

@@ -2,7 +2,7 @@
 //! (optionally pinned: server on CPU 0, swarm on CPU 1), for the benches. Each
 //! child writes its result file; only whole intervals after the warm-up count.
 
-use crate::cli::ArenaCommon;
+use crate::arena::args::ArenaCommon;
 use crate::session;
 use aggro_arena::relay::RelayInterval;
 use aggro_arena::server::ServerInterval;

@@ -4,7 +4,7 @@
 //! end the result file, the whole run's line and where the file went.
 
 use super::stop_on_signal;
-use crate::cli::ArenaCommon;
+use crate::arena::args::ArenaCommon;
 use crate::session;
 use aggro_arena::metrics::{LivePage, MetricsServer};
 use aggro_report::record::RunRecord;

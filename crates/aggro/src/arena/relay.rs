@@ -3,7 +3,7 @@
 use super::process::{self, Reported};
 use super::record::{Whole, interval, op, run_record};
 use super::{metrics_server, ms};
-use crate::cli::ServeArgs;
+use crate::arena::args::ServeArgs;
 use aggro_arena::relay::profile::{RelayCounters, exposition};
 use aggro_arena::relay::{RelayConfig, RelayInterval, RelayServer};
 use aggro_arena::udp::BatchSocket;

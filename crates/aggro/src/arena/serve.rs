@@ -3,7 +3,7 @@
 use super::process::{self, Reported};
 use super::record::{Whole, interval, op, run_record};
 use super::{metrics_server, ms, server_config};
-use crate::cli::ServeArgs;
+use crate::arena::args::ServeArgs;
 use aggro_arena::server::profile::{Counters, exposition};
 use aggro_arena::server::{GameServer, PHASES, ServerInterval};
 use aggro_arena::udp::BatchSocket;

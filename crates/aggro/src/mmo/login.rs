@@ -3,8 +3,9 @@
 //! server's CPU reached ~80%).
 
 use super::{on_target, preflight};
-use crate::cli::{LoginArgs, LoginClients};
 use crate::console::Verbosity;
+use crate::mmo::args::LoginArgs;
+use crate::mmo::args::LoginClients;
 use crate::run::Run;
 use crate::session;
 use aggro_core::mmo::{MmoTarget, WorldSpec};

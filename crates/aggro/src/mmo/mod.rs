@@ -1,12 +1,14 @@
 //! `aggro mmo …`: the MMO player-minute benchmark (the Versant paper).
 
+pub mod args;
 pub mod login;
 pub mod play;
 pub mod populate;
 pub mod verify;
 
 use crate::BadInput;
-use crate::cli::{MmoCommand, WorldArgs};
+use crate::mmo::args::MmoCommand;
+use crate::mmo::args::WorldArgs;
 use crate::world::ReadWorld;
 use aggro_core::ErrorClass;
 use aggro_core::mmo::{MmoConn, MmoTarget, WorldSpec};

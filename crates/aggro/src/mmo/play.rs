@@ -8,8 +8,8 @@
 
 use super::{on_target, owner_id, preflight};
 use crate::BadInput;
-use crate::cli::PlayArgs;
 use crate::console::Verbosity;
+use crate::mmo::args::PlayArgs;
 use crate::run::Run;
 use crate::session;
 use aggro_core::mmo::{MmoConn, MmoTarget, WorldSpec};

@@ -1,7 +1,7 @@
 //! `aggro mmo populate`.
 
 use super::on_target;
-use crate::cli::WorldArgs;
+use crate::mmo::args::WorldArgs;
 use aggro_core::mmo::{MmoTarget, WorldSpec};
 use aggro_core::world::WorldShape;
 use aggro_targets::MmoVisitor;

@@ -2,7 +2,7 @@
 
 use super::on_target;
 use crate::BadInput;
-use crate::cli::MmoVerifyArgs;
+use crate::mmo::args::MmoVerifyArgs;
 use crate::world::{LedgerIncomplete, missing_runs};
 use aggro_core::mmo::{MmoTarget, WorldSpec};
 use aggro_core::world::RunEntry;

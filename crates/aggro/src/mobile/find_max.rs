@@ -2,8 +2,8 @@
 
 use super::spec::{self, DriveSpec};
 use super::{connect_loaders, on_target};
-use crate::cli::FindMaxArgs;
 use crate::find_max::FindMax;
+use crate::mobile::args::FindMaxArgs;
 use crate::session;
 use aggro_core::ErrorSamples;
 use aggro_core::mobile::MobileTarget;

@@ -1,5 +1,6 @@
 //! `aggro mobile …`: the mobile-game transaction benchmark (after the DynamoDB/Spanner tool).
 
+pub mod args;
 mod find_max;
 mod populate;
 mod run;
@@ -7,7 +8,7 @@ mod spec;
 mod verify;
 
 use crate::BadInput;
-use crate::cli::MobileCommand;
+use crate::mobile::args::MobileCommand;
 use crate::world::ReadWorld;
 use aggro_core::mobile::{MobileConn, MobileTarget};
 use aggro_core::world::WorldRecord;

@@ -1,7 +1,7 @@
 //! `aggro mobile populate`.
 
 use super::{on_target, spec};
-use crate::cli::PopulateArgs;
+use crate::mobile::args::PopulateArgs;
 use aggro_core::mobile::MobileTarget;
 use aggro_core::world::WorldShape;
 use aggro_targets::MobileVisitor;

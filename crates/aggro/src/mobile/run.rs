@@ -2,8 +2,8 @@
 
 use super::spec::{self, DriveSpec};
 use super::{connect_loaders, on_target};
-use crate::cli::RunArgs;
 use crate::drive::{self, Outputs};
+use crate::mobile::args::RunArgs;
 use aggro_core::ErrorSamples;
 use aggro_core::mobile::MobileTarget;
 use aggro_core::world::WorldRecord;

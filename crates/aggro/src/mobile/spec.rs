@@ -1,8 +1,9 @@
 //! Resolving the command line into a complete, recorded run description.
 
 use crate::BadInput;
-use crate::cli::{DataArgs, DriveArgs};
 use crate::drive::ExecSpec;
+use crate::mobile::args::DataArgs;
+use crate::mobile::args::DriveArgs;
 use aggro_core::world::{WorldRecord, WorldShape, settle};
 use aggro_targets::TargetUrl;
 use aggro_workloads::mobile::{KeySpace, Spread, Workload};

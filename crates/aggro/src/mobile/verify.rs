@@ -1,7 +1,7 @@
 //! `aggro mobile verify`: the store's invariants against the runs' ledgers.
 
 use super::{on_target, spec};
-use crate::cli::VerifyArgs;
+use crate::mobile::args::VerifyArgs;
 use crate::session;
 use crate::world::{LedgerIncomplete, missing_runs};
 use aggro_core::mobile::MobileTarget;

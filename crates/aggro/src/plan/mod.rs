@@ -3,11 +3,13 @@
 //! the server's cost per player and predicts CCU per server for a core count
 //! and a NIC, naming the resource that binds.
 
+pub mod args;
 pub mod arithmetic;
 pub mod fit;
 
 use crate::BadInput;
-use crate::cli::{PlanArgs, Receivers};
+use crate::arena::args::Receivers;
+use crate::plan::args::PlanArgs;
 use arithmetic::RoomProfile;
 
 pub fn main(a: PlanArgs) -> anyhow::Result<()> {

@@ -2,9 +2,9 @@
 //! p99 under a bound (the same search as `mobile find-max`).
 
 use super::{Input, connect_loaders, on_target};
-use crate::cli::ScenarioFindMaxArgs;
 use crate::drive::ExecSpec;
 use crate::find_max::FindMax;
+use crate::scenario::args::ScenarioFindMaxArgs;
 use crate::session;
 use aggro_core::ErrorSamples;
 use aggro_core::scenario::ScenarioTarget;

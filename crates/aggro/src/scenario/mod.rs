@@ -4,6 +4,7 @@
 //! it once the target (and so its command family) is known; everything
 //! after is the same population, run and verification.
 
+pub mod args;
 mod find_max;
 mod populate;
 mod run;
@@ -13,7 +14,7 @@ pub use populate::Populate;
 pub use run::Run;
 
 use crate::BadInput;
-use crate::cli::ScenarioCommand;
+use crate::scenario::args::ScenarioCommand;
 use aggro_core::ErrorSamples;
 use aggro_core::scenario::{Command, Family, Reply, ScenarioConn, ScenarioTarget, SqlProtocol, Value};
 use aggro_core::world::{WorldRecord, WorldShape};

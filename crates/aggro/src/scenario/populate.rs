@@ -1,7 +1,7 @@
 //! `aggro scenario populate` (and `aggro pgbench -i`).
 
 use super::{Input, on_target};
-use crate::cli::ScenarioPopulateArgs;
+use crate::scenario::args::ScenarioPopulateArgs;
 use aggro_core::scenario::{Family, ScenarioTarget};
 use aggro_targets::ScenarioVisitor;
 use indicatif::{ProgressBar, ProgressStyle};

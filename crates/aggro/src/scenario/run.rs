@@ -1,8 +1,8 @@
 //! `aggro scenario run` (and `aggro pgbench`): the mix through the executor.
 
 use super::{Input, connect_loaders, on_target};
-use crate::cli::ScenarioRunArgs;
 use crate::drive::{self, ExecSpec, Outputs};
+use crate::scenario::args::ScenarioRunArgs;
 use aggro_core::ErrorSamples;
 use aggro_core::scenario::ScenarioTarget;
 use aggro_report::RunRecord;

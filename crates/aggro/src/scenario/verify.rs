@@ -4,7 +4,7 @@
 
 use super::{Input, on_target};
 use crate::BadInput;
-use crate::cli::ScenarioVerifyArgs;
+use crate::scenario::args::ScenarioVerifyArgs;
 use crate::world::{LedgerIncomplete, log_run, missing_runs};
 use aggro_core::scenario::{Family, ScenarioTarget};
 use aggro_report::RunRecord;
