@@ -1,4 +1,4 @@
-//! `aggro arena …`: the reference game server and the room relay, the bot swarm, the bench (seeds 002, 003).
+//! `aggro arena …`: the reference game server and the room relay, the bot swarm, the bench (after the PUBG article and the Photon guide).
 
 pub mod args;
 pub mod bench;

@@ -40,7 +40,7 @@ pub enum Command {
     Scenario(Box<ScenarioCommand>),
     /// pgbench's scripts run unchanged (tpcb-like, simple-update, select-only, or your own -f files) through aggro's executor.
     Pgbench(Box<PgbenchArgs>),
-    /// The realtime arena (seeds 002, 003): a reference UDP game server, a room relay server, a bot swarm, and the bench that runs them.
+    /// The realtime arena (after the PUBG article and the Photon guide): a reference UDP game server, a room relay server, a bot swarm, and the bench that runs them.
     #[command(subcommand)]
     Arena(Box<ArenaCommand>),
     /// The capacity planner (after Photon's load tests): the Photon arithmetic for a room profile, or CCU per server from measured sweeps.
