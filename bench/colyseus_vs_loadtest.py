@@ -2,30 +2,15 @@
 reference room with a fresh server per generator, the generator started,
 joins timed from the server's own client count, then the generator's CPU
 read from /proc over a steady window."""
-import os, re, signal, socket, subprocess, sys, time
+import os, re, signal, subprocess, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from proc import cpu_s, free_port, rss_mib  # noqa: E402
 
 aggro, secs = sys.argv[1], float(sys.argv[2])
 counts = {False: [int(c) for c in sys.argv[3].split(",")], True: [int(c) for c in sys.argv[4].split(",")]}
+tools = sys.argv[5].split(",") if len(sys.argv) > 5 else ["loadtest", "aggro", "aggro-1ms", "aggro-lua"]
 room = os.path.join(os.path.dirname(__file__), "..", "examples", "colyseus")
-tick = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_s(pid):
-    """User + system seconds of a process and its threads."""
-    with open(f"/proc/{pid}/stat") as f:
-        rest = f.read().rsplit(")", 1)[1].split()
-    return (int(rest[11]) + int(rest[12])) / tick
-
-
-def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1)) / 1024
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:
@@ -90,19 +75,30 @@ def measure(name, argv, n, broadcast):
 
 
 print(f"colyseus reference room, rooms of 50, patches every 50 ms, a move every 100 ms per client; {secs:.0f} s window after all joined")
+lua_bot = os.path.join(room, "colyseus-bot.lua")
 for broadcast in (False, True):
     print("moves broadcast to the room (each client receives ~490 messages/s)" if broadcast else "moves change the state only (the issue's measured room: ~20 patches/s per client)")
     for n in counts[broadcast]:
         print(f"{n} clients:")
-        official = measure("@colyseus/loadtest", ["node", "loadtest-bot.mjs", "--endpoint", "ws://127.0.0.1:PORT", "--room", "battle", "--numClients", str(n)], n, broadcast)
-        swarm = [aggro, "arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:PORT", "--ccu", str(n), "--duration", f"{secs + 200:.0f}s", "--quiet"]
-        for label, extra in (("aggro arena swarm", []), ("aggro, --poll-every 1ms", ["--poll-every", "1ms"])):
-            out = f"/tmp/aggro-colyseus-bench-{'broadcast-' if broadcast else ''}{n}{'-poll-1ms' if extra else ''}.json"
-            ours = measure(label, swarm + extra + ["--out", out], n, broadcast)
+        rows = {}
+        if "loadtest" in tools:
+            rows["loadtest"] = measure("@colyseus/loadtest", ["node", "loadtest-bot.mjs", "--endpoint", "ws://127.0.0.1:PORT", "--room", "battle", "--numClients", str(n)], n, broadcast)
+        swarm = [aggro, "arena", "swarm", "--server", "ws://127.0.0.1:PORT", "--ccu", str(n), "--duration", f"{secs + 200:.0f}s", "--quiet"]
+        for tool, label, extra in (("aggro", "aggro arena swarm", ["--mode", "colyseus"]), ("aggro-1ms", "aggro, --poll-every 1ms", ["--mode", "colyseus", "--poll-every", "1ms"]),
+                                   ("aggro-lua", "aggro, the same in Lua", ["--script", lua_bot])):
+            if tool not in tools:
+                continue
+            out = f"/tmp/{tool}-colyseus-bench-{'broadcast-' if broadcast else ''}{n}.json"
+            rows[tool] = ours = measure(label, swarm + extra + ["--out", out], n, broadcast)
             if broadcast:
                 import json
                 d = json.load(open(out))["totals"][0]["latency"]
                 print(f"  {label}: broadcast delay p50 / p99 {d['p50_ns'] / 1e6:.2f} / {d['p99_ns'] / 1e6:.2f} ms", flush=True)
-            if official["per_client_us"] > 0 and ours["per_client_us"] > 0:
+            official = rows.get("loadtest")
+            if official and official["per_client_us"] > 0 and ours["per_client_us"] > 0:
                 print(f"  bots per core, {label} ÷ official: {official['per_client_us'] / ours['per_client_us']:.1f}× per client, "
                       f"{official['us_per_move'] / ours['us_per_move']:.1f}× per move delivered; joins per second: {ours['joins_per_s']:.0f} vs {official['joins_per_s']:.1f}")
+        play, lua = rows.get("aggro"), rows.get("aggro-lua")
+        if play and lua and play["per_client_us"] > 0:
+            print(f"  the Lua bot's CPU per client ÷ the play file's: {lua['per_client_us'] / play['per_client_us']:.2f}× "
+                  f"(per move delivered {lua['us_per_move'] / play['us_per_move']:.2f}×)", flush=True)

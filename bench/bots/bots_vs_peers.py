@@ -12,48 +12,6 @@ counts = [int(c) for c in sys.argv[4].split(",")]
 tools = sys.argv[5].split(",")
 here = os.path.dirname(os.path.abspath(__file__))
 examples = os.path.join(here, "..", "..", "examples", "bots")
-tick = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_s(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        rest = f.read().rsplit(")", 1)[1].split()
-    return (int(rest[11]) + int(rest[12])) / tick
-
-
-def tree(pid):
-    """The process and all its descendants."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-                children.setdefault(ppid, []).append(int(entry))
-            except OSError:
-                pass
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(children.get(p, []))
-    return out
-
-
-def tree_cpu_s(pid):
-    total = 0.0
-    for p in tree(pid):
-        try:
-            total += cpu_s(p)
-        except OSError:
-            pass
-    return total
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:

@@ -55,6 +55,14 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
     )?;
     let c = Rc::clone(ctx);
     g.set(
+        "observe",
+        lua.create_function(move |_, (from, seq, t): (u64, u32, f64)| {
+            c.borrow_mut().observe(from, seq, t as u64);
+            Ok(())
+        })?,
+    )?;
+    let c = Rc::clone(ctx);
+    g.set(
         "__record",
         lua.create_function(move |_, (name, t0): (String, f64)| {
             c.borrow_mut().measures.record(&name, now_us().saturating_sub(t0 as u64));
@@ -190,7 +198,8 @@ pub fn protocol(kind: &str, opts: Option<&Table>) -> mlua::Result<Protocol> {
                 None | Some("json") => Format::Json,
                 Some("text") => Format::Text,
                 Some("binary") => Format::Binary,
-                Some(other) => return Err(mlua::Error::runtime(format!("format {other:?}: json, text or binary"))),
+                Some("msgpack") => Format::MsgPack,
+                Some(other) => return Err(mlua::Error::runtime(format!("format {other:?}: json, msgpack, text or binary"))),
             };
             Protocol::WebSocket {
                 format,

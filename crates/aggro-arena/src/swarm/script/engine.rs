@@ -51,6 +51,7 @@ impl Engine {
             }));
             api::register(&lua, &ctx)?;
             super::sockets::register(&lua, &ctx)?;
+            super::msgpack::register(&lua)?;
             lua.load(include_str!("prelude.lua")).set_name("=aggro prelude").exec()?;
             let g = lua.globals();
             for name in REMOVED {

@@ -4,8 +4,8 @@
 //! time of the step that called), a message or event its handler.
 
 use super::engine::Engine;
+use super::message::Message;
 use super::state::{Format, Protocol, Waiter};
-use crate::swarm::peers::Order;
 use crate::swarm::socketio::{self, Engine as Eio, Kind};
 use crate::swarm::websocket::{Request, WsEvent};
 use mlua::{MultiValue, Value};
@@ -112,27 +112,29 @@ impl Engine {
     }
 
     /// A message on a plain WebSocket: a reply to a `call`, or handed to the handler its type names
-    /// (else "message").
+    /// (else "message"). A JSON socket reads text frames, a MessagePack one binary frames; any other
+    /// frame reaches the "message" handler as a Lua string.
     fn websocket_message(&self, bot: usize, bytes: &[u8], text: bool) {
         let (format, type_field, reply_field) = {
             let c = self.ctx.borrow();
             let Some(Protocol::WebSocket { format, type_field, reply_field }) = c.bots[bot].socket.as_ref().map(|s| &s.protocol) else { return };
             (*format, type_field.clone(), reply_field.clone())
         };
-        if format != Format::Json || !text {
-            return self.dispatch(bot, "message", None, || Ok(MultiValue::from_iter([Value::String(self.lua.create_string(bytes)?)])));
-        }
-        let Ok(json) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+        let pack = match (format, text) {
+            (Format::Json, true) => false,
+            (Format::MsgPack, false) => true,
+            _ => return self.dispatch(bot, "message", None, || Ok(MultiValue::from_iter([Value::String(self.lua.create_string(bytes)?)]))),
+        };
+        let Some(message) = Message::read(bytes, pack) else {
             self.ctx.borrow_mut().heard.counters.decode_errors += 1;
             return;
         };
-        self.observe(&json);
-        let reply_to = json.get(&reply_field).and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok()));
-        if let Some(waiter) = reply_to.and_then(|id| self.take_call(bot, id)) {
-            return self.replied(bot, waiter, &json);
+        self.observe(|k| message.number(k));
+        if let Some(waiter) = message.id(&reply_field).and_then(|id| self.take_call(bot, id)) {
+            return self.replied(bot, waiter, message.to_lua(&self.lua).map(|v| MultiValue::from_iter([v])));
         }
-        let name = json.get(&type_field).and_then(|t| t.as_str()).unwrap_or("message");
-        self.dispatch(bot, name, None, || Ok(MultiValue::from_iter([self.lua_value(&json, &[])?])));
+        let name = message.text(&type_field).unwrap_or("message");
+        self.dispatch(bot, name, None, || Ok(MultiValue::from_iter([message.to_lua(&self.lua)?])));
     }
 
     /// A text frame of a Socket.IO socket: Engine.IO's handshake and heartbeat, then Socket.IO packets.
@@ -213,7 +215,7 @@ impl Engine {
         };
         if !event {
             let Some(waiter) = id.and_then(|id| self.take_call(bot, id)) else { return };
-            return self.replied(bot, waiter, &serde_json::Value::Array(items));
+            return self.replied(bot, waiter, items.iter().map(|v| self.lua_value(v, binaries)).collect());
         }
         let name = match items.first().and_then(|n| n.as_str()) {
             Some(n) => n.to_string(),
@@ -221,7 +223,7 @@ impl Engine {
         };
         items.remove(0);
         if let Some(first) = items.first() {
-            self.observe(first);
+            self.observe(|k| first.get(k).and_then(serde_json::Value::as_f64));
         }
         self.dispatch(bot, &name, id, || items.iter().map(|v| self.lua_value(v, binaries)).collect());
     }
@@ -260,15 +262,11 @@ impl Engine {
         Some(s.calls.swap_remove(k).1)
     }
 
-    /// A call's reply: its round trip timed, its coroutine resumed with the reply (a Socket.IO ack's
-    /// values; a WebSocket message).
-    fn replied(&self, bot: usize, waiter: Waiter, reply: &serde_json::Value) {
+    /// A call's reply: its round trip timed, its coroutine resumed with the reply's values (a Socket.IO
+    /// ack's; a WebSocket message).
+    fn replied(&self, bot: usize, waiter: Waiter, values: mlua::Result<MultiValue>) {
         let now = self.ctx.borrow().now_us;
         self.ctx.borrow_mut().heard.round_trips_us.push(now.saturating_sub(waiter.since_us));
-        let values: mlua::Result<MultiValue> = match reply {
-            serde_json::Value::Array(items) if self.protocol_is_socketio(bot) == Some(true) => items.iter().map(|v| self.lua_value(v, &[])).collect(),
-            other => self.lua_value(other, &[]).map(|v| MultiValue::from_iter([v])),
-        };
         match values {
             Ok(v) => self.wake(bot, waiter, v),
             Err(e) => self.failed(bot, &e),
@@ -276,19 +274,9 @@ impl Engine {
     }
 
     /// A message that carries its sender, number and send time (`from`, `seq`, `t` on the swarm's clock,
-    /// as `now()` gives it) is delivery-checked and its delay measured.
-    fn observe(&self, message: &serde_json::Value) {
-        let field = |k: &str| message.get(k).and_then(serde_json::Value::as_f64);
+    /// as `now()` gives it; `field` reads them) is delivery-checked and its delay measured.
+    fn observe(&self, field: impl Fn(&str) -> Option<f64>) {
         let (Some(t), Some(from), Some(seq)) = (field("t"), field("from"), field("seq")) else { return };
-        let mut c = self.ctx.borrow_mut();
-        let now = c.now_us;
-        let bot = c.bot;
-        c.heard.counters.events_received += 1;
-        c.heard.delays_us.push(now.saturating_sub(t as u64));
-        match c.bots[bot].peers.heard(from as u64, seq as u32) {
-            Order::First | Order::Next => {}
-            Order::Late => c.heard.counters.reliable_disorder += 1,
-            Order::Gap(n) => c.heard.counters.reliable_missing += n as u64,
-        }
+        self.ctx.borrow_mut().observe(from as u64, seq as u32, t as u64);
     }
 }

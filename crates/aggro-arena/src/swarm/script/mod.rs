@@ -1,5 +1,5 @@
 //! The `script` behaviour: bots whose behaviour is a Lua script, over the
-//! WebSocket transport (plain WebSocket with JSON, text or binary messages;
+//! WebSocket transport (plain WebSocket with JSON, MessagePack, text or binary messages;
 //! Socket.IO v4; HTTP/1.1 beside them). Each bot runs the script top to
 //! bottom as a coroutine of the swarm thread's one Lua state (LuaJIT,
 //! sandboxed: no files, processes or sockets but the bot's own); what it
@@ -11,7 +11,8 @@
 //! - [`events`]: the transport's events in the script's terms (answers, replies, handlers).
 //! - [`api`] and [`sockets`]: the functions scripts call; `prelude.lua`, the ones that wait.
 //! - [`state`]: what is kept per bot between calls.
-//! - [`convert`]: Lua values to JSON and back.
+//! - [`convert`]: Lua values to JSON and back; [`msgpack`]: to MessagePack and back, and the `msgpack`
+//!   table; [`message`]: a JSON or MessagePack message's fields.
 //! - [`measures`]: `measure` and `count` by name, per interval.
 //! - [`check`]: the names a script uses, checked before it runs.
 
@@ -21,6 +22,8 @@ pub mod convert;
 pub mod engine;
 pub mod events;
 pub mod measures;
+pub mod message;
+pub mod msgpack;
 pub mod sockets;
 pub mod state;
 

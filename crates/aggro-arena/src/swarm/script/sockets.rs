@@ -72,7 +72,7 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
                     (Protocol::SocketIo { namespace, .. }, _) => {
                         Request::SendText(socketio_event(namespace, None, "message", &MultiValue::from_iter([message.clone()]))?)
                     }
-                    (Protocol::WebSocket { format: Format::Json, .. }, _) => Request::SendText(to_json(&message)?),
+                    (Protocol::WebSocket { format: format @ (Format::Json | Format::MsgPack), .. }, _) => structured(*format, &message)?,
                     (Protocol::WebSocket { format: Format::Text, .. }, Value::String(t)) => Request::SendText(t.to_str()?.to_string()),
                     (Protocol::WebSocket { format: Format::Binary, .. }, Value::String(b)) => Request::Send(b.as_bytes().to_vec()),
                     (_, other) => return Err(mlua::Error::runtime(format!("a text or binary socket sends strings, not a {}", other.type_name()))),
@@ -98,14 +98,16 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
                         };
                         out.push(Request::SendText(socketio_event(namespace, Some(id), &name.to_str()?, &args.collect())?));
                     }
-                    Protocol::WebSocket { format: Format::Json, reply_field, .. } => {
+                    Protocol::WebSocket { format: format @ (Format::Json | Format::MsgPack), reply_field, .. } => {
                         let Some(Value::Table(message)) = args.into_iter().next() else {
-                            return Err(mlua::Error::runtime("ws:call(message) needs a table, sent as JSON"));
+                            return Err(mlua::Error::runtime("ws:call(message) needs a table"));
                         };
-                        message.set(reply_field.as_str(), id)?;
-                        out.push(Request::SendText(to_json(&Value::Table(message))?));
+                        message.raw_set(reply_field.as_str(), id)?;
+                        out.push(structured(*format, &Value::Table(message))?);
                     }
-                    Protocol::WebSocket { .. } => return Err(mlua::Error::runtime("ws:call needs a JSON socket (format = \"json\")")),
+                    Protocol::WebSocket { .. } => {
+                        return Err(mlua::Error::runtime("ws:call needs a JSON or MessagePack socket (format = \"json\" or \"msgpack\")"));
+                    }
                 }
                 s.calls.push((id, Waiter { thread, since_us }));
                 Ok(())
@@ -123,6 +125,14 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
             Ok(())
         })?,
     )
+}
+
+/// A table (or any value) sent as JSON text or as MessagePack in a binary frame.
+fn structured(format: Format, message: &Value) -> mlua::Result<Request> {
+    Ok(match format {
+        Format::MsgPack => Request::Send(super::msgpack::encode(message)?),
+        _ => Request::SendText(to_json(message)?),
+    })
 }
 
 /// Runs `f` on the running bot's socket, which `sock` must be and which must be open.

@@ -2,7 +2,7 @@
 //! timers, its socket and the coroutines waiting on them, its random stream.
 
 use crate::swarm::Heard;
-use crate::swarm::peers::Peers;
+use crate::swarm::peers::{Order, Peers};
 use crate::swarm::websocket::Request;
 use aggro_core::rng::Rng;
 use mlua::{Function, Thread};
@@ -37,6 +37,8 @@ pub enum Format {
     Text,
     /// Binary messages as Lua strings.
     Binary,
+    /// MessagePack in binary messages: tables in, tables out.
+    MsgPack,
 }
 
 /// The protocol over a bot's WebSocket.
@@ -159,6 +161,19 @@ pub struct Context {
 }
 
 impl Context {
+    /// The running bot heard message `seq` of bot `from`, sent at `t_us` on the swarm's clock: its delay
+    /// is measured and its order checked against the last one heard from `from`.
+    pub fn observe(&mut self, from: u64, seq: u32, t_us: u64) {
+        self.heard.counters.events_received += 1;
+        self.heard.delays_us.push(self.now_us.saturating_sub(t_us));
+        let bot = self.bot;
+        match self.bots[bot].peers.heard(from, seq) {
+            Order::First | Order::Next => {}
+            Order::Late => self.heard.counters.reliable_disorder += 1,
+            Order::Gap(n) => self.heard.counters.reliable_missing += n as u64,
+        }
+    }
+
     pub fn me(&mut self) -> &mut BotState {
         &mut self.bots[self.bot]
     }
