@@ -90,6 +90,44 @@ fn bots_speak_a_plain_websocket_json_protocol_with_replies() {
 
 #[test]
 #[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
+fn bots_speak_the_same_protocol_in_messagepack() {
+    let Some(dir) = examples() else { return };
+    let (mut server, port) = listening(&dir, "websocket-server.mjs");
+    let tmp = tempdir();
+    let (out, script) = (path(tmp.path(), "pack.json"), tmp.path().join("pack.lua"));
+    std::fs::write(
+        &script,
+        r#"local ws = assert(websocket.connect("/game?format=msgpack", { format = "msgpack" }))
+local welcome = ws:call({ type = "hello", name = bot.name })
+count(welcome.type)
+if welcome.token == "\0\159\146" then count("raw bytes") end
+local seq = 0
+every(100, function()
+  seq = seq + 1
+  ws:send({ type = "move", from = bot.id, seq = seq, t = now() })
+end)
+every(500, function() measure("ping", ws.call, ws, { type = "ping" }) end)
+"#,
+    )
+    .unwrap();
+    let server_url = format!("ws://127.0.0.1:{port}");
+    let text =
+        ok(&["arena", "swarm", "--script", &script.display().to_string(), "--server", &server_url, "--ccu", "20", "--duration", "3s", "--out", &out]);
+    server.kill().unwrap();
+    let r = result(std::path::Path::new(&out));
+    assert_eq!(op(&r, "session")["ok"], 20, "{text}");
+    assert!(op(&r, "ping")["latency"]["count"].as_u64().unwrap() >= 20, "each ping's reply found by its id: {text}");
+    let counts = &r["extra"]["script"]["counts"];
+    for (name, n) in [("welcome", 20), ("raw bytes", 20)] {
+        assert!(counts.as_array().unwrap().iter().any(|c| c[0] == name && c[1] == n), "{name}: {counts}");
+    }
+    let c = &r["extra"]["arena_swarm"]["totals"]["counters"];
+    assert_eq!((c["decode_errors"].as_u64(), c["reliable_missing"].as_u64(), c["script_errors"].as_u64()), (Some(0), Some(0), Some(0)), "{text}");
+    assert!(c["events_received"].as_u64().unwrap() > 20 * 9 * 10, "packed moves delivery-checked: {text}");
+}
+
+#[test]
+#[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
 fn a_script_that_raises_and_a_killed_server_are_reported_not_a_panic() {
     let Some(dir) = examples() else { return };
     let (mut server, port) = listening(&dir, "socketio-server.mjs");

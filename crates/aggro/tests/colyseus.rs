@@ -90,6 +90,41 @@ fn a_server_killed_mid_run_leaves_disconnects_in_a_valid_result_file() {
 
 #[test]
 #[ignore = "needs the reference Colyseus room: bash scripts/test.sh services runs it"]
+fn a_lua_bot_plays_the_room_by_hand_in_messagepack() {
+    let Some(room) = reference_room() else { return };
+    let mut server = listening_room_with(&room, "7958", &[("MAX_CLIENTS", "10")]);
+    let dir = tempdir();
+    let out = path(dir.path(), "lua.json");
+    let script = room.join("colyseus-bot.lua").display().to_string();
+    let text = ok(&[
+        "arena",
+        "swarm",
+        "--script",
+        &script,
+        "--server",
+        "ws://127.0.0.1:7958",
+        "--ccu",
+        "20",
+        "--duration",
+        "4s",
+        "--interval",
+        "1s",
+        "--out",
+        &out,
+    ]);
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let r = result(std::path::Path::new(&out));
+    let c = &r["extra"]["arena_swarm"]["totals"]["counters"];
+    assert_eq!((c["joins"].as_u64(), c["failed_joins"].as_u64(), c["script_errors"].as_u64()), (Some(20), Some(0), Some(0)), "{text}");
+    assert_eq!(c["reliable_missing"], 0, "every move of the room heard: {text}");
+    // Two rooms of 10: each bot hears its 9 room-mates' 10 moves a second for most of the run.
+    assert!(c["events_received"].as_u64().unwrap() > 20 * 9 * 10 * 2, "{text}");
+    assert!(text.contains("verdict: None"), "{text}");
+}
+
+#[test]
+#[ignore = "needs the reference Colyseus room: bash scripts/test.sh services runs it"]
 fn a_colyseus_sweep_feeds_the_planner() {
     let Some(room) = reference_room() else { return };
     let dir = tempdir();
