@@ -1,7 +1,8 @@
 // aggro's reference Socket.IO v4 game: an HTTP login issuing a token, the game
 // in the `/game` namespace (its middleware wants the token), rooms of ROOM_SIZE
 // players joined in arrival order, each move broadcast to the rest of the room,
-// and an acknowledged `buy`. The main namespace `/` is open and does nothing
+// an acknowledged `buy`, and an acknowledged `upload` of a binary attachment
+// (answered with its length and the bytes back). The main namespace `/` is open and does nothing
 // (clients such as Artillery's connect it first). PORT from the environment
 // (default 3000). With TLS_CERT and TLS_KEY (PEM files) it serves https:// and wss:// instead.
 import { readFileSync } from "node:fs";
@@ -69,6 +70,11 @@ game.on("connection", (socket) => {
     if (socket.data.gold < price) return ack({ ok: false, gold: socket.data.gold });
     socket.data.gold -= price;
     ack({ ok: true, gold: socket.data.gold });
+  });
+  socket.on("upload", (file, ack) => {
+    if (typeof ack !== "function") return;
+    if (!Buffer.isBuffer(file?.data)) return ack({ error: "data is not binary" });
+    ack({ name: file.name, bytes: file.data.length, echo: file.data });
   });
 });
 

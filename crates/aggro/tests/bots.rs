@@ -128,6 +128,36 @@ every(500, function() measure("ping", ws.call, ws, { type = "ping" }) end)
 
 #[test]
 #[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
+fn binary_attachments_go_up_and_come_back_over_socketio() {
+    let Some(dir) = examples() else { return };
+    let (mut server, port) = listening(&dir, "socketio-server.mjs");
+    let tmp = tempdir();
+    let (out, script) = (path(tmp.path(), "upload.json"), tmp.path().join("upload.lua"));
+    std::fs::write(
+        &script,
+        r#"local r = http.post("/login", { user = bot.name })
+local ws = assert(socketio.connect("/socket.io/", { namespace = "/game", auth = { token = r.json.token } }))
+local bytes = "\0\1\2\255" .. string.rep("z", bot.index)
+local reply = ws:call("upload", { name = "avatar.png", data = binary(bytes) })
+if reply.bytes == #bytes and reply.echo == bytes and reply.name == "avatar.png" then count("uploaded") else print(json.encode(reply)) end
+"#,
+    )
+    .unwrap();
+    let server_url = format!("ws://127.0.0.1:{port}");
+    let text =
+        ok(&["arena", "swarm", "--script", &script.display().to_string(), "--server", &server_url, "--ccu", "10", "--duration", "2s", "--out", &out]);
+    server.kill().unwrap();
+    let r = result(std::path::Path::new(&out));
+    let counts = &r["extra"]["script"]["counts"];
+    assert!(
+        counts.as_array().unwrap().iter().any(|c| c[0] == "uploaded" && c[1].as_u64() >= Some(10)),
+        "every bot's bytes went up as an attachment and came back in the ack: {counts} {text}"
+    );
+    assert!(op(&r, "round_trip")["latency"]["count"].as_u64().unwrap() >= 10, "{text}");
+}
+
+#[test]
+#[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
 fn a_script_that_raises_and_a_killed_server_are_reported_not_a_panic() {
     let Some(dir) = examples() else { return };
     let (mut server, port) = listening(&dir, "socketio-server.mjs");

@@ -99,7 +99,14 @@ pub fn packet(text: &str) -> Result<Packet<'_>, String> {
 
 /// The text frame of Socket.IO packet `kind` (Event, Ack, Connect, Disconnect) in `namespace`, with ack
 /// `id` and JSON `data` (empty for none).
-pub fn encode(kind: Kind, namespace: &str, id: Option<u64>, data: &str) -> String {
+/// A packet with `attachments` binary attachments is sent as its binary kind (an event as BinaryEvent,
+/// an ack as BinaryAck), the attachments in binary frames after it.
+pub fn encode(kind: Kind, attachments: usize, namespace: &str, id: Option<u64>, data: &str) -> String {
+    let kind = match (kind, attachments) {
+        (Kind::Event, 1..) => Kind::BinaryEvent,
+        (Kind::Ack, 1..) => Kind::BinaryAck,
+        (kind, _) => kind,
+    };
     let digit = match kind {
         Kind::Connect => '0',
         Kind::Disconnect => '1',
@@ -112,6 +119,10 @@ pub fn encode(kind: Kind, namespace: &str, id: Option<u64>, data: &str) -> Strin
     let mut s = String::with_capacity(data.len() + 16);
     s.push('4');
     s.push(digit);
+    if attachments > 0 {
+        s.push_str(&attachments.to_string());
+        s.push('-');
+    }
     if namespace != "/" {
         s.push_str(namespace);
         s.push(',');
@@ -155,10 +166,15 @@ mod tests {
 
     #[test]
     fn packets_are_written_as_the_reference_encoder_writes_them() {
-        assert_eq!(encode(Kind::Connect, "/", None, ""), "40");
-        assert_eq!(encode(Kind::Connect, "/", None, "{\"token\":\"t\"}"), "40{\"token\":\"t\"}");
-        assert_eq!(encode(Kind::Event, "/", Some(12), "[\"buy\",{\"item\":1}]"), "4212[\"buy\",{\"item\":1}]");
-        assert_eq!(encode(Kind::Ack, "/chat", Some(3), "[true]"), "43/chat,3[true]");
+        assert_eq!(encode(Kind::Connect, 0, "/", None, ""), "40");
+        assert_eq!(encode(Kind::Connect, 0, "/", None, "{\"token\":\"t\"}"), "40{\"token\":\"t\"}");
+        assert_eq!(encode(Kind::Event, 0, "/", Some(12), "[\"buy\",{\"item\":1}]"), "4212[\"buy\",{\"item\":1}]");
+        assert_eq!(encode(Kind::Ack, 0, "/chat", Some(3), "[true]"), "43/chat,3[true]");
+        let up = encode(Kind::Event, 1, "/game", None, "[\"up\",{\"_placeholder\":true,\"num\":0}]");
+        assert_eq!(up, "451-/game,[\"up\",{\"_placeholder\":true,\"num\":0}]");
+        assert_eq!(encode(Kind::Ack, 2, "/", Some(4), "[]"), "462-4[]");
+        let p = packet(&up[1..]).unwrap();
+        assert_eq!((p.kind, p.attachments, p.namespace), (Kind::BinaryEvent, 1, "/game"));
         assert_eq!(socket_path("/socket.io/"), "/socket.io/?EIO=4&transport=websocket");
     }
 }

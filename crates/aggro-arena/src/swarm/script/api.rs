@@ -3,7 +3,7 @@
 //! connecting, `ws:call`) notes the waiting coroutine here and yields in the
 //! prelude (`prelude.lua`); the engine resumes it when its answer or time comes.
 
-use super::convert::{to_json, to_lua};
+use super::convert::{Bytes, placeholders, to_json, to_lua};
 use super::state::{Context, Format, Protocol, Socket, Timer, Waiter, Wake};
 use crate::clock::now_us;
 use crate::swarm::socketio;
@@ -51,6 +51,14 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
         lua.create_function(move |_, (name, n): (String, Option<u64>)| {
             c.borrow_mut().measures.count(&name, n.unwrap_or(1));
             Ok(())
+        })?,
+    )?;
+    let c = Rc::clone(ctx);
+    g.set(
+        "binary",
+        lua.create_function(move |lua, s: mlua::LuaString| {
+            c.borrow_mut().binary_used = true;
+            lua.create_ser_userdata(Bytes(s.as_bytes().to_vec()))
         })?,
     )?;
     let c = Rc::clone(ctx);
@@ -232,7 +240,29 @@ pub fn json_array(first: Option<&str>, values: &MultiValue) -> mlua::Result<Stri
     Ok(s)
 }
 
-/// The text frame of Socket.IO event `name` with `args` (and ack `id`).
-pub fn socketio_event(namespace: &str, id: Option<u64>, name: &str, args: &MultiValue) -> mlua::Result<String> {
-    Ok(socketio::encode(socketio::Kind::Event, namespace, id, &json_array(Some(name), args)?))
+/// Socket.IO packet `kind` in `namespace` (an event named `name`, or an ack) with `args` and ack `id`:
+/// its text frame, then — when the script marked bytes with `binary(…)` (`binary_used`) among the args —
+/// each as an attachment in a binary frame.
+pub struct SocketIoPacket<'a> {
+    pub kind: socketio::Kind,
+    pub namespace: &'a str,
+    pub id: Option<u64>,
+    pub name: Option<&'a str>,
+    pub binary_used: bool,
+}
+
+impl SocketIoPacket<'_> {
+    pub fn write(&self, lua: &Lua, args: &MultiValue, out: &mut Vec<Request>) -> mlua::Result<()> {
+        let mut attachments = Vec::new();
+        let data = if self.binary_used {
+            let args: MultiValue =
+                args.iter().map(|v| Ok(placeholders(lua, v, &mut attachments)?.unwrap_or_else(|| v.clone()))).collect::<mlua::Result<_>>()?;
+            json_array(self.name, &args)?
+        } else {
+            json_array(self.name, args)?
+        };
+        out.push(Request::SendText(socketio::encode(self.kind, attachments.len(), self.namespace, self.id, &data)));
+        out.extend(attachments.into_iter().map(Request::Send));
+        Ok(())
+    }
 }

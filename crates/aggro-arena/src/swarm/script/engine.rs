@@ -48,6 +48,7 @@ impl Engine {
                 out: Vec::new(),
                 heard: Heard::default(),
                 measures: Default::default(),
+                binary_used: false,
             }));
             api::register(&lua, &ctx)?;
             super::sockets::register(&lua, &ctx)?;

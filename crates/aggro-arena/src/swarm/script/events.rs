@@ -3,8 +3,10 @@
 //! `connect`, a reply its `call` (the round trip timed from the intended
 //! time of the step that called), a message or event its handler.
 
+use super::api::SocketIoPacket;
 use super::engine::Engine;
 use super::message::Message;
+use super::state::Context;
 use super::state::{Format, Protocol, Waiter};
 use crate::swarm::socketio::{self, Engine as Eio, Kind};
 use crate::swarm::websocket::{Request, WsEvent};
@@ -184,7 +186,7 @@ impl Engine {
     fn socketio_join(&self, bot: usize) {
         let mut c = self.ctx.borrow_mut();
         let Some(Protocol::SocketIo { namespace, auth }) = c.bots[bot].socket.as_ref().map(|s| &s.protocol) else { return };
-        let frame = socketio::encode(Kind::Connect, namespace, None, auth);
+        let frame = socketio::encode(Kind::Connect, 0, namespace, None, auth);
         c.out.push(Request::SendText(frame));
     }
 
@@ -244,13 +246,12 @@ impl Engine {
         let results = self.spawn(bot, f, args);
         if let (Some(id), Some(results)) = (id, results) {
             let mut c = self.ctx.borrow_mut();
-            let Some(Protocol::SocketIo { namespace, .. }) = c.bots[bot].socket.as_ref().map(|s| &s.protocol) else { return };
-            match super::api::json_array(None, &results) {
-                Ok(data) => {
-                    let frame = socketio::encode(Kind::Ack, namespace, Some(id), &data);
-                    c.out.push(Request::SendText(frame));
-                }
-                Err(_) => c.heard.counters.decode_errors += 1,
+            let Context { bots, out, binary_used, .. } = &mut *c;
+            let Some(Protocol::SocketIo { namespace, .. }) = bots[bot].socket.as_ref().map(|s| &s.protocol) else { return };
+            let ack = SocketIoPacket { kind: Kind::Ack, namespace, id: Some(id), name: None, binary_used: *binary_used };
+            if let Err(e) = ack.write(&self.lua, &results, out) {
+                drop(c);
+                self.failed(bot, &e);
             }
         }
     }

@@ -84,5 +84,8 @@ mod tests {
         assert!(used > 0);
         let items = packed.as_array().unwrap();
         assert!(items[0].is_bin() && items[1].is_str() && items[2].is_array(), "{packed:?}");
+        let marked = lua.create_ser_userdata(super::super::convert::Bytes(b"text".to_vec())).unwrap();
+        let (packed, _) = decode(&encode(&Value::UserData(marked)).unwrap()).unwrap();
+        assert_eq!(packed.as_slice(), Some(&b"text"[..]), "binary(s) packs as bin even when it is text");
     }
 }

@@ -2,10 +2,10 @@
 //! socket's `on`, `emit`, `send`, `call` and `close`, for the running bot's
 //! one socket.
 
-use super::api::{new_socket, path_of, protocol, socketio_event};
+use super::api::{SocketIoPacket, new_socket, path_of, protocol};
 use super::convert::to_json;
 use super::state::{Context, Format, Protocol, Socket, Waiter};
-use crate::swarm::socketio;
+use crate::swarm::socketio::{self, Kind};
 use crate::swarm::websocket::Request;
 use mlua::{Function, Lua, MultiValue, Table, Value};
 use std::cell::RefCell;
@@ -53,11 +53,11 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
     let c = Rc::clone(ctx);
     g.set(
         "__emit",
-        lua.create_function(move |_, (sock, name, args): (Table, String, MultiValue)| {
+        lua.create_function(move |lua, (sock, name, args): (Table, String, MultiValue)| {
+            let binary_used = c.borrow().binary_used;
             with_socket(&c, &sock, |out, s| match &s.protocol {
                 Protocol::SocketIo { namespace, .. } => {
-                    out.push(Request::SendText(socketio_event(namespace, None, &name, &args)?));
-                    Ok(())
+                    SocketIoPacket { kind: Kind::Event, namespace, id: None, name: Some(&name), binary_used }.write(lua, &args, out)
                 }
                 Protocol::WebSocket { .. } => Err(mlua::Error::runtime("emit is Socket.IO's: on a plain WebSocket use ws:send(message)")),
             })
@@ -66,11 +66,13 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
     let c = Rc::clone(ctx);
     g.set(
         "__send",
-        lua.create_function(move |_, (sock, message): (Table, Value)| {
+        lua.create_function(move |lua, (sock, message): (Table, Value)| {
+            let binary_used = c.borrow().binary_used;
             with_socket(&c, &sock, |out, s| {
                 out.push(match (&s.protocol, &message) {
                     (Protocol::SocketIo { namespace, .. }, _) => {
-                        Request::SendText(socketio_event(namespace, None, "message", &MultiValue::from_iter([message.clone()]))?)
+                        let packet = SocketIoPacket { kind: Kind::Event, namespace, id: None, name: Some("message"), binary_used };
+                        return packet.write(lua, &MultiValue::from_iter([message.clone()]), out);
                     }
                     (Protocol::WebSocket { format: format @ (Format::Json | Format::MsgPack), .. }, _) => structured(*format, &message)?,
                     (Protocol::WebSocket { format: Format::Text, .. }, Value::String(t)) => Request::SendText(t.to_str()?.to_string()),
@@ -86,7 +88,7 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
         "__call",
         lua.create_function(move |lua, (sock, args): (Table, MultiValue)| {
             let thread = lua.current_thread();
-            let since_us = c.borrow().now_us;
+            let (since_us, binary_used) = (c.borrow().now_us, c.borrow().binary_used);
             with_socket(&c, &sock, |out, s| {
                 let id = s.next_id;
                 s.next_id += 1;
@@ -96,7 +98,12 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
                         let Some(Value::String(name)) = args.next() else {
                             return Err(mlua::Error::runtime("ws:call(name, ...) needs the event's name first"));
                         };
-                        out.push(Request::SendText(socketio_event(namespace, Some(id), &name.to_str()?, &args.collect())?));
+                        let name = name.to_str()?;
+                        SocketIoPacket { kind: Kind::Event, namespace, id: Some(id), name: Some(&name), binary_used }.write(
+                            lua,
+                            &args.collect(),
+                            out,
+                        )?;
                     }
                     Protocol::WebSocket { format: format @ (Format::Json | Format::MsgPack), reply_field, .. } => {
                         let Some(Value::Table(message)) = args.into_iter().next() else {

@@ -158,6 +158,8 @@ pub struct Context {
     /// What the running bot measured and counted.
     pub heard: Heard,
     pub measures: super::measures::Measures,
+    /// A script called `binary(…)`: events are searched for attachments (not before, at no cost).
+    pub binary_used: bool,
 }
 
 impl Context {
