@@ -14,6 +14,13 @@ def cpu_s(pid):
     return (int(rest[11]) + int(rest[12])) / TICK
 
 
+def cpu_split_s(pid):
+    """User and system seconds of a process and its threads, apart."""
+    with open(f"/proc/{pid}/stat") as f:
+        rest = f.read().rsplit(")", 1)[1].split()
+    return int(rest[11]) / TICK, int(rest[12]) / TICK
+
+
 def tree(pid):
     """The process and all its descendants."""
     children = {}

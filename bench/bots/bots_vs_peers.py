@@ -64,6 +64,14 @@ def command(tool, n, port):
     raise SystemExit(f"unknown tool {tool}")
 
 
+def kernel_s(pid):
+    """System seconds of the generator's process (aggro is one process; a peer's children are not split out)."""
+    try:
+        return cpu_split_s(pid)[1]
+    except OSError:
+        return 0.0
+
+
 def measure(tool, n):
     server = Server()
     try:
@@ -85,9 +93,9 @@ def run(server, tool, n):
     s = server.stats()
     join_s = (joined_at or time.monotonic()) - started
     time.sleep(2)  # the last joins settle, every client's timer runs
-    s0, c0, w0 = server.stats(), tree_cpu_s(gen.pid), time.monotonic()
+    s0, c0, w0, k0 = server.stats(), tree_cpu_s(gen.pid), time.monotonic(), kernel_s(gen.pid)
     time.sleep(secs)
-    s1, c1, w1 = server.stats(), tree_cpu_s(gen.pid), time.monotonic()
+    s1, c1, w1, k1 = server.stats(), tree_cpu_s(gen.pid), time.monotonic(), kernel_s(gen.pid)
     # aggro writes its result file when interrupted (its delivery check is read from it); the peers are stopped.
     os.killpg(gen.pid, signal.SIGINT if tool.startswith("aggro") else signal.SIGKILL)
     try:
@@ -101,6 +109,8 @@ def run(server, tool, n):
     delivered = moves_per_s / (n * 10)
     gen_pct = (c1 - c0) / window * 100
     per_client_us = (c1 - c0) / window / max(clients, 1) * 1e6
+    kernel_us = (k1 - k0) / window / max(clients, 1) * 1e6
+    kernel = f" (of it {kernel_us:6.1f} in the kernel)" if tool.startswith("aggro") else ""
     bots_per_core = clients / max((c1 - c0) / window, 1e-9)
     if tool == "aggro-joins":
         print(f"  {tool:9} {s['connections']:5}/{n} joined in {join_s:5.1f} s: {s['connections'] / join_s:6.0f} joins/s, each after its HTTP login "
@@ -113,7 +123,7 @@ def run(server, tool, n):
         print(f"  {tool:9} received {c['events_received']} moves of others, {c['reliable_missing']} missing, {c['reliable_disorder']} out of order; "
               f"delay p50 {d['p50_ns'] / 1e6:.2f} p99 {d['p99_ns'] / 1e6:.2f} ms (whole run)", flush=True)
     print(f"  {tool:9} {s['connections']:5}/{n} joined in {join_s:5.1f} s ({s['logins']} logins) | generator {gen_pct:5.1f}% of a core, "
-          f"{per_client_us:6.1f} µs CPU per client-second, {bots_per_core:8.0f} bots per core | moves {moves_per_s:6.0f}/s "
+          f"{per_client_us:6.1f} µs CPU per client-second{kernel}, {bots_per_core:8.0f} bots per core | moves {moves_per_s:6.0f}/s "
           f"({delivered * 100:5.1f}% of {n * 10}/s) | {'delivers' if ok else 'DOES NOT deliver the load'}", flush=True)
     return dict(tool=tool, n=n, joined=clients, per_client_us=per_client_us, bots_per_core=bots_per_core, delivered=delivered, ok=ok)
 

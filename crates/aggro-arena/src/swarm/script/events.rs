@@ -3,9 +3,10 @@
 //! `connect`, a reply its `call` (the round trip timed from the intended
 //! time of the step that called), a message or event its handler.
 
-use super::api::SocketIoPacket;
 use super::engine::Engine;
+use super::head;
 use super::message::Message;
+use super::packets::SocketIoPacket;
 use super::state::Context;
 use super::state::{Format, Protocol, Waiter};
 use crate::swarm::socketio::{self, Engine as Eio, Kind};
@@ -210,24 +211,28 @@ impl Engine {
     }
 
     /// A Socket.IO event (handed to its handler, whose results answer an ack the server asked for) or
-    /// ack (the reply to a `call`).
+    /// ack (the reply to a `call`). An event's head (its name, its first argument's from/seq/t) is read
+    /// first: its values are made only for a handler.
     fn socketio_packet(&self, bot: usize, event: bool, id: Option<u64>, data: &str, binaries: &[Vec<u8>]) {
-        let Ok(serde_json::Value::Array(mut items)) = serde_json::from_str::<serde_json::Value>(data) else {
-            return self.ctx.borrow_mut().heard.counters.decode_errors += 1;
+        let items = || match serde_json::from_str::<serde_json::Value>(data) {
+            Ok(serde_json::Value::Array(items)) => Ok(items),
+            _ => Err(mlua::Error::runtime("a Socket.IO packet whose data is not an array")),
         };
         if !event {
+            let Ok(items) = items() else { return self.ctx.borrow_mut().heard.counters.decode_errors += 1 };
             let Some(waiter) = id.and_then(|id| self.take_call(bot, id)) else { return };
             return self.replied(bot, waiter, items.iter().map(|v| self.lua_value(v, binaries)).collect());
         }
-        let name = match items.first().and_then(|n| n.as_str()) {
-            Some(n) => n.to_string(),
-            None => return self.ctx.borrow_mut().heard.counters.decode_errors += 1,
+        let Some(head) = head::read(data) else {
+            return self.ctx.borrow_mut().heard.counters.decode_errors += 1;
         };
-        items.remove(0);
-        if let Some(first) = items.first() {
-            self.observe(|k| first.get(k).and_then(serde_json::Value::as_f64));
-        }
-        self.dispatch(bot, &name, id, || items.iter().map(|v| self.lua_value(v, binaries)).collect());
+        self.observe(|k| match k {
+            "from" => head.from,
+            "seq" => head.seq,
+            "t" => head.t,
+            _ => None,
+        });
+        self.dispatch(bot, &head.name, id, || items()?.iter().skip(1).map(|v| self.lua_value(v, binaries)).collect());
     }
 
     /// Runs the handler of `name` with the arguments `args` makes (only when there is a handler: a

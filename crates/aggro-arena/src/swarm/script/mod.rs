@@ -8,8 +8,10 @@
 //!
 //! # Layout
 //! - [`engine`]: the Lua state, bots' coroutines, timers, script errors.
-//! - [`events`]: the transport's events in the script's terms (answers, replies, handlers).
+//! - [`events`]: the transport's events in the script's terms (answers, replies, handlers); [`head`]:
+//!   a Socket.IO event's name and delivery fields, read without building its values.
 //! - [`api`] and [`sockets`]: the functions scripts call; `prelude.lua`, the ones that wait.
+//! - [`packets`]: what a socket writes (its protocol, Socket.IO packets with their attachments).
 //! - [`state`]: what is kept per bot between calls.
 //! - [`convert`]: Lua values to JSON and back; [`msgpack`]: to MessagePack and back, and the `msgpack`
 //!   table; [`message`]: a JSON or MessagePack message's fields.
@@ -21,9 +23,11 @@ pub mod check;
 pub mod convert;
 pub mod engine;
 pub mod events;
+pub mod head;
 pub mod measures;
 pub mod message;
 pub mod msgpack;
+pub mod packets;
 pub mod sockets;
 pub mod state;
 

@@ -2,136 +2,96 @@
 //! socket's `on`, `emit`, `send`, `call` and `close`, for the running bot's
 //! one socket.
 
-use super::api::{SocketIoPacket, new_socket, path_of, protocol};
+use super::api::{Shared, define, pairs, path_of};
 use super::convert::to_json;
-use super::state::{Context, Format, Protocol, Socket, Waiter};
+use super::packets::{SocketIoPacket, protocol};
+use super::state::{Context, Format, Protocol, Socket};
 use crate::swarm::socketio::{self, Kind};
 use crate::swarm::websocket::Request;
 use mlua::{Function, Lua, MultiValue, Table, Value};
-use std::cell::RefCell;
-use std::rc::Rc;
-
-type Shared = Rc<RefCell<Context>>;
 
 pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
-    let g = lua.globals();
-    let c = Rc::clone(ctx);
-    g.set(
-        "__connect",
-        lua.create_function(move |lua, (kind, url, opts): (String, String, Option<Table>)| {
-            let protocol = protocol(&kind, opts.as_ref())?;
-            let mut path = path_of(&url)?;
-            if matches!(protocol, Protocol::SocketIo { .. }) {
-                path = socketio::socket_path(if path == "/" { "/socket.io/" } else { &path });
-            }
-            let mut headers = Vec::new();
-            for pair in opts
-                .iter()
-                .flat_map(|o| o.get::<Option<Table>>("headers").ok().flatten())
-                .flat_map(|h| h.pairs::<String, String>().collect::<Vec<_>>())
-            {
-                headers.push(pair?);
-            }
-            let mut c = c.borrow_mut();
-            let socket = new_socket(lua, &mut c, protocol);
-            c.me().socket = Some(socket);
-            c.out.push(Request::Open { path, headers });
+    define(lua, ctx, "__connect", |lua, c, (kind, url, opts): (String, String, Option<Table>)| {
+        let protocol = protocol(&kind, opts.as_ref())?;
+        let mut path = path_of(&url)?;
+        if matches!(protocol, Protocol::SocketIo { .. }) {
+            path = socketio::socket_path(if path == "/" { "/socket.io/" } else { &path });
+        }
+        let headers = pairs(opts.as_ref().map(|o| o.get::<Option<Table>>("headers")).transpose()?.flatten().as_ref())?;
+        let mut c = c.borrow_mut();
+        let socket = Socket::new(protocol, c.waiter(lua));
+        c.me().socket = Some(socket);
+        c.out.push(Request::Open { path, headers });
+        Ok(())
+    })?;
+    define(lua, ctx, "__on", |_, c, (sock, name, f): (Table, String, Function)| {
+        with_socket(c, &sock, |_, s| {
+            s.handlers.retain(|(n, _)| *n != name);
+            s.handlers.push((name, f));
             Ok(())
-        })?,
-    )?;
-    let c = Rc::clone(ctx);
-    g.set(
-        "__on",
-        lua.create_function(move |_, (sock, name, f): (Table, String, Function)| {
-            with_socket(&c, &sock, |_, s| {
-                s.handlers.retain(|(n, _)| *n != name);
-                s.handlers.push((name, f));
-                Ok(())
-            })
-        })?,
-    )?;
-    let c = Rc::clone(ctx);
-    g.set(
-        "__emit",
-        lua.create_function(move |lua, (sock, name, args): (Table, String, MultiValue)| {
-            let binary_used = c.borrow().binary_used;
-            with_socket(&c, &sock, |out, s| match &s.protocol {
+        })
+    })?;
+    define(lua, ctx, "__emit", |lua, c, (sock, name, args): (Table, String, MultiValue)| {
+        let binary_used = c.borrow().binary_used;
+        with_socket(c, &sock, |out, s| match &s.protocol {
+            Protocol::SocketIo { namespace, .. } => {
+                SocketIoPacket { kind: Kind::Event, namespace, id: None, name: Some(&name), binary_used }.write(lua, &args, out)
+            }
+            Protocol::WebSocket { .. } => Err(mlua::Error::runtime("emit is Socket.IO's: on a plain WebSocket use ws:send(message)")),
+        })
+    })?;
+    define(lua, ctx, "__send", |lua, c, (sock, message): (Table, Value)| {
+        let binary_used = c.borrow().binary_used;
+        with_socket(c, &sock, |out, s| {
+            out.push(match (&s.protocol, &message) {
+                (Protocol::SocketIo { namespace, .. }, _) => {
+                    let packet = SocketIoPacket { kind: Kind::Event, namespace, id: None, name: Some("message"), binary_used };
+                    return packet.write(lua, &MultiValue::from_iter([message.clone()]), out);
+                }
+                (Protocol::WebSocket { format: format @ (Format::Json | Format::MsgPack), .. }, _) => structured(*format, &message)?,
+                (Protocol::WebSocket { format: Format::Text, .. }, Value::String(t)) => Request::SendText(t.to_str()?.to_string()),
+                (Protocol::WebSocket { format: Format::Binary, .. }, Value::String(b)) => Request::Send(b.as_bytes().to_vec()),
+                (_, other) => return Err(mlua::Error::runtime(format!("a text or binary socket sends strings, not a {}", other.type_name()))),
+            });
+            Ok(())
+        })
+    })?;
+    define(lua, ctx, "__call", |lua, c, (sock, args): (Table, MultiValue)| {
+        let (waiter, binary_used) = (c.borrow().waiter(lua), c.borrow().binary_used);
+        with_socket(c, &sock, |out, s| {
+            let id = s.next_id;
+            s.next_id += 1;
+            match &s.protocol {
                 Protocol::SocketIo { namespace, .. } => {
-                    SocketIoPacket { kind: Kind::Event, namespace, id: None, name: Some(&name), binary_used }.write(lua, &args, out)
+                    let mut args = args.into_iter();
+                    let Some(Value::String(name)) = args.next() else {
+                        return Err(mlua::Error::runtime("ws:call(name, ...) needs the event's name first"));
+                    };
+                    let name = name.to_str()?;
+                    SocketIoPacket { kind: Kind::Event, namespace, id: Some(id), name: Some(&name), binary_used }.write(lua, &args.collect(), out)?;
                 }
-                Protocol::WebSocket { .. } => Err(mlua::Error::runtime("emit is Socket.IO's: on a plain WebSocket use ws:send(message)")),
-            })
-        })?,
-    )?;
-    let c = Rc::clone(ctx);
-    g.set(
-        "__send",
-        lua.create_function(move |lua, (sock, message): (Table, Value)| {
-            let binary_used = c.borrow().binary_used;
-            with_socket(&c, &sock, |out, s| {
-                out.push(match (&s.protocol, &message) {
-                    (Protocol::SocketIo { namespace, .. }, _) => {
-                        let packet = SocketIoPacket { kind: Kind::Event, namespace, id: None, name: Some("message"), binary_used };
-                        return packet.write(lua, &MultiValue::from_iter([message.clone()]), out);
-                    }
-                    (Protocol::WebSocket { format: format @ (Format::Json | Format::MsgPack), .. }, _) => structured(*format, &message)?,
-                    (Protocol::WebSocket { format: Format::Text, .. }, Value::String(t)) => Request::SendText(t.to_str()?.to_string()),
-                    (Protocol::WebSocket { format: Format::Binary, .. }, Value::String(b)) => Request::Send(b.as_bytes().to_vec()),
-                    (_, other) => return Err(mlua::Error::runtime(format!("a text or binary socket sends strings, not a {}", other.type_name()))),
-                });
-                Ok(())
-            })
-        })?,
-    )?;
-    let c = Rc::clone(ctx);
-    g.set(
-        "__call",
-        lua.create_function(move |lua, (sock, args): (Table, MultiValue)| {
-            let thread = lua.current_thread();
-            let (since_us, binary_used) = (c.borrow().now_us, c.borrow().binary_used);
-            with_socket(&c, &sock, |out, s| {
-                let id = s.next_id;
-                s.next_id += 1;
-                match &s.protocol {
-                    Protocol::SocketIo { namespace, .. } => {
-                        let mut args = args.into_iter();
-                        let Some(Value::String(name)) = args.next() else {
-                            return Err(mlua::Error::runtime("ws:call(name, ...) needs the event's name first"));
-                        };
-                        let name = name.to_str()?;
-                        SocketIoPacket { kind: Kind::Event, namespace, id: Some(id), name: Some(&name), binary_used }.write(
-                            lua,
-                            &args.collect(),
-                            out,
-                        )?;
-                    }
-                    Protocol::WebSocket { format: format @ (Format::Json | Format::MsgPack), reply_field, .. } => {
-                        let Some(Value::Table(message)) = args.into_iter().next() else {
-                            return Err(mlua::Error::runtime("ws:call(message) needs a table"));
-                        };
-                        message.raw_set(reply_field.as_str(), id)?;
-                        out.push(structured(*format, &Value::Table(message))?);
-                    }
-                    Protocol::WebSocket { .. } => {
-                        return Err(mlua::Error::runtime("ws:call needs a JSON or MessagePack socket (format = \"json\" or \"msgpack\")"));
-                    }
+                Protocol::WebSocket { format: format @ (Format::Json | Format::MsgPack), reply_field, .. } => {
+                    let Some(Value::Table(message)) = args.into_iter().next() else {
+                        return Err(mlua::Error::runtime("ws:call(message) needs a table"));
+                    };
+                    message.raw_set(reply_field.as_str(), id)?;
+                    out.push(structured(*format, &Value::Table(message))?);
                 }
-                s.calls.push((id, Waiter { thread, since_us }));
-                Ok(())
-            })
-        })?,
-    )?;
-    let c = Rc::clone(ctx);
-    g.set(
-        "__close",
-        lua.create_function(move |_, sock: Table| {
-            with_socket(&c, &sock, |_, _| Ok(()))?;
-            let mut c = c.borrow_mut();
-            c.me().socket = None;
-            c.out.push(Request::Close);
+                Protocol::WebSocket { .. } => {
+                    return Err(mlua::Error::runtime("ws:call needs a JSON or MessagePack socket (format = \"json\" or \"msgpack\")"));
+                }
+            }
+            s.calls.push((id, waiter));
             Ok(())
-        })?,
-    )
+        })
+    })?;
+    define(lua, ctx, "__close", |_, c, sock: Table| {
+        with_socket(c, &sock, |_, _| Ok(()))?;
+        let mut c = c.borrow_mut();
+        c.me().socket = None;
+        c.out.push(Request::Close);
+        Ok(())
+    })
 }
 
 /// A table (or any value) sent as JSON text or as MessagePack in a binary frame.

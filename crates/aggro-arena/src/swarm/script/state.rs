@@ -176,6 +176,11 @@ impl Context {
         }
     }
 
+    /// The calling coroutine as a waiter, its round trip counted from the running step's intended time.
+    pub fn waiter(&self, lua: &mlua::Lua) -> Waiter {
+        Waiter { thread: lua.current_thread(), since_us: self.now_us }
+    }
+
     pub fn me(&mut self) -> &mut BotState {
         &mut self.bots[self.bot]
     }
