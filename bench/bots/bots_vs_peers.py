@@ -5,7 +5,10 @@ generator pinned to CPU 1, joins counted by the server (GET /stats), then over
 a steady window the generator's CPU (its whole process tree, from /proc) and
 the moves the server received — the load delivered, which must be the
 expected 10 per client-second for the figure to count."""
-import json, os, signal, socket, subprocess, sys, time, urllib.request
+import json, os, signal, subprocess, sys, time, urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from proc import cpu_split_s, free_port, tree_cpu_s  # noqa: E402
 
 aggro, peers, secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
 counts = [int(c) for c in sys.argv[4].split(",")]
