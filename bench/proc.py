@@ -51,6 +51,17 @@ def tree_cpu_s(pid):
     return total
 
 
+def tree_kernel_s(pid):
+    """System seconds of a process and its descendants."""
+    total = 0.0
+    for p in tree(pid):
+        try:
+            total += cpu_split_s(p)[1]
+        except OSError:
+            pass
+    return total
+
+
 def rss_mib(pid):
     with open(f"/proc/{pid}/status") as f:
         return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1)) / 1024

@@ -8,7 +8,7 @@ expected 10 per client-second for the figure to count."""
 import json, os, signal, subprocess, sys, time, urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from proc import cpu_split_s, free_port, tree_cpu_s  # noqa: E402
+from proc import free_port, tree_cpu_s, tree_kernel_s  # noqa: E402
 
 aggro, peers, secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
 counts = [int(c) for c in sys.argv[4].split(",")]
@@ -67,14 +67,6 @@ def command(tool, n, port):
     raise SystemExit(f"unknown tool {tool}")
 
 
-def kernel_s(pid):
-    """System seconds of the generator's process (aggro is one process; a peer's children are not split out)."""
-    try:
-        return cpu_split_s(pid)[1]
-    except OSError:
-        return 0.0
-
-
 def measure(tool, n):
     server = Server()
     try:
@@ -96,9 +88,9 @@ def run(server, tool, n):
     s = server.stats()
     join_s = (joined_at or time.monotonic()) - started
     time.sleep(2)  # the last joins settle, every client's timer runs
-    s0, c0, w0, k0 = server.stats(), tree_cpu_s(gen.pid), time.monotonic(), kernel_s(gen.pid)
+    s0, c0, w0, k0 = server.stats(), tree_cpu_s(gen.pid), time.monotonic(), tree_kernel_s(gen.pid)
     time.sleep(secs)
-    s1, c1, w1, k1 = server.stats(), tree_cpu_s(gen.pid), time.monotonic(), kernel_s(gen.pid)
+    s1, c1, w1, k1 = server.stats(), tree_cpu_s(gen.pid), time.monotonic(), tree_kernel_s(gen.pid)
     # aggro writes its result file when interrupted (its delivery check is read from it); the peers are stopped.
     os.killpg(gen.pid, signal.SIGINT if tool.startswith("aggro") else signal.SIGKILL)
     try:
@@ -113,7 +105,7 @@ def run(server, tool, n):
     gen_pct = (c1 - c0) / window * 100
     per_client_us = (c1 - c0) / window / max(clients, 1) * 1e6
     kernel_us = (k1 - k0) / window / max(clients, 1) * 1e6
-    kernel = f" (of it {kernel_us:6.1f} in the kernel)" if tool.startswith("aggro") else ""
+    kernel = f" (of it {kernel_us:6.1f} in the kernel)"
     bots_per_core = clients / max((c1 - c0) / window, 1e-9)
     if tool == "aggro-joins":
         print(f"  {tool:9} {s['connections']:5}/{n} joined in {join_s:5.1f} s: {s['connections'] / join_s:6.0f} joins/s, each after its HTTP login "
