@@ -138,8 +138,10 @@ fn a_colyseus_sweep_feeds_the_planner() {
         "colyseus",
         "--server-cmd",
         &cmd,
+        // Counts this 2-core machine serves beside its own swarm: at 80 the server's broadcasts starved it
+        // (delay p99 past 100 ms in one CI run of three), a point that breaks the service.
         "--players",
-        "40,80",
+        "20,40",
         "--warmup",
         "2s",
         "--duration",
@@ -149,16 +151,16 @@ fn a_colyseus_sweep_feeds_the_planner() {
         "--out",
         &out,
     ]);
-    assert!(text.contains("| 40 | 40 |") && text.contains("| 80 | 80 |"), "every bot joined: {text}");
+    assert!(text.contains("| 20 | 20 |") && text.contains("| 40 | 40 |"), "every bot joined: {text}");
     let r = result(std::path::Path::new(&out));
     let rows = r["extra"]["colyseus_bench"]["rows"].as_array().expect("rows");
     for row in rows {
         let ccu = row["ccu"].as_f64().unwrap();
-        // A move every 100 ms from each bot, each broadcast to the 39 (or 79, in two rooms of 40) others.
+        // A move every 100 ms from each bot, each broadcast to the 19 (or 39) others of its room.
         let sent = row["messages_sent_per_s"].as_f64().unwrap();
         assert!((sent - ccu * 10.0).abs() < ccu * 1.5, "{row}");
         // A patch goes out each 50 ms in which the state changed. Bots join 1 ms apart and keep that
-        // phase, so 40 bots' moves fill 40 ms of every 100: one patch window or both (seen: 10.0/s).
+        // phase, so 20 or 40 bots' moves fill 20 or 40 ms of every 100: one patch window or both.
         assert!((9.0..=22.0).contains(&row["patches_per_bot_s"].as_f64().unwrap()), "{row}");
         assert!(row["server_cpu_pct"].as_f64().unwrap() > 1.0, "{row}");
         assert_eq!(row["missing"], 0.0, "{row}");
@@ -173,7 +175,7 @@ fn a_colyseus_sweep_feeds_the_planner() {
     }
     let plan = ok(&["plan", "--from", &out, "--cores", "1", "--ccu", "120"]);
     assert!(plan.contains("fitted on 2 runs") && plan.contains("prediction:") && plan.contains("residual"), "{plan}");
-    // Had the 80-CCU point not served its players, the planner fits on one point no more: it says why.
+    // Had the 40-CCU point not served its players, the planner fits on one point no more: it says why.
     let mut failing = r.clone();
     failing["extra"]["colyseus_bench"]["rows"][1]["verdict"] =
         serde_json::json!({ "limit": "service", "evidence": "service: 49.0% of joins failed" });
@@ -182,7 +184,7 @@ fn a_colyseus_sweep_feeds_the_planner() {
     let refused = run(&["plan", "--from", &failing_path, "--cores", "1"], Duration::from_secs(30));
     let err = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(2), "{err}");
-    assert!(err.contains("a fit needs two") && err.contains("80 CCU") && err.contains("49.0% of joins failed"), "{err}");
+    assert!(err.contains("a fit needs two") && err.contains("40 CCU") && err.contains("49.0% of joins failed"), "{err}");
 }
 
 #[test]
