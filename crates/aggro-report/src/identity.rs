@@ -18,13 +18,20 @@ struct Identity {
 impl Identity {
     fn of(r: &RunRecord) -> Identity {
         let run = if r.run_ids.is_empty() { format!("{} on {}", r.started_at, r.host.hostname) } else { r.run_ids.join(",") };
-        let share = find(&r.spec, "share");
-        let field = |k: &str| share.and_then(|s| s.get(k)).and_then(serde_json::Value::as_u64);
-        Identity {
-            run,
-            seed: find(&r.spec, "seed").and_then(serde_json::Value::as_u64),
-            shard: (field("index").unwrap_or(0), field("of").unwrap_or(1)),
-        }
+        Identity { run, seed: find(&r.spec, "seed").and_then(serde_json::Value::as_u64), shard: shard_of(&r.spec) }
+    }
+}
+
+/// A run's shard as its spec records it: a plan's `share` (`{index, of}`, 0-based) or an arena swarm's
+/// `worker` (`[i, n]`, 1-based); 0 of 1 for a whole run.
+fn shard_of(spec: &serde_json::Value) -> (u64, u64) {
+    let number = |v: Option<&serde_json::Value>| v.and_then(serde_json::Value::as_u64);
+    if let Some(share) = find(spec, "share") {
+        return (number(share.get("index")).unwrap_or(0), number(share.get("of")).unwrap_or(1));
+    }
+    match spec.get("worker").and_then(serde_json::Value::as_array).map(Vec::as_slice) {
+        Some([i, n]) => (number(Some(i)).unwrap_or(1).saturating_sub(1), number(Some(n)).unwrap_or(1)),
+        _ => (0, 1),
     }
 }
 
@@ -86,4 +93,17 @@ pub fn shards_of_one_run(files: &[(&Path, &RunRecord)]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn shards_are_read_from_a_plan_share_or_an_arena_worker() {
+        assert_eq!(shard_of(&json!({ "plan": { "share": { "index": 2, "of": 4 } } })), (2, 4));
+        assert_eq!(shard_of(&json!({ "swarm": { "seed": 5 }, "worker": [2, 2] })), (1, 2));
+        assert_eq!(shard_of(&json!({ "swarm": { "seed": 5 } })), (0, 1));
+    }
 }

@@ -90,6 +90,58 @@ fn bots_speak_a_plain_websocket_json_protocol_with_replies() {
 
 #[test]
 #[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
+fn scripted_shards_started_together_merge_into_the_whole_run() {
+    let Some(dir) = examples() else { return };
+    let (mut server, port) = listening(&dir, "websocket-server.mjs");
+    let tmp = tempdir();
+    let script = dir.join("websocket-bot.lua").display().to_string();
+    let server_url = format!("ws://127.0.0.1:{port}");
+    // Both shards start in the same second on the same host: only their worker numbers tell them apart.
+    let shards: Vec<_> = ["1/2", "2/2"]
+        .iter()
+        .map(|w| {
+            let out = path(tmp.path(), &format!("shard-{}.json", &w[..1]));
+            let args: Vec<String> = [
+                "arena",
+                "swarm",
+                "--script",
+                &script,
+                "--server",
+                &server_url,
+                "--ccu",
+                "20",
+                "--duration",
+                "3s",
+                "--seed",
+                "5",
+                "--worker",
+                w,
+                "--out",
+                &out,
+            ]
+            .map(String::from)
+            .to_vec();
+            (out, std::thread::spawn(move || run(&args.iter().map(String::as_str).collect::<Vec<_>>(), Duration::from_secs(60))))
+        })
+        .collect();
+    let outs: Vec<String> = shards
+        .into_iter()
+        .map(|(out, t)| {
+            let done = t.join().unwrap();
+            assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+            out
+        })
+        .collect();
+    server.kill().unwrap();
+    let merged = path(tmp.path(), "merged.json");
+    ok(&["merge", &outs[0], &outs[1], "--out", &merged]);
+    let r = result(std::path::Path::new(&merged));
+    assert_eq!(op(&r, "session")["ok"], 20, "each shard's 10 bots joined");
+    assert!(op(&r, "ping")["latency"]["count"].as_u64().unwrap() >= 40, "both shards' pings");
+}
+
+#[test]
+#[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
 fn bots_speak_the_same_protocol_in_messagepack() {
     let Some(dir) = examples() else { return };
     let (mut server, port) = listening(&dir, "websocket-server.mjs");
