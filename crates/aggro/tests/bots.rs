@@ -40,6 +40,21 @@ fn listening_with(dir: &std::path::Path, server: &str, env: &[(&str, &str)]) -> 
     (child, port)
 }
 
+/// `script` (Lua text) played by `ccu` bots for `duration` against the reference server `server`: the
+/// swarm's output and its result file; None (a skip) when the servers are not installed.
+fn played(server: &str, script: &str, ccu: &str, duration: &str) -> Option<(String, serde_json::Value)> {
+    let dir = examples()?;
+    let (mut child, port) = listening(&dir, server);
+    let tmp = tempdir();
+    let (out, file) = (path(tmp.path(), "result.json"), tmp.path().join("bot.lua"));
+    std::fs::write(&file, script).unwrap();
+    let url = format!("ws://127.0.0.1:{port}");
+    let text =
+        ok(&["arena", "swarm", "--script", &file.display().to_string(), "--server", &url, "--ccu", ccu, "--duration", duration, "--out", &out]);
+    child.kill().unwrap();
+    Some((text, result(std::path::Path::new(&out))))
+}
+
 fn op<'a>(r: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     r["totals"].as_array().unwrap().iter().find(|o| o["name"] == name).unwrap_or_else(|| panic!("no {name} operation"))
 }
@@ -143,13 +158,7 @@ fn scripted_shards_started_together_merge_into_the_whole_run() {
 #[test]
 #[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
 fn bots_speak_the_same_protocol_in_messagepack() {
-    let Some(dir) = examples() else { return };
-    let (mut server, port) = listening(&dir, "websocket-server.mjs");
-    let tmp = tempdir();
-    let (out, script) = (path(tmp.path(), "pack.json"), tmp.path().join("pack.lua"));
-    std::fs::write(
-        &script,
-        r#"local ws = assert(websocket.connect("/game?format=msgpack", { format = "msgpack" }))
+    let script = r#"local ws = assert(websocket.connect("/game?format=msgpack", { format = "msgpack" }))
 local welcome = ws:call({ type = "hello", name = bot.name })
 count(welcome.type)
 if welcome.token == "\0\159\146" then count("raw bytes") end
@@ -159,14 +168,8 @@ every(100, function()
   ws:send({ type = "move", from = bot.id, seq = seq, t = now() })
 end)
 every(500, function() measure("ping", ws.call, ws, { type = "ping" }) end)
-"#,
-    )
-    .unwrap();
-    let server_url = format!("ws://127.0.0.1:{port}");
-    let text =
-        ok(&["arena", "swarm", "--script", &script.display().to_string(), "--server", &server_url, "--ccu", "20", "--duration", "3s", "--out", &out]);
-    server.kill().unwrap();
-    let r = result(std::path::Path::new(&out));
+"#;
+    let Some((text, r)) = played("websocket-server.mjs", script, "20", "3s") else { return };
     assert_eq!(op(&r, "session")["ok"], 20, "{text}");
     assert!(op(&r, "ping")["latency"]["count"].as_u64().unwrap() >= 20, "each ping's reply found by its id: {text}");
     let counts = &r["extra"]["script"]["counts"];
@@ -181,25 +184,13 @@ every(500, function() measure("ping", ws.call, ws, { type = "ping" }) end)
 #[test]
 #[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
 fn binary_attachments_go_up_and_come_back_over_socketio() {
-    let Some(dir) = examples() else { return };
-    let (mut server, port) = listening(&dir, "socketio-server.mjs");
-    let tmp = tempdir();
-    let (out, script) = (path(tmp.path(), "upload.json"), tmp.path().join("upload.lua"));
-    std::fs::write(
-        &script,
-        r#"local r = http.post("/login", { user = bot.name })
+    let script = r#"local r = http.post("/login", { user = bot.name })
 local ws = assert(socketio.connect("/socket.io/", { namespace = "/game", auth = { token = r.json.token } }))
 local bytes = "\0\1\2\255" .. string.rep("z", bot.index)
 local reply = ws:call("upload", { name = "avatar.png", data = binary(bytes) })
 if reply.bytes == #bytes and reply.echo == bytes and reply.name == "avatar.png" then count("uploaded") else print(json.encode(reply)) end
-"#,
-    )
-    .unwrap();
-    let server_url = format!("ws://127.0.0.1:{port}");
-    let text =
-        ok(&["arena", "swarm", "--script", &script.display().to_string(), "--server", &server_url, "--ccu", "10", "--duration", "2s", "--out", &out]);
-    server.kill().unwrap();
-    let r = result(std::path::Path::new(&out));
+"#;
+    let Some((text, r)) = played("socketio-server.mjs", script, "10", "2s") else { return };
     let counts = &r["extra"]["script"]["counts"];
     assert!(
         counts.as_array().unwrap().iter().any(|c| c[0] == "uploaded" && c[1].as_u64() >= Some(10)),
