@@ -173,7 +173,7 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
     let (Some(cpu0), Some(cpu1)) = (cpu0, cpu1) else {
         anyhow::bail!("the server (`{cmd}`, pid {pid}) exited during the run at {ccu} CCU");
     };
-    let run = child_run::<SwarmInterval>(&out, "arena_swarm")?;
+    let run = child_run::<SwarmInterval>(&out, super::record::SWARM)?;
     let sw = window(&run.intervals, warmup.as_secs_f64(), (warmup + measure).as_secs_f64() + 0.05);
     if sw.is_empty() {
         anyhow::bail!("the run at {ccu} CCU left no measured interval; use a longer --duration");

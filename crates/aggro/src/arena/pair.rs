@@ -62,11 +62,11 @@ pub trait ServerRecord: DeserializeOwned {
 }
 
 impl ServerRecord for ServerInterval {
-    const KEY: &'static str = "arena_server";
+    const KEY: &'static str = super::record::GAME_SERVER;
 }
 
 impl ServerRecord for RelayInterval {
-    const KEY: &'static str = "relay_server";
+    const KEY: &'static str = super::record::RELAY_SERVER;
 }
 
 /// The server starts this long before the swarm.
@@ -126,7 +126,7 @@ impl<'a> Pair<'a> {
         }
         Ok(Measured {
             server: child_run(&server_out, S::KEY)?.intervals,
-            swarm: child_run(&swarm_out, "arena_swarm")?.intervals,
+            swarm: child_run(&swarm_out, super::record::SWARM)?.intervals,
             from_s: self.warmup.as_secs_f64(),
             to_s: (self.warmup + self.measure).as_secs_f64(),
         })

@@ -5,6 +5,12 @@ use aggro_report::host::CpuUse;
 use aggro_report::record::{IntervalRecord, OpRecord, RunRecord};
 use aggro_stats::{Histogram, OpStats, Summary};
 
+/// Where each arena process keeps its own figures in its record's `extra` (its intervals, totals, …):
+/// written by the process, read back by the benches that ran it.
+pub const SWARM: &str = "arena_swarm";
+pub const GAME_SERVER: &str = "arena_server";
+pub const RELAY_SERVER: &str = "relay_server";
+
 /// The figures of an operation whose every sample is a duration in ns.
 pub fn timed(h: &Histogram) -> OpStats {
     OpStats { latency: h.clone(), service: h.clone(), ok: h.len(), ..OpStats::default() }

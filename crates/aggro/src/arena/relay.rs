@@ -92,7 +92,7 @@ pub fn relay_record(
         stop_kind: if interrupted { "interrupted" } else { "completed" },
         stop_message: if interrupted { "stopped by a signal".into() } else { "the duration passed".into() },
         generator_bound: false,
-        extra: serde_json::json!({ "relay_server": { "intervals": intervals, "totals": totals } }),
+        extra: serde_json::json!({ super::record::RELAY_SERVER: { "intervals": intervals, "totals": totals } }),
     };
     run_record(w, ivs)
 }

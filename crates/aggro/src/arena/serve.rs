@@ -97,7 +97,7 @@ pub fn server_record(
         stop_kind: if interrupted { "interrupted" } else { "completed" },
         stop_message: if interrupted { "stopped by a signal".into() } else { "the duration passed".into() },
         generator_bound: false,
-        extra: serde_json::json!({ "arena_server": { "intervals": intervals, "totals": totals } }),
+        extra: serde_json::json!({ super::record::GAME_SERVER: { "intervals": intervals, "totals": totals } }),
     };
     run_record(w, ivs)
 }

@@ -472,7 +472,7 @@ pub fn swarm_record<B: Behaviour>(
         stop_kind: if interrupted { "interrupted" } else { "completed" },
         stop_message: if interrupted { "stopped by a signal".into() } else { "the duration passed".into() },
         generator_bound: intervals.iter().any(|iv| iv.warning.is_some()),
-        extra: serde_json::json!({ "arena_swarm": { "intervals": intervals, "totals": totals, "verdict": verdict, "failures": failures, "received": received } }),
+        extra: serde_json::json!({ super::record::SWARM: { "intervals": intervals, "totals": totals, "verdict": verdict, "failures": failures, "received": received } }),
     };
     run_record(w, ivs)
 }
