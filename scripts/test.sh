@@ -17,6 +17,8 @@ esac
 bash scripts/install-deps.sh
 # Reuse compiled crates across runs and clones (CI clones afresh every time).
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/aggro/target}"
+# A suite builds each clone once: incremental state would only grow the shared cache (~2 GB a clone).
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 export PATH="$HOME/.cargo/bin:$PATH"
 # Both stages build with the Cassandra target (left out of a default build), so they share one build.
 features=(--features aggro/cassandra)
