@@ -16,10 +16,5 @@
 # protocol by hand, msgpack in the script), against the play file's CPU.
 #   bash bench/colyseus-vs-loadtest.sh [SECS] [COUNTS] [BROADCAST_COUNTS] [TOOLS]
 #   (default 15 s, 500,1000, 200,400, loadtest,aggro,aggro-1ms,aggro-lua)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/aggro/target}"
-export PATH="$HOME/.cargo/bin:$PATH"
-bash scripts/install-deps.sh
-cargo build --release --locked -p aggro >/dev/null 2>&1
-python3 bench/colyseus_vs_loadtest.py "$CARGO_TARGET_DIR/release/aggro" "${1:-15}" "${2:-500,1000}" "${3:-200,400}" "${4:-loadtest,aggro,aggro-1ms,aggro-lua}"
+source "$(dirname "$0")/release.sh"
+python3 bench/colyseus_vs_loadtest.py "$aggro" "${1:-15}" "${2:-500,1000}" "${3:-200,400}" "${4:-loadtest,aggro,aggro-1ms,aggro-lua}"

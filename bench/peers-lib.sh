@@ -3,12 +3,8 @@
 # 127.0.0.1 (stopped on exit), and defines the measuring helpers.
 #   secs (the caller's), conns, aggro, work, pg, pg_port; cpu CMD…, rss, field FILE EXPR
 #   AGGRO_FEATURES: Cargo features of aggro to build beside the default ones (e.g. cassandra)
-set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/release.sh"
 conns=8
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/aggro/target}"
-bash scripts/install-deps.sh
-cargo build --release --locked -p aggro ${AGGRO_FEATURES:+--features "$AGGRO_FEATURES"} >/dev/null 2>&1
-aggro="$CARGO_TARGET_DIR/release/aggro"
 work=$(mktemp -d /tmp/aggro-bench.XXXXXX)
 svc=$(mktemp -d /tmp/aggro-bench-services.XXXXXX)
 cleanup() { bash scripts/services.sh stop "$svc"; rm -rf "$work" "$svc"; }

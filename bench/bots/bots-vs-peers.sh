@@ -7,12 +7,7 @@
 # it delivered the load (the moves the server received against 10 per client-second).
 # The peers are installed here, pinned, under ~/.cache/aggro/bench-peers (not by the tests).
 #   bash bench/bots/bots-vs-peers.sh [SECS] [COUNTS] [TOOLS]   (default 15 s, 100,300, aggro,artillery,locust)
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/aggro/target}"
-export PATH="$HOME/.cargo/bin:$PATH"
-bash scripts/install-deps.sh
-cargo build --release --locked -p aggro >/dev/null 2>&1
+source "$(dirname "$0")/../release.sh"
 peers="$HOME/.cache/aggro/bench-peers"
 mkdir -p "$peers"
 if [ ! -x "$peers/node_modules/.bin/artillery" ]; then
@@ -27,4 +22,4 @@ if [ ! -x "$peers/venv/bin/locust" ]; then
   python3 -m venv "$peers/venv"
   "$peers/venv/bin/pip" install -q "locust==2.47.0" "python-socketio[client]==5.18.1" "websocket-client==1.9.2"
 fi
-python3 bench/bots/bots_vs_peers.py "$CARGO_TARGET_DIR/release/aggro" "$peers" "${1:-15}" "${2:-100,300}" "${3:-aggro,artillery,locust}"
+python3 bench/bots/bots_vs_peers.py "$aggro" "$peers" "${1:-15}" "${2:-100,300}" "${3:-aggro,artillery,locust}"

@@ -12,6 +12,7 @@ use super::state::{Format, Protocol, Waiter};
 use crate::swarm::socketio::{self, Engine as Eio, Kind};
 use crate::swarm::websocket::{Request, WsEvent};
 use mlua::{MultiValue, Value};
+use std::rc::Rc;
 
 impl Engine {
     /// Hands bot `bot` what arrived at `at_us`.
@@ -121,7 +122,7 @@ impl Engine {
         let (format, type_field, reply_field) = {
             let c = self.ctx.borrow();
             let Some(Protocol::WebSocket { format, type_field, reply_field }) = c.bots[bot].socket.as_ref().map(|s| &s.protocol) else { return };
-            (*format, type_field.clone(), reply_field.clone())
+            (*format, Rc::clone(type_field), Rc::clone(reply_field))
         };
         let pack = match (format, text) {
             (Format::Json, true) => false,

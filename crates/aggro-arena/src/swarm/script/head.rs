@@ -86,7 +86,7 @@ impl<'de> Visitor<'de> for FieldsVisitor {
         let mut found = [None; 3];
         while let Some(Key(slot)) = map.next_key()? {
             match slot {
-                Some(k) => found[k] = map.next_value::<Number>()?.0,
+                Some(k) => found[k] = map.next_value::<serde_json::Value>()?.as_f64(),
                 None => drop(map.next_value::<IgnoredAny>()?),
             }
         }
@@ -134,46 +134,6 @@ impl<'de> de::Deserialize<'de> for Key {
             }
         }
         d.deserialize_str(V)
-    }
-}
-
-/// A number, or None for any other value.
-struct Number(Option<f64>);
-
-impl<'de> de::Deserialize<'de> for Number {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Number;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any value")
-            }
-            fn visit_i64<E>(self, n: i64) -> Result<Number, E> {
-                Ok(Number(Some(n as f64)))
-            }
-            fn visit_u64<E>(self, n: u64) -> Result<Number, E> {
-                Ok(Number(Some(n as f64)))
-            }
-            fn visit_f64<E>(self, n: f64) -> Result<Number, E> {
-                Ok(Number(Some(n)))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Number, A::Error> {
-                FieldsVisitor.visit_map(map).map(|_| Number(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Number, A::Error> {
-                FieldsVisitor.visit_seq(seq).map(|_| Number(None))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Number, E> {
-                Ok(Number(None))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Number, E> {
-                Ok(Number(None))
-            }
-            fn visit_unit<E>(self) -> Result<Number, E> {
-                Ok(Number(None))
-            }
-        }
-        d.deserialize_any(V)
     }
 }
 

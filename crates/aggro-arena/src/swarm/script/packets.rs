@@ -29,8 +29,8 @@ pub fn protocol(kind: &str, opts: Option<&Table>) -> mlua::Result<Protocol> {
             };
             Protocol::WebSocket {
                 format,
-                type_field: text("type")?.unwrap_or_else(|| "type".into()),
-                reply_field: text("reply")?.unwrap_or_else(|| "id".into()),
+                type_field: text("type")?.unwrap_or_else(|| "type".into()).into(),
+                reply_field: text("reply")?.unwrap_or_else(|| "id".into()).into(),
             }
         }
     })

@@ -74,7 +74,7 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
                     let Some(Value::Table(message)) = args.into_iter().next() else {
                         return Err(mlua::Error::runtime("ws:call(message) needs a table"));
                     };
-                    message.raw_set(reply_field.as_str(), id)?;
+                    message.raw_set(&**reply_field, id)?;
                     out.push(structured(*format, &Value::Table(message))?);
                 }
                 Protocol::WebSocket { .. } => {

@@ -6,6 +6,7 @@ use crate::swarm::peers::{Order, Peers};
 use crate::swarm::websocket::Request;
 use aggro_core::rng::Rng;
 use mlua::{Function, Thread};
+use std::rc::Rc;
 
 /// A coroutine waiting for an answer, and the intended time of the step that asked (round trips
 /// count from it).
@@ -45,8 +46,8 @@ pub enum Format {
 #[derive(Debug)]
 pub enum Protocol {
     /// Plain WebSocket: a JSON message's `type_field` names its handler; `ws:call` waits for the message
-    /// whose `reply_field` equals the one it sent.
-    WebSocket { format: Format, type_field: String, reply_field: String },
+    /// whose `reply_field` equals the one it sent. Shared, not copied, by each message read.
+    WebSocket { format: Format, type_field: Rc<str>, reply_field: Rc<str> },
     /// Socket.IO v4 in `namespace`, connecting with `auth` (JSON, empty for none).
     SocketIo { namespace: String, auth: String },
 }
