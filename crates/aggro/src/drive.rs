@@ -2,8 +2,7 @@
 //! `pgbench`): the executor flags resolved, the rate, and one run of
 //! loaders through the executor into a written result file.
 
-use crate::cli::shared::ExecArgs;
-use crate::cli::shared::RateArgs;
+use crate::cli::shared::{ExecArgs, RateArgs};
 use crate::cli::values::Rate;
 use crate::console::Verbosity;
 use crate::run::Run;

@@ -2,9 +2,7 @@
 //! its intact commits copied into a new store when it is damaged.
 
 use crate::BadInput;
-use crate::cli::StoreCheckArgs;
-use crate::cli::StoreCommand;
-use crate::cli::StoreSalvageArgs;
+use crate::cli::{StoreCheckArgs, StoreCommand, StoreSalvageArgs};
 use stackdb::repair::{check, salvage};
 
 /// Runs one `aggro store` command.

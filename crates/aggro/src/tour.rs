@@ -4,12 +4,7 @@
 //! players, two zones at once, verify.
 
 use crate::mmo;
-use crate::mmo::args::LoginArgs;
-use crate::mmo::args::LoginClients;
-use crate::mmo::args::MmoRunArgs;
-use crate::mmo::args::MmoVerifyArgs;
-use crate::mmo::args::PlayArgs;
-use crate::mmo::args::WorldArgs;
+use crate::mmo::args::{LoginArgs, LoginClients, MmoRunArgs, MmoVerifyArgs, PlayArgs, WorldArgs};
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;

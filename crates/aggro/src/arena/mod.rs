@@ -14,9 +14,7 @@ pub mod server_watch;
 pub mod swarm;
 
 use crate::BadInput;
-use crate::arena::args::ArenaCommand;
-use crate::arena::args::Mode;
-use crate::arena::args::ServerGameArgs;
+use crate::arena::args::{ArenaCommand, Mode, ServerGameArgs};
 use aggro_arena::metrics::MetricsServer;
 use aggro_arena::server::ServeConfig;
 use arena_proto::Secret;

@@ -7,9 +7,7 @@ use super::record::{Whole, counts, interval, op, run_record, timed};
 use super::server_watch::ServerWatch;
 use super::{address, metrics_server, ms};
 use crate::BadInput;
-use crate::arena::args::Behaviour as Kind;
-use crate::arena::args::Receivers;
-use crate::arena::args::SwarmArgs;
+use crate::arena::args::{Behaviour as Kind, Receivers, SwarmArgs};
 use crate::live::Live;
 use aggro_arena::swarm::SwarmCounters;
 use aggro_arena::swarm::br::{Br, BrConfig};
@@ -39,14 +37,14 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
         Kind::Colyseus | Kind::Script => websocket_address(&a.server)?,
         _ => (address(&a.server, "server")?, None),
     };
-    if a.ca_file.is_some() && tls_host.is_none() {
-        return Err(BadInput("--ca-file is for a wss:// (or https://) --server".into()).into());
+    if let Some(file) = &a.ca_file {
+        if tls_host.is_none() {
+            return Err(BadInput("--ca-file is for a wss:// (or https://) --server".into()).into());
+        }
+        std::fs::metadata(file).map_err(|e| BadInput(format!("--ca-file {}: {e}", file.display())))?;
     }
     let mut cfg = SwarmConfig::new(server, Secret::from_passphrase(&a.common.secret));
     cfg.tls = tls_host.map(|host| aggro_arena::swarm::websocket::tls::TlsTarget { host, ca_file: a.ca_file.clone() });
-    if let Some(file) = &cfg.tls.as_ref().and_then(|t| t.ca_file.clone()) {
-        std::fs::metadata(file).map_err(|e| BadInput(format!("--ca-file {}: {e}", file.display())))?;
-    }
     cfg.duration = a.duration;
     cfg.interval = a.common.interval;
     cfg.sockets = a.sockets;
@@ -56,9 +54,7 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
     cfg.server_pid = a.server_pid;
     cfg.seed = a.common.seed;
     cfg.first_client_id = a.first_client_id;
-    if let Some(every) = a.poll_every {
-        cfg.poll_every = every;
-    }
+    cfg.poll_every = a.poll_every.unwrap_or_default();
     if !(0.0..1.0).contains(&a.receive_loss) {
         return Err(BadInput(format!("--receive-loss: {} is not a fraction in [0, 1)", a.receive_loss)).into());
     }

@@ -4,8 +4,7 @@
 
 use super::{on_target, preflight};
 use crate::console::Verbosity;
-use crate::mmo::args::LoginArgs;
-use crate::mmo::args::LoginClients;
+use crate::mmo::args::{LoginArgs, LoginClients};
 use crate::run::Run;
 use crate::session;
 use aggro_core::mmo::{MmoTarget, WorldSpec};

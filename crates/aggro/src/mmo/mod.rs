@@ -7,8 +7,7 @@ pub mod populate;
 pub mod verify;
 
 use crate::BadInput;
-use crate::mmo::args::MmoCommand;
-use crate::mmo::args::WorldArgs;
+use crate::mmo::args::{MmoCommand, WorldArgs};
 use crate::world::ReadWorld;
 use aggro_core::ErrorClass;
 use aggro_core::mmo::{MmoConn, MmoTarget, WorldSpec};

@@ -2,8 +2,7 @@
 
 use crate::BadInput;
 use crate::drive::ExecSpec;
-use crate::mobile::args::DataArgs;
-use crate::mobile::args::DriveArgs;
+use crate::mobile::args::{DataArgs, DriveArgs};
 use aggro_core::world::{WorldRecord, WorldShape, settle};
 use aggro_targets::TargetUrl;
 use aggro_workloads::mobile::{KeySpace, Spread, Workload};
