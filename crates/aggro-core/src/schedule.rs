@@ -149,6 +149,13 @@ impl Share {
         global.saturating_sub(self.index).div_ceil(self.of)
     }
 
+    /// Stripe `index` of `of` within this share: every `of`-th of its slots, starting at its
+    /// `index`-th — a loader's part of a worker's part, as a worker's is of the whole run.
+    pub fn stripe(&self, index: u64, of: u64) -> Share {
+        debug_assert!(index < of, "stripe {index} of {of}");
+        Share { index: self.index + self.of * index, of: self.of * of }
+    }
+
     /// This worker's block of `total` things (bots, rooms) numbered from 0, as a half-open range: blocks
     /// in worker order, the first `total % of` workers taking one more.
     pub fn range(&self, total: u64) -> std::ops::Range<u64> {
@@ -284,9 +291,7 @@ impl Schedule {
     /// The next slot, or `None` once the plan (or the limit) is exhausted.
     /// `now` is only consulted by a time-bounded closed loop.
     pub fn next(&mut self, now: Nanos) -> Option<Slot> {
-        let seq = self.next_seq();
-        if self.closed || self.limit.is_some_and(|l| seq >= l) {
-            self.closed = true;
+        if self.is_exhausted() {
             return None;
         }
         if self.closed_loop {
@@ -297,20 +302,48 @@ impl Schedule {
             self.issued += 1;
             return Some(Slot::Now);
         }
-        // Pass the other workers' slots (drawing their gaps, so every worker sees the same arrivals).
-        while self.passed < seq {
-            self.step();
-        }
-        let Some(at) = self.time_of(self.position) else {
+        let Some(at) = self.peek_time() else {
             self.closed = true;
             return None;
         };
         self.step();
         self.issued += 1;
-        Some(Slot::At(match self.pacing {
+        Some(Slot::At(at))
+    }
+
+    /// Whether no slot is left: closed, or the limit reached (which closes it).
+    fn is_exhausted(&mut self) -> bool {
+        if self.limit.is_some_and(|l| self.next_seq() >= l) {
+            self.closed = true;
+        }
+        self.closed
+    }
+
+    /// The intended time of the next slot (open loop), None past the end of the plan.
+    fn peek_time(&mut self) -> Option<Nanos> {
+        self.skip_to(self.next_seq());
+        let at = self.time_of(self.position)?;
+        Some(match self.pacing {
             Pacing::Second => at - at % 1_000_000_000,
             _ => at,
-        }))
+        })
+    }
+
+    /// Passes the other shares' slots before slot `seq`. Even and per-second positions are the slot
+    /// numbers themselves, so a stripe of many jumps at once; Poisson gaps are drawn one by one (every
+    /// share must see the same arrivals), which costs a stripe of `n` a draw per slot of the whole run.
+    fn skip_to(&mut self, seq: u64) {
+        if self.passed >= seq {
+            return;
+        }
+        if self.pacing == Pacing::Poisson {
+            while self.passed < seq {
+                self.step();
+            }
+        } else {
+            self.position = seq as f64;
+            self.passed = seq;
+        }
     }
 
     fn step(&mut self) {
@@ -337,14 +370,26 @@ impl Schedule {
         if self.closed_loop {
             return self.issued;
         }
+        if self.pacing == Pacing::Poisson {
+            return self.issued + self.count_poisson_due(now);
+        }
+        self.share.of_first(self.planned_by(now)).max(self.issued)
+    }
+
+    /// Whether this is a closed loop (no intended times: due is what was issued).
+    pub fn is_closed_loop(&self) -> bool {
+        self.closed_loop
+    }
+
+    /// How many slots of the whole run (every share's) even or per-second pacing intends by `now`,
+    /// within the limit: a closed form.
+    fn planned_by(&self, now: Nanos) -> u64 {
         let planned = match self.pacing {
-            Pacing::Even => self.count_at(now).floor() as u64 + 1,
             Pacing::Second => self.count_at(now - now % 1_000_000_000 + 1_000_000_000).ceil() as u64,
-            Pacing::Poisson => return self.issued + self.count_poisson_due(now),
+            _ => self.count_at(now).floor() as u64 + 1,
         };
         let total = self.spans.last().map_or(0.0, |s| s.count_before + s.count).ceil() as u64;
-        let planned = planned.min(total).min(self.limit.unwrap_or(u64::MAX));
-        self.share.of_first(planned).max(self.issued)
+        planned.min(total).min(self.limit.unwrap_or(u64::MAX))
     }
 
     fn count_at(&self, t: Nanos) -> f64 {
@@ -364,6 +409,38 @@ impl Schedule {
             }
         }
         n
+    }
+}
+
+/// How many slots of a whole run fall due by a time that only moves forward: what a striped run's
+/// monitor counts, while each loader draws its own stripe. Even and per-second pacing answer in
+/// closed form; Poisson arrivals are walked once, each slot counted as its time passes.
+#[derive(Clone, Debug)]
+pub struct DueCounter {
+    cursor: Schedule,
+}
+
+impl DueCounter {
+    /// Counts the whole run of a plan (every worker's slots), from its start.
+    pub fn new(plan: &RatePlan, pacing: Pacing, limit: Option<u64>, seed: u64) -> Self {
+        Self { cursor: Schedule::new(plan, pacing, limit, seed) }
+    }
+
+    /// Slots of the whole run intended by `now` (None in a closed loop, which intends no times).
+    /// A Poisson count never goes back: asked for an earlier time, it answers the later one's.
+    pub fn due_by(&mut self, now: Nanos) -> Option<u64> {
+        let c = &mut self.cursor;
+        if c.closed_loop {
+            return None;
+        }
+        if c.pacing != Pacing::Poisson {
+            return Some(c.planned_by(now));
+        }
+        while !c.is_exhausted() && c.peek_time().is_some_and(|t| t <= now) {
+            c.step();
+            c.issued += 1;
+        }
+        Some(c.issued)
     }
 }
 
@@ -490,6 +567,76 @@ mod tests {
         assert_eq!(parts, vec![0..3, 3..6, 6..8, 8..10]);
         assert_eq!(Share::new(2, 3).unwrap().of_first(9), 3);
         assert_eq!(Share::new(2, 3).unwrap().of_first(2), 0);
+    }
+
+    /// Every load shape the executor runs, by number.
+    fn shape(kind: u8, pacing: Pacing) -> (RatePlan, Pacing) {
+        match kind {
+            0 => (RatePlan::Max { duration_ns: None }, Pacing::Even),
+            1 => (RatePlan::fixed(3_000.0, 1_000_000_000), pacing),
+            _ => (RatePlan::parse_stages("0s:200, 500ms:2000, 1s:50", 0.0).unwrap(), pacing),
+        }
+    }
+
+    fn slots(mut s: Schedule) -> Vec<(u64, Slot)> {
+        std::iter::from_fn(|| Some((s.next_seq(), s.next(0)?))).collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        /// A worker's share cut into loaders' stripes: the stripes of every worker together are
+        /// exactly the run's slots, each once, at the same times — for every load shape.
+        #[test]
+        fn stripes_of_shares_make_the_whole_run_once(
+            kind in 0u8..3,
+            pacing in proptest::sample::select(vec![Pacing::Even, Pacing::Second, Pacing::Poisson]),
+            workers in 1u64..4,
+            loaders in 1u64..9,
+            limit in proptest::option::of(1u64..3_000),
+            seed in 0u64..1_000,
+        ) {
+            let (plan, pacing) = shape(kind, pacing);
+            // A closed loop needs a count to end.
+            let limit = if kind == 0 { Some(limit.unwrap_or(500)) } else { limit };
+            let all = slots(Schedule::new(&plan, pacing, limit, seed));
+            let mut union = Vec::new();
+            for w in 0..workers {
+                let share = Share::new(w, workers).unwrap();
+                for l in 0..loaders {
+                    let stripe = share.stripe(l, loaders);
+                    let mine = slots(Schedule::new(&plan, pacing, limit, seed).shared(stripe));
+                    proptest::prop_assert!(mine.iter().all(|(seq, _)| seq % (workers * loaders) == w + workers * l));
+                    union.extend(mine);
+                }
+            }
+            union.sort_by_key(|(seq, _)| *seq);
+            proptest::prop_assert_eq!(union, all);
+        }
+
+        /// The monitor's count of a whole run's due slots agrees with the schedule's own, at any
+        /// sequence of rising times.
+        #[test]
+        fn the_due_counter_counts_what_the_schedule_says_is_due(
+            kind in 1u8..3,
+            pacing in proptest::sample::select(vec![Pacing::Even, Pacing::Second, Pacing::Poisson]),
+            limit in proptest::option::of(1u64..3_000),
+            mut times in proptest::collection::vec(0u64..2_000_000_000, 1..20),
+        ) {
+            let (plan, pacing) = shape(kind, pacing);
+            times.sort_unstable();
+            let mut counter = DueCounter::new(&plan, pacing, limit, 5);
+            let schedule = Schedule::new(&plan, pacing, limit, 5);
+            for t in times {
+                proptest::prop_assert_eq!(counter.due_by(t), Some(schedule.due_by(t)), "at {}", t);
+            }
+        }
+    }
+
+    #[test]
+    fn a_closed_loop_has_no_due_count() {
+        let mut counter = DueCounter::new(&RatePlan::Max { duration_ns: None }, Pacing::Even, Some(10), 1);
+        assert_eq!(counter.due_by(5), None);
+        assert_eq!(Share::new(1, 3).unwrap().stripe(2, 4), Share { index: 7, of: 12 });
     }
 
     #[test]

@@ -1,24 +1,23 @@
-//! [`run`]: N loaders taking slots from one schedule.
+//! [`run`]: N loaders, each running its own stripe of one schedule.
 //!
-//! Each loader takes the next slot from the shared [`Schedule`] when it is
-//! free, waits on its own precise timer until the slot's intended time if that
-//! is still ahead, runs the request and records it — into a recorder it
-//! shares with a few other loaders (a couple per core), or its own when the
-//! plan keeps loaders apart ([`RunPlan::per_loader`]).
-//! Slots are taken in time order, so a backlog (due slots nobody has taken)
-//! is simply `due_by(now) - issued`, and a free loader always starts the
-//! oldest waiting slot at once.
+//! Loader `i` of N takes every N-th slot of the run, starting at its `i`-th, as a `--worker i/n`
+//! shard takes every n-th of the whole run: it draws its stripe from a schedule of its own, waits on
+//! its own precise timer until each slot's intended time if that is still ahead, runs the request
+//! and records it — into the recorder of the thread it runs on, or its own when the plan keeps
+//! loaders apart ([`RunPlan::per_loader`]). Nothing is locked or shared-written per request, so
+//! more threads mean more requests; the monitor reads each loader's counts and splits the run's due
+//! count into the stripes' shares (see `books`). A loader busy past its next slot delays that slot
+//! (its latency counts from the intended start); no other loader takes it.
 
 use crate::loader::{Loader, Steps};
 use crate::monitor::{Monitor, Observer};
 use crate::plan::{Placement, RunPlan, TimerMode};
-use crate::shared::{LoaderSlot, RecorderSlot, RunOutcome, Shared};
+use crate::shared::{LoaderSlot, RunOutcome, Shared};
 use crate::stop::StopHandle;
 use aggro_core::{Clock, Nanos, Schedule, Slot, Waiter};
 use aggro_stats::Recorder;
-use parking_lot::Mutex;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 
 /// Waits shorter than this are spent yielding to other loaders rather than
 /// arming a timer: a timer wake-up takes about this long anyway (on a VM), and
@@ -29,6 +28,11 @@ const YIELD_BELOW_NS: Nanos = 50_000;
 /// rest: a timerfd wake-up on a VM comes ~40 µs late, rarely over 100 µs.
 const SPIN_WINDOW_NS: Nanos = 150_000;
 
+/// Waits longer than this also watch for the run's halt; shorter ones check it when they end.
+/// Watching registers the loader with the halt's waiters (a shared lock), which at a short wait per
+/// request would put back the shared write per request that striping took out.
+const WATCH_HALT_ABOVE_NS: Nanos = 10_000_000;
+
 /// Under [`TimerMode::Auto`], waits are precise while a loader's requests
 /// take less than this (its recent service time, smoothed).
 const FAST_SERVICE_NS: Nanos = 100_000;
@@ -38,18 +42,18 @@ const FAST_SERVICE_NS: Nanos = 100_000;
 /// keep the monitor, the stop and the signal handler from running on its thread.
 const YIELD_EVERY: u32 = 64;
 
-/// Recorders per core when loaders share them: a recorder's histograms take
-/// 0.1–0.3 MB each at millisecond latencies, so one per loader grew to
-/// hundreds of MB with a hundred loaders; a couple per core keeps loaders on
-/// different cores from contending.
-const RECORDERS_PER_CORE: usize = 2;
-
-/// How many recorders `loaders` loaders record into.
-fn recorder_count(loaders: usize, per_loader: bool) -> usize {
+/// How many recorders `loaders` loaders record into: their own each when kept apart; otherwise one
+/// per thread that may run them — a recorder's histograms take 0.1–0.3 MB each at millisecond
+/// latencies, so one per loader grew to hundreds of MB with a hundred loaders.
+fn recorder_count(loaders: usize, per_loader: bool, placement: Placement) -> usize {
     if per_loader {
         return loaders;
     }
-    loaders.min(RECORDERS_PER_CORE * std::thread::available_parallelism().map_or(1, |n| n.get()))
+    let threads = match placement {
+        Placement::Threads => loaders,
+        Placement::Tasks => tokio::runtime::Handle::current().metrics().num_workers(),
+    };
+    loaders.min(threads.max(std::thread::available_parallelism().map_or(1, |n| n.get())))
 }
 
 /// Runs `plan` with `loaders` (one in-flight slot each), recording operation
@@ -64,32 +68,28 @@ where
     O: Observer + ?Sized,
 {
     assert!(!loaders.is_empty(), "a run needs at least one loader");
-    let origin = clock.now();
-    let shared = Arc::new(Shared {
-        schedule: Mutex::new(Schedule::new(&plan.rate, plan.pacing, plan.limit, plan.seed).shared(plan.share)),
-        loaders: (0..loaders.len()).map(|_| LoaderSlot { started: AtomicU64::new(0), completed: AtomicU64::new(0) }).collect(),
-        recorders: (0..recorder_count(loaders.len(), plan.per_loader)).map(|_| RecorderSlot(Mutex::new(Recorder::new(op_count)))).collect(),
-        halt: StopHandle::new(),
-        aborted: AtomicU64::new(0),
-        clock,
-        origin,
-    });
+    let count = loaders.len();
+    let schedule = Schedule::new(&plan.rate, plan.pacing, plan.limit, plan.seed);
+    let stripes: Vec<_> = (0..count as u64).map(|i| plan.share.stripe(i, count as u64)).collect();
+    let recorders = (0..recorder_count(count, plan.per_loader, plan.placement)).map(|_| Recorder::new(op_count)).collect();
+    let shared = Arc::new(Shared::new(clock, stripes.iter().map(|&s| LoaderSlot::new(s)).collect(), recorders, plan.per_loader));
     let each = plan.each_loader_limit.unwrap_or(u64::MAX);
     let timer = match (plan.timer, plan.placement) {
         (TimerMode::Auto, Placement::Tasks) => TimerMode::Cheap,
         (mode, _) => mode,
     };
     let mut tasks = tokio::task::JoinSet::new();
-    for (index, loader) in loaders.into_iter().enumerate() {
+    for ((index, loader), stripe) in loaders.into_iter().enumerate().zip(stripes) {
         let shared = Arc::clone(&shared);
+        let schedule = schedule.clone().shared(stripe);
         match plan.placement {
             Placement::Tasks => {
-                tasks.spawn(loader_loop(shared, index, loader, timer, each));
+                tasks.spawn(loader_loop(shared, index, loader, schedule, timer, each));
             }
             Placement::Threads => {
                 tasks.spawn_blocking(move || {
                     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a loader thread needs a runtime");
-                    runtime.block_on(loader_loop(shared, index, loader, timer, each))
+                    runtime.block_on(loader_loop(shared, index, loader, schedule, timer, each))
                 });
             }
         }
@@ -97,11 +97,20 @@ where
     Monitor::new(plan, op_count, Arc::clone(&shared)).run(tasks, stop, observer).await
 }
 
-/// Loader `index`'s loop: takes slots and runs them until the schedule ends, or it has run `each`.
-async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, mut loader: L, timer: TimerMode, each: u64) -> L {
+/// Loader `index`'s loop: takes its stripe's slots and runs them until the stripe ends, the run
+/// halts, or it has run `each`.
+async fn loader_loop<L: Loader, C: Clock>(
+    shared: Arc<Shared<C>>,
+    index: usize,
+    mut loader: L,
+    mut schedule: Schedule,
+    timer: TimerMode,
+    each: u64,
+) -> L {
+    let mine = &shared.loaders[index];
     let Ok(mut waiter) = shared.clock.waiter() else {
-        // No timer could be made (out of file descriptors): this slot sits
-        // out; the monitor still sees the schedule's backlog.
+        // No timer could be made (out of file descriptors): this loader sits
+        // out; the monitor still sees its stripe's backlog.
         return loader;
     };
     let clock = shared.clock.clone();
@@ -110,32 +119,32 @@ async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, 
     // The loader's service time, smoothed over its last few requests (none yet: slow).
     let mut service_ns = Nanos::MAX;
     let mut unyielded = 0u32;
-    for _ in 0..each {
+    let mut ran = 0;
+    loop {
+        if ran == each {
+            mine.retired.store(true, Relaxed);
+            break;
+        }
         unyielded += 1;
         if unyielded >= YIELD_EVERY {
             unyielded = 0;
             tokio::task::yield_now().await;
         }
+        if shared.is_halted() {
+            break;
+        }
         let now = shared.now();
-        let (seq, slot) = {
-            let mut schedule = shared.schedule.lock();
-            let seq = schedule.next_seq();
-            match schedule.next(now) {
-                Some(slot) => (seq, slot),
-                None => break,
-            }
-        };
+        let seq = schedule.next_seq();
+        let Some(slot) = schedule.next(now) else { break };
+        mine.issued.store(schedule.issued(), Relaxed);
         // Lateness is recorded only for slots this loader waited for: a slot
-        // already due when taken was late because every loader was busy
+        // already due when taken was late because the loader was busy
         // (backlog, the backend's doing), not because the timer was late.
         let mut waited = false;
         let intended = match slot {
             Slot::At(t) => {
                 if t > now {
                     (waited, unyielded) = (true, 0);
-                    if shared.halt.is_stopped() {
-                        break;
-                    }
                     let precise = match timer {
                         TimerMode::Cheap => false,
                         TimerMode::Precise => true,
@@ -144,10 +153,17 @@ async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, 
                     let spin = if precise { SPIN_WINDOW_NS } else { YIELD_BELOW_NS };
                     if t - now >= spin {
                         let wake = if precise { t - spin } else { t };
-                        tokio::select! {
-                            biased;
-                            _ = shared.halt.stopped() => break,
-                            _ = waiter.wait_until(origin + wake) => {}
+                        if t - now >= WATCH_HALT_ABOVE_NS {
+                            tokio::select! {
+                                biased;
+                                _ = shared.halt.stopped() => break,
+                                _ = waiter.wait_until(origin + wake) => {}
+                            }
+                        } else {
+                            waiter.wait_until(origin + wake).await;
+                            if shared.is_halted() {
+                                break;
+                            }
                         }
                     }
                     // The rest of a short or precise wait: yield to other
@@ -161,8 +177,8 @@ async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, 
             Slot::Now => None,
         };
         let start = shared.now();
-        let mine = &shared.loaders[index];
-        mine.started.fetch_add(1, Relaxed);
+        ran += 1;
+        mine.started.store(ran, Relaxed);
         steps.clear();
         let result = loader.run(seq, &mut steps).await;
         let end = shared.now();
@@ -171,7 +187,7 @@ async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, 
             s => s - s / 8 + (end - start) / 8,
         };
         {
-            let mut recorder = shared.recorders[index % shared.recorders.len()].0.lock();
+            let mut recorder = shared.recorder(index).lock();
             match result {
                 Ok(()) => recorder.record_ok(0, end - intended.unwrap_or(start).min(start), end - start),
                 Err(class) => recorder.record_failure(0, class),
@@ -181,8 +197,9 @@ async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, 
             }
             steps.drain_into(&mut recorder, intended.map_or(0, |t| start.saturating_sub(t)));
         }
-        mine.completed.fetch_add(1, Relaxed);
+        mine.completed.store(ran, Relaxed);
         if loader.aborted() {
+            mine.retired.store(true, Relaxed);
             shared.aborted.fetch_add(1, Relaxed);
             break;
         }

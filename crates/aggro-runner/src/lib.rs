@@ -18,10 +18,12 @@
 //! - [`executor`]: [`run`], the loader loop.
 //! - [`monitor`]: interval boundaries, backlog, stop rules.
 //! - [`shared`]: what the loaders and the monitor share, and the [`RunOutcome`].
+//! - `books`: due, taken, started, finished and backlog, summed over the loaders' stripes.
 //! - [`stop`]: [`StopHandle`], for Ctrl-C and other outside stops.
 //! - [`search`]: the capacity search (`find-max`) over repeated runs.
 #![deny(missing_docs)]
 
+mod books;
 pub mod executor;
 pub mod loader;
 pub mod monitor;

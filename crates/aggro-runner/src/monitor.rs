@@ -5,11 +5,12 @@
 //! recorder for an empty one, merges them, and hands the interval to the
 //! [`Observer`]. Nothing per request passes through it.
 
+use crate::books::Books;
 use crate::loader::Loader;
 use crate::plan::{RunPlan, StopReason};
 use crate::shared::{RunOutcome, Shared};
 use crate::stop::StopHandle;
-use aggro_core::{Clock, Nanos, Waiter};
+use aggro_core::{Clock, DueCounter, Nanos, Waiter};
 use aggro_stats::Recorder;
 use std::sync::Arc;
 use tokio::task::JoinSet;
@@ -42,14 +43,14 @@ pub struct IntervalReport<'a> {
     pub started: u64,
     /// The planned rate at the end of the interval (None in a closed loop).
     pub planned_rate: Option<f64>,
-    /// The largest backlog seen at a once-a-second check while a loader
-    /// sat idle ([`behind_limit`]), 0 if none: due requests nobody took
-    /// though a loader was free means the generator, not the backend, fell
-    /// behind its schedule.
+    /// The largest backlog seen at a once-a-second check on the stripes of
+    /// loaders that sat idle ([`behind_limit`]), 0 if none: due requests whose
+    /// loader was free but did not take them means the generator, not the
+    /// backend, fell behind its schedule.
     pub behind: u64,
 }
 
-/// The backlog a check must see beside an idle loader to count as the
+/// The backlog a check must see on idle loaders' stripes to count as the
 /// generator falling behind: more than one request per loader and more than
 /// a millisecond of the schedule, so a loader caught between finishing one
 /// request and taking the next is not mistaken for it.
@@ -73,6 +74,8 @@ impl Observer for () {
 pub(crate) struct Monitor<'p, C: Clock> {
     plan: &'p RunPlan,
     shared: Arc<Shared<C>>,
+    /// The whole run's due count, which the books split into the loaders' stripes.
+    due: DueCounter,
     spare: Vec<Recorder>,
     merged: Recorder,
     totals: Recorder,
@@ -90,6 +93,7 @@ impl<'p, C: Clock> Monitor<'p, C> {
         Self {
             plan,
             shared,
+            due: DueCounter::new(&plan.rate, plan.pacing, plan.limit, plan.seed),
             spare,
             merged: Recorder::new(op_count),
             totals: Recorder::new(op_count),
@@ -105,22 +109,26 @@ impl<'p, C: Clock> Monitor<'p, C> {
         let mut waiter = shared.clock.waiter().expect("the monitor needs a timer");
         let interval = self.plan.interval_ns.max(1_000_000);
         let plan_end = self.plan.rate.duration_ns();
+        // A count-limited run has handed out every slot once its stripes hold this worker's share of the limit.
+        let all_taken = self.plan.limit.map(|l| self.plan.share.of_first(l));
         let mut next_interval = interval;
         let mut next_check = CHECK_EVERY_NS.min(interval);
         let mut reason: Option<StopReason> = None;
+        let mut interrupted = false;
         let mut drain_deadline: Option<Nanos> = None;
-        let mut halted_at: Option<Nanos> = None;
+        // The books when the run halted: a run cut short is judged against what was due then.
+        let mut halted_books: Option<Books> = None;
+        // Requests completed, and when that count last moved. In a run bounded by count alone, a
+        // loader hung on a request keeps the rest of its stripe from being taken: once another
+        // loader has finished, requests in flight with no completion for the drain timeout end it.
+        let mut progress: (u64, Nanos) = (0, 0);
         let mut loaders = Vec::new();
 
         while !tasks.is_empty() {
             let wake = next_interval.min(next_check).min(drain_deadline.unwrap_or(Nanos::MAX));
             tokio::select! {
                 _ = waiter.wait_until(shared.origin + wake) => {}
-                _ = stop.stopped(), if reason.is_none() => {
-                    reason = Some(StopReason::Interrupted);
-                    halted_at = Some(shared.now());
-                    self.halt();
-                }
+                _ = stop.stopped(), if reason.is_none() && !interrupted => interrupted = true,
                 joined = tasks.join_next() => {
                     if let Some(Ok(loader)) = joined {
                         loaders.push(loader);
@@ -129,49 +137,53 @@ impl<'p, C: Clock> Monitor<'p, C> {
                 }
             }
             let now = shared.now();
-            let (due, issued, closed) = {
-                let s = shared.schedule.lock();
-                (s.due_by(now), s.issued(), s.is_closed())
-            };
-            let backlog = due.saturating_sub(issued);
+            let books = Books::read(&shared.loaders, self.due.due_by(now));
+            if interrupted && reason.is_none() {
+                reason = Some(StopReason::Interrupted);
+                halted_books = Some(books);
+                shared.halt_now();
+            }
             if now >= next_check {
-                observer.on_tick(now, backlog);
+                observer.on_tick(now, books.backlog);
                 let (rule, rate) = (self.plan.backlog_rule, self.plan.rate.rate_at(now));
-                // Completions read before starts: a request that starts and ends between the two reads
-                // cannot make the difference negative.
-                let completed = shared.completed();
-                let in_flight = shared.started().saturating_sub(completed);
-                if in_flight < shared.loaders.len() as u64 && backlog > behind_limit(shared.loaders.len(), rate) {
-                    self.behind = self.behind.max(backlog);
+                if books.idle_backlog > behind_limit(shared.loaders.len(), rate) {
+                    self.behind = self.behind.max(books.idle_backlog);
                 }
-                if reason.is_none() && rule.is_broken(backlog, rate) {
+                if reason.is_none() && rule.is_broken(books.backlog, rate) {
                     let limit = rule.limit(rate).expect("a broken rule has a limit");
-                    reason = Some(StopReason::Backlog { backlog, limit });
-                    halted_at = Some(now);
-                    self.halt();
+                    reason = Some(StopReason::Backlog { backlog: books.backlog, limit });
+                    halted_books = Some(books);
+                    shared.halt_now();
                 }
                 next_check = now - now % CHECK_EVERY_NS + CHECK_EVERY_NS;
             }
             if now >= next_interval {
                 let started_at = self.interval_start;
-                self.flush(now, backlog, due, observer);
+                self.flush(now, books, observer);
                 next_interval += interval * ((now - next_interval) / interval + 1);
                 if let Some(seconds) = self.failing_for(started_at, now)
                     && reason.is_none()
                 {
                     reason = Some(StopReason::Failing { seconds });
-                    halted_at = Some(now);
-                    self.halt();
+                    halted_books = Some(books);
+                    shared.halt_now();
                 }
             }
-            let over = closed || reason.is_some() || plan_end.is_some_and(|end| now >= end);
+            let stalled = books.started > books.completed && !loaders.is_empty() && plan_end.is_none();
+            if books.completed > progress.0 || !stalled {
+                progress = (books.completed, now);
+            }
+            let taken = all_taken.is_some_and(|all| books.issued >= all);
+            let over = taken || reason.is_some() || plan_end.is_some_and(|end| now >= end);
             if over && drain_deadline.is_none() {
                 drain_deadline = Some(now + self.plan.drain_ns);
             }
+            if now - progress.1 >= self.plan.drain_ns && drain_deadline.is_none() {
+                drain_deadline = Some(now);
+            }
             if drain_deadline.is_some_and(|d| now >= d) {
-                self.halt();
-                let completed = shared.completed();
-                let abandoned = shared.started().saturating_sub(completed);
+                shared.halt_now();
+                let abandoned = books.started.saturating_sub(books.completed);
                 // Tasks can be cancelled; a loader thread stuck in a blocking
                 // call cannot, so it is detached and left to finish alone.
                 if self.plan.placement == crate::Placement::Threads {
@@ -191,17 +203,17 @@ impl<'p, C: Clock> Monitor<'p, C> {
         }
 
         let now = shared.now();
-        let started = shared.started();
+        let books = Books::read(&shared.loaders, self.due.due_by(now));
         // A run cut short is judged against what was due when it was stopped,
         // not against what fell due while in-flight requests drained.
-        let due = shared.schedule.lock().due_by(halted_at.unwrap_or(now)).max(started);
-        let backlog = due - started;
+        let due = halted_books.map_or(books.due, |b| b.due).max(books.started);
+        let books = Books { due, backlog: due - books.started, ..books };
         // The last boundary may have closed everything just before the run ended: a final interval with
         // nothing in it and next to no length would only print a line of zeros (its CPU share divided by
         // almost nothing).
         let nothing_since = now.saturating_sub(self.interval_start) < EMPTY_TAIL_NS && self.shared.recorders.iter().all(|r| r.0.lock().is_empty());
         if self.interval_index == 0 || !nothing_since {
-            self.flush(now, backlog, due, observer);
+            self.flush(now, books, observer);
         }
         RunOutcome {
             loaders,
@@ -211,17 +223,11 @@ impl<'p, C: Clock> Monitor<'p, C> {
             }),
             totals: self.totals,
             due,
-            started,
-            completed: shared.completed(),
-            backlog_at_end: backlog,
+            started: books.started,
+            completed: books.completed,
+            backlog_at_end: books.backlog,
             elapsed_ns: now,
         }
-    }
-
-    /// Closes the schedule and wakes loaders waiting for future slots.
-    fn halt(&self) {
-        self.shared.schedule.lock().close();
-        self.shared.halt.stop();
     }
 
     /// After the interval `start..now` was flushed: the seconds every request has failed for, once
@@ -236,7 +242,7 @@ impl<'p, C: Clock> Monitor<'p, C> {
         (now - since >= FAILING_STOP_NS).then_some((now - since) / 1_000_000_000)
     }
 
-    fn flush<O: Observer + ?Sized>(&mut self, now: Nanos, backlog: u64, due: u64, observer: &mut O) {
+    fn flush<O: Observer + ?Sized>(&mut self, now: Nanos, books: Books, observer: &mut O) {
         for (live, spare) in self.shared.recorders.iter().zip(self.spare.iter_mut()) {
             std::mem::swap(&mut *live.0.lock(), spare);
         }
@@ -250,9 +256,9 @@ impl<'p, C: Clock> Monitor<'p, C> {
             end_ns: now,
             merged: &self.merged,
             loaders: if self.plan.per_loader { &self.spare } else { &[] },
-            backlog,
-            due,
-            started: self.shared.started(),
+            backlog: books.backlog,
+            due: books.due,
+            started: books.started,
             planned_rate: self.plan.rate.rate_at(now),
             behind: std::mem::take(&mut self.behind),
         });

@@ -1,22 +1,37 @@
-//! What the loaders and the monitor of one run share — the clock, the schedule, each loader's
-//! counts and the recorders — and what a run gives back.
+//! What the loaders and the monitor of one run share — the clock, each loader's counts and the
+//! recorders — and what a run gives back. Nothing here is written by two loaders: each loader's
+//! counts sit on cache lines of their own, and a recorder belongs to the thread that records into it.
 
 use crate::plan::StopReason;
 use crate::stop::StopHandle;
-use aggro_core::{Clock, Nanos, Schedule};
+use aggro_core::{Clock, Nanos, Share};
 use aggro_stats::Recorder;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 /// What one loader shares with the monitor, on its own cache lines so
-/// loaders on different cores never contend.
+/// loaders on different cores never contend. Only the loader writes it.
 #[repr(align(128))]
 pub(crate) struct LoaderSlot {
+    /// The loader's stripe of the run's schedule.
+    pub stripe: Share,
+    /// Slots taken from the stripe (started, or waiting for their time).
+    pub issued: AtomicU64,
     pub started: AtomicU64,
     pub completed: AtomicU64,
+    /// The loader stopped taking slots of its own accord (its `each_loader_limit` reached, it
+    /// aborted, it had no timer): the rest of its stripe is no longer intended.
+    pub retired: AtomicBool,
 }
 
-/// A recorder some loaders share, on its own cache lines.
+impl LoaderSlot {
+    pub fn new(stripe: Share) -> Self {
+        Self { stripe, issued: AtomicU64::new(0), started: AtomicU64::new(0), completed: AtomicU64::new(0), retired: AtomicBool::new(false) }
+    }
+}
+
+/// A recorder, on its own cache lines.
 #[repr(align(128))]
 pub(crate) struct RecorderSlot(pub Mutex<Recorder>);
 
@@ -25,29 +40,79 @@ pub(crate) struct Shared<C: Clock> {
     pub clock: C,
     /// Clock reading at the run's start: schedule time 0.
     pub origin: Nanos,
-    pub schedule: Mutex<Schedule>,
     pub loaders: Vec<LoaderSlot>,
-    /// Loader `i` records into recorder `i % recorders.len()`.
+    /// One per loader when the plan keeps loaders apart; otherwise one per thread that runs loaders
+    /// (threads beyond their count share them round the ring).
     pub recorders: Vec<RecorderSlot>,
-    /// Fired when no new request may start (schedule closed early).
+    pub per_loader: bool,
+    /// This run's number among the process's runs, so a thread's recorder from an earlier run is not reused.
+    pub run_id: u64,
+    /// Recorders handed to threads so far.
+    pub threads_seen: AtomicUsize,
+    /// Set once no new request may start; loaders read it before each slot.
+    pub halted: AtomicBool,
+    /// Wakes loaders waiting for a future slot when the run halts.
     pub halt: StopHandle,
-    /// Loaders that gave up ([`Loader::aborted`]).
+    /// Loaders that gave up ([`Loader::aborted`](crate::Loader::aborted)).
     pub aborted: AtomicU64,
 }
 
+/// Numbers runs, for [`Shared::run_id`].
+static RUNS: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// (run, recorder) this thread records into.
+    static THREAD_RECORDER: Cell<(u64, usize)> = const { Cell::new((0, 0)) };
+}
+
 impl<C: Clock> Shared<C> {
+    pub fn new(clock: C, loaders: Vec<LoaderSlot>, recorders: Vec<Recorder>, per_loader: bool) -> Self {
+        let origin = clock.now();
+        Self {
+            clock,
+            origin,
+            loaders,
+            recorders: recorders.into_iter().map(|r| RecorderSlot(Mutex::new(r))).collect(),
+            per_loader,
+            run_id: RUNS.fetch_add(1, Relaxed),
+            threads_seen: AtomicUsize::new(0),
+            halted: AtomicBool::new(false),
+            halt: StopHandle::new(),
+            aborted: AtomicU64::new(0),
+        }
+    }
+
     pub fn now(&self) -> Nanos {
         self.clock.now().saturating_sub(self.origin)
     }
 
-    /// Requests started by all loaders.
-    pub fn started(&self) -> u64 {
-        self.loaders.iter().map(|l| l.started.load(Relaxed)).sum()
+    /// The recorder loader `loader` records into on the calling thread: its own when loaders are
+    /// kept apart, else the thread's (chosen on the thread's first request of the run).
+    pub fn recorder(&self, loader: usize) -> &Mutex<Recorder> {
+        let index = if self.per_loader {
+            loader
+        } else {
+            THREAD_RECORDER.with(|mine| match mine.get() {
+                (run, index) if run == self.run_id => index,
+                _ => {
+                    let index = self.threads_seen.fetch_add(1, Relaxed) % self.recorders.len();
+                    mine.set((self.run_id, index));
+                    index
+                }
+            })
+        };
+        &self.recorders[index].0
     }
 
-    /// Requests completed by all loaders.
-    pub fn completed(&self) -> u64 {
-        self.loaders.iter().map(|l| l.completed.load(Relaxed)).sum()
+    /// Whether the run has halted.
+    pub fn is_halted(&self) -> bool {
+        self.halted.load(Relaxed)
+    }
+
+    /// Closes the run to new requests and wakes loaders waiting for future slots.
+    pub fn halt_now(&self) {
+        self.halted.store(true, Relaxed);
+        self.halt.stop();
     }
 }
 

@@ -1,0 +1,89 @@
+//! The schedule's books at one instant: what was due, taken, started and finished, summed over the
+//! loaders' stripes. The monitor reads them without stopping a loader: each loader's counts are its
+//! own, and the run's due count is split into the stripes' shares in closed form.
+
+use crate::shared::LoaderSlot;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// The books of a run at one reading.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Books {
+    /// Requests intended by now (at least those taken).
+    pub due: u64,
+    pub issued: u64,
+    pub started: u64,
+    pub completed: u64,
+    /// Due slots no loader has taken.
+    pub backlog: u64,
+    /// The part of `backlog` whose loaders sat idle (nothing in flight): the generator's delay, not
+    /// the backend's.
+    pub idle_backlog: u64,
+}
+
+impl Books {
+    /// Reads the loaders' counts against `whole_due`, the slots of the whole run (every worker's)
+    /// intended by now — None in a closed loop, where due is what was taken.
+    pub fn read(loaders: &[LoaderSlot], whole_due: Option<u64>) -> Books {
+        let mut books = Books::default();
+        for slot in loaders {
+            // Completions before starts before slots taken: a request that ends between two reads
+            // cannot make in-flight or backlog figures negative.
+            let completed = slot.completed.load(Relaxed);
+            let started = slot.started.load(Relaxed);
+            let issued = slot.issued.load(Relaxed);
+            let intended = match whole_due {
+                Some(whole) if !slot.retired.load(Relaxed) => slot.stripe.of_first(whole),
+                _ => issued,
+            };
+            let due = intended.max(issued);
+            let backlog = due - issued;
+            books.due += due;
+            books.issued += issued;
+            books.started += started;
+            books.completed += completed;
+            books.backlog += backlog;
+            if started <= completed {
+                books.idle_backlog += backlog;
+            }
+        }
+        books
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aggro_core::Share;
+
+    fn slot(stripe: Share, issued: u64, started: u64, completed: u64) -> LoaderSlot {
+        let s = LoaderSlot::new(stripe);
+        s.issued.store(issued, Relaxed);
+        s.started.store(started, Relaxed);
+        s.completed.store(completed, Relaxed);
+        s
+    }
+
+    #[test]
+    fn stripes_split_the_due_count_and_idle_loaders_show_apart() {
+        let whole = Share::WHOLE;
+        // 10 slots due (0…9): stripe 0 owns 0,2,4,6,8 and stripe 1 owns 1,3,5,7,9.
+        let loaders = [slot(whole.stripe(0, 2), 5, 5, 4), slot(whole.stripe(1, 2), 2, 2, 2)];
+        let b = Books::read(&loaders, Some(10));
+        assert_eq!((b.due, b.issued, b.backlog), (10, 7, 3));
+        // Loader 0 is busy (its slots are on time); loader 1 sits idle with 3 of its slots due.
+        assert_eq!(b.idle_backlog, 3);
+        // A retired loader intends nothing more.
+        loaders[1].retired.store(true, Relaxed);
+        assert_eq!(Books::read(&loaders, Some(10)).backlog, 0);
+        // A closed loop is due what it took.
+        assert_eq!(Books::read(&loaders, None).due, 7);
+    }
+
+    #[test]
+    fn a_worker_share_of_stripes_counts_only_its_slots() {
+        // Worker 1 of 4, two loaders: 501 slots of the whole run due; the worker's are 1, 5, … 497.
+        let worker = Share::new(1, 4).unwrap();
+        let loaders = [slot(worker.stripe(0, 2), 0, 0, 0), slot(worker.stripe(1, 2), 0, 0, 0)];
+        assert_eq!(Books::read(&loaders, Some(501)).due, 125);
+    }
+}
