@@ -4,6 +4,7 @@
 //! prelude (`prelude.lua`); the engine resumes it when its answer or time comes.
 
 use super::convert::{Bytes, to_json, to_lua};
+use super::held::Held;
 use super::state::{Context, Timer, Wake};
 use crate::clock::now_us;
 use crate::swarm::websocket::{HttpRequest, Request};
@@ -33,11 +34,12 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
     define(lua, ctx, "__sleep", |lua, c, ms: f64| {
         let mut c = c.borrow_mut();
         let at_us = c.now_us + millis(ms)?;
-        c.me().timers.push(Timer { at_us, what: Wake::Resume(lua.current_thread()) });
+        c.me().timers.push(Timer { at_us, what: Wake::Resume(Held::new(lua, lua.current_thread())?) });
         Ok(())
     })?;
-    define(lua, ctx, "every", |_, c, (ms, callback): (f64, Function)| {
+    define(lua, ctx, "every", |lua, c, (ms, callback): (f64, Function)| {
         let period_us = millis(ms)?.max(1);
+        let callback = Held::new(lua, callback)?;
         let mut c = c.borrow_mut();
         let at_us = c.now_us + period_us;
         c.me().timers.push(Timer { at_us, what: Wake::Every { period_us, callback } });
@@ -134,7 +136,7 @@ fn register_http(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
         if c.me().http.is_some() {
             return Err(mlua::Error::runtime("an HTTP request was made before the bot's last one was answered"));
         }
-        let waiter = c.waiter(lua);
+        let waiter = c.waiter(lua)?;
         c.me().http = Some(waiter);
         c.out.push(Request::Http(request));
         Ok(())

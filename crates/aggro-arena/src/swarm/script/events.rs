@@ -98,12 +98,13 @@ impl Engine {
             return;
         }
         self.ctx.borrow_mut().heard.counters.disconnects += 1;
-        let handler = socket.handler("disconnect");
+        let handler = socket.handler(&self.lua, "disconnect");
         for (_, w) in socket.calls {
             self.wake(bot, w, (Value::Nil, why_lua.clone()));
         }
         match handler {
-            Some(f) => drop(self.spawn(bot, f, why_lua)),
+            Some(Ok(f)) => drop(self.spawn(bot, f, why_lua)),
+            Some(Err(e)) => self.failed(bot, &e),
             None => self.ctx.borrow_mut().bots[bot].gone = true,
         }
     }
@@ -240,10 +241,14 @@ impl Engine {
     /// message nobody handles is not turned into Lua values); when the server asked for an ack (`id`),
     /// the handler's results answer it.
     fn dispatch(&self, bot: usize, name: &str, id: Option<u64>, args: impl FnOnce() -> mlua::Result<MultiValue>) {
-        let handler = self.ctx.borrow().bots[bot].socket.as_ref().and_then(|s| s.handler(name));
-        let Some(f) = handler else {
-            self.ctx.borrow_mut().heard.counters.other_messages += 1;
-            return;
+        let handler = self.ctx.borrow().bots[bot].socket.as_ref().and_then(|s| s.handler(&self.lua, name));
+        let f = match handler {
+            Some(Ok(f)) => f,
+            Some(Err(e)) => return self.failed(bot, &e),
+            None => {
+                self.ctx.borrow_mut().heard.counters.other_messages += 1;
+                return;
+            }
         };
         let args = match args() {
             Ok(args) => args,

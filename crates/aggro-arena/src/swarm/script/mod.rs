@@ -12,7 +12,8 @@
 //!   a Socket.IO event's name and delivery fields, read without building its values.
 //! - [`api`] and [`sockets`]: the functions scripts call; `prelude.lua`, the ones that wait.
 //! - [`packets`]: what a socket writes (its protocol, Socket.IO packets with their attachments).
-//! - [`state`]: what is kept per bot between calls.
+//! - [`state`]: what is kept per bot between calls; [`held`]: its functions and coroutines, in the
+//!   registry.
 //! - [`convert`]: Lua values to JSON and back; [`msgpack`]: to MessagePack and back, and the `msgpack`
 //!   table; [`message`]: a JSON or MessagePack message's fields.
 //! - [`measures`]: `measure` and `count` by name, per interval.
@@ -24,6 +25,7 @@ pub mod convert;
 pub mod engine;
 pub mod events;
 pub mod head;
+pub mod held;
 pub mod measures;
 pub mod message;
 pub mod msgpack;

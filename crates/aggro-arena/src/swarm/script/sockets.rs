@@ -4,6 +4,7 @@
 
 use super::api::{Shared, define, pairs, path_of};
 use super::convert::to_json;
+use super::held::Held;
 use super::packets::{SocketIoPacket, protocol};
 use super::state::{Context, Format, Protocol, Socket};
 use crate::swarm::socketio::{self, Kind};
@@ -19,12 +20,13 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
         }
         let headers = pairs(opts.as_ref().map(|o| o.get::<Option<Table>>("headers")).transpose()?.flatten().as_ref())?;
         let mut c = c.borrow_mut();
-        let socket = Socket::new(protocol, c.waiter(lua));
+        let socket = Socket::new(protocol, c.waiter(lua)?);
         c.me().socket = Some(socket);
         c.out.push(Request::Open { path, headers });
         Ok(())
     })?;
-    define(lua, ctx, "__on", |_, c, (sock, name, f): (Table, String, Function)| {
+    define(lua, ctx, "__on", |lua, c, (sock, name, f): (Table, String, Function)| {
+        let f = Held::new(lua, f)?;
         with_socket(c, &sock, |_, s| {
             s.handlers.retain(|(n, _)| *n != name);
             s.handlers.push((name, f));
@@ -57,7 +59,7 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
         })
     })?;
     define(lua, ctx, "__call", |lua, c, (sock, args): (Table, MultiValue)| {
-        let (waiter, binary_used) = (c.borrow().waiter(lua), c.borrow().binary_used);
+        let (waiter, binary_used) = (c.borrow().waiter(lua)?, c.borrow().binary_used);
         with_socket(c, &sock, |out, s| {
             let id = s.next_id;
             s.next_id += 1;

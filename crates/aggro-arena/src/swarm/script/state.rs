@@ -1,6 +1,7 @@
 //! What the engine keeps for each scripted bot between calls into Lua: its
 //! timers, its socket and the coroutines waiting on them, its random stream.
 
+use super::held::Held;
 use crate::swarm::Heard;
 use crate::swarm::peers::{Order, Peers};
 use crate::swarm::websocket::Request;
@@ -12,7 +13,7 @@ use std::rc::Rc;
 /// count from it).
 #[derive(Debug)]
 pub struct Waiter {
-    pub thread: Thread,
+    pub thread: Held<Thread>,
     pub since_us: u64,
 }
 
@@ -25,8 +26,8 @@ pub struct Timer {
 
 #[derive(Debug)]
 pub enum Wake {
-    Every { period_us: u64, callback: Function },
-    Resume(Thread),
+    Every { period_us: u64, callback: Held<Function> },
+    Resume(Held<Thread>),
 }
 
 /// How messages on a plain WebSocket are written and read.
@@ -71,7 +72,7 @@ pub struct Socket {
     /// The coroutine waiting for it to open.
     pub opener: Option<Waiter>,
     /// Handlers by event (or message type) name.
-    pub handlers: Vec<(String, Function)>,
+    pub handlers: Vec<(String, Held<Function>)>,
     /// Calls waiting for their reply, by ack id (or reply field value).
     pub calls: Vec<(u64, Waiter)>,
     pub next_id: u64,
@@ -83,8 +84,9 @@ impl Socket {
         Self { protocol, open: false, opener: Some(opener), handlers: Vec::new(), calls: Vec::new(), next_id: 1, attaching: None }
     }
 
-    pub fn handler(&self, name: &str) -> Option<Function> {
-        self.handlers.iter().find(|(n, _)| n == name).map(|(_, f)| f.clone())
+    /// The handler of `name`, if there is one.
+    pub fn handler(&self, lua: &mlua::Lua, name: &str) -> Option<mlua::Result<Function>> {
+        self.handlers.iter().find(|(n, _)| n == name).map(|(_, f)| f.get(lua))
     }
 }
 
@@ -95,7 +97,7 @@ pub struct BotState {
     pub rng: Rng,
     pub started: bool,
     /// Its script's main chunk, until it has run to its end.
-    pub main: Option<Thread>,
+    pub main: Option<Held<Thread>>,
     /// Stopped: its script raised, or its server sent it away with no handler to catch it.
     pub gone: bool,
     /// The swarm was told it is gone (once: it retires and replaces the bot once).
@@ -178,8 +180,8 @@ impl Context {
     }
 
     /// The calling coroutine as a waiter, its round trip counted from the running step's intended time.
-    pub fn waiter(&self, lua: &mlua::Lua) -> Waiter {
-        Waiter { thread: lua.current_thread(), since_us: self.now_us }
+    pub fn waiter(&self, lua: &mlua::Lua) -> mlua::Result<Waiter> {
+        Ok(Waiter { thread: Held::new(lua, lua.current_thread())?, since_us: self.now_us })
     }
 
     pub fn me(&mut self) -> &mut BotState {
