@@ -11,6 +11,15 @@
 //! `Eᵢ ~ Exp(1)`, which is exactly a Poisson process of the (time-varying)
 //! rate; per-second pacing (the DynamoDB/Spanner tool's) starts all of a second's
 //! requests at the start of that second.
+//!
+//! A run is cut into [`Share`]s — workers, and each worker's loaders — that each
+//! take every n-th slot. Even and per-second slots are the same whatever the cut.
+//! Poisson arrivals are drawn per share: share `i` of `n` is a Poisson process of
+//! `1/n` of the rate (`C⁻¹(n·(E₁+…+Eᵢ))`, its own seeded stream), and `n`
+//! independent Poisson processes of rate `r/n` together are exactly one of rate
+//! `r`. A share thus draws only its own arrivals, however many shares there are;
+//! the price is that the arrival times depend on the number of shares (workers ×
+//! loaders), not on the seed alone.
 
 use crate::clock::Nanos;
 use crate::rng::Rng;
@@ -218,8 +227,10 @@ pub struct Schedule {
     span_index: usize,
     /// Slots handed out by this generator.
     issued: u64,
-    /// Slots of the whole run passed so far (this generator's and the other workers').
+    /// Slots of the whole run passed so far (this generator's and the other workers'; even and
+    /// per-second pacing).
     passed: u64,
+    seed: u64,
     share: Share,
     closed: bool,
 }
@@ -243,27 +254,38 @@ impl Schedule {
                 (false, None)
             }
         };
-        let mut rng = Rng::stream(seed, u64::MAX);
-        let position = if pacing == Pacing::Poisson { rng.exp1() } else { 0.0 };
-        Self {
+        let mut schedule = Self {
             spans: spans.into(),
             pacing,
             closed_loop_end,
             closed_loop,
             limit,
-            rng,
-            position,
+            rng: Rng::seeded(seed),
+            position: 0.0,
             span_index: 0,
             issued: 0,
             passed: 0,
+            seed,
             share: Share::WHOLE,
             closed: false,
+        };
+        schedule.draw_first();
+        schedule
+    }
+
+    /// A Poisson share's stream and first arrival (see the module's docs).
+    fn draw_first(&mut self) {
+        if self.pacing == Pacing::Poisson {
+            self.rng = Rng::stream(self.seed ^ self.share.of.wrapping_mul(0x9E37_79B9_7F4A_7C15), self.share.index);
+            self.position = 0.0;
+            self.step();
         }
     }
 
     /// The same schedule, handing out only `share`'s slots.
     pub fn shared(mut self, share: Share) -> Self {
         self.share = share;
+        self.draw_first();
         self
     }
 
@@ -329,26 +351,25 @@ impl Schedule {
         })
     }
 
-    /// Passes the other shares' slots before slot `seq`. Even and per-second positions are the slot
-    /// numbers themselves, so a stripe of many jumps at once; Poisson gaps are drawn one by one (every
-    /// share must see the same arrivals), which costs a stripe of `n` a draw per slot of the whole run.
+    /// Passes the other shares' slots before slot `seq`: even and per-second positions are the slot
+    /// numbers themselves, so a share jumps to its next at once. (A Poisson share's positions are
+    /// its own arrivals: there is nothing to pass.)
     fn skip_to(&mut self, seq: u64) {
-        if self.passed >= seq {
-            return;
-        }
-        if self.pacing == Pacing::Poisson {
-            while self.passed < seq {
-                self.step();
-            }
-        } else {
+        if self.pacing != Pacing::Poisson && self.passed < seq {
             self.position = seq as f64;
             self.passed = seq;
         }
     }
 
+    /// Moves past the slot at `position`.
     fn step(&mut self) {
-        self.position += if self.pacing == Pacing::Poisson { self.rng.exp1() } else { 1.0 };
-        self.passed += 1;
+        match self.pacing {
+            Pacing::Poisson => self.position += self.share.of as f64 * self.rng.exp1(),
+            _ => {
+                self.position += 1.0;
+                self.passed += 1;
+            }
+        }
     }
 
     /// `C⁻¹(position)`, advancing `span_index`; None past the end of the plan.
@@ -412,35 +433,57 @@ impl Schedule {
     }
 }
 
-/// How many slots of a whole run fall due by a time that only moves forward: what a striped run's
-/// monitor counts, while each loader draws its own stripe. Even and per-second pacing answer in
-/// closed form; Poisson arrivals are walked once, each slot counted as its time passes.
+/// How many slots of each share of a run fall due by a time that only moves forward: what a striped
+/// run's monitor counts while each loader draws its own share. Even and per-second pacing answer in
+/// closed form from the whole run's count; Poisson shares are walked, each arrival counted once as
+/// its time passes.
 #[derive(Clone, Debug)]
 pub struct DueCounter {
-    cursor: Schedule,
+    whole: Schedule,
+    shares: Vec<Share>,
+    /// One per share under Poisson pacing; none otherwise.
+    walkers: Vec<Schedule>,
+    /// The whole run's slots due at the last count (even and per-second pacing).
+    whole_due: u64,
 }
 
 impl DueCounter {
-    /// Counts the whole run of a plan (every worker's slots), from its start.
-    pub fn new(plan: &RatePlan, pacing: Pacing, limit: Option<u64>, seed: u64) -> Self {
-        Self { cursor: Schedule::new(plan, pacing, limit, seed) }
+    /// Counts `shares` of a run, from its start.
+    pub fn new(plan: &RatePlan, pacing: Pacing, limit: Option<u64>, seed: u64, shares: Vec<Share>) -> Self {
+        let whole = Schedule::new(plan, pacing, limit, seed);
+        let walkers = match pacing {
+            Pacing::Poisson if !whole.closed_loop => shares.iter().map(|&s| whole.clone().shared(s)).collect(),
+            _ => Vec::new(),
+        };
+        Self { whole, shares, walkers, whole_due: 0 }
     }
 
-    /// Slots of the whole run intended by `now` (None in a closed loop, which intends no times).
-    /// A Poisson count never goes back: asked for an earlier time, it answers the later one's.
-    pub fn due_by(&mut self, now: Nanos) -> Option<u64> {
-        let c = &mut self.cursor;
-        if c.closed_loop {
+    /// Counts the slots due by `now` (an earlier time than the last one counts nothing more).
+    pub fn advance(&mut self, now: Nanos) {
+        if self.whole.closed_loop {
+            return;
+        }
+        if self.walkers.is_empty() {
+            self.whole_due = self.whole_due.max(self.whole.planned_by(now));
+        }
+        for w in &mut self.walkers {
+            while !w.is_exhausted() && w.peek_time().is_some_and(|t| t <= now) {
+                w.step();
+                w.issued += 1;
+            }
+        }
+    }
+
+    /// Slots of share `k` due at the last [`DueCounter::advance`] (None in a closed loop, which
+    /// intends no times).
+    pub fn due(&self, k: usize) -> Option<u64> {
+        if self.whole.closed_loop {
             return None;
         }
-        if c.pacing != Pacing::Poisson {
-            return Some(c.planned_by(now));
-        }
-        while !c.is_exhausted() && c.peek_time().is_some_and(|t| t <= now) {
-            c.step();
-            c.issued += 1;
-        }
-        Some(c.issued)
+        Some(match self.walkers.get(k) {
+            Some(w) => w.issued,
+            None => self.shares[k].of_first(self.whole_due),
+        })
     }
 }
 
@@ -546,22 +589,7 @@ mod tests {
     }
 
     #[test]
-    fn the_shares_of_a_run_make_the_whole_run() {
-        let plan = RatePlan::parse_stages("1s:500,1s:2000", 100.0).unwrap();
-        for pacing in [Pacing::Even, Pacing::Poisson, Pacing::Second] {
-            let mut whole = Schedule::new(&plan, pacing, Some(1_500), 7);
-            let all: Vec<(u64, Slot)> = std::iter::from_fn(|| Some((whole.next_seq(), whole.next(0)?))).collect();
-            let mut union = Vec::new();
-            for index in 0..3 {
-                let mut part = Schedule::new(&plan, pacing, Some(1_500), 7).shared(Share::new(index, 3).unwrap());
-                let mine: Vec<(u64, Slot)> = std::iter::from_fn(|| Some((part.next_seq(), part.next(0)?))).collect();
-                assert!(mine.iter().all(|(seq, _)| seq % 3 == index));
-                assert_eq!(part.issued() as usize, mine.len());
-                union.extend(mine);
-            }
-            union.sort_by_key(|(seq, _)| *seq);
-            assert_eq!(union, all, "{pacing:?}");
-        }
+    fn shares_split_things_and_counts() {
         assert_eq!(Share::new(3, 3), None);
         let parts: Vec<std::ops::Range<u64>> = (0..4).map(|i| Share::new(i, 4).unwrap().range(10)).collect();
         assert_eq!(parts, vec![0..3, 3..6, 6..8, 8..10]);
@@ -582,10 +610,33 @@ mod tests {
         std::iter::from_fn(|| Some((s.next_seq(), s.next(0)?))).collect()
     }
 
+    /// Each share's slots, as `(seq, slot)`, from a schedule of its own.
+    fn shares_slots(plan: &RatePlan, pacing: Pacing, limit: Option<u64>, seed: u64, workers: u64, loaders: u64) -> Vec<(u64, Slot)> {
+        let mut union = Vec::new();
+        for w in 0..workers {
+            let share = Share::new(w, workers).unwrap();
+            for l in 0..loaders {
+                let stripe = share.stripe(l, loaders);
+                let mine = slots(Schedule::new(plan, pacing, limit, seed).shared(stripe));
+                assert!(mine.iter().all(|(seq, _)| seq % (workers * loaders) == w + workers * l));
+                let in_order = mine.windows(2).all(|p| match (p[0].1, p[1].1) {
+                    (Slot::At(a), Slot::At(b)) => a <= b,
+                    _ => true,
+                });
+                assert!(in_order, "a share's slots are in time order");
+                union.extend(mine);
+            }
+        }
+        union.sort_by_key(|(seq, _)| *seq);
+        union
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
         /// A worker's share cut into loaders' stripes: the stripes of every worker together are
-        /// exactly the run's slots, each once, at the same times — for every load shape.
+        /// exactly the run's slots, each once, at the same times — for every load shape. Poisson
+        /// arrivals are drawn per share, so they are the same run's for the same count of shares
+        /// however it is cut into workers and loaders.
         #[test]
         fn stripes_of_shares_make_the_whole_run_once(
             kind in 0u8..3,
@@ -598,44 +649,53 @@ mod tests {
             let (plan, pacing) = shape(kind, pacing);
             // A closed loop needs a count to end.
             let limit = if kind == 0 { Some(limit.unwrap_or(500)) } else { limit };
-            let all = slots(Schedule::new(&plan, pacing, limit, seed));
-            let mut union = Vec::new();
-            for w in 0..workers {
-                let share = Share::new(w, workers).unwrap();
-                for l in 0..loaders {
-                    let stripe = share.stripe(l, loaders);
-                    let mine = slots(Schedule::new(&plan, pacing, limit, seed).shared(stripe));
-                    proptest::prop_assert!(mine.iter().all(|(seq, _)| seq % (workers * loaders) == w + workers * l));
-                    union.extend(mine);
-                }
-            }
-            union.sort_by_key(|(seq, _)| *seq);
-            proptest::prop_assert_eq!(union, all);
+            let union = shares_slots(&plan, pacing, limit, seed, workers, loaders);
+            proptest::prop_assert!(union.windows(2).all(|p| p[0].0 < p[1].0), "a slot twice");
+            let same = if pacing == Pacing::Poisson && kind != 0 {
+                union == shares_slots(&plan, pacing, limit, seed, 1, workers * loaders)
+            } else {
+                union == slots(Schedule::new(&plan, pacing, limit, seed))
+            };
+            proptest::prop_assert!(same, "the shares are not the run's slots");
         }
 
-        /// The monitor's count of a whole run's due slots agrees with the schedule's own, at any
+        /// The monitor's count of each share's due slots agrees with the share's own schedule, at any
         /// sequence of rising times.
         #[test]
-        fn the_due_counter_counts_what_the_schedule_says_is_due(
+        fn the_due_counter_counts_what_each_share_says_is_due(
             kind in 1u8..3,
             pacing in proptest::sample::select(vec![Pacing::Even, Pacing::Second, Pacing::Poisson]),
+            shares in 1u64..6,
             limit in proptest::option::of(1u64..3_000),
             mut times in proptest::collection::vec(0u64..2_000_000_000, 1..20),
         ) {
             let (plan, pacing) = shape(kind, pacing);
             times.sort_unstable();
-            let mut counter = DueCounter::new(&plan, pacing, limit, 5);
-            let schedule = Schedule::new(&plan, pacing, limit, 5);
+            let stripes: Vec<Share> = (0..shares).map(|k| Share::WHOLE.stripe(k, shares)).collect();
+            let mut counter = DueCounter::new(&plan, pacing, limit, 5, stripes.clone());
             for t in times {
-                proptest::prop_assert_eq!(counter.due_by(t), Some(schedule.due_by(t)), "at {}", t);
+                counter.advance(t);
+                for (k, &stripe) in stripes.iter().enumerate() {
+                    let schedule = Schedule::new(&plan, pacing, limit, 5).shared(stripe);
+                    proptest::prop_assert_eq!(counter.due(k), Some(schedule.due_by(t)), "share {} at {}", k, t);
+                }
             }
         }
     }
 
     #[test]
+    fn poisson_shares_together_keep_the_rate() {
+        // 8 shares of 10,000/s for 10 s: about 100,000 arrivals in all, as one schedule would make.
+        let plan = RatePlan::fixed(10_000.0, 10_000_000_000);
+        let n = shares_slots(&plan, Pacing::Poisson, None, 3, 2, 4).len();
+        assert!((n as f64 - 100_000.0).abs() < 1_500.0, "{n}");
+    }
+
+    #[test]
     fn a_closed_loop_has_no_due_count() {
-        let mut counter = DueCounter::new(&RatePlan::Max { duration_ns: None }, Pacing::Even, Some(10), 1);
-        assert_eq!(counter.due_by(5), None);
+        let mut counter = DueCounter::new(&RatePlan::Max { duration_ns: None }, Pacing::Even, Some(10), 1, vec![Share::WHOLE]);
+        counter.advance(5);
+        assert_eq!(counter.due(0), None);
         assert_eq!(Share::new(1, 3).unwrap().stripe(2, 4), Share { index: 7, of: 12 });
     }
 

@@ -1,8 +1,9 @@
 //! The schedule's books at one instant: what was due, taken, started and finished, summed over the
 //! loaders' stripes. The monitor reads them without stopping a loader: each loader's counts are its
-//! own, and the run's due count is split into the stripes' shares in closed form.
+//! own, and a [`DueCounter`] counts each stripe's due slots.
 
 use crate::shared::LoaderSlot;
+use aggro_core::DueCounter;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// The books of a run at one reading.
@@ -21,18 +22,18 @@ pub(crate) struct Books {
 }
 
 impl Books {
-    /// Reads the loaders' counts against `whole_due`, the slots of the whole run (every worker's)
-    /// intended by now — None in a closed loop, where due is what was taken.
-    pub fn read(loaders: &[LoaderSlot], whole_due: Option<u64>) -> Books {
+    /// Reads the loaders' counts against `due`, which counts each one's stripe (loader `k`'s is its
+    /// share `k`) up to now; in a closed loop due is what was taken.
+    pub fn read(loaders: &[LoaderSlot], due: &DueCounter) -> Books {
         let mut books = Books::default();
-        for slot in loaders {
+        for (k, slot) in loaders.iter().enumerate() {
             // Completions before starts before slots taken: a request that ends between two reads
             // cannot make in-flight or backlog figures negative.
             let completed = slot.completed.load(Relaxed);
             let started = slot.started.load(Relaxed);
             let issued = slot.issued.load(Relaxed);
-            let intended = match whole_due {
-                Some(whole) if !slot.retired.load(Relaxed) => slot.stripe.of_first(whole),
+            let intended = match due.due(k) {
+                Some(due) if !slot.retired.load(Relaxed) => due,
                 _ => issued,
             };
             let due = intended.max(issued);
@@ -53,7 +54,14 @@ impl Books {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aggro_core::Share;
+    use aggro_core::{Pacing, RatePlan, Share};
+
+    /// 1,000/s for 10 s, counted to `now_ms`, for `shares`.
+    fn counted(shares: Vec<Share>, now_ms: u64) -> DueCounter {
+        let mut due = DueCounter::new(&RatePlan::fixed(1_000.0, 10_000_000_000), Pacing::Even, None, 1, shares);
+        due.advance(now_ms * 1_000_000);
+        due
+    }
 
     fn slot(stripe: Share, issued: u64, started: u64, completed: u64) -> LoaderSlot {
         let s = LoaderSlot::new(stripe);
@@ -68,15 +76,17 @@ mod tests {
         let whole = Share::WHOLE;
         // 10 slots due (0…9): stripe 0 owns 0,2,4,6,8 and stripe 1 owns 1,3,5,7,9.
         let loaders = [slot(whole.stripe(0, 2), 5, 5, 4), slot(whole.stripe(1, 2), 2, 2, 2)];
-        let b = Books::read(&loaders, Some(10));
+        let due = counted(vec![whole.stripe(0, 2), whole.stripe(1, 2)], 9);
+        let b = Books::read(&loaders, &due);
         assert_eq!((b.due, b.issued, b.backlog), (10, 7, 3));
         // Loader 0 is busy (its slots are on time); loader 1 sits idle with 3 of its slots due.
         assert_eq!(b.idle_backlog, 3);
         // A retired loader intends nothing more.
         loaders[1].retired.store(true, Relaxed);
-        assert_eq!(Books::read(&loaders, Some(10)).backlog, 0);
+        assert_eq!(Books::read(&loaders, &due).backlog, 0);
         // A closed loop is due what it took.
-        assert_eq!(Books::read(&loaders, None).due, 7);
+        let closed = DueCounter::new(&RatePlan::Max { duration_ns: None }, Pacing::Even, Some(10), 1, vec![Share::WHOLE; 2]);
+        assert_eq!(Books::read(&loaders, &closed).due, 7);
     }
 
     #[test]
@@ -84,6 +94,6 @@ mod tests {
         // Worker 1 of 4, two loaders: 501 slots of the whole run due; the worker's are 1, 5, … 497.
         let worker = Share::new(1, 4).unwrap();
         let loaders = [slot(worker.stripe(0, 2), 0, 0, 0), slot(worker.stripe(1, 2), 0, 0, 0)];
-        assert_eq!(Books::read(&loaders, Some(501)).due, 125);
+        assert_eq!(Books::read(&loaders, &counted(vec![worker.stripe(0, 2), worker.stripe(1, 2)], 500)).due, 125);
     }
 }

@@ -74,7 +74,7 @@ impl Observer for () {
 pub(crate) struct Monitor<'p, C: Clock> {
     plan: &'p RunPlan,
     shared: Arc<Shared<C>>,
-    /// The whole run's due count, which the books split into the loaders' stripes.
+    /// Each loader's stripe's due count.
     due: DueCounter,
     spare: Vec<Recorder>,
     merged: Recorder,
@@ -90,10 +90,11 @@ pub(crate) struct Monitor<'p, C: Clock> {
 impl<'p, C: Clock> Monitor<'p, C> {
     pub fn new(plan: &'p RunPlan, op_count: usize, shared: Arc<Shared<C>>) -> Self {
         let spare = (0..shared.recorders.len()).map(|_| Recorder::new(op_count)).collect();
+        let stripes = shared.loaders.iter().map(|l| l.stripe).collect();
         Self {
             plan,
             shared,
-            due: DueCounter::new(&plan.rate, plan.pacing, plan.limit, plan.seed),
+            due: DueCounter::new(&plan.rate, plan.pacing, plan.limit, plan.seed, stripes),
             spare,
             merged: Recorder::new(op_count),
             totals: Recorder::new(op_count),
@@ -137,7 +138,7 @@ impl<'p, C: Clock> Monitor<'p, C> {
                 }
             }
             let now = shared.now();
-            let books = Books::read(&shared.loaders, self.due.due_by(now));
+            let books = self.books(now);
             if interrupted && reason.is_none() {
                 reason = Some(StopReason::Interrupted);
                 halted_books = Some(books);
@@ -203,7 +204,7 @@ impl<'p, C: Clock> Monitor<'p, C> {
         }
 
         let now = shared.now();
-        let books = Books::read(&shared.loaders, self.due.due_by(now));
+        let books = self.books(now);
         // A run cut short is judged against what was due when it was stopped,
         // not against what fell due while in-flight requests drained.
         let due = halted_books.map_or(books.due, |b| b.due).max(books.started);
@@ -228,6 +229,12 @@ impl<'p, C: Clock> Monitor<'p, C> {
             backlog_at_end: books.backlog,
             elapsed_ns: now,
         }
+    }
+
+    /// The books at `now`.
+    fn books(&mut self, now: Nanos) -> Books {
+        self.due.advance(now);
+        Books::read(&self.shared.loaders, &self.due)
     }
 
     /// After the interval `start..now` was flushed: the seconds every request has failed for, once
