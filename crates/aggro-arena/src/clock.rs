@@ -33,9 +33,18 @@ pub fn sleep_until(deadline_us: u64) -> u64 {
 
 /// CPU time this process has used, in µs (user + system).
 pub fn process_cpu_us() -> u64 {
+    cpu_us(libc::RUSAGE_SELF)
+}
+
+/// CPU time (user + system) of the calling thread, in µs: a swarm thread's own, beside its siblings'.
+pub fn thread_cpu_us() -> u64 {
+    cpu_us(libc::RUSAGE_THREAD)
+}
+
+fn cpu_us(who: libc::c_int) -> u64 {
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage fills the struct we own.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    unsafe { libc::getrusage(who, &mut ru) };
     let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
     us(ru.ru_utime) + us(ru.ru_stime)
 }

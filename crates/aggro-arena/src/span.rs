@@ -38,15 +38,18 @@ pub struct Spans<C> {
     cpu_start_us: u64,
     histograms: Vec<Histogram>,
     totals: Option<Span<C>>,
+    /// Reads the CPU time this span counts, µs.
+    cpu: fn() -> u64,
 }
 
 impl<C: Clone + std::ops::AddAssign> Spans<C> {
     /// Opens the first interval at `now_us` with `histograms` empty histograms.
-    pub fn new(now_us: u64, histograms: usize) -> Self {
+    pub fn new(now_us: u64, histograms: usize, cpu: fn() -> u64) -> Self {
         Self {
             run_start_us: now_us,
             start_us: now_us,
-            cpu_start_us: crate::clock::process_cpu_us(),
+            cpu_start_us: cpu(),
+            cpu,
             histograms: (0..histograms).map(|_| new_histogram()).collect(),
             totals: None,
         }
@@ -59,7 +62,7 @@ impl<C: Clone + std::ops::AddAssign> Spans<C> {
 
     /// Closes the open interval at `now_us` with what it counted, adds it to the run, and opens the next.
     pub fn close(&mut self, now_us: u64, counters: C) -> Span<C> {
-        let cpu = crate::clock::process_cpu_us();
+        let cpu = (self.cpu)();
         let span = Span {
             start_s: (self.start_us - self.run_start_us) as f64 / 1e6,
             end_s: (now_us - self.run_start_us) as f64 / 1e6,
@@ -97,6 +100,8 @@ pub trait Record: Sized {
     type Gauges;
     /// Histograms per interval.
     const HISTOGRAMS: usize;
+    /// Reads the CPU time an interval counts, µs: the process's by default.
+    const CPU: fn() -> u64 = crate::clock::process_cpu_us;
     fn summarise(span: Span<Self::Counters>, gauges: &Self::Gauges) -> Self;
 }
 
@@ -112,7 +117,7 @@ pub struct Profile<R: Record> {
 impl<R: Record> Profile<R> {
     /// Opens the first interval at `now_us`.
     pub fn new(now_us: u64) -> Self {
-        Self { spans: Spans::new(now_us, R::HISTOGRAMS), counters: R::Counters::default() }
+        Self { spans: Spans::new(now_us, R::HISTOGRAMS, R::CPU), counters: R::Counters::default() }
     }
 
     /// Records `v` in histogram `i` of the open interval.

@@ -252,7 +252,7 @@ fn v_swarm(e: &Evidence) -> Verdict {
     Verdict {
         limit: Limit::SwarmCpu,
         evidence: format!(
-            "the swarm used {:.0}% of a core and its ticks ran late by {:.1} ms at p99: the test is invalid as a measure of the server — add swarm processes or machines (--worker)",
+            "the swarm's busiest thread used {:.0}% of a core and its ticks ran late by {:.1} ms at p99: the test is invalid as a measure of the server — add swarm threads (--threads), processes or machines (--worker)",
             e.swarm_cpu_pct, e.swarm_lateness_p99_ms
         ),
     }

@@ -30,6 +30,11 @@ pub fn runtime(threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
     b.enable_all().build().context("cannot start the async runtime")
 }
 
+/// `threads`, or for 0 one per CPU this process may run on (its affinity mask: `taskset` counts).
+pub fn cores(threads: usize) -> usize {
+    if threads > 0 { threads } else { std::thread::available_parallelism().map_or(1, |n| n.get()) }
+}
+
 /// Many loaders each hold a socket and a timer: lift the soft limit on open
 /// files to the hard one so 1,000 loaders do not hit 1,024 descriptors.
 fn raise_fd_limit() {

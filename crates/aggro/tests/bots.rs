@@ -62,14 +62,29 @@ fn op<'a>(r: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
 #[test]
 #[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
 fn fifty_scripted_bots_log_in_join_play_and_are_counted_exactly() {
-    let Some(dir) = examples() else { return };
+    fifty_bots("1");
+}
+
+/// Two swarm threads of 25 bots each, a Lua state each; the server seats bots in rooms of 10 as they
+/// join, so rooms hold bots of both threads: a move sent on one is heard, timed and checked on the other.
+#[test]
+#[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
+fn fifty_scripted_bots_on_two_threads_whose_rooms_span_them_are_counted_exactly() {
+    let Some(r) = fifty_bots("2") else { return };
+    assert_eq!(r["spec"]["threads"], 2);
+}
+
+/// Fifty bots of examples/bots/socketio-bot.lua on `threads` swarm threads, checked exactly; the result
+/// (None: a skip, the servers not installed).
+fn fifty_bots(threads: &str) -> Option<serde_json::Value> {
+    let dir = examples()?;
     let (mut server, port) = listening(&dir, "socketio-server.mjs");
     let tmp = tempdir();
     let out = path(tmp.path(), "socketio.json");
     let script = dir.join("socketio-bot.lua").display().to_string();
     let server_url = format!("ws://127.0.0.1:{port}");
-    let text =
-        ok(&["arena", "swarm", "--script", &script, "--server", &server_url, "--ccu", "50", "--duration", "5s", "--interval", "1s", "--out", &out]);
+    let args = ["--ccu", "50", "--threads", threads, "--duration", "5s", "--interval", "1s", "--out", &out];
+    let text = ok(&[&["arena", "swarm", "--script", &script, "--server", &server_url][..], &args].concat());
     server.kill().unwrap();
     let r = result(std::path::Path::new(&out));
     let sessions = op(&r, "session");
@@ -82,7 +97,9 @@ fn fifty_scripted_bots_log_in_join_play_and_are_counted_exactly() {
     assert!(op(&r, "round_trip")["latency"]["count"].as_u64().unwrap() >= 50, "the acked buys are timed: {text}");
     let counts = &r["extra"]["script"]["counts"];
     assert!(counts.as_array().unwrap().iter().any(|c| c[0] == "joined" && c[1] == 50), "{counts}");
+    assert_eq!(c["reliable_disorder"], 0, "no move heard twice or out of order: {text}");
     assert!(text.contains("verdict: None"), "{text}");
+    Some(r)
 }
 
 #[test]

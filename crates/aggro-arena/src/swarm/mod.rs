@@ -23,11 +23,13 @@ pub mod relay;
 #[cfg(feature = "lua")]
 pub mod script;
 pub mod socketio;
+pub mod threads;
 pub mod timers;
 pub mod transport;
 pub mod websocket;
 
-pub use profile::{SwarmCounters, SwarmInterval};
+pub use profile::{NamedMeasures, SwarmCounters, SwarmInterval};
+pub use threads::run_threads;
 pub use transport::Transport;
 
 use crate::clock::{now_us, unix_ms};
@@ -138,6 +140,11 @@ pub trait Behaviour {
     const SEATS_EVERY_BOT: bool = false;
     /// Bot number `index` (client id `client_id`, made at `now_us`), drawing its choices from `rng`.
     fn bot(&mut self, cfg: &SwarmConfig, index: usize, client_id: u64, now_us: u64, rng: Rng) -> Self::Bot;
+    /// What the bots measured and counted by name since the last call (a script's), taken as each
+    /// interval closes.
+    fn named(&mut self) -> NamedMeasures {
+        NamedMeasures::default()
+    }
 }
 
 /// One bot, as the swarm drives it over transport `T`.
@@ -452,6 +459,7 @@ impl<B: Behaviour> Swarm<B> {
         let mut iv = self.profile.close(now, &gauges);
         iv.join_rate = (self.next_join < self.cfg.bots).then(|| self.pacer.rate());
         iv.join_news = Some(std::mem::take(&mut self.pacer.news).join("\n  ")).filter(|n| !n.is_empty());
+        iv.named = self.behaviour.named();
         iv
     }
 

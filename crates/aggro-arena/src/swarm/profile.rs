@@ -1,4 +1,5 @@
-//! The swarm's per-interval record: delays, timer lateness, traffic, its own CPU.
+//! The swarm's per-interval record: delays, timer lateness, traffic, its own CPU — one swarm thread's,
+//! or several threads' merged into one.
 
 use crate::span::{Record, Span};
 use aggro_stats::{Histogram, Summary, encode};
@@ -68,8 +69,12 @@ pub struct SwarmInterval {
     /// How late input ticks went out, ns.
     pub timer_lateness: Summary,
     pub timer_lateness_hdr: String,
-    /// Swarm CPU, % of one core.
+    /// Swarm CPU, % of one core (its threads' together).
     pub cpu_pct: f64,
+    /// The busiest swarm thread's CPU, % of one core: a thread near a whole core is the swarm's limit,
+    /// whatever its siblings use.
+    #[serde(default)]
+    pub busiest_thread_pct: f64,
     /// Per active bot per second.
     pub snapshots_per_bot_s: f64,
     pub kb_in_per_bot_s: f64,
@@ -87,6 +92,76 @@ pub struct SwarmInterval {
     /// Delay, timer lateness and round trip, in that order (read back empty: the `_hdr` fields hold them).
     #[serde(skip, default = "three_histograms")]
     pub histograms: [Histogram; 3],
+    /// What the bots measured and counted by name (a script's `measure` and `count`) and the script
+    /// errors first seen in it; in-process only (a result file holds them as operations).
+    #[serde(skip)]
+    pub named: NamedMeasures,
+}
+
+/// Measurements and counters by name, in the order names were first used, and script errors' texts.
+#[derive(Clone, Debug, Default)]
+pub struct NamedMeasures {
+    pub timed: Vec<(String, Histogram)>,
+    pub counted: Vec<(String, u64)>,
+    pub errors: Vec<String>,
+}
+
+/// Script errors kept word for word across a swarm's threads (the rest are only counted).
+pub const ERRORS_KEPT: usize = 5;
+
+impl NamedMeasures {
+    /// Adds `other`'s: histograms of one name added, counters summed, the first errors kept.
+    pub fn add(&mut self, other: &NamedMeasures) {
+        for (name, h) in &other.timed {
+            match self.timed.iter_mut().find(|(n, _)| n == name) {
+                Some((_, mine)) => mine.add(h).expect("auto-resizing histograms add"),
+                None => self.timed.push((name.clone(), h.clone())),
+            }
+        }
+        for (name, n) in &other.counted {
+            match self.counted.iter_mut().find(|(c, _)| c == name) {
+                Some((_, mine)) => *mine += n,
+                None => self.counted.push((name.clone(), *n)),
+            }
+        }
+        let room = ERRORS_KEPT.saturating_sub(self.errors.len());
+        self.errors.extend(other.errors.iter().take(room).cloned());
+    }
+}
+
+impl SwarmInterval {
+    /// One stretch of several swarm threads as one: histograms added, counters and bots summed, CPU
+    /// summed (the busiest thread kept apart), sockets' queues summed, memory the process's.
+    pub fn merge(parts: &[SwarmInterval]) -> SwarmInterval {
+        let start_s = parts.iter().map(|p| p.start_s).fold(f64::INFINITY, f64::min);
+        let end_s = parts.iter().map(|p| p.end_s).fold(0.0, f64::max);
+        let mut histograms = three_histograms();
+        let mut counters = SwarmCounters::default();
+        let mut gauges = SwarmGauges::default();
+        let mut named = NamedMeasures::default();
+        let mut cpu_us = 0.0;
+        for p in parts {
+            for (h, theirs) in histograms.iter_mut().zip(&p.histograms) {
+                h.add(theirs).expect("auto-resizing histograms add");
+            }
+            counters += p.counters;
+            gauges.active += p.active_bots;
+            gauges.process.rss_bytes = gauges.process.rss_bytes.max(p.gauges.rss_bytes);
+            gauges.process.receive_queue_bytes += p.gauges.receive_queue_bytes;
+            gauges.process.kernel_drops += p.gauges.kernel_drops;
+            named.add(&p.named);
+            cpu_us += p.cpu_pct * 1e4 * (p.end_s - p.start_s);
+        }
+        let span = Span { start_s, end_s, cpu_us: cpu_us as u64, histograms: histograms.into(), counters };
+        let mut merged = SwarmInterval::summarise(span, &gauges);
+        merged.busiest_thread_pct = parts.iter().map(|p| p.busiest_thread_pct).fold(0.0, f64::max);
+        merged.warning = parts.iter().find_map(|p| p.warning.clone());
+        merged.join_rate = parts.iter().filter_map(|p| p.join_rate).reduce(|a, b| a + b);
+        let news: Vec<&str> = parts.iter().filter_map(|p| p.join_news.as_deref()).collect();
+        merged.join_news = (!news.is_empty()).then(|| news.join("\n  "));
+        merged.named = named;
+        merged
+    }
 }
 
 fn three_histograms() -> [Histogram; 3] {
@@ -129,6 +204,8 @@ impl Record for SwarmInterval {
     type Counters = SwarmCounters;
     type Gauges = SwarmGauges;
     const HISTOGRAMS: usize = 3;
+    // A swarm thread's own: the process's would count its sibling threads too.
+    const CPU: fn() -> u64 = crate::clock::thread_cpu_us;
 
     fn summarise(span: Span<SwarmCounters>, g: &SwarmGauges) -> Self {
         let (secs, cpu_pct, c) = (span.secs(), span.cpu_pct(), span.counters);
@@ -140,7 +217,7 @@ impl Record for SwarmInterval {
         let long_enough = secs >= 0.5;
         let warning = if long_enough && cpu_pct > 90.0 {
             Some(format!(
-                "the swarm used {cpu_pct:.0}% of a core: it, not the server, may be the bottleneck — use fewer bots per process or more processes"
+                "a swarm thread used {cpu_pct:.0}% of a core: it, not the server, may be the bottleneck — use more --threads or more processes"
             ))
         } else if long_enough && late.p99_ns > 5_000_000 {
             Some(format!(
@@ -161,6 +238,7 @@ impl Record for SwarmInterval {
             timer_lateness: late,
             timer_lateness_hdr: encode::to_base64(&lateness),
             cpu_pct,
+            busiest_thread_pct: cpu_pct,
             snapshots_per_bot_s: per_bot(c.snapshots),
             kb_in_per_bot_s: per_bot(c.bytes_in) / 1000.0,
             gauges,
@@ -169,6 +247,7 @@ impl Record for SwarmInterval {
             join_news: None,
             counters: c,
             histograms: [delay, lateness, round_trip],
+            named: NamedMeasures::default(),
         }
     }
 }

@@ -111,6 +111,10 @@ pub struct SwarmArgs {
     /// This process is shard I of N (1-based, such as 2/4): it takes its share of the bots (whole rooms in relay mode).
     #[arg(long, value_name = "I/N", value_parser = values::worker)]
     pub worker: Option<Share>,
+    /// Swarm threads, each with a block of this process's bots (whole rooms in relay mode), its own
+    /// sockets and timers (and Lua state): 0, one per CPU this process may use.
+    #[arg(long, default_value_t = 0, value_parser = values::threads)]
+    pub threads: usize,
     /// Fault injection: throw away this fraction of received datagrams before the bots see them.
     #[arg(long, default_value_t = 0.0)]
     pub receive_loss: f64,

@@ -5,23 +5,15 @@
 
 use super::ms;
 use super::record::op;
+use aggro_arena::swarm::NamedMeasures;
 use aggro_report::record::RunRecord;
 use aggro_stats::{Histogram, Summary};
 
-/// What a scripted swarm measured and counted by name in an interval.
-pub type NamedInterval = (Vec<(String, Histogram)>, Vec<(String, u64)>);
-
-/// A scripted swarm's named measurements, taken as each interval closes, and its script errors.
-pub struct Named {
-    pub take: Box<dyn FnMut() -> NamedInterval>,
-    pub errors: Box<dyn Fn() -> Vec<String>>,
-}
-
 /// Adds `named` (one entry per interval, in order) to `record`; returns the lines to print about them.
-pub fn add(record: &mut RunRecord, named: &[NamedInterval], errors: &[String], error_count: u64) -> Vec<String> {
+pub fn add(record: &mut RunRecord, named: &[NamedMeasures], errors: &[String], error_count: u64) -> Vec<String> {
     let mut totals: Vec<(String, Histogram)> = Vec::new();
     let mut counts: Vec<(String, u64)> = Vec::new();
-    for (k, (timed, counted)) in named.iter().enumerate() {
+    for (k, NamedMeasures { timed, counted, .. }) in named.iter().enumerate() {
         for (name, h) in timed {
             if let Some(iv) = record.intervals.get_mut(k) {
                 iv.ops.push(op(name, h));

@@ -1,7 +1,6 @@
 //! `aggro arena swarm`: bots against an arena server (`br`), a relay server (`relay`), a Colyseus server
 //! over WebSocket (`colyseus`), or any server a Lua script plays (`script`).
 
-use super::named::{Named, NamedInterval};
 use super::process::{self, Reported};
 use super::record::{Whole, counts, interval, op, run_record, timed};
 use super::server_watch::ServerWatch;
@@ -15,14 +14,13 @@ use aggro_arena::swarm::colyseus::ColyseusBots;
 use aggro_arena::swarm::colyseus::failures::Failures;
 use aggro_arena::swarm::colyseus::play::Play;
 use aggro_arena::swarm::colyseus::received::Received;
-use aggro_arena::swarm::profile::exposition;
+use aggro_arena::swarm::profile::{ERRORS_KEPT, exposition};
 use aggro_arena::swarm::relay::RelayBots;
-use aggro_arena::swarm::{Behaviour, Swarm, SwarmConfig, SwarmInterval};
+use aggro_arena::swarm::{Behaviour, NamedMeasures, Swarm, SwarmConfig, SwarmInterval, run_threads};
 use aggro_arena::verdict::{Evidence, Limit, Service, Verdict, judge};
 use aggro_core::Share;
 use aggro_report::record::now_rfc3339;
 use aggro_report::record::{IntervalRecord, OpRecord};
-use anyhow::Context;
 use arena_proto::Secret;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -70,8 +68,8 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
             cfg.tick_every = std::time::Duration::from_secs_f64(1.0 / a.input_hz as f64);
             let br = BrConfig { fire_hz: a.fire_rate, cluster: a.cluster.max(1) };
             let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "br", "br": &br, "worker": worker });
-            let bots = Br::new(br, cfg.bots, cfg.seed ^ mine.start);
-            run(&a, cfg, bots, spec, None, None)
+            let seed = cfg.seed;
+            run(&a, cfg, 1, spec, None, |c, block| Ok(Br::new(br.clone(), c.bots, seed ^ (mine.start + block.start))))
         }
         Kind::Relay => {
             let r = &a.relay;
@@ -93,7 +91,10 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
                 bots: cfg.bots,
             };
             let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "relay", "relay": &bots, "worker": worker });
-            run(&a, cfg, bots, spec, None, None)
+            // Threads take whole rooms too; a bot's lifetime under churn is the worker's.
+            run(&a, cfg, r.room_size as usize, spec, None, |_, block| {
+                Ok(RelayBots { first_room: bots.first_room + (block.start / k) as u32, ..bots.clone() })
+            })
         }
         Kind::Colyseus => {
             let c = &a.colyseus;
@@ -109,10 +110,12 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
                 return Err(BadInput(format!("--drain {:?} leaves nothing of --duration {:?}", c.drain, a.duration)).into());
             }
             let (room, observe) = (play.room.clone(), play.observe.clone());
+            // One set of bots' settings for every thread: the joined count (--start-together), the server's
+            // failures and the messages received are the process's, shared.
             let bots = ColyseusBots::new(play, if c.start_together { cfg.bots } else { 0 }, cfg.bots, churn(&a, &share)?);
             let told = Told { room, observe, failures: Arc::clone(&bots.failures), received: Arc::clone(&bots.received) };
             let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "colyseus", "colyseus": &bots, "worker": worker });
-            run(&a, cfg, bots, spec, Some(told), None)
+            run(&a, cfg, 1, spec, Some(told), |_, _| Ok(bots.clone()))
         }
         Kind::Script => script(&a, cfg, &share, worker),
     }
@@ -120,22 +123,35 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
 
 #[cfg(feature = "lua")]
 fn script(a: &SwarmArgs, mut cfg: SwarmConfig, share: &Share, worker: [u64; 2]) -> anyhow::Result<()> {
+    use aggro_arena::swarm::script::ScriptBots;
     let file = a.script.as_deref().ok_or_else(|| BadInput("--mode script needs --script FILE".into()))?;
     let source = std::fs::read_to_string(file).map_err(|e| BadInput(format!("--script {}: {e}", file.display())))?;
     let name = file.file_name().map_or("script".into(), |n| n.to_string_lossy().to_string());
-    let bots = aggro_arena::swarm::script::ScriptBots::load(&source, &name).map_err(BadInput)?;
+    // Checked here, so a bad script is bad input; each thread loads it again into a Lua state of its own.
+    ScriptBots::load(&source, &name).map_err(BadInput)?;
     take_bots(&mut cfg, share, a.bots);
     // Bots keep their own timers; the nominal tick only paces the first.
     cfg.tick_every = std::time::Duration::from_secs(1);
     let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "script", "script": { "file": file, "source": source }, "worker": worker });
-    let (taking, erring) = (bots.clone(), bots.clone());
-    let named = Named { take: Box::new(move || taking.measures().take_interval()), errors: Box::new(move || erring.measures().errors.clone()) };
-    run(a, cfg, bots, spec, None, Some(named))
+    run(a, cfg, 1, spec, None, |_, _| ScriptBots::load(&source, &name).map_err(std::io::Error::other))
 }
 
 #[cfg(not(feature = "lua"))]
 fn script(_: &SwarmArgs, _: SwarmConfig, _: &Share, _: [u64; 2]) -> anyhow::Result<()> {
     Err(BadInput("this aggro was built without Lua scripts (cargo build --features lua)".into()).into())
+}
+
+/// Thread `t` of `threads`: its configuration (its bots, their first client id, its share of the join
+/// rate) and its block of the process's bots — whole `unit`s, blocks in thread order.
+fn thread_block(cfg: &SwarmConfig, unit: usize, t: usize, threads: usize) -> (SwarmConfig, std::ops::Range<u64>) {
+    let (unit, bots) = (unit.max(1) as u64, cfg.bots as u64);
+    let units = Share::new(t as u64, threads as u64).expect("a thread of the swarm's").range(bots.div_ceil(unit));
+    let block = (units.start * unit).min(bots)..(units.end * unit).min(bots);
+    let mut mine = cfg.clone();
+    mine.bots = (block.end - block.start) as usize;
+    mine.first_client_id += block.start;
+    mine.connect_rate = (cfg.connect_rate / threads as u32).max(1);
+    (mine, block)
 }
 
 /// This worker's share of `bots` (bot by bot): the swarm's bot count and first client id; returns the range.
@@ -186,36 +202,45 @@ impl Told {
     }
 }
 
+/// Runs the swarm of `cfg.bots` bots on `--threads` threads, each with a block of whole `unit`s of them
+/// (rooms in relay mode): `make(thread's config, its block of the process's bots)` makes a thread's
+/// bots, on that thread.
 fn run<B: Behaviour>(
     a: &SwarmArgs,
     cfg: SwarmConfig,
-    behaviour: B,
-    spec: serde_json::Value,
+    unit: usize,
+    mut spec: serde_json::Value,
     told: Option<Told>,
-    mut named: Option<Named>,
+    make: impl Fn(&SwarmConfig, std::ops::Range<u64>) -> std::io::Result<B> + Sync,
 ) -> anyhow::Result<()> {
     if cfg.bots == 0 {
         return Err(BadInput("this worker's share is empty: fewer bots (or rooms) than workers".into()).into());
     }
+    let units = cfg.bots.div_ceil(unit.max(1));
+    let threads = crate::session::cores(a.threads).min(units);
+    spec["threads"] = threads.into();
     let watch = ServerWatch::from_flags(a.server_metrics, a.server_pid);
     let budget = a.uplink;
     let slo = a.slo.unwrap_or_default();
     let metrics = metrics_server(a.common.metrics)?;
     let started_at = now_rfc3339();
     let server = cfg.server;
-    let mut swarm = Swarm::new(cfg.clone(), behaviour).context("cannot open the swarm's sockets")?;
     if !a.common.quiet {
-        println!("swarm of {} bots against {server} for {:?}", cfg.bots, cfg.duration);
+        let on = if threads > 1 { format!(" on {threads} threads") } else { String::new() };
+        println!("swarm of {} bots against {server} for {:?}{on}", cfg.bots, cfg.duration);
     }
     let server_before = watch.map(ServerWatch::read).transpose()?;
     let live = a.live.map(|addr| Live::start(addr, "arena swarm", &spec, &started_at, &[B::DELAY, SESSIONS])).transpose()?;
     let rate = planned_rate(&spec);
-    let mut named_intervals: Vec<NamedInterval> = Vec::new();
+    let mut named: Vec<NamedMeasures> = Vec::new();
+    let make_swarm = |t: usize| {
+        let (mine, block) = thread_block(&cfg, unit, t, threads);
+        let bots = make(&mine, block)?;
+        Swarm::new(mine, bots).map_err(|e| std::io::Error::new(e.kind(), format!("cannot open the swarm's sockets: {e}")))
+    };
     let done = process::run(&a.common, metrics.as_ref(), |stop, on_interval| {
-        swarm.run(stop, |iv: &SwarmInterval| {
-            if let Some(n) = named.as_mut() {
-                named_intervals.push((n.take)());
-            }
+        run_threads(threads, make_swarm, stop, |iv: &SwarmInterval| {
+            named.push(iv.named.clone());
             on_interval(iv);
             if let Some(live) = &live {
                 feed_live::<B>(live, iv, rate);
@@ -233,7 +258,7 @@ fn run<B: Behaviour>(
     });
     let secs = totals.end_s.max(1e-9);
     let mut evidence = Evidence {
-        swarm_cpu_pct: totals.cpu_pct,
+        swarm_cpu_pct: totals.busiest_thread_pct,
         swarm_lateness_p99_ms: ms(totals.timer_lateness.p99_ns),
         bytes_per_s: (totals.counters.bytes_in + totals.counters.bytes_out) as f64 / secs,
         bandwidth_budget: budget,
@@ -263,11 +288,12 @@ fn run<B: Behaviour>(
     if let (Limit::Gone | Limit::Service, Some(text)) = (verdict.limit, told.as_ref().and_then(|t| t.failures().commonest().map(str::to_string))) {
         verdict.evidence += &format!(" — the server said: {text}");
     }
-    let script_errors = named.as_ref().map_or(Vec::new(), |n| (n.errors)());
+    let scripted = spec["behaviour"] == "script";
+    let script_errors: Vec<String> = named.iter().flat_map(|m| m.errors.iter().cloned()).take(ERRORS_KEPT).collect();
     let mut record = swarm_record::<B>(&spec, started_at, intervals, totals, &verdict, (&failures, &received), done.interrupted);
     let mut notes = vec![format!("verdict: {:?} — {}", verdict.limit, verdict.evidence)];
-    if named.is_some() {
-        notes.extend(super::named::add(&mut record, &named_intervals, &script_errors, totals.counters.script_errors));
+    if scripted {
+        notes.extend(super::named::add(&mut record, &named, &script_errors, totals.counters.script_errors));
     }
     if !failures.is_empty() {
         notes.push(format!("failures, by what the server said: {}", failures.join("; ")));
@@ -276,7 +302,7 @@ fn run<B: Behaviour>(
         notes.push(format!("messages received, by type: {}", received.iter().map(|(t, n)| format!("{t} {n}")).collect::<Vec<_>>().join(", ")));
     }
     match &told {
-        _ if totals.counters.connects > 0 || named.is_some() => {}
+        _ if totals.counters.connects > 0 || scripted => {}
         Some(t) => notes.push(format!("no bot joined a room: is a Colyseus server listening on ws://{server}, with the room {:?} defined?", t.room)),
         None => notes.push(format!("no bot was accepted: is an arena server listening on {server}, with the same --secret?")),
     }

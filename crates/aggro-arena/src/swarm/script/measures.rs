@@ -7,8 +7,7 @@ use aggro_stats::Histogram;
 /// An interval's histograms and counters by name.
 pub type Taken = (Vec<(String, Histogram)>, Vec<(String, u64)>);
 
-/// Script errors kept word for word (the rest are only counted).
-const ERRORS_KEPT: usize = 5;
+use crate::swarm::profile::ERRORS_KEPT;
 
 /// Named measurements and counters of the open interval, and the script's first errors.
 #[derive(Debug, Default)]
@@ -19,6 +18,8 @@ pub struct Measures {
     /// The first errors' messages with their tracebacks, and how many there were in all.
     pub errors: Vec<String>,
     pub error_count: u64,
+    /// Errors of `errors` already taken by [`Measures::take_new_errors`].
+    taken: usize,
 }
 
 impl Measures {
@@ -51,6 +52,13 @@ impl Measures {
             self.errors.push(text);
         }
         keep
+    }
+
+    /// The errors kept since the last call.
+    pub fn take_new_errors(&mut self) -> Vec<String> {
+        let new = self.errors[self.taken..].to_vec();
+        self.taken = self.errors.len();
+        new
     }
 
     /// Takes the interval's histograms and counters (names keep their order; a name without

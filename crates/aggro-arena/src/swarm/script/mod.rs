@@ -53,7 +53,7 @@ impl ScriptBots {
     }
 
     /// What the scripts measured and counted by name since the last call, and their errors so far.
-    pub fn measures(&self) -> std::cell::RefMut<'_, measures::Measures> {
+    fn measures(&self) -> std::cell::RefMut<'_, measures::Measures> {
         std::cell::RefMut::map(self.engine.ctx.borrow_mut(), |c| &mut c.measures)
     }
 }
@@ -67,6 +67,12 @@ impl Behaviour for ScriptBots {
     fn bot(&mut self, _: &SwarmConfig, index: usize, client_id: u64, _: u64, rng: Rng) -> ScriptBot {
         self.engine.add_bot(index, client_id, rng);
         ScriptBot { engine: Rc::clone(&self.engine), index }
+    }
+
+    fn named(&mut self) -> super::NamedMeasures {
+        let mut m = self.measures();
+        let (timed, counted) = m.take_interval();
+        super::NamedMeasures { timed, counted, errors: m.take_new_errors() }
     }
 }
 
