@@ -288,9 +288,10 @@ pub struct ArenaBenchArgs {
     /// runs are merged, so a drift in the machine's speed falls on every variant alike.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub rounds: u32,
-    /// Pin the server to CPU 0 and the swarm to CPU 1.
-    #[arg(long)]
-    pub pin: bool,
+    /// Pin the server and the swarm to CPUs of their own: SERVER/SWARM CPU lists such as 0/1-3 (bare
+    /// --pin: 0/1). The swarm runs a thread per CPU it is given.
+    #[arg(long, value_name = "SERVER/SWARM", num_args = 0..=1, default_missing_value = "0/1", value_parser = values::pins)]
+    pub pin: Option<values::Pins>,
     /// Bandwidth budget for the verdict, such as 100mbit or 1gbit.
     #[arg(long, value_parser = values::bandwidth)]
     pub uplink: Option<f64>,

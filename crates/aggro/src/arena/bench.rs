@@ -91,7 +91,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
                     v.name,
                     a.rounds
                 );
-                let pair = Pair::new(dir.path(), &a.common, a.pin, a.port, k, warmup, measure)?;
+                let pair = Pair::new(dir.path(), &a.common, a.pin.as_ref(), a.port, k, warmup, measure)?;
                 runs.push(run_pair(&pair, &a, players, v)?);
                 k += 1;
             }

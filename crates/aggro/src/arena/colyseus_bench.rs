@@ -7,7 +7,7 @@
 //! plan --from` fits, as relay sweeps have).
 
 use super::ms;
-use super::pair::{child_run, cpu, merged, pin, scratch, secs, sum, window};
+use super::pair::{busiest, child_run, cpu, merged, pin, scratch, secs, sum, window};
 use super::record::{Whole, op, run_record};
 use crate::BadInput;
 use crate::arena::args::ArenaBenchArgs;
@@ -115,8 +115,8 @@ fn start_server(a: &ArenaBenchArgs, cmd: &str, port: u16) -> anyhow::Result<Serv
     c.arg("-c").arg(shell_exec(&cmd.replace("{port}", &port.to_string()))).env("PORT", port.to_string()).stdout(Stdio::null());
     std::os::unix::process::CommandExt::process_group(&mut c, 0);
     crate::with_system_huge_pages(&mut c);
-    if a.pin {
-        pin(&mut c, 0);
+    if let Some(pins) = &a.pin {
+        pin(&mut c, &pins.server);
     }
     let mut server = Server(c.spawn().with_context(|| format!("--server-cmd: cannot run `{cmd}`"))?);
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
@@ -156,8 +156,8 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
     if let (Some(play), None) = (&c.play, &a.script) {
         swarm.arg("--play").arg(play);
     }
-    if a.pin {
-        pin(&mut swarm, 1);
+    if let Some(pins) = &a.pin {
+        pin(&mut swarm, &pins.swarm);
     }
     let mut swarm = swarm.spawn().context("cannot start the swarm")?;
     // The server's CPU over the measured window, read from its pid.
@@ -189,7 +189,7 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
     let evidence = Evidence {
         server_cpu_pct: Some(server_cpu_pct),
         server_wait_pct,
-        swarm_cpu_pct: cpu(&sw),
+        swarm_cpu_pct: busiest(&sw),
         swarm_lateness_p99_ms: ms(lateness.p99_ns),
         bytes_per_s: per_s(|c| c.bytes_in) + per_s(|c| c.bytes_out),
         ..Evidence::default()

@@ -1,8 +1,9 @@
 //! One measured run of a server process and a swarm process on loopback
-//! (optionally pinned: server on CPU 0, swarm on CPU 1), for the benches. Each
+//! (optionally pinned: server and swarm each on CPUs of their own), for the benches. Each
 //! child writes its result file; only whole intervals after the warm-up count.
 
 use crate::arena::args::ArenaCommon;
+use crate::cli::values::Pins;
 use crate::session;
 use aggro_arena::relay::RelayInterval;
 use aggro_arena::server::ServerInterval;
@@ -26,7 +27,7 @@ pub struct Pair<'a> {
     exe: PathBuf,
     dir: &'a Path,
     common: &'a ArenaCommon,
-    pin: bool,
+    pin: Option<&'a Pins>,
     port: u16,
     warmup: Duration,
     measure: Duration,
@@ -77,7 +78,7 @@ impl<'a> Pair<'a> {
     pub fn new(
         dir: &'a Path,
         common: &'a ArenaCommon,
-        pin: bool,
+        pin: Option<&'a Pins>,
         first_port: u16,
         k: usize,
         warmup: Duration,
@@ -106,10 +107,10 @@ impl<'a> Pair<'a> {
         swarm.args(["arena", "swarm", "--server", &listen, "--interval", "1s", "--quiet", "--seed", &seed]);
         swarm.args(["--duration", &ms(self.warmup + self.measure)]).args(swarm_args);
         swarm.arg("--out").arg(&swarm_out);
-        for (cmd, cpu) in [(&mut server, 0), (&mut swarm, 1)] {
+        for (cmd, cpus) in [(&mut server, self.pin.map(|p| &p.server)), (&mut swarm, self.pin.map(|p| &p.swarm))] {
             cmd.stdout(Stdio::null()).env("AGGRO_ARENA_SECRET", &self.common.secret);
-            if self.pin {
-                pin(cmd, cpu);
+            if let Some(cpus) = cpus {
+                pin(cmd, cpus);
             }
         }
         let mut server = server.spawn().context("cannot start the arena server")?;
@@ -171,13 +172,16 @@ pub fn window<I: Timed>(intervals: &[I], from: f64, to: f64) -> Vec<&I> {
     intervals.iter().filter(|iv| iv.start_s() >= from && iv.end_s() <= to).collect()
 }
 
-/// Pins the command's process to CPU `cpu`.
-pub fn pin(cmd: &mut Command, cpu: usize) {
+/// Pins the command's process to the CPUs `cpus`.
+pub fn pin(cmd: &mut Command, cpus: &[usize]) {
+    let cpus = cpus.to_vec();
     // SAFETY: between fork and exec we only call sched_setaffinity on ourselves, which is async-signal-safe.
     unsafe {
         cmd.pre_exec(move || {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut set);
+            for &cpu in &cpus {
+                libc::CPU_SET(cpu, &mut set);
+            }
             libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set);
             Ok(())
         });
@@ -197,6 +201,12 @@ pub fn secs<I: Timed>(ivs: &[&I]) -> f64 {
 /// CPU over the intervals, % of one core (weighted by their lengths).
 pub fn cpu<I: Timed>(ivs: &[&I]) -> f64 {
     ivs.iter().map(|iv| iv.cpu_pct() * (iv.end_s() - iv.start_s())).sum::<f64>() / secs(ivs).max(1e-9)
+}
+
+/// The busiest swarm thread's CPU over the intervals, % of one core (weighted by their lengths): what
+/// says whether the swarm, not the server, was the limit.
+pub fn busiest(ivs: &[&SwarmInterval]) -> f64 {
+    ivs.iter().map(|iv| iv.busiest_thread_pct * (iv.end_s - iv.start_s)).sum::<f64>() / secs(ivs).max(1e-9)
 }
 
 /// The union of base64 HDR histograms.

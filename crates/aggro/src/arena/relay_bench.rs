@@ -4,7 +4,7 @@
 //! (`extra.relay_bench.rows`) that `aggro plan --from` fits.
 
 use super::ms;
-use super::pair::{Measured, Pair, cpu, merged, scratch, secs, sum};
+use super::pair::{Measured, Pair, busiest, cpu, merged, scratch, secs, sum};
 use super::record::{Whole, op, run_record};
 use crate::BadInput;
 use crate::arena::args::{ArenaBenchArgs, Receivers};
@@ -58,7 +58,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for (k, ccu) in a.players.iter().enumerate() {
         eprintln!("[{}/{}] {ccu} CCU in rooms of {}: {warmup:?} warm-up + {measure:?} measured", k + 1, a.players.len(), a.relay.room_size);
-        let pair = Pair::new(dir.path(), &a.common, a.pin, a.port, k, warmup, measure)?;
+        let pair = Pair::new(dir.path(), &a.common, a.pin.as_ref(), a.port, k, warmup, measure)?;
         rows.push(run_one(&pair, &a, *ccu, budget)?);
     }
     print_table(&rows);
@@ -115,7 +115,7 @@ fn run_one(pair: &Pair, a: &ArenaBenchArgs, ccu: u32, budget: Option<f64>) -> an
     let evidence = Evidence {
         server_cpu_pct: Some(cpu(&sv)),
         server_kernel_drops: kernel_drops as u64,
-        swarm_cpu_pct: cpu(&sw),
+        swarm_cpu_pct: busiest(&sw),
         swarm_lateness_p99_ms: ms(lateness.p99_ns),
         bytes_per_s: per_s(|c| c.bytes_in) + per_s(|c| c.bytes_out),
         bandwidth_budget: budget,

@@ -103,6 +103,35 @@ pub fn threads(text: &str) -> Result<usize, String> {
     }
 }
 
+/// Which CPUs a bench's server and its swarm run on.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Pins {
+    pub server: Vec<usize>,
+    pub swarm: Vec<usize>,
+}
+
+/// `--pin SERVER/SWARM`: two CPU lists such as `0/1` or `0/1-3,6`, each CPU one this machine has.
+pub fn pins(text: &str) -> Result<Pins, String> {
+    let (server, swarm) = text.split_once('/').ok_or_else(|| format!("--pin {text:?}: expected SERVER_CPUS/SWARM_CPUS such as 0/1-3"))?;
+    // SAFETY: sysconf reads a constant of the system.
+    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as usize;
+    let list = |part: &str| -> Result<Vec<usize>, String> {
+        let mut out = Vec::new();
+        for item in part.split(',') {
+            let (a, b) = item.split_once('-').unwrap_or((item, item));
+            let (Ok(a), Ok(b)) = (a.trim().parse::<usize>(), b.trim().parse::<usize>()) else {
+                return Err(format!("--pin {text:?}: {item:?} is not a CPU or a range of CPUs such as 1-3"));
+            };
+            if a > b || b >= cpus {
+                return Err(format!("--pin {text:?}: {item:?} is not among this machine's CPUs (0-{})", cpus - 1));
+            }
+            out.extend(a..=b);
+        }
+        Ok(out)
+    };
+    Ok(Pins { server: list(server)?, swarm: list(swarm)? })
+}
+
 /// A flag whose text is checked when read but handed on as typed (to a child process, into a result's
 /// spec): `checked(parse)` refuses what `parse` refuses.
 pub fn checked<T: 'static>(parse: fn(&str) -> Result<T, String>) -> impl Fn(&str) -> Result<String, String> + Clone + Send + Sync + 'static {
@@ -133,6 +162,8 @@ mod tests {
         assert!(loopback("127.0.0.1:8089").is_ok());
         assert!(percent("101").is_err() && percent("2.5%") == Ok(2.5));
         assert!(threads("1025").is_err());
+        assert_eq!(pins("0/0"), Ok(Pins { server: vec![0], swarm: vec![0] }));
+        assert!(pins("0").is_err() && pins("0/x").is_err() && pins("0/9999").is_err() && pins("0/1-0").is_err());
         assert_eq!(checked(rate)("2k"), Ok("2k".to_string()));
     }
 }
