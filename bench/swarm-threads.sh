@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One swarm process on every core: the same swarm on T = 1, 2, 4, … threads (up to the machine's cores),
 # as ratios to one thread in the same run. Two loads:
-#  1. scripted bots with no server (bench/bots/idle.lua: a callback every 100 ms, nothing sent; the
+#  1. scripted bots with no server (a callback every 100 ms that counts its calls, nothing sent; the
 #     server address takes no connection): the Lua engine and the swarm's loop alone — callbacks a
 #     second, the process's CPU, its busiest thread, CPU per callback, tick lateness;
 #  2. relay bots against the relay server (rooms of 4, an event every 100 ms to all; the server
@@ -17,6 +17,7 @@ source "$(dirname "$0")/release.sh"
 work=$(mktemp -d /tmp/aggro-swarm-threads.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 cores=$(nproc)
+echo 'every(100, function() count("tick") end)' >"$work/idle.lua"
 points=()
 for ((t = 1; t <= cores; t *= 2)); do points+=("$t"); done
 [[ " ${points[*]} " == *" $cores "* ]] || points+=("$cores")
@@ -32,7 +33,7 @@ echo "| --threads | callbacks/s | ÷ one thread | process CPU % | busiest thread
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
 one=""
 for t in "${points[@]}"; do
-  "$aggro" arena swarm --script bench/bots/idle.lua --server ws://127.0.0.1:9 --ccu "$idle_bots" --threads "$t" \
+  "$aggro" arena swarm --script "$work/idle.lua" --server ws://127.0.0.1:9 --ccu "$idle_bots" --threads "$t" \
     --connect-rate 1000000 --duration "${secs}s" --interval "${secs}s" --quiet --out "$work/idle.json" >/dev/null 2>&1 || true
   read -r per_s cpu busiest late errors < <(total "$work/idle.json" \
     "f\"{dict(r['extra']['script']['counts']).get('tick', 0) / t['end_s']:.0f} {t['cpu_pct']:.0f} {t['busiest_thread_pct']:.0f} {t['timer_lateness']['p99_ns'] / 1e6:.2f} {t['counters']['script_errors']}\"")
