@@ -5,8 +5,8 @@
 //! its own precise timer until each slot's intended time if that is still ahead, runs the request
 //! and records it — into the recorder of the thread it runs on, or its own when the plan keeps
 //! loaders apart ([`RunPlan::per_loader`]). Nothing is locked or shared-written per request, so
-//! more threads mean more requests; the monitor reads each loader's counts and splits the run's due
-//! count into the stripes' shares (see `books`). A loader busy past its next slot delays that slot
+//! more threads mean more requests; the monitor reads each loader's counts beside each stripe's
+//! due count (see `books`). A loader busy past its next slot delays that slot
 //! (its latency counts from the intended start); no other loader takes it.
 
 use crate::loader::{Loader, Steps};
