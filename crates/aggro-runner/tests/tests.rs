@@ -190,6 +190,44 @@ async fn a_hung_backend_is_abandoned_after_the_drain_timeout() {
     assert_eq!(out.completed, 5);
 }
 
+/// Each loader runs its own stripe: of 3 loaders, loader i runs requests i, i + 3, i + 6, …
+#[tokio::test(start_paused = true)]
+async fn each_loader_runs_every_nth_request_of_the_run() {
+    struct Seen(Vec<u64>);
+    impl Loader for Seen {
+        async fn run(&mut self, seq: u64, _steps: &mut Steps) -> Result<(), ErrorClass> {
+            self.0.push(seq);
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            Ok(())
+        }
+    }
+    let mut p = plan(100.0, 1);
+    p.limit = Some(30);
+    let out = run(&p, 1, vec![Seen(Vec::new()), Seen(Vec::new()), Seen(Vec::new())], TokioClock::start(), &StopHandle::new(), &mut ()).await;
+    let mut seen: Vec<Vec<u64>> = out.loaders.into_iter().map(|l| l.0).collect();
+    seen.sort();
+    let stripe = |i: u64| (0..10).map(|k| i + 3 * k).collect::<Vec<u64>>();
+    assert_eq!(seen, vec![stripe(0), stripe(1), stripe(2)]);
+}
+
+/// In a run bounded by count alone, a loader hung on a request keeps the rest of its stripe from being
+/// taken: once the other loaders have finished, the drain timeout without a completion ends the run.
+#[tokio::test(start_paused = true)]
+async fn a_loader_hung_in_a_count_bounded_run_is_abandoned() {
+    let loaders = vec![
+        Stalling { service: Duration::from_millis(1), stall_at: None, stall: Duration::ZERO },
+        Stalling { service: Duration::from_millis(1), stall_at: Some(3), stall: Duration::from_secs(3600) },
+    ];
+    let mut p = plan(1.0, 1);
+    p.rate = RatePlan::Max { duration_ns: None };
+    p.limit = Some(100);
+    p.drain_ns = 3 * S;
+    let out = run(&p, 1, loaders, TokioClock::start(), &StopHandle::new(), &mut ()).await;
+    assert_eq!(out.stop_reason, StopReason::DrainTimeout { abandoned: 1 });
+    assert_eq!(out.completed, 50 + 1, "loader 0's whole stripe, loader 1's request 1 before it hung on 3");
+    assert!(out.elapsed_ns <= 5 * S, "{}", out.elapsed_ns);
+}
+
 /// A loader with a timed sub-step and a retried conflict every request.
 struct TwoSteps;
 
