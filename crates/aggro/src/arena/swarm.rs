@@ -133,7 +133,9 @@ fn script(a: &SwarmArgs, mut cfg: SwarmConfig, share: &Share, worker: [u64; 2]) 
     // Bots keep their own timers; the nominal tick only paces the first.
     cfg.tick_every = std::time::Duration::from_secs(1);
     let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "script", "script": { "file": file, "source": source }, "worker": worker });
-    run(a, cfg, 1, spec, None, |_, _| ScriptBots::load(&source, &name).map_err(std::io::Error::other))
+    run(a, cfg, 1, spec, None, |_, block| {
+        ScriptBots::load(&source, &name).map(|b| b.numbered_from(block.start as usize)).map_err(std::io::Error::other)
+    })
 }
 
 #[cfg(not(feature = "lua"))]

@@ -109,7 +109,7 @@ fn register_bot(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
             let id = c.bots[c.bot].id;
             Ok(match key.as_str() {
                 "id" => Value::Integer(id as i64),
-                "index" => Value::Integer(c.bot as i64),
+                "index" => Value::Integer((c.first_index + c.bot) as i64),
                 "name" => Value::String(lua.create_string(format!("bot{id}"))?),
                 _ => Value::Nil,
             })

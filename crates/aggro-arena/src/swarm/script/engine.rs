@@ -50,6 +50,7 @@ impl Engine {
                 heard: Heard::default(),
                 measures: Default::default(),
                 binary_used: false,
+                first_index: 0,
             }));
             api::register(&lua, &ctx)?;
             super::sockets::register(&lua, &ctx)?;

@@ -52,6 +52,12 @@ impl ScriptBots {
         Ok(Self { engine: Rc::new(Engine::load(source, name)?) })
     }
 
+    /// The same bots, numbered (`bot.index`) from `first`: a swarm thread's block of the process's bots.
+    pub fn numbered_from(self, first: usize) -> Self {
+        self.engine.ctx.borrow_mut().first_index = first;
+        self
+    }
+
     /// What the scripts measured and counted by name since the last call, and their errors so far.
     fn measures(&self) -> std::cell::RefMut<'_, measures::Measures> {
         std::cell::RefMut::map(self.engine.ctx.borrow_mut(), |c| &mut c.measures)

@@ -163,6 +163,8 @@ pub struct Context {
     pub measures: super::measures::Measures,
     /// A script called `binary(…)`: events are searched for attachments (not before, at no cost).
     pub binary_used: bool,
+    /// The process's number of this state's first bot (`bot.index` counts across a swarm's threads).
+    pub first_index: usize,
 }
 
 impl Context {
