@@ -6,7 +6,9 @@
 #     second, the process's CPU, its busiest thread, CPU per callback, tick lateness;
 #  2. relay bots against the relay server (rooms of 4, an event every 100 ms to all; the server
 #     unpinned, on the same cores): CPU per client-second, the busiest thread, delivery, the verdict.
-# A bigger machine shows the whole curve (goal there: T threads carry ≥ 0.75 × T × one thread's bots).
+# "bots per core": the bots one core would carry at this cost (bots ÷ the process's cores used); a
+# process of T threads carries T × that. A bigger machine shows the whole curve (goal there: T threads
+# carry ≥ 0.75 × T × one thread's bots).
 # Prints Markdown tables for docs/BENCHMARKS.md.
 #   bash bench/swarm-threads.sh [SECONDS] [IDLE_BOTS] [RELAY_BOTS]   (defaults 10, 40000, 2000)
 set -euo pipefail
@@ -29,23 +31,23 @@ echo "machine: $cores cores; $(date -u +%F); commit $(git rev-parse --short HEAD
 echo
 echo "**1. $idle_bots scripted bots, a callback every 100 ms, no server**"
 echo
-echo "| --threads | callbacks/s | ÷ one thread | process CPU % | busiest thread % | µs CPU per callback | tick lateness p99 ms | script errors |"
+echo "| --threads | callbacks/s | ÷ one thread | process CPU % | busiest thread % | µs CPU per callback | bots per core | script errors |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
 one=""
 for t in "${points[@]}"; do
   "$aggro" arena swarm --script "$work/idle.lua" --server ws://127.0.0.1:9 --ccu "$idle_bots" --threads "$t" \
     --connect-rate 1000000 --duration "${secs}s" --interval "${secs}s" --quiet --out "$work/idle.json" >/dev/null 2>&1 || true
-  read -r per_s cpu busiest late errors < <(total "$work/idle.json" \
-    "f\"{dict(r['extra']['script']['counts']).get('tick', 0) / t['end_s']:.0f} {t['cpu_pct']:.0f} {t['busiest_thread_pct']:.0f} {t['timer_lateness']['p99_ns'] / 1e6:.2f} {t['counters']['script_errors']}\"")
+  read -r per_s cpu busiest per_core errors < <(total "$work/idle.json" \
+    "f\"{dict(r['extra']['script']['counts']).get('tick', 0) / t['end_s']:.0f} {t['cpu_pct']:.0f} {t['busiest_thread_pct']:.0f} {$idle_bots * 100 / max(t['cpu_pct'], 1):.0f} {t['counters']['script_errors']}\"")
   [[ -z "$one" ]] && one=$per_s
-  echo "| $t | $per_s | $(python3 -c "print(f'{$per_s/$one:.2f}')") | $cpu | $busiest | $(python3 -c "print(f'{$cpu*1e4/max($per_s,1):.2f}')") | $late | $errors |"
+  echo "| $t | $per_s | $(python3 -c "print(f'{$per_s/$one:.2f}')") | $cpu | $busiest | $(python3 -c "print(f'{$cpu*1e4/max($per_s,1):.2f}')") | $per_core | $errors |"
 done
 
 echo
 echo "**2. $relay_bots relay bots against the relay server (rooms of 4, 200 B every 100 ms to all)**"
 echo
-echo "| --threads | swarm CPU % | busiest thread % | µs CPU per client-second | ÷ one thread | events received | missing | delay p99 ms | verdict |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+echo "| --threads | swarm CPU % | busiest thread % | µs CPU per client-second | ÷ one thread | bots per core | events received | missing | delay p99 ms | verdict |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 one=""
 for t in "${points[@]}"; do
   port=$(python3 -c "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
@@ -63,5 +65,5 @@ for t in "${points[@]}"; do
     "f\"{t['cpu_pct']:.0f} {t['busiest_thread_pct']:.0f} {t['cpu_pct'] * 1e4 / $relay_bots:.1f} {t['counters']['events_received']} {t['counters']['reliable_missing'] + t['counters']['unreliable_lost']} {t['delay']['p99_ns'] / 1e6:.2f}\"")
   verdict=$(grep -o 'verdict: [A-Za-z]*' "$work/relay.txt" | cut -d' ' -f2)
   [[ -z "$one" ]] && one=$us
-  echo "| $t | $cpu | $busiest | $us | $(python3 -c "print(f'{$us/$one:.2f}')") | $received | $missing | $p99 | $verdict |"
+  echo "| $t | $cpu | $busiest | $us | $(python3 -c "print(f'{$us/$one:.2f}')") | $(python3 -c "print(round(1e6/$us))") | $received | $missing | $p99 | $verdict |"
 done
