@@ -397,11 +397,6 @@ impl Schedule {
         self.share.of_first(self.planned_by(now)).max(self.issued)
     }
 
-    /// Whether this is a closed loop (no intended times: due is what was issued).
-    pub fn is_closed_loop(&self) -> bool {
-        self.closed_loop
-    }
-
     /// How many slots of the whole run (every share's) even or per-second pacing intends by `now`,
     /// within the limit: a closed form.
     fn planned_by(&self, now: Nanos) -> u64 {

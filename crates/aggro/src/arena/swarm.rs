@@ -64,7 +64,7 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
             if !(a.fire_rate.is_finite() && a.fire_rate >= 0.0) {
                 return Err(BadInput(format!("--fire-rate: {} is not a rate of shots per second", a.fire_rate)).into());
             }
-            let mine = take_bots(&mut cfg, &share, a.bots);
+            let mine = take_bots(&mut cfg, &share, a.bots as u64, 1);
             cfg.tick_every = std::time::Duration::from_secs_f64(1.0 / a.input_hz as f64);
             let br = BrConfig { fire_hz: a.fire_rate, cluster: a.cluster.max(1) };
             let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "br", "br": &br, "worker": worker });
@@ -76,9 +76,7 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
             let churn_per_s = churn(&a, &share)?;
             // Whole rooms per shard, so no room is split between processes.
             let k = r.room_size as u64;
-            let rooms = share.range((a.bots as u64).div_ceil(k));
-            cfg.bots = ((rooms.end - rooms.start) * k).min((a.bots as u64).saturating_sub(rooms.start * k)) as usize;
-            cfg.first_client_id += rooms.start * k;
+            let first_room = take_bots(&mut cfg, &share, a.bots as u64, k).start / k;
             cfg.tick_every = r.send_every;
             let bots = RelayBots {
                 room_size: r.room_size,
@@ -87,7 +85,7 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
                 to_all: r.receivers == Receivers::All,
                 churn_per_s,
                 matchmaking: r.matchmaking,
-                first_room: rooms.start as u32,
+                first_room: first_room as u32,
                 bots: cfg.bots,
             };
             let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "relay", "relay": &bots, "worker": worker });
@@ -102,7 +100,7 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
                 Some(file) => Play::load(file).map_err(|e| BadInput(format!("--play {}: {e}", file.display())))?,
                 None => Play::reference(&c.room, a.relay.send_every),
             };
-            take_bots(&mut cfg, &share, a.bots);
+            take_bots(&mut cfg, &share, a.bots as u64, 1);
             // A play without messages still ticks (to join); once a second is enough.
             cfg.tick_every = play.tick().unwrap_or(std::time::Duration::from_secs(1));
             cfg.drain = c.drain;
@@ -129,7 +127,7 @@ fn script(a: &SwarmArgs, mut cfg: SwarmConfig, share: &Share, worker: [u64; 2]) 
     let name = file.file_name().map_or("script".into(), |n| n.to_string_lossy().to_string());
     // Checked here, so a bad script is bad input; each thread loads it again into a Lua state of its own.
     ScriptBots::load(&source, &name).map_err(BadInput)?;
-    take_bots(&mut cfg, share, a.bots);
+    take_bots(&mut cfg, share, a.bots as u64, 1);
     // Bots keep their own timers; the nominal tick only paces the first.
     cfg.tick_every = std::time::Duration::from_secs(1);
     let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "script", "script": { "file": file, "source": source }, "worker": worker });
@@ -146,19 +144,17 @@ fn script(_: &SwarmArgs, _: SwarmConfig, _: &Share, _: [u64; 2]) -> anyhow::Resu
 /// Thread `t` of `threads`: its configuration (its bots, their first client id, its share of the join
 /// rate) and its block of the process's bots — whole `unit`s, blocks in thread order.
 fn thread_block(cfg: &SwarmConfig, unit: usize, t: usize, threads: usize) -> (SwarmConfig, std::ops::Range<u64>) {
-    let (unit, bots) = (unit.max(1) as u64, cfg.bots as u64);
-    let units = Share::new(t as u64, threads as u64).expect("a thread of the swarm's").range(bots.div_ceil(unit));
-    let block = (units.start * unit).min(bots)..(units.end * unit).min(bots);
     let mut mine = cfg.clone();
-    mine.bots = (block.end - block.start) as usize;
-    mine.first_client_id += block.start;
+    let thread = Share::new(t as u64, threads as u64).expect("a thread of the swarm's");
+    let block = take_bots(&mut mine, &thread, cfg.bots as u64, unit.max(1) as u64);
     mine.connect_rate = (cfg.connect_rate / threads as u32).max(1);
     (mine, block)
 }
 
-/// This worker's share of `bots` (bot by bot): the swarm's bot count and first client id; returns the range.
-fn take_bots(cfg: &mut SwarmConfig, share: &Share, bots: u32) -> std::ops::Range<u64> {
-    let mine = share.range(bots as u64);
+/// `share`'s block of `bots` bots, in whole `unit`s of them (rooms): the swarm's bot count and first client id; returns the range.
+fn take_bots(cfg: &mut SwarmConfig, share: &Share, bots: u64, unit: u64) -> std::ops::Range<u64> {
+    let units = share.range(bots.div_ceil(unit));
+    let mine = (units.start * unit).min(bots)..(units.end * unit).min(bots);
     cfg.bots = (mine.end - mine.start) as usize;
     cfg.first_client_id += mine.start;
     mine
