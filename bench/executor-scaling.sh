@@ -18,7 +18,8 @@ for ((t = 1; t <= cores; t *= 2)); do points+=("$t"); done
 ((cores < 8)) && points+=(8)
 points+=(0)
 
-# One run: requests per second and CPU microseconds per request.
+# One run: requests per second and CPU microseconds per request; a failed request or a run that did
+# not complete stops the script (a figure with failures is not a figure).
 measure() {
   local t=$1 loaders=$2
   python3 bench/cpu-of.py "$aggro" mobile run --target null: --rate max --threads "$t" --loaders "$loaders" \
@@ -28,6 +29,9 @@ import json, re, sys
 r = json.load(open(sys.argv[1]))
 cpu = float(re.search(r"cpu_seconds=([0-9.]+)", open(sys.argv[2]).read()).group(1))
 ok = r["totals"][0]["ok"]
+failed = r["totals"][0]["errors"]
+if failed or r["stop_reason"]["kind"] != "completed":
+    sys.exit(f"a run failed: {failed} requests failed, stop {r['stop_reason']}")
 print(f"{ok / r['elapsed_s']:.0f} {cpu / ok * 1e6:.3f}")
 PY
 }
@@ -43,6 +47,7 @@ for t in "${points[@]}"; do
   best=0 cost=0
   for ((r = 0; r < rounds; r++)); do
     read -r ops us < <(measure "$t" "$loaders")
+    [[ -n "$ops" ]] || exit 1
     if ((ops > best)); then best=$ops cost=$us; fi
   done
   [[ -z "$one" ]] && one=$best
@@ -50,3 +55,5 @@ for t in "${points[@]}"; do
   ((t == 0)) && label="0 (default: $cores)"
   echo "| $label | $loaders | $best | $(python3 -c "print(f'{$best/$one:.2f}')") | $cost |"
 done
+echo
+echo "Every run completed with 0 failed requests."
