@@ -36,4 +36,4 @@ pub mod world;
 
 pub use clock::{Clock, MonotonicClock, Nanos, TokioClock, Waiter};
 pub use outcome::{ErrorClass, ErrorSamples, StoreError};
-pub use schedule::{DueCounter, Pacing, RatePlan, Schedule, Share, Slot, Stage};
+pub use schedule::{DueCounter, Pacing, RatePlan, Schedule, Share, Slot, Stage, Take};

@@ -174,6 +174,22 @@ impl Share {
     }
 }
 
+/// What [`Schedule::take_due`] finds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Take {
+    /// A slot due by now, taken.
+    Slot {
+        /// Its number in the whole run.
+        seq: u64,
+        /// Its time.
+        slot: Slot,
+    },
+    /// The next slot falls due at this time; nothing was taken.
+    Wait(Nanos),
+    /// No slot is left.
+    Ended,
+}
+
 /// One slot of the schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Slot {
@@ -313,6 +329,29 @@ impl Schedule {
     /// The next slot, or `None` once the plan (or the limit) is exhausted.
     /// `now` is only consulted by a time-bounded closed loop.
     pub fn next(&mut self, now: Nanos) -> Option<Slot> {
+        let slot = self.upcoming(now)?;
+        self.pass();
+        Some(slot)
+    }
+
+    /// The next slot if it is due by `now`, taken; otherwise when it falls due, or that the schedule
+    /// has ended. A loader looks at its stripe this way, and may look at another's.
+    #[inline]
+    pub fn take_due(&mut self, now: Nanos) -> Take {
+        match self.upcoming(now) {
+            None => Take::Ended,
+            Some(Slot::At(t)) if t > now => Take::Wait(t),
+            Some(slot) => {
+                let seq = self.next_seq();
+                self.pass();
+                Take::Slot { seq, slot }
+            }
+        }
+    }
+
+    /// The next slot without taking it; `None` (and the schedule closed) once it has ended.
+    #[inline]
+    fn upcoming(&mut self, now: Nanos) -> Option<Slot> {
         if self.is_exhausted() {
             return None;
         }
@@ -321,16 +360,22 @@ impl Schedule {
                 self.closed = true;
                 return None;
             }
-            self.issued += 1;
             return Some(Slot::Now);
         }
         let Some(at) = self.peek_time() else {
             self.closed = true;
             return None;
         };
-        self.step();
-        self.issued += 1;
         Some(Slot::At(at))
+    }
+
+    /// Hands out the slot [`Schedule::upcoming`] returned.
+    #[inline]
+    fn pass(&mut self) {
+        if !self.closed_loop {
+            self.step();
+        }
+        self.issued += 1;
     }
 
     /// Whether no slot is left: closed, or the limit reached (which closes it).
@@ -463,8 +508,7 @@ impl DueCounter {
         }
         for w in &mut self.walkers {
             while !w.is_exhausted() && w.peek_time().is_some_and(|t| t <= now) {
-                w.step();
-                w.issued += 1;
+                w.pass();
             }
         }
     }
@@ -485,6 +529,9 @@ impl DueCounter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const MS: Nanos = 1_000_000;
+    const SECOND: Nanos = 1_000_000_000;
 
     fn times(plan: &RatePlan, pacing: Pacing) -> Vec<Nanos> {
         let mut s = Schedule::new(plan, pacing, None, 1);
@@ -573,6 +620,24 @@ mod tests {
         let mut s = Schedule::new(&RatePlan::Max { duration_ns: None }, Pacing::Even, Some(2), 0);
         assert_eq!((s.next(0), s.next(0), s.next(0)), (Some(Slot::Now), Some(Slot::Now), None));
         assert_eq!(s.due_by(10), 2);
+    }
+
+    #[test]
+    fn take_due_takes_only_what_is_due() {
+        // 10/s for 1 s: slots at 0, 100, …, 900 ms; this stripe (1 of 2) holds 100, 300, …
+        let mut s = Schedule::new(&RatePlan::fixed(10.0, SECOND), Pacing::Even, None, 1).shared(Share::WHOLE.stripe(1, 2));
+        assert_eq!(s.take_due(50 * MS), Take::Wait(100 * MS));
+        assert_eq!(s.issued(), 0, "looking takes nothing");
+        assert_eq!(s.take_due(350 * MS), Take::Slot { seq: 1, slot: Slot::At(100 * MS) });
+        assert_eq!(s.take_due(350 * MS), Take::Slot { seq: 3, slot: Slot::At(300 * MS) });
+        assert_eq!(s.take_due(350 * MS), Take::Wait(500 * MS));
+        for _ in 0..3 {
+            assert!(matches!(s.take_due(2 * SECOND), Take::Slot { .. }));
+        }
+        assert_eq!(s.take_due(2 * SECOND), Take::Ended);
+        let mut closed = Schedule::new(&RatePlan::Max { duration_ns: None }, Pacing::Even, Some(1), 1);
+        assert_eq!(closed.take_due(0), Take::Slot { seq: 0, slot: Slot::Now });
+        assert_eq!(closed.take_due(0), Take::Ended);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The schedule's books at one instant: what was due, taken, started and finished, summed over the
-//! loaders' stripes. The monitor reads them without stopping a loader: each loader's counts are its
-//! own, and a [`DueCounter`] counts each stripe's due slots.
+//! loaders' stripes. The monitor reads them without stopping a loader: each stripe's taken count and
+//! each loader's counts sit on their own lines, and a [`DueCounter`] counts each stripe's due slots.
 
 use crate::shared::LoaderSlot;
 use aggro_core::DueCounter;
@@ -64,7 +64,8 @@ mod tests {
     }
 
     fn slot(stripe: Share, issued: u64, started: u64, completed: u64) -> LoaderSlot {
-        let s = LoaderSlot::new(stripe);
+        let schedule = aggro_core::Schedule::new(&RatePlan::fixed(1_000.0, 10_000_000_000), Pacing::Even, None, 1).shared(stripe);
+        let s = LoaderSlot::new(schedule, stripe);
         s.issued.store(issued, Relaxed);
         s.started.store(started, Relaxed);
         s.completed.store(completed, Relaxed);

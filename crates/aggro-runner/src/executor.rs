@@ -4,11 +4,13 @@
 //! shard takes every n-th of the whole run: it draws its stripe from a schedule of its own, waits on
 //! its own precise timer until each slot's intended time if that is still ahead, runs the request
 //! and records it — into the recorder of the thread it runs on, or its own when the plan keeps
-//! loaders apart ([`RunPlan::per_loader`]). Nothing is locked or shared-written per request, so
-//! more threads mean more requests; the monitor reads each loader's counts beside each stripe's
-//! due count (see `books`). A loader busy past its next slot delays that slot
-//! (its latency counts from the intended start); no other loader takes it.
+//! loaders apart ([`RunPlan::per_loader`]). Nothing is shared-written per request while loaders keep
+//! up, so more threads mean more requests; the monitor reads each loader's counts beside each
+//! stripe's due count (see `books`). A loader busy past its next slot gives that slot to a loader
+//! with nothing due, unless the plan keeps stripes (see `claim`); either way its latency counts
+//! from the intended start.
 
+use crate::claim::{Claim, Claimer};
 use crate::loader::{Loader, Steps};
 use crate::monitor::{Monitor, Observer};
 use crate::plan::{Placement, RunPlan, TimerMode};
@@ -72,24 +74,25 @@ where
     let schedule = Schedule::new(&plan.rate, plan.pacing, plan.limit, plan.seed);
     let stripes: Vec<_> = (0..count as u64).map(|i| plan.share.stripe(i, count as u64)).collect();
     let recorders = (0..recorder_count(count, plan.per_loader, plan.placement)).map(|_| Recorder::new(op_count)).collect();
-    let shared = Arc::new(Shared::new(clock, stripes.iter().map(|&s| LoaderSlot::new(s)).collect(), recorders, plan.per_loader));
+    let slots = stripes.iter().map(|&stripe| LoaderSlot::new(schedule.clone().shared(stripe), stripe)).collect();
+    let shared = Arc::new(Shared::new(clock, slots, recorders, plan.per_loader));
     let each = plan.each_loader_limit.unwrap_or(u64::MAX);
     let timer = match (plan.timer, plan.placement) {
         (TimerMode::Auto, Placement::Tasks) => TimerMode::Cheap,
         (mode, _) => mode,
     };
     let mut tasks = tokio::task::JoinSet::new();
-    for ((index, loader), stripe) in loaders.into_iter().enumerate().zip(stripes) {
+    let keep = plan.keep_stripes;
+    for (index, loader) in loaders.into_iter().enumerate() {
         let shared = Arc::clone(&shared);
-        let schedule = schedule.clone().shared(stripe);
         match plan.placement {
             Placement::Tasks => {
-                tasks.spawn(loader_loop(shared, index, loader, schedule, timer, each));
+                tasks.spawn(loader_loop(shared, index, loader, keep, timer, each));
             }
             Placement::Threads => {
                 tasks.spawn_blocking(move || {
                     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a loader thread needs a runtime");
-                    runtime.block_on(loader_loop(shared, index, loader, schedule, timer, each))
+                    runtime.block_on(loader_loop(shared, index, loader, keep, timer, each))
                 });
             }
         }
@@ -97,29 +100,35 @@ where
     Monitor::new(plan, op_count, Arc::clone(&shared)).run(tasks, stop, observer).await
 }
 
-/// Loader `index`'s loop: takes its stripe's slots and runs them until the stripe ends, the run
-/// halts, or it has run `each`.
+/// Loader `index`'s loop: claims slots (its stripe's, or a busy stripe's) and runs them until no
+/// slot is left for it, the run halts, or it has run `each`.
 async fn loader_loop<L: Loader, C: Clock>(
     shared: Arc<Shared<C>>,
     index: usize,
     mut loader: L,
-    mut schedule: Schedule,
+    keep_stripes: bool,
     timer: TimerMode,
     each: u64,
 ) -> L {
     let mine = &shared.loaders[index];
     let Ok(mut waiter) = shared.clock.waiter() else {
-        // No timer could be made (out of file descriptors): this loader sits
-        // out; the monitor still sees its stripe's backlog.
+        // No timer could be made (out of file descriptors): this loader sits out; the others take
+        // its stripe, or the monitor sees its backlog.
+        mine.leave(keep_stripes);
         return loader;
     };
     let clock = shared.clock.clone();
     let origin = shared.origin;
     let mut steps = Steps::new(Arc::new(move || clock.now().saturating_sub(origin)));
+    let mut claimer = Claimer::new(index, !keep_stripes);
     // The loader's service time, smoothed over its last few requests (none yet: slow).
     let mut service_ns = Nanos::MAX;
     let mut unyielded = 0u32;
     let mut ran = 0;
+    // The time this loader last woke for: lateness is recorded only for slots it waited for (a slot
+    // already due when taken was late because loaders were busy — backlog, the backend's doing —
+    // not because the timer was late).
+    let mut woke_for = None;
     loop {
         if ran == each {
             mine.retired.store(true, Relaxed);
@@ -133,52 +142,26 @@ async fn loader_loop<L: Loader, C: Clock>(
         if shared.is_halted() {
             break;
         }
-        let now = shared.now();
-        let seq = schedule.next_seq();
-        let Some(slot) = schedule.next(now) else { break };
-        mine.issued.store(schedule.issued(), Relaxed);
-        // Lateness is recorded only for slots this loader waited for: a slot
-        // already due when taken was late because the loader was busy
-        // (backlog, the backend's doing), not because the timer was late.
-        let mut waited = false;
-        let intended = match slot {
-            Slot::At(t) => {
-                if t > now {
-                    (waited, unyielded) = (true, 0);
-                    let precise = match timer {
-                        TimerMode::Cheap => false,
-                        TimerMode::Precise => true,
-                        TimerMode::Auto => service_ns < FAST_SERVICE_NS,
-                    };
-                    let spin = if precise { SPIN_WINDOW_NS } else { YIELD_BELOW_NS };
-                    if t - now >= spin {
-                        let wake = if precise { t - spin } else { t };
-                        if t - now >= WATCH_HALT_ABOVE_NS {
-                            tokio::select! {
-                                biased;
-                                _ = shared.halt.stopped() => break,
-                                _ = waiter.wait_until(origin + wake) => {}
-                            }
-                        } else {
-                            waiter.wait_until(origin + wake).await;
-                            if shared.is_halted() {
-                                break;
-                            }
-                        }
-                    }
-                    // The rest of a short or precise wait: yield to other
-                    // loaders (a loader on a thread of its own spins).
-                    while shared.now() < t {
-                        tokio::task::yield_now().await;
-                    }
+        // A slot taken already due starts now: a clock reading costs about as much as a null request.
+        let start = shared.now();
+        let (seq, intended) = match claimer.next(&shared, start) {
+            Claim::Run { seq, slot: Slot::At(t) } => (seq, Some(t)),
+            Claim::Run { seq, slot: Slot::Now } => (seq, None),
+            Claim::WaitUntil(t) => {
+                let precise = match timer {
+                    TimerMode::Cheap => false,
+                    TimerMode::Precise => true,
+                    TimerMode::Auto => service_ns < FAST_SERVICE_NS,
+                };
+                if !wait_until(&shared, &mut waiter, start, t, precise).await {
+                    break;
                 }
-                Some(t)
+                (woke_for, unyielded) = (Some(t), 0);
+                continue;
             }
-            Slot::Now => None,
+            Claim::Done => break,
         };
-        // A slot taken already due starts now: the clock was read a few instructions ago, and a
-        // reading costs about as much as a null request.
-        let start = if waited { shared.now() } else { now };
+        let waited = intended.is_some() && std::mem::take(&mut woke_for) == intended;
         ran += 1;
         mine.started.store(ran, Relaxed);
         steps.clear();
@@ -201,10 +184,36 @@ async fn loader_loop<L: Loader, C: Clock>(
         }
         mine.completed.store(ran, Relaxed);
         if loader.aborted() {
-            mine.retired.store(true, Relaxed);
+            mine.leave(keep_stripes);
             shared.aborted.fetch_add(1, Relaxed);
             break;
         }
     }
     loader
+}
+
+/// Waits from `now` until `t`: on the timer for a long wait (to just before `t` when `precise`, then
+/// spinning), yielding to other loaders for a short one. False if the run halted meanwhile.
+async fn wait_until<C: Clock>(shared: &Shared<C>, waiter: &mut C::Waiter, now: Nanos, t: Nanos, precise: bool) -> bool {
+    let spin = if precise { SPIN_WINDOW_NS } else { YIELD_BELOW_NS };
+    if t - now >= spin {
+        let wake = shared.origin + if precise { t - spin } else { t };
+        if t - now >= WATCH_HALT_ABOVE_NS {
+            tokio::select! {
+                biased;
+                _ = shared.halt.stopped() => return false,
+                _ = waiter.wait_until(wake) => {}
+            }
+        } else {
+            waiter.wait_until(wake).await;
+        }
+        if shared.is_halted() {
+            return false;
+        }
+    }
+    // The rest of a short or precise wait: yield to other loaders (a loader on a thread of its own spins).
+    while shared.now() < t {
+        tokio::task::yield_now().await;
+    }
+    true
 }

@@ -18,12 +18,14 @@
 //! - [`executor`]: [`run`], the loader loop.
 //! - [`monitor`]: interval boundaries, backlog, stop rules.
 //! - [`shared`]: what the loaders and the monitor share, and the [`RunOutcome`].
+//! - `claim`: which slot a loader runs next — its stripe's, or a busy stripe's.
 //! - `books`: due, taken, started, finished and backlog, summed over the loaders' stripes.
 //! - [`stop`]: [`StopHandle`], for Ctrl-C and other outside stops.
 //! - [`search`]: the capacity search (`find-max`) over repeated runs.
 #![deny(missing_docs)]
 
 mod books;
+mod claim;
 pub mod executor;
 pub mod loader;
 pub mod monitor;

@@ -111,6 +111,11 @@ pub struct RunPlan {
     /// At most this many requests per loader (pgbench's `-t`: each client runs exactly that many), if set.
     #[serde(default)]
     pub each_loader_limit: Option<u64>,
+    /// Each loader runs its own stripe only: a request belongs to its loader (an MMO zone plays its
+    /// own periods). Otherwise loaders are interchangeable, and one with nothing due takes a due slot
+    /// of a loader busy on a slow request, as a pool would.
+    #[serde(default)]
+    pub keep_stripes: bool,
 }
 
 /// Why a run ended.

@@ -56,6 +56,7 @@ fn plan(rate: f64, seconds: u64) -> RunPlan {
         timer: aggro_runner::TimerMode::Cheap,
         per_loader: false,
         each_loader_limit: None,
+        keep_stripes: false,
     }
 }
 
@@ -88,10 +89,11 @@ async fn backlog_rises_during_a_stall_and_falls_after() {
     let mut log = Log::default();
     run(&plan(100.0, 5), 1, vec![loader], TokioClock::start(), &StopHandle::new(), &mut log).await;
     let at = |t: Nanos| log.ticks.iter().find(|(n, _)| *n >= t).map(|(_, b)| *b).unwrap();
-    assert_eq!(at(S), 0);
+    // A slot falling due at the very tick may not have been taken yet.
+    assert!(at(S) <= 1);
     let peak = log.ticks.iter().map(|(_, b)| *b).max().unwrap();
     assert!((99..=151).contains(&peak), "peak backlog {peak}");
-    assert_eq!(at(4 * S), 0, "ticks {:?}", log.ticks);
+    assert!(at(4 * S) <= 1, "ticks {:?}", log.ticks);
 }
 
 #[tokio::test(start_paused = true)]
@@ -210,8 +212,8 @@ async fn each_loader_runs_every_nth_request_of_the_run() {
     assert_eq!(seen, vec![stripe(0), stripe(1), stripe(2)]);
 }
 
-/// In a run bounded by count alone, a loader hung on a request keeps the rest of its stripe from being
-/// taken: once the other loaders have finished, the drain timeout without a completion ends the run.
+/// In a run bounded by count alone, a loader hung on a request leaves the rest of its stripe to the
+/// others; the drain timeout without a completion then abandons its request and ends the run.
 #[tokio::test(start_paused = true)]
 async fn a_loader_hung_in_a_count_bounded_run_is_abandoned() {
     let loaders = vec![
@@ -224,8 +226,48 @@ async fn a_loader_hung_in_a_count_bounded_run_is_abandoned() {
     p.drain_ns = 3 * S;
     let out = run(&p, 1, loaders, TokioClock::start(), &StopHandle::new(), &mut ()).await;
     assert_eq!(out.stop_reason, StopReason::DrainTimeout { abandoned: 1 });
-    assert_eq!(out.completed, 50 + 1, "loader 0's whole stripe, loader 1's request 1 before it hung on 3");
+    assert_eq!(out.completed, 99, "every request but the one loader 1 hung on");
     assert!(out.elapsed_ns <= 5 * S, "{}", out.elapsed_ns);
+}
+
+/// Two loaders at 100/s, 1 ms requests; request 10 stalls for a second. Slots of the stalled
+/// loader's stripe that fall due meanwhile go to the idle loader, on time, as a pool would run them;
+/// with stripes kept (an MMO zone's periods are its own) they wait for their loader.
+async fn slow_requests_with_one_stalled_loader(keep_stripes: bool) -> u64 {
+    let loader = || Stalling { service: Duration::from_millis(1), stall_at: Some(10), stall: Duration::from_secs(1) };
+    let mut p = plan(100.0, 3);
+    p.keep_stripes = keep_stripes;
+    let out = run(&p, 1, vec![loader(), loader()], TokioClock::start(), &StopHandle::new(), &mut ()).await;
+    assert_eq!((out.completed, out.backlog_at_end), (300, 0));
+    out.totals.ops[0].latency.count_between(10 * MS, 2_000 * MS)
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_idle_loader_runs_the_due_slots_of_a_stalled_one() {
+    assert_eq!(slow_requests_with_one_stalled_loader(false).await, 1, "only the stalled request is slow");
+    let kept = slow_requests_with_one_stalled_loader(true).await;
+    assert!((45..=55).contains(&kept), "{kept} slow requests behind the stalled one");
+}
+
+/// However slots move between loaders, every slot of the run is run once: four loaders at 200/s,
+/// every 7th request slow enough that its loader's next slots go to others.
+#[tokio::test(start_paused = true)]
+async fn slots_taken_from_busy_loaders_are_each_run_once() {
+    struct Uneven(Vec<u64>);
+    impl Loader for Uneven {
+        async fn run(&mut self, seq: u64, _steps: &mut Steps) -> Result<(), ErrorClass> {
+            self.0.push(seq);
+            tokio::time::sleep(Duration::from_millis(if seq % 7 == 0 { 40 } else { 1 })).await;
+            Ok(())
+        }
+    }
+    let out = run(&plan(200.0, 2), 1, (0..4).map(|_| Uneven(Vec::new())).collect(), TokioClock::start(), &StopHandle::new(), &mut ()).await;
+    let mut seen: Vec<u64> = out.loaders.iter().flat_map(|l| l.0.iter().copied()).collect();
+    // A loader ran slots of another's stripe when its slots are not all of one stripe.
+    let away = out.loaders.iter().filter(|l| l.0.iter().any(|s| s % 4 != l.0[0] % 4)).count();
+    seen.sort();
+    assert_eq!(seen, (0..400).collect::<Vec<u64>>());
+    assert!(away > 0, "no loader ran another's slot");
 }
 
 /// A loader with a timed sub-step and a retried conflict every request.

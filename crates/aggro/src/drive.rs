@@ -62,6 +62,7 @@ impl ExecSpec {
             timer: self.timer,
             per_loader: false,
             each_loader_limit: None,
+            keep_stripes: false,
         }
     }
 }

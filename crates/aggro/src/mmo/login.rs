@@ -66,6 +66,7 @@ impl Login {
             timer: aggro_runner::TimerMode::default(),
             per_loader: false,
             each_loader_limit: None,
+            keep_stripes: false,
         };
         let stop = StopHandle::new();
         stop.stop_on_signals();

@@ -286,6 +286,8 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
         timer: TimerMode::default(),
         per_loader: false,
         each_loader_limit: None,
+        // A loader is a zone: its periods are its own players'.
+        keep_stripes: true,
     };
     let play = Play {
         spec: PlaySpec {
