@@ -6,13 +6,14 @@
 # connections each keep a queue of their own reports a slow transaction's queue; a pool (pgbench's
 # clients, or aggro's loaders taking a busy one's due slots) does not.
 # Prints a Markdown table for docs/BENCHMARKS.md.
-#   bench/near-capacity.sh [SECONDS]
+#   bench/near-capacity.sh [SECONDS]      (AGGRO_BIN=path: measure that aggro build instead, e.g. an older one)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-15}
 source bench/peers-lib.sh
+aggro=${AGGRO_BIN:-$aggro}
 
-"$aggro" mobile populate --target "$pg" --users 100000 >/dev/null
+"$aggro" mobile populate --target "$pg" --users 100000 >/dev/null 2>&1
 cat >"$work/write.sql" <<'SQL'
 \set a random(0, 50000)
 \set b random(1, 50000)
@@ -25,7 +26,7 @@ SQL
 pgb() { "$AGGRO_PG_BIN/pgbench" -n -M prepared -c $conns -j 1 -T "$secs" -h 127.0.0.1 -p "$pg_port" -U postgres -f "$work/write.sql" "$@" postgres; }
 
 # Closed loop: each tool's capacity.
-"$aggro" mobile run --target "$pg" --workload write --rate max --loaders $conns --threads 1 --duration "${secs}s" --interval 5s -q --out "$work/max.json" >/dev/null
+"$aggro" mobile run --target "$pg" --workload write --rate max --loaders $conns --threads 1 --duration "${secs}s" --interval 5s -q --out "$work/max.json" >/dev/null 2>&1
 capacity=$(field "$work/max.json" "round(r['totals'][0]['ok'] / r['elapsed_s'])")
 pgb >"$work/out" 2>&1
 pg_capacity=$(grep -oP 'tps = \K[0-9.]+' "$work/out" | head -1)
@@ -46,6 +47,6 @@ pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] / 1000
 print(f"| {rate} ({share} %) | pgbench -R | {len(lat) / secs:.0f} | {pick(0.5):.2f} | {pick(0.99):.2f} | {sum(lat) / len(lat) / 1000:.2f} |")
 PY
   "$aggro" mobile run --target "$pg" --workload write --rate "$rate" --pacing poisson --loaders $conns --threads 1 \
-    --duration "${secs}s" --interval 5s -q --out "$work/o.json" >/dev/null || true
+    --duration "${secs}s" --interval 5s -q --out "$work/o.json" >/dev/null 2>&1 || true
   field "$work/o.json" "(lambda t: f\"| $rate ($share %) | aggro --pacing poisson | {t['ok'] / r['elapsed_s']:.0f} | {t['latency']['p50_ns'] / 1e6:.2f} | {t['latency']['p99_ns'] / 1e6:.2f} | {t['latency']['mean_ns'] / 1e6:.2f} |\" + ('' if t['errors'] == 0 and r['stop_reason']['kind'] == 'completed' else f\" FAILED {t['errors']} errors, {r['stop_reason']}\"))(r['totals'][0])"
 done
