@@ -102,14 +102,7 @@ where
 
 /// Loader `index`'s loop: claims slots (its stripe's, or a busy stripe's) and runs them until no
 /// slot is left for it, the run halts, or it has run `each`.
-async fn loader_loop<L: Loader, C: Clock>(
-    shared: Arc<Shared<C>>,
-    index: usize,
-    mut loader: L,
-    keep_stripes: bool,
-    timer: TimerMode,
-    each: u64,
-) -> L {
+async fn loader_loop<L: Loader, C: Clock>(shared: Arc<Shared<C>>, index: usize, mut loader: L, keep_stripes: bool, timer: TimerMode, each: u64) -> L {
     let mine = &shared.loaders[index];
     let Ok(mut waiter) = shared.clock.waiter() else {
         // No timer could be made (out of file descriptors): this loader sits out; the others take

@@ -257,7 +257,7 @@ async fn slots_taken_from_busy_loaders_are_each_run_once() {
     impl Loader for Uneven {
         async fn run(&mut self, seq: u64, _steps: &mut Steps) -> Result<(), ErrorClass> {
             self.0.push(seq);
-            tokio::time::sleep(Duration::from_millis(if seq % 7 == 0 { 40 } else { 1 })).await;
+            tokio::time::sleep(Duration::from_millis(if seq.is_multiple_of(7) { 40 } else { 1 })).await;
             Ok(())
         }
     }
