@@ -285,6 +285,34 @@ fn a_scripted_sweep_of_your_server_feeds_the_planner() {
     assert!(plan.contains("fitted on 2 runs") && plan.contains("prediction:"), "{plan}");
 }
 
+/// A callback that never waits is stopped by the script budget, bot after bot, and the run still ends on
+/// SIGTERM within a second with its result file.
+#[test]
+fn a_script_that_never_waits_is_stopped_by_its_budget_and_sigterm_still_ends_the_run() {
+    let tmp = tempdir();
+    let script = tmp.path().join("runaway.lua");
+    std::fs::write(&script, "every(100, function()\n  while true do end\nend)\n").unwrap();
+    let out = path(tmp.path(), "runaway.json");
+    let script = script.display().to_string();
+    let args = ["arena", "swarm", "--script", &script, "--server", "ws://127.0.0.1:9", "--ccu", "20", "--duration", "60s", "--out", &out];
+    let mut child = crate::util::aggro().args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    // SAFETY: signals the child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let sent = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() && sent.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let took = sent.elapsed();
+    let _ = child.kill();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(took < Duration::from_secs(1), "ended {took:?} after SIGTERM");
+    assert!(stderr.contains("runaway.lua:2: ran 50 ms of CPU without waiting (--script-budget)"), "{stderr}");
+    assert_eq!(result(std::path::Path::new(&out))["stop_reason"]["kind"], "interrupted");
+}
+
 #[test]
 fn a_script_that_stops_every_bot_before_it_joins_is_bad_input_not_a_server_gone() {
     let tmp = tempdir();

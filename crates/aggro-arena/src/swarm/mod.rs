@@ -259,6 +259,9 @@ impl<B: Behaviour> std::fmt::Debug for Swarm<B> {
 /// most of the CPU of a thread that is not saturated.
 const TICK_GRID_US: u64 = 50;
 
+/// The longest a round of ticks runs before the loop looks at the clock and the stop again.
+const TICK_ROUND_US: u64 = 100_000;
+
 /// Arrivals handed to bots between two looks at the tick timers.
 const TICKS_EVERY: usize = 8;
 
@@ -410,10 +413,16 @@ impl<B: Behaviour> Swarm<B> {
         }
     }
 
-    /// Runs every bot tick that is due, each rescheduled one period on.
+    /// Runs every bot tick that is due (for up to [`TICK_ROUND_US`]), each rescheduled one period on.
     fn tick_due(&mut self, period: u64) {
+        let began = now_us();
         loop {
             let now = now_us();
+            // A round of ticks slow enough to matter (scripts running to their budget) lets the loop look
+            // at the clock and the stop between its bots; the rest stay due for the next round.
+            if now - began > TICK_ROUND_US {
+                break;
+            }
             let Some((due, i)) = self.timers.pop_due(now) else { break };
             if self.bots[i].gone() {
                 continue;

@@ -104,6 +104,11 @@ pub struct SwarmArgs {
     /// (sets --mode script).
     #[arg(long, value_name = "FILE")]
     pub script: Option<std::path::PathBuf>,
+    /// The CPU one call into the script (a bot's main chunk, an `every` callback, a handler) may take
+    /// without waiting: past it the bot stops with an error where the script stood, so no script holds the
+    /// swarm, its other bots, --duration or a signal.
+    #[arg(long, value_name = "DURATION", default_value = "50ms", value_parser = values::span)]
+    pub script_budget: std::time::Duration,
     /// With a wss:// (https://) --server: also trust the certificates of this PEM file (a server with a
     /// certificate of its own), beside the public roots.
     #[arg(long, value_name = "FILE")]

@@ -132,7 +132,8 @@ fn script(a: &SwarmArgs, mut cfg: SwarmConfig, share: &Share, worker: [u64; 2]) 
     cfg.tick_every = std::time::Duration::from_secs(1);
     let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "script", "script": { "file": file, "source": source }, "worker": worker });
     run(a, cfg, 1, spec, None, |_, block| {
-        ScriptBots::load(&source, &name).map(|b| b.numbered_from(block.start as usize)).map_err(std::io::Error::other)
+        let bots = ScriptBots::load(&source, &name).map_err(std::io::Error::other)?;
+        Ok(bots.budget(a.script_budget)?.numbered_from(block.start as usize))
     })
 }
 

@@ -5,6 +5,7 @@
 //! hands it the transport's events, and takes back what it wrote and measured.
 
 use super::api;
+use super::budget::Watch;
 use super::check::one_line;
 use super::convert::{fill_attachments, to_lua};
 use super::held::Held;
@@ -14,8 +15,10 @@ use crate::swarm::websocket::{Request, Requests};
 use aggro_core::rng::Rng;
 use mlua::thread::ThreadStatus;
 use mlua::{Function, IntoLuaMulti, Lua, LuaOptions, MultiValue, StdLib, Table, Thread, Value};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// The script's Lua state and every bot's state.
 #[derive(Debug)]
@@ -27,6 +30,18 @@ pub struct Engine {
     /// Coroutines that ran to their end, kept to run the next callbacks (a reset costs less than a new
     /// coroutine and leaves no garbage).
     spare: RefCell<Vec<Thread>>,
+    /// The watchdog's view of this state, once [`Engine::budget`] put it under one.
+    watch: Option<Arc<Watch>>,
+    /// Calls into Lua under way (a callback may resume another coroutine).
+    depth: Cell<u32>,
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if let Some(w) = &self.watch {
+            w.close();
+        }
+    }
 }
 
 /// Finished coroutines kept for reuse at most.
@@ -68,7 +83,14 @@ impl Engine {
         super::check::check(source, name, &names)?;
         let chunk = lua.load(source).set_name(format!("={name}")).into_function().map_err(|e| one_line(&e))?;
         let socket_mt = lua.globals().raw_get("__socket_mt").map_err(|e| e.to_string())?;
-        Ok(Self { lua, chunk, ctx, socket_mt, spare: RefCell::new(Vec::new()) })
+        Ok(Self { lua, chunk, ctx, socket_mt, spare: RefCell::new(Vec::new()), watch: None, depth: Cell::new(0) })
+    }
+
+    /// Stops any call into the script that runs more than `budget` of CPU without waiting (see
+    /// `budget`); call on the thread that runs the bots.
+    pub fn budget(&mut self, budget: Duration) -> std::io::Result<()> {
+        self.watch = Some(super::budget::watch(&self.lua, budget)?);
+        Ok(())
     }
 
     /// Bot `index` begins afresh (a newcomer in a departed bot's place drops its coroutines).
@@ -186,7 +208,13 @@ impl Engine {
 
     /// Resumes `thread` of bot `bot`; its results if it returned. An error stops the bot.
     pub(super) fn resume(&self, bot: usize, thread: &Thread, args: impl IntoLuaMulti) -> Option<MultiValue> {
-        match thread.resume::<MultiValue>(args) {
+        let outermost = self.depth.replace(self.depth.get() + 1) == 0;
+        let watch = self.watch.as_ref().filter(|_| outermost);
+        watch.inspect(|w| w.step());
+        let resumed = thread.resume::<MultiValue>(args);
+        watch.inspect(|w| w.step());
+        self.depth.set(self.depth.get() - 1);
+        match resumed {
             Ok(values) => (thread.status() == ThreadStatus::Finished).then_some(values),
             Err(e) => {
                 self.failed(bot, &e);
@@ -323,6 +351,32 @@ mod tests {
         let (_, counted) = engine.ctx.borrow_mut().measures.take_interval();
         assert_eq!(counted, vec![("tick".to_string(), 2 * BOTS as u64), ("woke".to_string(), BOTS as u64)]);
         assert!((0..BOTS).all(|bot| !engine.gone(bot) && engine.next_tick(bot) == Some(3_000_000)));
+    }
+
+    /// A callback that never waits is stopped by its budget where it stands; the bot is counted
+    /// stopped with the error's line, and the other bots of the thread go on.
+    #[test]
+    fn a_callback_that_never_waits_is_stopped_by_its_budget() {
+        let source = "if bot.index == 0 then\n  every(10, function()\n    while true do end\n  end)\nend\nevery(10, function() count('tick') end)";
+        let mut engine = Engine::load(source, "bot.lua").unwrap();
+        engine.budget(Duration::from_millis(30)).unwrap();
+        let (mut out, mut heard) = (Requests::default(), Heard::default());
+        for bot in 0..2 {
+            engine.add_bot(bot, bot as u64 + 1, Rng::seeded(1));
+            engine.tick(bot, 0, &mut out, &mut heard);
+        }
+        let began = std::time::Instant::now();
+        for bot in 0..2 {
+            engine.tick(bot, 10_000, &mut out, &mut heard);
+        }
+        assert!(began.elapsed() < Duration::from_secs(2), "stopped after {:?}", began.elapsed());
+        assert_eq!(heard.counters.script_errors, 1);
+        let error = engine.ctx.borrow().measures.errors.first().cloned().unwrap_or_default();
+        assert!(error.contains("bot.lua:3: ran 30 ms of CPU without waiting (--script-budget)"), "{error}");
+        assert!(engine.gone(0) && !engine.gone(1));
+        engine.tick(1, 20_000, &mut out, &mut heard);
+        let (_, counted) = engine.ctx.borrow_mut().measures.take_interval();
+        assert_eq!(counted, vec![("tick".to_string(), 2)]);
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! hands it over. docs/BOTS.md is the script's API.
 //!
 //! # Layout
-//! - [`engine`]: the Lua state, bots' coroutines, timers, script errors.
+//! - [`engine`]: the Lua state, bots' coroutines, timers, script errors; [`budget`]: the watchdog that
+//!   stops a callback running too long without waiting.
 //! - [`events`]: the transport's events in the script's terms (answers, replies, handlers); [`head`]:
 //!   a Socket.IO event's name and delivery fields, read without building its values.
 //! - [`api`] and [`sockets`]: the functions scripts call; `prelude.lua`, the ones that wait.
@@ -20,6 +21,7 @@
 //! - [`check`]: the names a script uses, checked before it runs.
 
 pub mod api;
+pub mod budget;
 pub mod check;
 pub mod convert;
 pub mod engine;
@@ -50,6 +52,13 @@ impl ScriptBots {
     /// its line number.
     pub fn load(source: &str, name: &str) -> Result<Self, String> {
         Ok(Self { engine: Rc::new(Engine::load(source, name)?) })
+    }
+
+    /// The same bots, each call into their script stopped past `budget` of CPU without waiting; call on
+    /// the thread that runs them.
+    pub fn budget(mut self, budget: std::time::Duration) -> std::io::Result<Self> {
+        Rc::get_mut(&mut self.engine).ok_or_else(|| std::io::Error::other("the script's engine is shared already"))?.budget(budget)?;
+        Ok(self)
     }
 
     /// The same bots, numbered (`bot.index`) from `first`: a swarm thread's block of the process's bots.
