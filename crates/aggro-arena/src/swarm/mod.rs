@@ -413,7 +413,7 @@ impl<B: Behaviour> Swarm<B> {
         }
     }
 
-    /// Runs every bot tick that is due (for up to [`TICK_ROUND_US`]), each rescheduled one period on.
+    /// Runs every bot tick that is due (for up to `TICK_ROUND_US`), each rescheduled one period on.
     fn tick_due(&mut self, period: u64) {
         let began = now_us();
         loop {

@@ -4,7 +4,7 @@
 //!
 //! The swarm thread marks each entry into Lua and each return in one word (two relaxed stores per
 //! call, nothing else on its path). A watchdog thread, one for the process, looks every
-//! [`LOOK_EVERY`] at each watched thread: one still inside the same call whose CPU time has grown by the
+//! `LOOK_EVERY` at each watched thread: one still inside the same call whose CPU time has grown by the
 //! budget since it was first seen there is condemned — the watchdog sets a count hook of 1 on its Lua
 //! state, as LuaJIT's own Ctrl-C handler does from a signal handler, and the hook raises the error at
 //! the script's next instruction (unless that call has ended meanwhile). LuaJIT's compiled code never
