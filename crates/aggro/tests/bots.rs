@@ -285,6 +285,26 @@ fn a_scripted_sweep_of_your_server_feeds_the_planner() {
     assert!(plan.contains("fitted on 2 runs") && plan.contains("prediction:"), "{plan}");
 }
 
+/// An HTTP request that gets no answer is a failure of `http`, by class, printed and in the result file
+/// — not a success.
+#[test]
+fn refused_http_requests_are_failures_of_their_operation() {
+    let tmp = tempdir();
+    let script = tmp.path().join("login.lua");
+    std::fs::write(&script, "local r = http.post('/login', { name = bot.name })\nif not r then count('no login') end\nsleep(100000)\n").unwrap();
+    let out = path(tmp.path(), "login.json");
+    let script = script.display().to_string();
+    let output = run(
+        &["arena", "swarm", "--script", &script, "--server", "ws://127.0.0.1:9", "--ccu", "5", "--duration", "2s", "--out", &out],
+        Duration::from_secs(30),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("measured http: 0 times") && stdout.contains("failed 5 (connect 5)"), "{stdout}");
+    let r = result(std::path::Path::new(&out));
+    let http = op(&r, "http");
+    assert_eq!((http["ok"].as_u64(), http["errors"].as_u64(), http["failures"]["connect"].as_u64()), (Some(0), Some(5), Some(5)));
+}
+
 /// A callback that never waits is stopped by the script budget, bot after bot, and the run still ends on
 /// SIGTERM within a second with its result file.
 #[test]

@@ -101,7 +101,10 @@ pub struct SwarmInterval {
 /// Measurements and counters by name, in the order names were first used, and script errors' texts.
 #[derive(Clone, Debug, Default)]
 pub struct NamedMeasures {
+    /// The successes of each timed name.
     pub timed: Vec<(String, Histogram)>,
+    /// Failures of a timed name by class (`connect`, `timeout`, `server`, …): (name, class, count).
+    pub failed: Vec<(String, String, u64)>,
     pub counted: Vec<(String, u64)>,
     pub errors: Vec<String>,
 }
@@ -122,6 +125,12 @@ impl NamedMeasures {
             match self.counted.iter_mut().find(|(c, _)| c == name) {
                 Some((_, mine)) => *mine += n,
                 None => self.counted.push((name.clone(), *n)),
+            }
+        }
+        for (name, class, n) in &other.failed {
+            match self.failed.iter_mut().find(|(f, c, _)| f == name && c == class) {
+                Some((_, _, mine)) => *mine += n,
+                None => self.failed.push((name.clone(), class.clone(), *n)),
             }
         }
         let room = ERRORS_KEPT.saturating_sub(self.errors.len());

@@ -6,24 +6,31 @@
 use super::ms;
 use super::record::op;
 use aggro_arena::swarm::NamedMeasures;
-use aggro_report::record::RunRecord;
+use aggro_report::record::{OpRecord, RunRecord};
 use aggro_stats::{Histogram, Summary};
 
 /// Adds `named` (one entry per interval, in order) to `record`; returns the lines to print about them.
 pub fn add(record: &mut RunRecord, named: &[NamedMeasures], errors: &[String], error_count: u64) -> Vec<String> {
     let mut totals: Vec<(String, Histogram)> = Vec::new();
+    let mut failed: Vec<(String, String, u64)> = Vec::new();
     let mut counts: Vec<(String, u64)> = Vec::new();
-    for (k, NamedMeasures { timed, counted, .. }) in named.iter().enumerate() {
-        for (name, h) in timed {
+    for (k, interval) in named.iter().enumerate() {
+        for (name, h) in with_failed_names(interval) {
             if let Some(iv) = record.intervals.get_mut(k) {
-                iv.ops.push(op(name, h));
+                iv.ops.push(with_failures(op(&name, &h), &interval.failed));
             }
-            match totals.iter_mut().find(|(n, _)| n == name) {
-                Some((_, t)) => t.add(h).expect("histograms of one kind"),
-                None => totals.push((name.clone(), h.clone())),
+            match totals.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, t)) => t.add(&h).expect("histograms of one kind"),
+                None => totals.push((name, h)),
             }
         }
-        for (name, n) in counted {
+        for (name, class, n) in &interval.failed {
+            match failed.iter_mut().find(|(f, c, _)| f == name && c == class) {
+                Some(f) => f.2 += n,
+                None => failed.push((name.clone(), class.clone(), *n)),
+            }
+        }
+        for (name, n) in &interval.counted {
             match counts.iter_mut().find(|(c, _)| c == name) {
                 Some(c) => c.1 += n,
                 None => counts.push((name.clone(), *n)),
@@ -33,9 +40,15 @@ pub fn add(record: &mut RunRecord, named: &[NamedMeasures], errors: &[String], e
     let mut lines = Vec::new();
     for (name, h) in &totals {
         record.operations.push(name.clone());
-        record.totals.push(op(name, h));
+        let total = with_failures(op(name, h), &failed);
         let s = Summary::of(h);
-        lines.push(format!("measured {name}: {} times, p50 {:.1} p99 {:.1} max {:.1} ms", s.count, ms(s.p50_ns), ms(s.p99_ns), ms(s.max_ns)));
+        let mut line = format!("measured {name}: {} times, p50 {:.1} p99 {:.1} max {:.1} ms", s.count, ms(s.p50_ns), ms(s.p99_ns), ms(s.max_ns));
+        if total.errors > 0 {
+            let classes: Vec<String> = total.failures.iter().map(|(c, n)| format!("{c} {n}")).collect();
+            line.push_str(&format!("; failed {} ({})", total.errors, classes.join(", ")));
+        }
+        lines.push(line);
+        record.totals.push(total);
     }
     if !counts.is_empty() {
         lines.push(format!("counted: {}", counts.iter().map(|(n, c)| format!("{n} {c}")).collect::<Vec<_>>().join(", ")));
@@ -47,6 +60,26 @@ pub fn add(record: &mut RunRecord, named: &[NamedMeasures], errors: &[String], e
         extra.insert("script".into(), serde_json::json!({ "counts": counts, "errors": errors, "error_count": error_count }));
     }
     lines
+}
+
+/// An interval's timed names, and an empty histogram for each name that only failed in it.
+fn with_failed_names(interval: &NamedMeasures) -> Vec<(String, Histogram)> {
+    let mut all = interval.timed.clone();
+    for (name, _, _) in &interval.failed {
+        if !all.iter().any(|(n, _)| n == name) {
+            all.push((name.clone(), aggro_stats::new_histogram()));
+        }
+    }
+    all
+}
+
+/// `op` with its failures of `failed` (name, class, count) as errors by class.
+fn with_failures(mut op: OpRecord, failed: &[(String, String, u64)]) -> OpRecord {
+    for (_, class, n) in failed.iter().filter(|(name, _, _)| *name == op.name) {
+        op.errors += n;
+        *op.failures.entry(class.clone()).or_default() += n;
+    }
+    op
 }
 
 /// No bot joined, none was refused or failed by the server (no failed connection, refusal or HTTP

@@ -43,7 +43,16 @@ impl Engine {
     fn answered(&self, bot: usize, answer: Result<(u16, &[u8]), &str>) {
         let Some(waiter) = self.ctx.borrow_mut().bots[bot].http.take() else { return };
         let now = self.ctx.borrow().now_us;
-        self.ctx.borrow_mut().measures.record("http", now.saturating_sub(waiter.since_us));
+        {
+            let mut c = self.ctx.borrow_mut();
+            match failure_class(&answer) {
+                None => c.measures.record("http", now.saturating_sub(waiter.since_us)),
+                Some(class) => {
+                    c.measures.fail("http", class);
+                    c.heard.counters.server_errors += 1;
+                }
+            }
+        }
         let reply = (|| -> mlua::Result<MultiValue> {
             match answer {
                 Ok((status, body)) => {
@@ -55,10 +64,7 @@ impl Engine {
                     }
                     Ok(MultiValue::from_iter([Value::Table(t)]))
                 }
-                Err(why) => {
-                    self.ctx.borrow_mut().heard.counters.server_errors += 1;
-                    Ok(MultiValue::from_iter([Value::Nil, Value::String(self.lua.create_string(why)?)]))
-                }
+                Err(why) => Ok(MultiValue::from_iter([Value::Nil, Value::String(self.lua.create_string(why)?)])),
             }
         })();
         match reply {
@@ -290,5 +296,20 @@ impl Engine {
     fn observe(&self, field: impl Fn(&str) -> Option<f64>) {
         let (Some(t), Some(from), Some(seq)) = (field("t"), field("from"), field("seq")) else { return };
         self.ctx.borrow_mut().observe(from as u64, seq as u32, t as u64);
+    }
+}
+
+/// How an HTTP answer failed, if it did, in the result file's failure classes: no answer (`connect` when
+/// no connection was made, `timeout`, else `disconnected`), or a status of 400 and above (`server` for
+/// 5xx, `throttled` for 429, `protocol` for the other 4xx).
+fn failure_class(answer: &Result<(u16, &[u8]), &str>) -> Option<&'static str> {
+    match answer {
+        Ok((status, _)) if *status >= 500 => Some("server"),
+        Ok((429, _)) => Some("throttled"),
+        Ok((status, _)) if *status >= 400 => Some("protocol"),
+        Ok(_) => None,
+        Err(why) if why.starts_with("cannot connect") || why.contains("refused") => Some("connect"),
+        Err(why) if why.contains("timed out") => Some("timeout"),
+        Err(_) => Some("disconnected"),
     }
 }

@@ -1,11 +1,14 @@
 //! What scripts measure and count by name (`measure("login", fn)`,
-//! `count("bought")`), and the errors they raised: histograms of the open
+//! `count("bought")`, every HTTP request as `http`, a failed one by class), and the errors they raised: histograms of the open
 //! interval, taken by the swarm's owner as each interval closes.
 
 use aggro_stats::Histogram;
 
 /// An interval's histograms and counters by name.
 pub type Taken = (Vec<(String, Histogram)>, Vec<(String, u64)>);
+
+/// An interval's failures: (name, class, count).
+pub type Failed = Vec<(String, String, u64)>;
 
 use crate::swarm::profile::ERRORS_KEPT;
 
@@ -15,6 +18,8 @@ pub struct Measures {
     /// (name, histogram of µs×1000 = ns) in the order names were first used.
     timed: Vec<(String, Histogram)>,
     counted: Vec<(String, u64)>,
+    /// Failures of timed names by class, this interval.
+    failed: Failed,
     /// The first errors' messages with their tracebacks, and how many there were in all.
     pub errors: Vec<String>,
     pub error_count: u64,
@@ -34,6 +39,19 @@ impl Measures {
         };
         // The histogram resizes itself to take the value (`saturating_record` would clamp it to its range).
         let _ = h.record(us.saturating_mul(1000));
+    }
+
+    /// Counts a failure of `name`, of `class` (its time is not a success's, so it is not recorded).
+    pub fn fail(&mut self, name: &str, class: &str) {
+        match self.failed.iter_mut().find(|(n, c, _)| n == name && c == class) {
+            Some(f) => f.2 += 1,
+            None => self.failed.push((name.to_string(), class.to_string(), 1)),
+        }
+    }
+
+    /// Takes the interval's failures.
+    pub fn take_failed(&mut self) -> Failed {
+        std::mem::take(&mut self.failed)
     }
 
     /// Adds `n` to counter `name`.

@@ -87,7 +87,7 @@ impl Behaviour for ScriptBots {
     fn named(&mut self) -> super::NamedMeasures {
         let mut m = self.measures();
         let (timed, counted) = m.take_interval();
-        super::NamedMeasures { timed, counted, errors: m.take_new_errors() }
+        super::NamedMeasures { timed, failed: m.take_failed(), counted, errors: m.take_new_errors() }
     }
 }
 
