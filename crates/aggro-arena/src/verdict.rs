@@ -286,7 +286,10 @@ fn judge_server(e: &Evidence) -> Verdict {
     }
     let server = e.server_cpu_pct.map_or("server CPU unknown (give --server-metrics)".to_string(), |c| format!("server {c:.0}% of a core"));
     let bandwidth = e.bandwidth_budget.map_or(String::new(), |b| format!(", traffic {:.0}% of the budget", e.bytes_per_s / b * 100.0));
-    let served = e.service.map_or(String::new(), |s| format!("every player served ({} joined, delay p99 {:.1} ms), ", s.joined, s.delay_p99_ms));
+    let served = e.service.map_or(String::new(), |s| match s.delay_events + s.lost + s.delivered {
+        0 => format!("every player served ({} joined; delivery not checked: no message carried from/seq/t), ", s.joined),
+        _ => format!("every player served ({} joined, delay p99 {:.1} ms), ", s.joined, s.delay_p99_ms),
+    });
     v(Limit::None, format!("no limit reached: {served}{server}, swarm {:.0}%{bandwidth}", e.swarm_cpu_pct))
 }
 

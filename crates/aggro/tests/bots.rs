@@ -102,6 +102,38 @@ fn fifty_bots(threads: &str) -> Option<serde_json::Value> {
     Some(r)
 }
 
+/// Most games name a message's sender by the player's name: delivery is checked from a text `from` as
+/// exactly as from a number. And a bot refused at the door is quoted in the server's own words.
+#[test]
+#[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
+fn senders_named_by_text_are_checked_and_refusals_quoted() {
+    let Some(dir) = examples() else { return };
+    let (mut server, port) = listening(&dir, "socketio-server.mjs");
+    let tmp = tempdir();
+    let source = std::fs::read_to_string(dir.join("socketio-bot.lua")).unwrap();
+    assert!(source.contains("from = bot.id"));
+    let named = tmp.path().join("named.lua");
+    std::fs::write(&named, source.replace("from = bot.id", "from = bot.name")).unwrap();
+    let out = path(tmp.path(), "named.json");
+    let server_url = format!("ws://127.0.0.1:{port}");
+    let named = named.display().to_string();
+    let text = ok(&["arena", "swarm", "--script", &named, "--server", &server_url, "--ccu", "20", "--duration", "4s", "--out", &out]);
+    let c = &result(std::path::Path::new(&out))["extra"]["arena_swarm"]["totals"]["counters"];
+    assert!(c["events_received"].as_u64().unwrap() > 20 * 9 * 10, "moves from named senders are checked: {text}");
+    assert_eq!((c["reliable_missing"].as_u64(), c["reliable_disorder"].as_u64()), (Some(0), Some(0)), "{text}");
+    // No login, no token: the server's middleware refuses every join with its own words.
+    let rude = tmp.path().join("rude.lua");
+    std::fs::write(&rude, "local ws, why = socketio.connect('/socket.io/', { namespace = '/game' })\nsleep(100000)\n").unwrap();
+    let rude = rude.display().to_string();
+    let output = run(
+        &["arena", "swarm", "--script", &rude, "--server", &server_url, "--ccu", "5", "--duration", "2s", "--out", &path(tmp.path(), "rude.json")],
+        Duration::from_secs(30),
+    );
+    server.kill().unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(said.contains("unauthorized: log in first"), "{said}");
+}
+
 #[test]
 #[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
 fn bots_speak_a_plain_websocket_json_protocol_with_replies() {

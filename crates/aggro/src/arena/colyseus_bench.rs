@@ -220,8 +220,13 @@ fn print_table(rows: &[Row]) {
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for r in rows {
+        // No message carried from/seq/t: neither the delay nor the losses were checked, and 0 would read as perfect.
+        let (delay, missing) = match r.broadcast_delay.count {
+            0 => ("not checked".to_string(), "not checked".to_string()),
+            _ => (format!("{:.2} / {:.2}", ms(r.broadcast_delay.p50_ns), ms(r.broadcast_delay.p99_ns)), format!("{:.0}", r.missing)),
+        };
         println!(
-            "| {} | {:.0} | {:.0}% + {:.0}% | {:.0}% | {:.0} / {:.0} | {:.1} | {:.2} | {:.2} / {:.2} | {:.2} | {:.0} | {:?} |",
+            "| {} | {:.0} | {:.0}% + {:.0}% | {:.0}% | {:.0} / {:.0} | {:.1} | {:.2} | {delay} | {:.2} | {missing} | {:?} |",
             r.ccu,
             r.joined,
             r.server_cpu_pct,
@@ -231,10 +236,7 @@ fn print_table(rows: &[Row]) {
             r.messages_received_per_s,
             r.patches_per_bot_s,
             r.server_bytes_per_s / 1e6,
-            ms(r.broadcast_delay.p50_ns),
-            ms(r.broadcast_delay.p99_ns),
             ms(r.swarm_lateness.p99_ns),
-            r.missing,
             r.verdict.limit,
         );
     }

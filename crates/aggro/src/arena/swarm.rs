@@ -35,6 +35,9 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
         Kind::Colyseus | Kind::Script => websocket_address(&a.server)?,
         _ => (address(&a.server, "server")?, None),
     };
+    // The process that serves the port, whose CPU the verdict reads (a wrapper's or a subshell's pid is
+    // replaced by its child's; another process's is refused, naming the right one).
+    a.server_pid = a.server_pid.map(|pid| super::listener::measured_pid(pid, server.port())).transpose()?;
     if let Some(file) = &a.ca_file {
         if tls_host.is_none() {
             return Err(BadInput("--ca-file is for a wss:// (or https://) --server".into()).into());
@@ -111,7 +114,7 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
             // One set of bots' settings for every thread: the joined count (--start-together), the server's
             // failures and the messages received are the process's, shared.
             let bots = ColyseusBots::new(play, if c.start_together { cfg.bots } else { 0 }, cfg.bots, churn(&a, &share)?);
-            let told = Told { room, observe, failures: Arc::clone(&bots.failures), received: Arc::clone(&bots.received) };
+            let told = Told { room: Some(room), observe, failures: Arc::clone(&bots.failures), received: Arc::clone(&bots.received) };
             let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "colyseus", "colyseus": &bots, "worker": worker });
             run(&a, cfg, 1, spec, Some(told), |_, _| Ok(bots.clone()))
         }
@@ -131,9 +134,12 @@ fn script(a: &SwarmArgs, mut cfg: SwarmConfig, share: &Share, worker: [u64; 2]) 
     // Bots keep their own timers; the nominal tick only paces the first.
     cfg.tick_every = std::time::Duration::from_secs(1);
     let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "script", "script": { "file": file, "source": source }, "worker": worker });
-    run(a, cfg, 1, spec, None, |_, block| {
+    // What the server said of failures, gathered from every thread's bots, for the verdict to quote.
+    let failures: Arc<Mutex<Failures>> = Arc::default();
+    let told = Told { room: None, observe: None, failures: Arc::clone(&failures), received: Arc::default() };
+    run(a, cfg, 1, spec, Some(told), |_, block| {
         let bots = ScriptBots::load(&source, &name).map_err(std::io::Error::other)?;
-        Ok(bots.budget(a.script_budget)?.numbered_from(block.start as usize))
+        Ok(bots.budget(a.script_budget)?.numbered_from(block.start as usize).reporting_to(Arc::clone(&failures)))
     })
 }
 
@@ -189,7 +195,8 @@ fn websocket_address(text: &str) -> anyhow::Result<(SocketAddr, Option<String>)>
 /// What a Colyseus play tells beyond the counters: its room (for hints), the type it observes, and
 /// what the server said to the bots it refused, failed or sent away.
 struct Told {
-    room: String,
+    /// The Colyseus room the bots join (None: scripted bots, whose script names what they join).
+    room: Option<String>,
     observe: Option<String>,
     failures: Arc<Mutex<Failures>>,
     received: Arc<Received>,
@@ -302,8 +309,10 @@ fn run<B: Behaviour>(
     }
     match &told {
         _ if totals.counters.connects > 0 || scripted => {}
-        Some(t) => notes.push(format!("no bot joined a room: is a Colyseus server listening on ws://{server}, with the room {:?} defined?", t.room)),
-        None => notes.push(format!("no bot was accepted: is an arena server listening on {server}, with the same --secret?")),
+        Some(Told { room: Some(room), .. }) => {
+            notes.push(format!("no bot joined a room: is a Colyseus server listening on ws://{server}, with the room {room:?} defined?"))
+        }
+        _ => notes.push(format!("no bot was accepted: is an arena server listening on {server}, with the same --secret?")),
     }
     if let Some(observe) =
         told.as_ref().and_then(|t| t.observe.as_deref()).filter(|_| totals.counters.connects > 0 && totals.counters.events_received == 0)
@@ -412,22 +421,25 @@ impl Reported for SwarmInterval {
 
     fn line(&self) -> String {
         let (d, c) = (self.delay, &self.counters);
+        // No message carried a sender, a number and a send time: nothing was timed, and 0.0 ms would read as instant.
+        let delay = match d.count {
+            0 => "delay not checked (no message carried from/seq/t)".to_string(),
+            n => format!("delay p50 {:.1} p99 {:.1} ms ({n} events)", ms(d.p50_ns), ms(d.p99_ns)),
+        };
         let mut s = format!(
-            "{:7.1}s  bots {:5}  delay p50 {:.1} p99 {:.1} ms ({} events) | tick lateness p99 {:.2} ms | {:.1} kB/s in per bot | cpu {:.0}%",
+            "{:7.1}s  bots {:5}  {delay} | tick lateness p99 {:.2} ms | {:.1} kB/s in per bot | cpu {:.0}%",
             self.end_s,
             self.active_bots,
-            ms(d.p50_ns),
-            ms(d.p99_ns),
-            d.count,
             ms(self.timer_lateness.p99_ns),
             self.kb_in_per_bot_s,
             self.cpu_pct,
         );
-        if c.joins + c.refused + c.failed_joins > 0 || self.snapshots_per_bot_s > 0.0 {
-            s.push_str(&format!(
-                " | joins {} refused {} failed {} | patches {:.1}/s per bot",
-                c.joins, c.refused, c.failed_joins, self.snapshots_per_bot_s
-            ));
+        if c.joins + c.refused + c.failed_joins > 0 {
+            s.push_str(&format!(" | joins {} refused {} failed {}", c.joins, c.refused, c.failed_joins));
+        }
+        // State patches are a Colyseus room's: other swarms receive none.
+        if self.snapshots_per_bot_s > 0.0 {
+            s.push_str(&format!(" | patches {:.1}/s per bot", self.snapshots_per_bot_s));
         }
         if self.round_trip.count > 0 {
             let r = self.round_trip;

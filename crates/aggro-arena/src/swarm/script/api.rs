@@ -49,7 +49,13 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
         c.borrow_mut().measures.count(&name, n.unwrap_or(1));
         Ok(())
     })?;
-    define(lua, ctx, "observe", |_, c, (from, seq, t): (u64, u32, f64)| {
+    define(lua, ctx, "observe", |_, c, (from, seq, t): (Value, u32, f64)| {
+        let from = match from {
+            Value::Integer(n) => n as u64,
+            Value::Number(n) => n as u64,
+            Value::String(name) => super::state::sender_of_text(&name.to_str()?),
+            other => return Err(mlua::Error::runtime(format!("observe: the sender is a number or a name, not a {}", other.type_name()))),
+        };
         c.borrow_mut().observe(from, seq, t as u64);
         Ok(())
     })?;

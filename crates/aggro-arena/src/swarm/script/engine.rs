@@ -66,6 +66,7 @@ impl Engine {
                 measures: Default::default(),
                 binary_used: false,
                 first_index: 0,
+                failures: Default::default(),
             }));
             api::register(&lua, &ctx)?;
             super::sockets::register(&lua, &ctx)?;

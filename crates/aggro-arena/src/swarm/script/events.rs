@@ -50,6 +50,10 @@ impl Engine {
                 Some(class) => {
                     c.measures.fail("http", class);
                     c.heard.counters.server_errors += 1;
+                    c.told(match answer {
+                        Ok((status, body)) => format!("HTTP {status}: {}", String::from_utf8_lossy(&body[..body.len().min(120)]).trim()),
+                        Err(why) => why.to_string(),
+                    });
                 }
             }
         }
@@ -97,7 +101,10 @@ impl Engine {
         let Some(socket) = self.ctx.borrow_mut().bots[bot].socket.take() else { return };
         let why_lua = self.lua.create_string(why).map(Value::String).unwrap_or(Value::Nil);
         if !socket.open {
-            self.ctx.borrow_mut().heard.counters.failed_joins += 1;
+            let mut c = self.ctx.borrow_mut();
+            c.heard.counters.failed_joins += 1;
+            c.told(why.to_string());
+            drop(c);
             if let Some(w) = socket.opener {
                 self.wake(bot, w, (Value::Nil, why_lua));
             }
@@ -140,7 +147,7 @@ impl Engine {
             self.ctx.borrow_mut().heard.counters.decode_errors += 1;
             return;
         };
-        self.observe(|k| message.number(k));
+        self.observe(message.sender("from"), message.number("seq"), message.number("t"));
         if let Some(waiter) = message.id(&reply_field).and_then(|id| self.take_call(bot, id)) {
             return self.replied(bot, waiter, message.to_lua(&self.lua).map(|v| MultiValue::from_iter([v])));
         }
@@ -172,6 +179,7 @@ impl Engine {
                 let socket = self.ctx.borrow_mut().bots[bot].socket.take();
                 let mut c = self.ctx.borrow_mut();
                 c.heard.counters.refused += 1;
+                c.told(format!("refused: {why}"));
                 c.out.push(Request::Close);
                 drop(c);
                 if let Some(w) = socket.and_then(|s| s.opener) {
@@ -234,12 +242,7 @@ impl Engine {
         let Some(head) = head::read(data) else {
             return self.ctx.borrow_mut().heard.counters.decode_errors += 1;
         };
-        self.observe(|k| match k {
-            "from" => head.from,
-            "seq" => head.seq,
-            "t" => head.t,
-            _ => None,
-        });
+        self.observe(head.from, head.seq, head.t);
         self.dispatch(bot, &head.name, id, || items()?.iter().skip(1).map(|v| self.lua_value(v, binaries)).collect());
     }
 
@@ -291,11 +294,11 @@ impl Engine {
         }
     }
 
-    /// A message that carries its sender, number and send time (`from`, `seq`, `t` on the swarm's clock,
-    /// as `now()` gives it; `field` reads them) is delivery-checked and its delay measured.
-    fn observe(&self, field: impl Fn(&str) -> Option<f64>) {
-        let (Some(t), Some(from), Some(seq)) = (field("t"), field("from"), field("seq")) else { return };
-        self.ctx.borrow_mut().observe(from as u64, seq as u32, t as u64);
+    /// A message that carries its sender (a number or a name), number and send time (`from`, `seq`, `t`
+    /// on the swarm's clock, as `now()` gives it) is delivery-checked and its delay measured.
+    fn observe(&self, from: Option<u64>, seq: Option<f64>, t: Option<f64>) {
+        let (Some(from), Some(seq), Some(t)) = (from, seq, t) else { return };
+        self.ctx.borrow_mut().observe(from, seq as u32, t as u64);
     }
 }
 

@@ -1,5 +1,5 @@
 //! The head of a received Socket.IO event — `["name", first, …]`: its name and, when its first argument
-//! is an object, that object's `from`, `seq` and `t` — read in one pass that builds nothing else. Most
+//! is an object, that object's `from` (a number or a text), `seq` and `t` — read in one pass that builds nothing else. Most
 //! events a swarm receives (the room's broadcasts) have no handler: they are delivery-checked from the
 //! head and never turned into values.
 
@@ -11,7 +11,8 @@ use std::fmt;
 #[derive(Debug, PartialEq)]
 pub struct EventHead<'a> {
     pub name: Cow<'a, str>,
-    pub from: Option<f64>,
+    /// The sender, as the delivery check keys it (`state::sender_of_json`).
+    pub from: Option<u64>,
     pub seq: Option<f64>,
     pub t: Option<f64>,
 }
@@ -35,7 +36,7 @@ impl<'de> Visitor<'de> for HeadVisitor {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let Name(name) = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(0, &self))?;
-        let Fields([from, seq_no, t]) = seq.next_element()?.unwrap_or(Fields([None; 3]));
+        let Fields(from, [seq_no, t]) = seq.next_element()?.unwrap_or(NONE);
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(EventHead { name, from, seq: seq_no, t })
     }
@@ -63,9 +64,11 @@ impl<'de> de::Deserialize<'de> for Name<'de> {
     }
 }
 
-/// `from`, `seq` and `t` of an object (each None when missing or not a number); all None for a value
-/// that is not an object.
-struct Fields([Option<f64>; 3]);
+/// `from` (a sender: a whole number or a text), `seq` and `t` (numbers) of an object, each None when
+/// missing or of another kind; all None for a value that is not an object.
+struct Fields(Option<u64>, [Option<f64>; 2]);
+
+const NONE: Fields = Fields(None, [None; 2]);
 
 impl<'de> de::Deserialize<'de> for Fields {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -83,38 +86,39 @@ impl<'de> Visitor<'de> for FieldsVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
-        let mut found = [None; 3];
+        let Fields(mut from, mut found) = NONE;
         while let Some(Key(slot)) = map.next_key()? {
             match slot {
-                Some(k) => found[k] = map.next_value::<serde_json::Value>()?.as_f64(),
+                Some(0) => from = super::state::sender_of_json(&map.next_value::<serde_json::Value>()?),
+                Some(k) => found[k - 1] = map.next_value::<serde_json::Value>()?.as_f64(),
                 None => drop(map.next_value::<IgnoredAny>()?),
             }
         }
-        Ok(Fields(found))
+        Ok(Fields(from, found))
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Fields, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Fields([None; 3]))
+        Ok(NONE)
     }
 
     fn visit_bool<E>(self, _: bool) -> Result<Fields, E> {
-        Ok(Fields([None; 3]))
+        Ok(NONE)
     }
     fn visit_i64<E>(self, _: i64) -> Result<Fields, E> {
-        Ok(Fields([None; 3]))
+        Ok(NONE)
     }
     fn visit_u64<E>(self, _: u64) -> Result<Fields, E> {
-        Ok(Fields([None; 3]))
+        Ok(NONE)
     }
     fn visit_f64<E>(self, _: f64) -> Result<Fields, E> {
-        Ok(Fields([None; 3]))
+        Ok(NONE)
     }
     fn visit_str<E>(self, _: &str) -> Result<Fields, E> {
-        Ok(Fields([None; 3]))
+        Ok(NONE)
     }
     fn visit_unit<E>(self) -> Result<Fields, E> {
-        Ok(Fields([None; 3]))
+        Ok(NONE)
     }
 }
 
@@ -144,12 +148,16 @@ mod tests {
     #[test]
     fn the_head_is_the_name_and_the_delivery_fields() {
         let h = read(r#"["moved",{"x":1.5,"from":7,"seq":3,"t":123456789012,"tags":["a",{"seq":9}]},"more",[1,2]]"#).unwrap();
-        assert_eq!(h, EventHead { name: Cow::Borrowed("moved"), from: Some(7.0), seq: Some(3.0), t: Some(123456789012.0) });
+        assert_eq!(h, EventHead { name: Cow::Borrowed("moved"), from: Some(7), seq: Some(3.0), t: Some(123456789012.0) });
         assert!(matches!(read(r#"["a\"b"]"#).unwrap().name, Cow::Owned(ref n) if n == "a\"b"), "an escaped name is unescaped");
         let bare = read(r#"["joined","room-1"]"#).unwrap();
         assert_eq!((bare.name.as_ref(), bare.from, bare.seq, bare.t), ("joined", None, None, None));
-        let odd = read(r#"["m",{"from":"x","seq":null,"t":[1]}]"#).unwrap();
+        let odd = read(r#"["m",{"from":true,"seq":null,"t":[1]}]"#).unwrap();
         assert_eq!((odd.from, odd.seq, odd.t), (None, None, None));
+        // A sender named by text (a player's name) is a sender: the same name, the same one.
+        let named = read(r#"["acted",{"from":"bot17","seq":4,"t":5}]"#).unwrap();
+        assert_eq!(named.from, Some(crate::swarm::script::state::sender_of_text("bot17")));
+        assert_ne!(named.from, read(r#"["acted",{"from":"bot18","seq":4,"t":5}]"#).unwrap().from);
         for bad in [r#"[]"#, r#"[1]"#, r#"{"a":1}"#, r#"["m",{"from":1}"#, r#"["m"] x"#] {
             assert!(read(bad).is_none(), "{bad}");
         }

@@ -24,6 +24,17 @@ impl Message {
         }
     }
 
+    /// A sender field: a whole number, or a text (see `state::sender_of_text`).
+    pub fn sender(&self, key: &str) -> Option<u64> {
+        match self {
+            Message::Json(v) => super::state::sender_of_json(v.get(key)?),
+            Message::Pack(v) => {
+                let f = field(v, key)?;
+                f.as_u64().or_else(|| f.as_str().map(super::state::sender_of_text))
+            }
+        }
+    }
+
     /// A text field.
     pub fn text(&self, key: &str) -> Option<&str> {
         match self {

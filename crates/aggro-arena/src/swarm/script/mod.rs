@@ -61,6 +61,12 @@ impl ScriptBots {
         Ok(self)
     }
 
+    /// The same bots, noting what the server said of failures into `failures` (one for the swarm's threads).
+    pub fn reporting_to(self, failures: std::sync::Arc<std::sync::Mutex<crate::swarm::colyseus::failures::Failures>>) -> Self {
+        self.engine.ctx.borrow_mut().failures = failures;
+        self
+    }
+
     /// The same bots, numbered (`bot.index`) from `first`: a swarm thread's block of the process's bots.
     pub fn numbered_from(self, first: usize) -> Self {
         self.engine.ctx.borrow_mut().first_index = first;

@@ -3,11 +3,13 @@
 
 use super::held::Held;
 use crate::swarm::Heard;
+use crate::swarm::colyseus::failures::Failures;
 use crate::swarm::peers::{Order, Peers};
 use crate::swarm::websocket::Request;
 use aggro_core::rng::Rng;
 use mlua::{Function, Thread};
 use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 /// A coroutine waiting for an answer, and the intended time of the step that asked (round trips
 /// count from it).
@@ -165,11 +167,13 @@ pub struct Context {
     pub binary_used: bool,
     /// The process's number of this state's first bot (`bot.index` counts across a swarm's threads).
     pub first_index: usize,
+    /// What the server said when bots did not get in or a request failed, shared by the swarm's threads.
+    pub failures: Arc<Mutex<Failures>>,
 }
 
 impl Context {
-    /// The running bot heard message `seq` of bot `from`, sent at `t_us` on the swarm's clock: its delay
-    /// is measured and its order checked against the last one heard from `from`.
+    /// The running bot heard message `seq` of sender `from` (see [`sender_of_text`]), sent at `t_us` on the
+    /// swarm's clock: its delay is measured and its order checked against the last one heard from `from`.
     pub fn observe(&mut self, from: u64, seq: u32, t_us: u64) {
         self.heard.counters.events_received += 1;
         self.heard.delays_us.push(self.now_us.saturating_sub(t_us));
@@ -186,7 +190,26 @@ impl Context {
         Ok(Waiter { thread: Held::new(lua, lua.current_thread())?, since_us: self.now_us })
     }
 
+    /// Notes what the server (or the network) said of a failure, for the verdict to quote.
+    pub fn told(&self, text: String) {
+        self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner).note(text);
+    }
+
     pub fn me(&mut self) -> &mut BotState {
         &mut self.bots[self.bot]
     }
+}
+
+/// A sender named by text (a player's name, as most games send it) as the delivery check keys it: the
+/// text's hash — the same on every thread, so any text names one sender. A whole number names itself.
+pub fn sender_of_text(name: &str) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut h = DefaultHasher::new();
+    name.hash(&mut h);
+    h.finish()
+}
+
+/// A JSON `from` as a sender: a whole number, or a text.
+pub fn sender_of_json(from: &serde_json::Value) -> Option<u64> {
+    from.as_u64().or_else(|| from.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64)).or_else(|| from.as_str().map(sender_of_text))
 }
