@@ -284,7 +284,9 @@ fn judge_server(e: &Evidence) -> Verdict {
             format!("{} reliable messages refused by full queues; {:.1} unacked slices per session", e.queue_full, e.queued_per_session),
         );
     }
-    let server = e.server_cpu_pct.map_or("server CPU unknown (give --server-metrics)".to_string(), |c| format!("server {c:.0}% of a core"));
+    let server = e.server_cpu_pct.map_or(format!("server CPU unknown (give {})", e.watch_flag.unwrap_or("--server-pid or --server-metrics")), |c| {
+        format!("server {c:.0}% of a core")
+    });
     let bandwidth = e.bandwidth_budget.map_or(String::new(), |b| format!(", traffic {:.0}% of the budget", e.bytes_per_s / b * 100.0));
     let served = e.service.map_or(String::new(), |s| match s.delay_events + s.lost + s.delivered {
         0 => format!("every player served ({} joined; delivery not checked: no message carried from/seq/t), ", s.joined),

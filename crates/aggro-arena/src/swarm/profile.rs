@@ -106,6 +106,8 @@ pub struct NamedMeasures {
     /// Failures of a timed name by class (`connect`, `timeout`, `server`, …): (name, class, count).
     pub failed: Vec<(String, String, u64)>,
     pub counted: Vec<(String, u64)>,
+    /// Messages and events received by type (scripted bots; the Colyseus bots share a table of their own).
+    pub received: Vec<(String, u64)>,
     pub errors: Vec<String>,
 }
 
@@ -125,6 +127,12 @@ impl NamedMeasures {
             match self.counted.iter_mut().find(|(c, _)| c == name) {
                 Some((_, mine)) => *mine += n,
                 None => self.counted.push((name.clone(), *n)),
+            }
+        }
+        for (kind, n) in &other.received {
+            match self.received.iter_mut().find(|(k, _)| k == kind) {
+                Some((_, mine)) => *mine += n,
+                None => self.received.push((kind.clone(), *n)),
             }
         }
         for (name, class, n) in &other.failed {

@@ -127,6 +127,9 @@ fn script(a: &SwarmArgs, mut cfg: SwarmConfig, share: &Share, worker: [u64; 2]) 
     use aggro_arena::swarm::script::ScriptBots;
     let file = a.script.as_deref().ok_or_else(|| BadInput("--mode script needs --script FILE".into()))?;
     let source = std::fs::read_to_string(file).map_err(|e| BadInput(format!("--script {}: {e}", file.display())))?;
+    if source.trim().is_empty() {
+        return Err(BadInput(format!("--script {}: the script is empty (docs/BOTS.md shows a bot from an empty file up)", file.display())).into());
+    }
     let name = file.file_name().map_or("script".into(), |n| n.to_string_lossy().to_string());
     // Checked here, so a bad script is bad input; each thread loads it again into a Lua state of its own.
     ScriptBots::load(&source, &name).map_err(BadInput)?;
@@ -290,7 +293,20 @@ fn run<B: Behaviour>(
     }
     let mut verdict = judge(&evidence);
     let failures = told.as_ref().map_or(Vec::new(), |t| t.failures().lines());
-    let received = told.as_ref().map_or(Vec::new(), |t| t.received.by_type());
+    let received = match told.as_ref() {
+        // Scripted bots count by type on their own thread; the named measures carry it.
+        Some(Told { room: None, .. }) => {
+            named
+                .iter()
+                .fold(NamedMeasures::default(), |mut all, m| {
+                    all.add(m);
+                    all
+                })
+                .received
+        }
+        Some(t) => t.received.by_type(),
+        None => Vec::new(),
+    };
     if let (Limit::Gone | Limit::Service, Some(text)) = (verdict.limit, told.as_ref().and_then(|t| t.failures().commonest().map(str::to_string))) {
         verdict.evidence += &format!(" — the server said: {text}");
     }

@@ -247,6 +247,16 @@ pub fn print(m: &Model, p: &Plan, at: Option<f64>) {
         _ => "what was measured (the fit alone would go past a run that failed)",
     };
     println!("prediction: {:.0} CCU per server, bound by {bound}", p.ccu);
+    // A server never seen past one core may be single-threaded (Node, one Colyseus process): its cores
+    // then serve players only as that many processes.
+    if p.cores > 1 && m.points.iter().all(|pt| pt.server_cpu_pct <= 100.0) {
+        println!(
+            "  as {} server processes of {:.0} CCU each: the sweeps never saw the server use more than one core, so a \
+             single-threaded server (Node, a Colyseus process) needs one process per core to reach it (docs/COLYSEUS.md)",
+            p.cores,
+            p.ccu / p.cores as f64
+        );
+    }
     if let Some(n) = at {
         println!("at {n:.0} CCU on one process: {:.1}% of a core, {:.2} MB/s", basis.at(n), m.bytes_per_ccu * n / 1e6);
     }

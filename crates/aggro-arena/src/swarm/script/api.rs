@@ -116,13 +116,22 @@ fn register_bot(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
             Ok(match key.as_str() {
                 "id" => Value::Integer(id as i64),
                 "index" => Value::Integer((c.first_index + c.bot) as i64),
-                "name" => Value::String(lua.create_string(format!("bot{id}"))?),
+                "name" => Value::String(lua.create_string(name_of(id))?),
                 _ => Value::Nil,
             })
         })?,
     )?;
     bot.set_metatable(Some(meta))?;
     lua.globals().set("bot", bot)
+}
+
+/// Bot `id`'s name: `bot17` for the 17th first bot of the run, `bot17.1`, `bot17.2`, … for the newcomers in
+/// its place (an id's low 32 bits are its slot, the high ones its generation).
+pub fn name_of(id: u64) -> String {
+    match id >> 32 {
+        0 => format!("bot{id}"),
+        generation => format!("bot{}.{generation}", id & 0xffff_ffff),
+    }
 }
 
 /// `__http(method, path, body, headers)`: a table body goes as JSON.
@@ -171,4 +180,14 @@ pub fn path_of(url: &str) -> mlua::Result<String> {
 /// `ms` milliseconds in µs, refused when not a finite number ≥ 0.
 fn millis(ms: f64) -> mlua::Result<u64> {
     if ms.is_finite() && ms >= 0.0 { Ok((ms * 1000.0) as u64) } else { Err(mlua::Error::runtime(format!("{ms} is not a number of milliseconds"))) }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_newcomer_is_named_after_the_slot_it_takes() {
+        assert_eq!(super::name_of(17), "bot17");
+        assert_eq!(super::name_of((1 << 32) | 17), "bot17.1");
+        assert_eq!(super::name_of((2 << 32) | 4_000_000), "bot4000000.2");
+    }
 }

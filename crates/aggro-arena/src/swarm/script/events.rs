@@ -250,6 +250,7 @@ impl Engine {
     /// message nobody handles is not turned into Lua values); when the server asked for an ack (`id`),
     /// the handler's results answer it.
     fn dispatch(&self, bot: usize, name: &str, id: Option<u64>, args: impl FnOnce() -> mlua::Result<MultiValue>) {
+        self.ctx.borrow_mut().measures.heard(name);
         let handler = self.ctx.borrow().bots[bot].socket.as_ref().and_then(|s| s.handler(&self.lua, name));
         let f = match handler {
             Some(Ok(f)) => f,

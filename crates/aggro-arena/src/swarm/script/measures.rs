@@ -12,6 +12,9 @@ pub type Failed = Vec<(String, String, u64)>;
 
 use crate::swarm::profile::ERRORS_KEPT;
 
+/// Types of received messages counted by name; the rest are counted together.
+pub const RECEIVED_TYPES: usize = 16;
+
 /// Named measurements and counters of the open interval, and the script's first errors.
 #[derive(Debug, Default)]
 pub struct Measures {
@@ -20,6 +23,8 @@ pub struct Measures {
     counted: Vec<(String, u64)>,
     /// Failures of timed names by class, this interval.
     failed: Failed,
+    /// Messages and events received by type (a Socket.IO event's name, a message's type), this interval.
+    received: Vec<(String, u64)>,
     /// The first errors' messages with their tracebacks, and how many there were in all.
     pub errors: Vec<String>,
     pub error_count: u64,
@@ -47,6 +52,22 @@ impl Measures {
             Some(f) => f.2 += 1,
             None => self.failed.push((name.to_string(), class.to_string(), 1)),
         }
+    }
+
+    /// Counts a message or event of type `kind` received; past [`RECEIVED_TYPES`] types, under `(more types)`.
+    pub fn heard(&mut self, kind: &str) {
+        if let Some(r) = self.received.iter_mut().find(|(k, _)| k == kind) {
+            r.1 += 1;
+        } else if self.received.len() < RECEIVED_TYPES {
+            self.received.push((kind.to_string(), 1));
+        } else {
+            self.heard("(more types)");
+        }
+    }
+
+    /// Takes the interval's counts of messages received by type.
+    pub fn take_received(&mut self) -> Vec<(String, u64)> {
+        std::mem::take(&mut self.received)
     }
 
     /// Takes the interval's failures.

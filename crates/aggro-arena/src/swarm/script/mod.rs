@@ -93,7 +93,7 @@ impl Behaviour for ScriptBots {
     fn named(&mut self) -> super::NamedMeasures {
         let mut m = self.measures();
         let (timed, counted) = m.take_interval();
-        super::NamedMeasures { timed, failed: m.take_failed(), counted, errors: m.take_new_errors() }
+        super::NamedMeasures { timed, failed: m.take_failed(), counted, received: m.take_received(), errors: m.take_new_errors() }
     }
 }
 

@@ -35,57 +35,70 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
     })?;
     define(lua, ctx, "__emit", |lua, c, (sock, name, args): (Table, String, MultiValue)| {
         let binary_used = c.borrow().binary_used;
-        with_socket(c, &sock, |out, s| match &s.protocol {
-            Protocol::SocketIo { namespace, .. } => {
-                SocketIoPacket { kind: Kind::Event, namespace, id: None, name: Some(&name), binary_used }.write(lua, &args, out)
-            }
-            Protocol::WebSocket { .. } => Err(mlua::Error::runtime("emit is Socket.IO's: on a plain WebSocket use ws:send(message)")),
-        })
+        sent(
+            c,
+            with_socket(c, &sock, |out, s| match &s.protocol {
+                Protocol::SocketIo { namespace, .. } => {
+                    SocketIoPacket { kind: Kind::Event, namespace, id: None, name: Some(&name), binary_used }.write(lua, &args, out)
+                }
+                Protocol::WebSocket { .. } => Err(mlua::Error::runtime("emit is Socket.IO's: on a plain WebSocket use ws:send(message)")),
+            }),
+        )
     })?;
     define(lua, ctx, "__send", |lua, c, (sock, message): (Table, Value)| {
         let binary_used = c.borrow().binary_used;
-        with_socket(c, &sock, |out, s| {
-            out.push(match (&s.protocol, &message) {
-                (Protocol::SocketIo { namespace, .. }, _) => {
-                    let packet = SocketIoPacket { kind: Kind::Event, namespace, id: None, name: Some("message"), binary_used };
-                    return packet.write(lua, &MultiValue::from_iter([message.clone()]), out);
-                }
-                (Protocol::WebSocket { format: format @ (Format::Json | Format::MsgPack), .. }, _) => structured(*format, &message)?,
-                (Protocol::WebSocket { format: Format::Text, .. }, Value::String(t)) => Request::SendText(t.to_str()?.to_string()),
-                (Protocol::WebSocket { format: Format::Binary, .. }, Value::String(b)) => Request::Send(b.as_bytes().to_vec()),
-                (_, other) => return Err(mlua::Error::runtime(format!("a text or binary socket sends strings, not a {}", other.type_name()))),
-            });
-            Ok(())
-        })
+        sent(
+            c,
+            with_socket(c, &sock, |out, s| {
+                out.push(match (&s.protocol, &message) {
+                    (Protocol::SocketIo { namespace, .. }, _) => {
+                        let packet = SocketIoPacket { kind: Kind::Event, namespace, id: None, name: Some("message"), binary_used };
+                        return packet.write(lua, &MultiValue::from_iter([message.clone()]), out);
+                    }
+                    (Protocol::WebSocket { format: format @ (Format::Json | Format::MsgPack), .. }, _) => structured(*format, &message)?,
+                    (Protocol::WebSocket { format: Format::Text, .. }, Value::String(t)) => Request::SendText(t.to_str()?.to_string()),
+                    (Protocol::WebSocket { format: Format::Binary, .. }, Value::String(b)) => Request::Send(b.as_bytes().to_vec()),
+                    (_, other) => return Err(mlua::Error::runtime(format!("a text or binary socket sends strings, not a {}", other.type_name()))),
+                });
+                Ok(())
+            }),
+        )
     })?;
     define(lua, ctx, "__call", |lua, c, (sock, args): (Table, MultiValue)| {
         let (waiter, binary_used) = (c.borrow().waiter(lua)?, c.borrow().binary_used);
-        with_socket(c, &sock, |out, s| {
-            let id = s.next_id;
-            s.next_id += 1;
-            match &s.protocol {
-                Protocol::SocketIo { namespace, .. } => {
-                    let mut args = args.into_iter();
-                    let Some(Value::String(name)) = args.next() else {
-                        return Err(mlua::Error::runtime("ws:call(name, ...) needs the event's name first"));
-                    };
-                    let name = name.to_str()?;
-                    SocketIoPacket { kind: Kind::Event, namespace, id: Some(id), name: Some(&name), binary_used }.write(lua, &args.collect(), out)?;
+        sent(
+            c,
+            with_socket(c, &sock, |out, s| {
+                let id = s.next_id;
+                s.next_id += 1;
+                match &s.protocol {
+                    Protocol::SocketIo { namespace, .. } => {
+                        let mut args = args.into_iter();
+                        let Some(Value::String(name)) = args.next() else {
+                            return Err(mlua::Error::runtime("ws:call(name, ...) needs the event's name first"));
+                        };
+                        let name = name.to_str()?;
+                        SocketIoPacket { kind: Kind::Event, namespace, id: Some(id), name: Some(&name), binary_used }.write(
+                            lua,
+                            &args.collect(),
+                            out,
+                        )?;
+                    }
+                    Protocol::WebSocket { format: format @ (Format::Json | Format::MsgPack), reply_field, .. } => {
+                        let Some(Value::Table(message)) = args.into_iter().next() else {
+                            return Err(mlua::Error::runtime("ws:call(message) needs a table"));
+                        };
+                        message.raw_set(&**reply_field, id)?;
+                        out.push(structured(*format, &Value::Table(message))?);
+                    }
+                    Protocol::WebSocket { .. } => {
+                        return Err(mlua::Error::runtime("ws:call needs a JSON or MessagePack socket (format = \"json\" or \"msgpack\")"));
+                    }
                 }
-                Protocol::WebSocket { format: format @ (Format::Json | Format::MsgPack), reply_field, .. } => {
-                    let Some(Value::Table(message)) = args.into_iter().next() else {
-                        return Err(mlua::Error::runtime("ws:call(message) needs a table"));
-                    };
-                    message.raw_set(&**reply_field, id)?;
-                    out.push(structured(*format, &Value::Table(message))?);
-                }
-                Protocol::WebSocket { .. } => {
-                    return Err(mlua::Error::runtime("ws:call needs a JSON or MessagePack socket (format = \"json\" or \"msgpack\")"));
-                }
-            }
-            s.calls.push((id, waiter));
-            Ok(())
-        })
+                s.calls.push((id, waiter));
+                Ok(())
+            }),
+        )
     })?;
     define(lua, ctx, "__close", |_, c, sock: Table| {
         with_socket(c, &sock, |_, _| Ok(()))?;
@@ -94,6 +107,13 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
         c.out.push(Request::Close);
         Ok(())
     })
+}
+
+/// Counts a message or event the running bot sent, once it was written.
+fn sent(c: &Shared, written: mlua::Result<()>) -> mlua::Result<()> {
+    written?;
+    c.borrow_mut().heard.counters.events_sent += 1;
+    Ok(())
 }
 
 /// A table (or any value) sent as JSON text or as MessagePack in a binary frame.
