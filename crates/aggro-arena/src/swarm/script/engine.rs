@@ -380,6 +380,27 @@ mod tests {
         assert_eq!(counted, vec![("tick".to_string(), 2)]);
     }
 
+    /// A bot whose server went away sends into a closed socket: `send` returns nil and why, counted as a
+    /// failed send, and the script goes on — not a script error per timer.
+    #[test]
+    fn a_send_on_a_closed_socket_is_a_failed_send_not_a_script_error() {
+        let source = "local ws = websocket.connect('/')\nws:on('disconnect', function() end)\nevery(10, function()\n  local ok, why = ws:send('hi')\n  if not ok then count(why) end\nend)";
+        let engine = Engine::load(source, "bot.lua").unwrap();
+        engine.add_bot(0, 1, Rng::seeded(1));
+        let (mut out, mut heard) = (Requests::default(), Heard::default());
+        engine.tick(0, 0, &mut out, &mut heard);
+        engine.event(0, 1_000, crate::swarm::websocket::WsEvent::Opened);
+        engine.event(0, 2_000, crate::swarm::websocket::WsEvent::Closed { why: "the server went away" });
+        // Its timer began when the socket opened (1 ms): due at 11 and 21 ms.
+        engine.tick(0, 15_000, &mut out, &mut heard);
+        engine.tick(0, 25_000, &mut out, &mut heard);
+        assert_eq!(heard.counters.script_errors, 0, "{:?}", engine.ctx.borrow().measures.errors);
+        let mut c = engine.ctx.borrow_mut();
+        let (_, counted) = c.measures.take_interval();
+        assert_eq!(counted, vec![("the socket was closed".to_string(), 2)]);
+        assert_eq!(c.measures.take_failed(), vec![("send".to_string(), "disconnected".to_string(), 2)]);
+    }
+
     #[test]
     fn timers_wake_sleepers_and_repeat_callbacks_at_their_intended_times() {
         let engine = Engine::load("sleep(5)\ncount('woke')\nevery(10, function() count('tick') end)", "bot.lua").unwrap();

@@ -37,11 +37,21 @@ end
 local socket = {}
 socket.__index = socket
 function socket:on(name, fn) return __on(self, name, fn) end
-function socket:emit(name, ...) return __emit(self, name, ...) end
-function socket:send(message) return __send(self, message) end
+-- On a closed socket, emit, send and call return nil and why (counted as failed sends).
+function socket:emit(name, ...)
+  local why = __emit(self, name, ...)
+  if why then return nil, why end
+  return true
+end
+function socket:send(message)
+  local why = __send(self, message)
+  if why then return nil, why end
+  return true
+end
 function socket:close() return __close(self) end
 function socket:call(...)
-  __call(self, ...)
+  local why = __call(self, ...)
+  if why then return nil, why end
   return yield()
 end
 __socket_mt = socket

@@ -34,6 +34,9 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
         })
     })?;
     define(lua, ctx, "__emit", |lua, c, (sock, name, args): (Table, String, MultiValue)| {
+        if is_closed(c, &sock)? {
+            return Ok(Some(dropped(c)));
+        }
         let binary_used = c.borrow().binary_used;
         sent(
             c,
@@ -46,6 +49,9 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
         )
     })?;
     define(lua, ctx, "__send", |lua, c, (sock, message): (Table, Value)| {
+        if is_closed(c, &sock)? {
+            return Ok(Some(dropped(c)));
+        }
         let binary_used = c.borrow().binary_used;
         sent(
             c,
@@ -65,6 +71,9 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
         )
     })?;
     define(lua, ctx, "__call", |lua, c, (sock, args): (Table, MultiValue)| {
+        if is_closed(c, &sock)? {
+            return Ok(Some(dropped(c)));
+        }
         let (waiter, binary_used) = (c.borrow().waiter(lua)?, c.borrow().binary_used);
         sent(
             c,
@@ -109,11 +118,26 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
     })
 }
 
-/// Counts a message or event the running bot sent, once it was written.
-fn sent(c: &Shared, written: mlua::Result<()>) -> mlua::Result<()> {
+/// Counts a message or event the running bot sent, once it was written (None: nothing to tell the script).
+fn sent(c: &Shared, written: mlua::Result<()>) -> mlua::Result<Option<String>> {
     written?;
     c.borrow_mut().heard.counters.events_sent += 1;
-    Ok(())
+    Ok(None)
+}
+
+/// Whether `sock` is the running bot's socket and has closed (a socket not open yet is the script's
+/// mistake, and `with_socket` says so).
+fn is_closed(c: &Shared, sock: &Table) -> mlua::Result<bool> {
+    let c = c.borrow();
+    let owner: Option<usize> = sock.raw_get("bot")?;
+    Ok(owner == Some(c.bot) && c.bots[c.bot].socket.is_none())
+}
+
+/// A send on a closed socket: a failure of `send` (the connection is gone), told to the script as `why`
+/// rather than raised — a bot whose server went away is not a broken script.
+fn dropped(c: &Shared) -> String {
+    c.borrow_mut().measures.fail("send", "disconnected");
+    "the socket was closed".to_string()
 }
 
 /// A table (or any value) sent as JSON text or as MessagePack in a binary frame.
