@@ -56,6 +56,10 @@ pub struct Service {
     /// Action-to-observer delay, p99 ms, over this many events.
     pub delay_p99_ms: f64,
     pub delay_events: u64,
+    /// HTTP requests the bots made (a scripted bot's login, matchmaking) that were answered, and those that
+    /// failed (no answer, or a status of 400 and above).
+    pub http_ok: u64,
+    pub http_failed: u64,
     /// The server's process was gone at the end.
     pub server_died: bool,
     /// State updates per seated bot per second while (nearly) every bot was seated, and the most any
@@ -71,6 +75,10 @@ impl Service {
 
     fn disconnect_pct(&self) -> f64 {
         pct(self.disconnects, self.joined)
+    }
+
+    fn http_failure_pct(&self) -> f64 {
+        pct(self.http_failed, self.http_ok + self.http_failed)
     }
 
     fn delivery_pct(&self) -> f64 {
@@ -206,6 +214,9 @@ fn judge_service(e: &Evidence, s: &Service) -> Option<Verdict> {
     let slo = &e.slo;
     let broke = if s.join_failure_pct() > 100.0 - slo.joins_pct {
         format!("{:.1}% of joins failed ({} of {})", s.join_failure_pct(), s.failed_joins, s.joined + s.failed_joins)
+    } else if s.http_failure_pct() > 100.0 - slo.joins_pct {
+        // A player's way in (a login, matchmaking) is HTTP as often as a socket: held to the joins' threshold.
+        format!("{:.1}% of HTTP requests failed ({} of {})", s.http_failure_pct(), s.http_failed, s.http_ok + s.http_failed)
     } else if s.asked > 0 && (s.seated_peak as f64) < s.asked as f64 * slo.joins_pct / 100.0 {
         format!("only {} of the {} bots asked for were ever seated at once", s.seated_peak, s.asked)
     } else if s.disconnect_pct() > slo.disconnects_pct {
@@ -358,6 +369,11 @@ mod tests {
         let dead = Evidence { service: Some(Service { server_died: true, ..served }), swarm_cpu_pct: 99.0, ..calm };
         assert_eq!(judge(&dead).limit, Limit::Gone, "a dead server is named even when the swarm saturated");
         assert_eq!(judge(&Evidence { service: Some(Service { joined: 0, failed_joins: 30, ..served }), ..calm }).limit, Limit::Gone);
+        // Logins refused by a server that died mid-run: a player's way in failed, as a join would.
+        let logins = judge(&Evidence { service: Some(Service { http_ok: 60, http_failed: 1_140, ..served }), ..calm });
+        assert_eq!(logins.limit, Limit::Service);
+        assert!(logins.evidence.contains("95.0% of HTTP requests failed (1140 of 1200)"), "{}", logins.evidence);
+        assert_eq!(judge(&Evidence { service: Some(Service { http_ok: 1_000, http_failed: 5, ..served }), ..calm }).limit, Limit::None);
         let unseated = judge(&Evidence { service: Some(Service { asked: 200, seated_peak: 144, ..served }), ..calm });
         assert_eq!(unseated.limit, Limit::Service, "bots never seated are players not served");
         assert!(unseated.evidence.contains("only 144 of the 200 bots asked for were ever seated at once"), "{}", unseated.evidence);

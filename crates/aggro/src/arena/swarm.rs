@@ -291,6 +291,13 @@ fn run<B: Behaviour>(
         // The page read before the run began the window this covers.
         evidence.server_loop_max_ms = after.loop_max_s.map(|s| s * 1e3);
     }
+    if let Some(service) = evidence.service.as_mut() {
+        // Scripted bots' HTTP requests: answered ones are timed as `http`, failed ones counted by class.
+        for m in &named {
+            service.http_ok += m.timed.iter().filter(|(n, _)| n == "http").map(|(_, h)| h.len()).sum::<u64>();
+            service.http_failed += m.failed.iter().filter(|(n, _, _)| n == "http").map(|(_, _, k)| k).sum::<u64>();
+        }
+    }
     let mut verdict = judge(&evidence);
     let failures = told.as_ref().map_or(Vec::new(), |t| t.failures().lines());
     let received = match told.as_ref() {
@@ -417,6 +424,9 @@ fn service<B: Behaviour>(asked: usize, intervals: &[SwarmInterval], quiet_s: f64
         delay_p99_ms: ms(totals.delay.p99_ns),
         delay_events: totals.delay.count,
         server_died,
+        // Filled in from the scripts' named measures, which only scripted swarms have.
+        http_ok: 0,
+        http_failed: 0,
     }
 }
 
