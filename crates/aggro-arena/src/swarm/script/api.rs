@@ -78,14 +78,14 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
         })
     })?;
     let printed = std::cell::Cell::new(0u64);
-    // Its arguments' __tostring may call back into the API: the context is borrowed only for the id.
+    // Its arguments' __tostring may call back into the API: the context is borrowed only for the name.
     define(lua, ctx, "print", move |_, c, args: Variadic<Value>| {
         let n = printed.get();
         printed.set(n + 1);
         if n < PRINTS {
             let words: Vec<String> = args.iter().map(|v| v.to_string().unwrap_or_else(|_| format!("{v:?}"))).collect();
-            let id = c.borrow_mut().me().id;
-            eprintln!("bot {id}: {}{}", words.join("\t"), if n + 1 == PRINTS { " (further prints are dropped)" } else { "" });
+            let name = name_of(c.borrow_mut().me().id);
+            eprintln!("{name}: {}{}", words.join("\t"), if n + 1 == PRINTS { " (further prints are dropped)" } else { "" });
         }
         Ok(())
     })?;

@@ -235,11 +235,11 @@ impl Engine {
     /// A script error: counted, the first ones printed with their traceback, the bot stopped.
     pub(super) fn failed(&self, bot: usize, e: &mlua::Error) {
         let mut c = self.ctx.borrow_mut();
-        let id = c.bots[bot].id;
+        let name = api::name_of(c.bots[bot].id);
         c.heard.counters.script_errors += 1;
         let text = e.to_string();
-        if c.measures.error(format!("bot {id}: {text}")) {
-            eprintln!("aggro: bot {id} stopped by a script error: {text}");
+        if c.measures.error(format!("{name}: {text}")) {
+            eprintln!("aggro: {name} stopped by a script error: {text}");
         }
         let b = &mut c.bots[bot];
         b.gone = true;
