@@ -56,6 +56,9 @@ pub(super) fn sections(h: &mut Html, r: &RunRecord) {
     if let Some(s) = e.get("arena_swarm") {
         arena_swarm(h, s);
     }
+    if let Some(s) = e.get("script") {
+        super::script::section(h, s);
+    }
     if let Some(s) = e.get("relay_server") {
         relay_server(h, s);
     }
@@ -304,8 +307,12 @@ fn relay_bench(h: &mut Html, e: &Value) {
 /// verdict — players served first.
 fn colyseus_bench(h: &mut Html, e: &Value) {
     let columns = [("CCU asked", "ccu"), ("seated (peak)", "joined"), ("server CPU %", "server_cpu_pct")];
-    let charts = ["Broadcast delay by bots seated", "CPU by bots seated"];
-    let sweep = Sweep { title: "Colyseus sweep", delay: "broadcast_delay", charts, by: ("joined", "bots seated (peak)"), columns: &columns };
+    // The same sweep runs scripted bots against any server (`--script`): titled for what it ran.
+    let (title, charts) = match e.pointer("/colyseus_bench/mode").and_then(Value::as_str) {
+        Some("script") => ("Scripted bots' sweep", ["Message delay by bots seated", "CPU by bots seated"]),
+        _ => ("Colyseus sweep", ["Broadcast delay by bots seated", "CPU by bots seated"]),
+    };
+    let sweep = Sweep { title, delay: "broadcast_delay", charts, by: ("joined", "bots seated (peak)"), columns: &columns };
     sweep_section(h, rows(e, "colyseus_bench/rows"), &sweep);
 }
 

@@ -5,7 +5,8 @@
 //! # Layout
 //! - [`chart`]: SVG line, stacked and percentile charts.
 //! - `page`: the HTML builder, style sheet and the page's script.
-//! - `run`: the sections every run has; `extra`: those of one command.
+//! - `run`: the sections every run has; `extra`: those of one command; `script`: a scripted swarm's counts
+//!   and errors.
 //! - [`compare`]: several runs on shared axes with the ratios of their figures.
 
 pub mod chart;
@@ -13,6 +14,7 @@ pub mod compare;
 mod extra;
 mod page;
 mod run;
+mod script;
 
 use crate::record::RunRecord;
 use crate::slo::Check;

@@ -91,7 +91,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
         stop_kind: "completed",
         stop_message: "every run finished".into(),
         generator_bound: rows.iter().any(|r| r.verdict.limit == Limit::SwarmCpu),
-        extra: serde_json::json!({ "colyseus_bench": { "rows": rows } }),
+        extra: serde_json::json!({ "colyseus_bench": { "rows": rows, "mode": if a.script.is_some() { "script" } else { "colyseus" } } }),
     };
     let out = session::result_path(a.common.out.clone(), "colyseus-bench")?;
     session::write(&run_record(w, Vec::new()), &out, &session::Exports::default())?;
