@@ -299,6 +299,11 @@ fn run<B: Behaviour>(
         }
     }
     let mut verdict = judge(&evidence);
+    if super::named::only_the_script_failed(&totals.counters) {
+        // Not the server's absence: the script stopped every bot before it could join (the run exits 2).
+        verdict.evidence =
+            format!("no bot joined: the script stopped all {} before they could (script errors, not the server)", totals.counters.script_errors);
+    }
     let failures = told.as_ref().map_or(Vec::new(), |t| t.failures().lines());
     let received = match told.as_ref() {
         // Scripted bots count by type on their own thread; the named measures carry it.
