@@ -164,33 +164,76 @@ impl std::fmt::Debug for Database {
     }
 }
 
-/// An exclusive `flock` on the database directory's LOCK file, held for as
-/// long as the file stays open.
+/// The database directory's lock, held for as long as its descriptors stay open: a `flock` on the
+/// directory itself — which no deleted or re-created file can release, so no second writer ever opens a
+/// store a writer holds — and one on its `LOCK` file, which builds before the directory's lock still honour.
 struct FileLock {
-    _held: std::fs::File,
+    _dir: std::fs::File,
+    _file: Option<std::fs::File>,
 }
 
 impl FileLock {
     /// The lock a writer holds: no other process may hold any.
     fn take(dir: &Path) -> Result<FileLock> {
-        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(dir.join("LOCK"))?;
-        Self::hold(dir, file, libc::LOCK_EX)
+        let held = Self::hold(dir, Self::directory(dir)?, libc::LOCK_EX)?;
+        let file =
+            std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(dir.join("LOCK")).map_err(|e| named(&dir.join("LOCK"), e))?;
+        Ok(FileLock { _file: Some(Self::hold(dir, file, libc::LOCK_EX)?), _dir: held })
     }
 
-    /// The lock readers share: no writer may hold it meanwhile.
+    /// The lock readers share: no writer may hold it meanwhile (a missing `LOCK` file is no matter:
+    /// the directory's lock is the one that counts).
     fn share(dir: &Path) -> Result<FileLock> {
-        let file = std::fs::File::open(dir.join("LOCK"))?;
-        Self::hold(dir, file, libc::LOCK_SH)
+        let held = Self::hold(dir, Self::directory(dir)?, libc::LOCK_SH)?;
+        let file = match std::fs::File::open(dir.join("LOCK")) {
+            Ok(file) => Some(Self::hold(dir, file, libc::LOCK_SH)?),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(named(&dir.join("LOCK"), e)),
+        };
+        Ok(FileLock { _dir: held, _file: file })
     }
 
-    fn hold(dir: &Path, file: std::fs::File, how: libc::c_int) -> Result<FileLock> {
+    /// The directory, opened to be locked.
+    fn directory(dir: &Path) -> Result<std::fs::File> {
+        std::fs::File::open(dir).map_err(|e| named(dir, e))
+    }
+
+    fn hold(dir: &Path, file: std::fs::File, how: libc::c_int) -> Result<std::fs::File> {
         use std::os::fd::AsRawFd;
         // SAFETY: flock on a descriptor we own.
         if unsafe { libc::flock(file.as_raw_fd(), how | libc::LOCK_NB) } != 0 {
             return Err(Error::Locked(dir.display().to_string()));
         }
-        Ok(FileLock { _held: file })
+        Ok(file)
     }
+}
+
+/// An I/O error that names the file it happened on (permission denied on which file, say).
+fn named(path: &Path, e: std::io::Error) -> Error {
+    Error::Io(std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+}
+
+/// Refuses a directory whose `log`, `heads` or `heads.dw` stackdb did not write: [`Database::create`]
+/// removes only its own files (a `log` that begins with stackdb's magic, and the head table beside it).
+fn only_ours(dir: &Path) -> Result<()> {
+    let log = dir.join("log");
+    let ours = match std::fs::File::open(&log) {
+        Ok(mut f) => {
+            let mut magic = [0u8; 7];
+            use std::io::Read;
+            f.read_exact(&mut magic).is_ok() && &magic == b"STACKDB"
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => !FILES[1..].iter().any(|f| dir.join(f).exists()),
+        Err(e) => return Err(named(&log, e)),
+    };
+    if !ours && FILES.iter().any(|f| dir.join(f).exists()) {
+        return Err(Error::Format(format!(
+            "{} holds files named {} that stackdb did not write: nothing was removed (use an empty directory, or one stackdb made)",
+            dir.display(),
+            FILES.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 /// RAM of the budget kept for what is not a waiting head-table entry: a checkpoint slice (1 MiB, 2 MiB
@@ -277,6 +320,7 @@ impl Database {
         let dir = path.as_ref();
         std::fs::create_dir_all(dir)?;
         let file_lock = FileLock::take(dir)?;
+        only_ours(dir)?;
         for file in FILES {
             match std::fs::remove_file(dir.join(file)) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
@@ -292,8 +336,10 @@ impl Database {
     /// the head table) is done in RAM. Commits are refused; no sweep runs.
     pub fn open_read_only(path: impl AsRef<Path>, options: Options) -> Result<Database> {
         let dir = path.as_ref();
-        if !dir.join("log").is_file() {
-            return Err(Error::Format(format!("{} holds no stackdb database (no log file)", dir.display())));
+        match std::fs::metadata(dir.join("log")) {
+            Ok(m) if m.is_file() => {}
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(named(&dir.join("log"), e)),
+            _ => return Err(Error::Format(format!("{} holds no stackdb database (no log file)", dir.display()))),
         }
         let file_lock = FileLock::share(dir)?;
         let [log, heads, doublewrite] = FILES.map(|file| crate::overlay::Overlay::over_file(&dir.join(file)));

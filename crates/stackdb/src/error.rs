@@ -47,7 +47,7 @@ pub enum Error {
     #[error("invalid option: {0}")]
     InvalidOption(String),
     /// Another process has the database open.
-    #[error("{0} is open in another process (its LOCK file is held)")]
+    #[error("{0} is open in another process (it holds the directory's lock)")]
     Locked(String),
     /// A key or value beyond the format's limits.
     #[error("{what} of {len} bytes exceeds the limit of {max}")]

@@ -383,6 +383,43 @@ fn a_second_open_of_the_same_directory_is_refused() {
     Database::open(dir.path(), Options::default()).unwrap();
 }
 
+/// The lock is the directory's own: a LOCK file deleted (or deleted and made again) under a writer lets
+/// no second writer in.
+#[test]
+fn a_deleted_lock_file_lets_no_second_writer_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), Options::default()).unwrap();
+    std::fs::remove_file(dir.path().join("LOCK")).unwrap();
+    assert!(matches!(Database::open(dir.path(), Options::default()), Err(Error::Locked(_))));
+    assert!(matches!(Database::create(dir.path(), Options::default()), Err(Error::Locked(_))));
+    std::fs::write(dir.path().join("LOCK"), b"").unwrap();
+    assert!(matches!(Database::open(dir.path(), Options::default()), Err(Error::Locked(_))));
+    assert!(matches!(Database::open_read_only(dir.path(), Options::default()), Err(Error::Locked(_))));
+    drop(db);
+    Database::open(dir.path(), Options::default()).unwrap();
+}
+
+/// Create removes only stackdb's own files: a directory holding a `log` it did not write is refused,
+/// the file left as it was.
+#[test]
+fn create_refuses_files_stackdb_did_not_write() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("log"), b"my own notes").unwrap();
+    match Database::create(dir.path(), Options::default()) {
+        Err(Error::Format(why)) => assert!(why.contains("stackdb did not write"), "{why}"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert_eq!(std::fs::read(dir.path().join("log")).unwrap(), b"my own notes");
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("heads"), b"x").unwrap();
+    assert!(matches!(Database::create(other.path(), Options::default()), Err(Error::Format(_))), "a heads with no stackdb log beside it");
+    // A store stackdb made is made afresh.
+    let ours = tempfile::tempdir().unwrap();
+    let db = Database::open(ours.path(), Options::default()).unwrap();
+    db.close().unwrap();
+    Database::create(ours.path(), Options::default()).unwrap();
+}
+
 #[test]
 fn create_removes_nothing_another_handle_holds_open() {
     let dir = tempfile::tempdir().unwrap();
