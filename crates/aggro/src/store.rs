@@ -50,13 +50,26 @@ fn check_store(a: StoreCheckArgs) -> anyhow::Result<()> {
 }
 
 fn salvage_store(a: StoreSalvageArgs) -> anyhow::Result<()> {
+    // What a check of the source finds, first: a log cut short can leave nothing for the salvage's own
+    // reading to skip, and the store is still not whole.
+    let source = match check(&a.dir) {
+        Ok(found) if found.ok() => None,
+        Ok(found) => Some(format!("{} damaged buckets, {} of {} keys read back", found.damage.len(), found.keys, found.counted)),
+        Err(stackdb::Error::Format(why)) => return Err(BadInput(format!("{}: {why}", a.dir.display())).into()),
+        Err(e) => Some(e.to_string()),
+    };
     let done = salvage(&a.dir, &a.to).map_err(|e| no_store(&a.dir, e))?;
     println!("{} → {}: {} intact batches copied, {} live keys", a.dir.display(), a.to.display(), done.commits, done.keys);
     for (from, span) in &done.skipped {
         println!("skipped: {span} bytes of damaged log at offset {from}");
     }
-    if done.skipped.is_empty() {
-        println!("nothing was damaged: the new store holds every commit");
+    match (&source, done.skipped.is_empty()) {
+        (None, true) => println!("nothing was damaged: the new store holds every commit"),
+        (Some(found), true) => println!(
+            "the source's check found damage ({found}); its log held no damaged batch to skip, so what the damage took (a cut tail, a lost checkpoint) is in neither store"
+        ),
+        (Some(found), false) => println!("the source's check found: {found}"),
+        (None, false) => {}
     }
     println!("{} was only read", a.dir.display());
     Ok(())

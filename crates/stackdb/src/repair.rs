@@ -71,12 +71,15 @@ impl Salvaged {
     }
 }
 
-/// Replays every intact batch of the log in `from` into a new database in `to` (which must not hold
-/// one), in log order; the original is only read.
+/// Replays every intact batch of the log in `from` into a new database in `to` (a directory that does
+/// not exist yet, or an empty one), in log order; the original is only read. The new database is built
+/// beside `to` under a hidden name and renamed to `to` only once complete: a salvage killed half-way
+/// leaves nothing at `to` that could pass for a store (and the next salvage starts its hidden one afresh).
 pub fn salvage(from: &Path, to: &Path) -> Result<Salvaged> {
-    if to.join("log").exists() {
-        return Err(Error::Format(format!("{} already holds a database: salvage writes into a new directory", to.display())));
+    if std::fs::read_dir(to).is_ok_and(|mut entries| entries.next().is_some()) {
+        return Err(Error::Format(format!("{} is not empty: salvage writes into a new directory", to.display())));
     }
+    let building = hidden_beside(to)?;
     // Damage is what salvage is for; another process writing is not.
     match Database::open_read_only(from, Options::default()) {
         Ok(_) | Err(Error::Damaged { .. } | Error::Corrupt { .. }) => {}
@@ -85,7 +88,7 @@ pub fn salvage(from: &Path, to: &Path) -> Result<Salvaged> {
     let file = crate::storage::FileBackend::reading(std::fs::File::open(from.join("log"))?);
     let len = file.len()?;
     let mut log = ChunkReader::new(&file, len);
-    let new = Database::create(to, Options { durability: crate::log::Durability::Eventual, ..Options::default() })?;
+    let new = Database::create(&building, Options { durability: crate::log::Durability::Eventual, ..Options::default() })?;
     let mut out = Salvaged::default();
     let mut pending: Vec<Record> = Vec::new();
     let mut batch_start = LOG_HEADER_LEN;
@@ -135,5 +138,26 @@ pub fn salvage(from: &Path, to: &Path) -> Result<Salvaged> {
     }
     out.keys = new.stats()?.records;
     new.close()?;
+    std::fs::rename(&building, to)?;
+    if let Some(parent) = to.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::File::open(parent)?.sync_all()?;
+    }
     Ok(out)
+}
+
+/// Where a salvage into `to` builds its database: `.NAME.salvaging` beside it, emptied of what a killed
+/// salvage left (only stackdb's own files; anything else there is refused).
+fn hidden_beside(to: &Path) -> Result<std::path::PathBuf> {
+    let name = to.file_name().ok_or_else(|| Error::Format(format!("{} names no directory to salvage into", to.display())))?;
+    let building = to.with_file_name(format!(".{}.salvaging", name.to_string_lossy()));
+    if let Ok(entries) = std::fs::read_dir(&building) {
+        for entry in entries {
+            let entry = entry?;
+            if !["LOCK", "log", "heads", "heads.dw"].contains(&entry.file_name().to_string_lossy().as_ref()) {
+                return Err(Error::Format(format!("{} holds files a salvage did not make: remove it first", building.display())));
+            }
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    Ok(building)
 }

@@ -285,4 +285,36 @@ fn check_finds_damage_and_salvage_keeps_every_intact_commit() {
     }
     assert_eq!(salvaged.get(b"counter").unwrap().as_deref(), Some(&b"29"[..]));
     assert!(salvage(&store, &to).is_err(), "never into a directory holding a database");
+    assert!(!dir.path().join(".salvaged.salvaging").exists(), "the store was built aside and renamed");
+}
+
+/// A salvage killed half-way leaves its store under a hidden name beside the target, never at the target:
+/// nothing there can pass a check, and the next salvage starts afresh.
+#[test]
+fn a_salvage_killed_half_way_leaves_nothing_that_passes_for_a_store() {
+    use stackdb::repair::salvage;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let db = Database::open(&store, options()).unwrap();
+    let mut w = db.begin_write();
+    w.put(b"kept", b"yes").unwrap();
+    w.commit().unwrap();
+    db.close().unwrap();
+    // What a killed salvage leaves: a half-built store under the hidden name, nothing at the target.
+    let half = Database::open(dir.path().join(".to.salvaging"), options()).unwrap();
+    let mut w = half.begin_write();
+    w.put(b"half", b"built").unwrap();
+    w.commit().unwrap();
+    drop(half);
+    let to = dir.path().join("to");
+    assert!(!to.exists());
+    salvage(&store, &to).unwrap();
+    let salvaged = Database::open(&to, options()).unwrap();
+    assert_eq!(salvaged.get(b"kept").unwrap().as_deref(), Some(&b"yes"[..]));
+    assert_eq!(salvaged.get(b"half").unwrap(), None, "the half-built store was not kept");
+    // An empty directory made for it is fine; a non-empty one is refused.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    salvage(&store, &empty).unwrap();
+    assert!(salvage(&store, &empty).is_err());
 }
