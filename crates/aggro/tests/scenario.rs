@@ -138,6 +138,20 @@ fn a_run_left_out_of_the_ledger_is_told_from_lost_data() {
 /// A YCSB workload file as YCSB ships it runs unchanged (translated onto
 /// `scenarios/ycsb/core.toml`; its `operationcount` ends the run); a property
 /// the translation cannot honour is bad input naming its line.
+/// A store `mobile populate` made holds the mobile world: a scenario run there would change it under
+/// `mobile verify`, and is refused before it writes.
+#[test]
+fn a_scenario_run_on_another_workloads_world_is_refused() {
+    let dir = tempdir();
+    let target = format!("stackdb:{}", path(dir.path(), "db"));
+    ok(&["mobile", "populate", "--target", &target, "--users", "200"]);
+    let out = run(&["scenario", "run", &file("mobile/write.toml"), "--target", &target, "--duration", "1s"], Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("holds a mobile world"), "{stderr}");
+    ok(&["mobile", "verify", "--target", &target]);
+}
+
 #[test]
 fn a_ycsb_workload_file_runs_unchanged() {
     let dir = tempdir();

@@ -176,12 +176,25 @@ impl Input {
 }
 
 /// The store's scenario world record (not on DynamoDB, where aggro keeps its records in the URL's
-/// table, which a scenario never creates).
+/// table, which a scenario never creates). A store that holds another workload's world and no scenario
+/// world is refused: a scenario run would change that world under its own `verify`.
 pub async fn read_world<T: ScenarioTarget>(target: &T) -> anyhow::Result<Option<WorldRecord>> {
     if target.family() == Family::Dynamo {
         return Ok(None);
     }
-    crate::world::read(target, &target.describe(), "scenario").await
+    let describe = target.describe();
+    let world = crate::world::read(target, &describe, "scenario").await?;
+    if world.is_none() {
+        for other in ["mobile", "mmo"] {
+            if let Ok(Some(_)) = target.read_world(other).await {
+                return Err(BadInput(format!(
+                    "{describe} holds a {other} world (made by `aggro {other} populate`): a scenario run would change it under `aggro {other} verify`; populate the scenario's own world (`aggro scenario populate FILE --target …`) or use another store"
+                ))
+                .into());
+            }
+        }
+    }
+    Ok(world)
 }
 
 /// pgbench's scale: the number of branches.
