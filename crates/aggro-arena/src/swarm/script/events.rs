@@ -110,7 +110,11 @@ impl Engine {
             }
             return;
         }
-        self.ctx.borrow_mut().heard.counters.disconnects += 1;
+        {
+            let mut c = self.ctx.borrow_mut();
+            c.heard.counters.disconnects += 1;
+            c.told(format!("disconnected: {why}"));
+        }
         let handler = socket.handler(&self.lua, "disconnect");
         for (_, w) in socket.calls {
             self.wake(bot, w, (Value::Nil, why_lua.clone()));
