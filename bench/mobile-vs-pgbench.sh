@@ -19,16 +19,7 @@ echo "| what | tool | ops/s | CPU s | CPU µs/op | peak RSS MiB |"
 echo "|---|---|---|---|---|---|"
 
 # 1. PostgreSQL write transaction.
-"$aggro" mobile populate --target "$pg" --users 100000 >/dev/null
-cat >"$work/write.sql" <<'SQL'
-\set a random(0, 50000)
-\set b random(1, 50000)
-\set id :a + :b
-BEGIN;
-UPDATE users SET gold = gold - 5 WHERE id = :id;
-UPDATE user_items SET num_tickets = num_tickets + 1 WHERE id = :id;
-END;
-SQL
+pg_write_txn
 for round in 1 2; do
   c=$(cpu "$AGGRO_PG_BIN/pgbench" -n -M prepared -c $conns -j 1 -T "$secs" -h 127.0.0.1 -p "$pg_port" -U postgres -f "$work/write.sql" postgres)
   tps=$(grep -oP 'tps = \K[0-9.]+' "$work/out" | head -1)

@@ -115,6 +115,14 @@ pub struct NamedMeasures {
 pub const ERRORS_KEPT: usize = 5;
 
 impl NamedMeasures {
+    /// Several intervals' (or threads') measures as one.
+    pub fn total(parts: &[NamedMeasures]) -> NamedMeasures {
+        parts.iter().fold(NamedMeasures::default(), |mut all, m| {
+            all.add(m);
+            all
+        })
+    }
+
     /// Adds `other`'s: histograms of one name added, counters summed, the first errors kept.
     pub fn add(&mut self, other: &NamedMeasures) {
         for (name, h) in &other.timed {

@@ -9,38 +9,19 @@ use aggro_arena::swarm::NamedMeasures;
 use aggro_report::record::{OpRecord, RunRecord};
 use aggro_stats::{Histogram, Summary};
 
-/// Adds `named` (one entry per interval, in order) to `record`; returns the lines to print about them.
-pub fn add(record: &mut RunRecord, named: &[NamedMeasures], errors: &[String], error_count: u64) -> Vec<String> {
-    let mut totals: Vec<(String, Histogram)> = Vec::new();
-    let mut failed: Vec<(String, String, u64)> = Vec::new();
-    let mut counts: Vec<(String, u64)> = Vec::new();
+/// Adds `named` (one entry per interval, in order) and `whole` (their total, [`NamedMeasures::total`]) to
+/// `record`; returns the lines to print about them.
+pub fn add(record: &mut RunRecord, named: &[NamedMeasures], whole: &NamedMeasures, errors: &[String], error_count: u64) -> Vec<String> {
     for (k, interval) in named.iter().enumerate() {
-        for (name, h) in with_failed_names(interval) {
-            if let Some(iv) = record.intervals.get_mut(k) {
-                iv.ops.push(with_failures(op(&name, &h), &interval.failed));
-            }
-            match totals.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, t)) => t.add(&h).expect("histograms of one kind"),
-                None => totals.push((name, h)),
-            }
-        }
-        for (name, class, n) in &interval.failed {
-            match failed.iter_mut().find(|(f, c, _)| f == name && c == class) {
-                Some(f) => f.2 += n,
-                None => failed.push((name.clone(), class.clone(), *n)),
-            }
-        }
-        for (name, n) in &interval.counted {
-            match counts.iter_mut().find(|(c, _)| c == name) {
-                Some(c) => c.1 += n,
-                None => counts.push((name.clone(), *n)),
-            }
+        if let Some(iv) = record.intervals.get_mut(k) {
+            iv.ops.extend(with_failed_names(interval).iter().map(|(name, h)| with_failures(op(name, h), &interval.failed)));
         }
     }
+    let (totals, failed, counts) = (with_failed_names(whole), &whole.failed, &whole.counted);
     let mut lines = Vec::new();
     for (name, h) in &totals {
         record.operations.push(name.clone());
-        let total = with_failures(op(name, h), &failed);
+        let total = with_failures(op(name, h), failed);
         let s = Summary::of(h);
         let mut line = format!("measured {name}: {} times, p50 {:.1} p99 {:.1} max {:.1} ms", s.count, ms(s.p50_ns), ms(s.p99_ns), ms(s.max_ns));
         if total.errors > 0 {

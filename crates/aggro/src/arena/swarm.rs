@@ -291,12 +291,12 @@ fn run<B: Behaviour>(
         // The page read before the run began the window this covers.
         evidence.server_loop_max_ms = after.loop_max_s.map(|s| s * 1e3);
     }
+    // The scripts' own measures over the whole run (none but a scripted swarm's).
+    let whole = NamedMeasures::total(&named);
     if let Some(service) = evidence.service.as_mut() {
         // Scripted bots' HTTP requests: answered ones are timed as `http`, failed ones counted by class.
-        for m in &named {
-            service.http_ok += m.timed.iter().filter(|(n, _)| n == "http").map(|(_, h)| h.len()).sum::<u64>();
-            service.http_failed += m.failed.iter().filter(|(n, _, _)| n == "http").map(|(_, _, k)| k).sum::<u64>();
-        }
+        service.http_ok = whole.timed.iter().filter(|(n, _)| n == "http").map(|(_, h)| h.len()).sum();
+        service.http_failed = whole.failed.iter().filter(|(n, _, _)| n == "http").map(|(_, _, k)| k).sum();
     }
     let mut verdict = judge(&evidence);
     if super::named::only_the_script_failed(&totals.counters) {
@@ -307,15 +307,7 @@ fn run<B: Behaviour>(
     let failures = told.as_ref().map_or(Vec::new(), |t| t.failures().lines());
     let received = match told.as_ref() {
         // Scripted bots count by type on their own thread; the named measures carry it.
-        Some(Told { room: None, .. }) => {
-            named
-                .iter()
-                .fold(NamedMeasures::default(), |mut all, m| {
-                    all.add(m);
-                    all
-                })
-                .received
-        }
+        Some(Told { room: None, .. }) => whole.received.clone(),
         Some(t) => t.received.by_type(),
         None => Vec::new(),
     };
@@ -327,7 +319,7 @@ fn run<B: Behaviour>(
     let mut record = swarm_record::<B>(&spec, started_at, intervals, totals, &verdict, (&failures, &received), done.interrupted);
     let mut notes = vec![format!("verdict: {:?} — {}", verdict.limit, verdict.evidence)];
     if scripted {
-        notes.extend(super::named::add(&mut record, &named, &script_errors, totals.counters.script_errors));
+        notes.extend(super::named::add(&mut record, &named, &whole, &script_errors, totals.counters.script_errors));
     }
     if !failures.is_empty() {
         notes.push(format!("failures, by what the server said: {}", failures.join("; ")));

@@ -34,80 +34,58 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
         })
     })?;
     define(lua, ctx, "__emit", |lua, c, (sock, name, args): (Table, String, MultiValue)| {
-        if is_closed(c, &sock)? {
-            return Ok(Some(dropped(c)));
-        }
         let binary_used = c.borrow().binary_used;
-        sent(
-            c,
-            with_socket(c, &sock, |out, s| match &s.protocol {
-                Protocol::SocketIo { namespace, .. } => {
-                    SocketIoPacket { kind: Kind::Event, namespace, id: None, name: Some(&name), binary_used }.write(lua, &args, out)
-                }
-                Protocol::WebSocket { .. } => Err(mlua::Error::runtime("emit is Socket.IO's: on a plain WebSocket use ws:send(message)")),
-            }),
-        )
+        sending(c, &sock, |out, s| match &s.protocol {
+            Protocol::SocketIo { namespace, .. } => {
+                SocketIoPacket { kind: Kind::Event, namespace, id: None, name: Some(&name), binary_used }.write(lua, &args, out)
+            }
+            Protocol::WebSocket { .. } => Err(mlua::Error::runtime("emit is Socket.IO's: on a plain WebSocket use ws:send(message)")),
+        })
     })?;
     define(lua, ctx, "__send", |lua, c, (sock, message): (Table, Value)| {
-        if is_closed(c, &sock)? {
-            return Ok(Some(dropped(c)));
-        }
         let binary_used = c.borrow().binary_used;
-        sent(
-            c,
-            with_socket(c, &sock, |out, s| {
-                out.push(match (&s.protocol, &message) {
-                    (Protocol::SocketIo { namespace, .. }, _) => {
-                        let packet = SocketIoPacket { kind: Kind::Event, namespace, id: None, name: Some("message"), binary_used };
-                        return packet.write(lua, &MultiValue::from_iter([message.clone()]), out);
-                    }
-                    (Protocol::WebSocket { format: format @ (Format::Json | Format::MsgPack), .. }, _) => structured(*format, &message)?,
-                    (Protocol::WebSocket { format: Format::Text, .. }, Value::String(t)) => Request::SendText(t.to_str()?.to_string()),
-                    (Protocol::WebSocket { format: Format::Binary, .. }, Value::String(b)) => Request::Send(b.as_bytes().to_vec()),
-                    (_, other) => return Err(mlua::Error::runtime(format!("a text or binary socket sends strings, not a {}", other.type_name()))),
-                });
-                Ok(())
-            }),
-        )
+        sending(c, &sock, |out, s| {
+            out.push(match (&s.protocol, &message) {
+                (Protocol::SocketIo { namespace, .. }, _) => {
+                    let packet = SocketIoPacket { kind: Kind::Event, namespace, id: None, name: Some("message"), binary_used };
+                    return packet.write(lua, &MultiValue::from_iter([message.clone()]), out);
+                }
+                (Protocol::WebSocket { format: format @ (Format::Json | Format::MsgPack), .. }, _) => structured(*format, &message)?,
+                (Protocol::WebSocket { format: Format::Text, .. }, Value::String(t)) => Request::SendText(t.to_str()?.to_string()),
+                (Protocol::WebSocket { format: Format::Binary, .. }, Value::String(b)) => Request::Send(b.as_bytes().to_vec()),
+                (_, other) => return Err(mlua::Error::runtime(format!("a text or binary socket sends strings, not a {}", other.type_name()))),
+            });
+            Ok(())
+        })
     })?;
     define(lua, ctx, "__call", |lua, c, (sock, args): (Table, MultiValue)| {
-        if is_closed(c, &sock)? {
-            return Ok(Some(dropped(c)));
-        }
         let (waiter, binary_used) = (c.borrow().waiter(lua)?, c.borrow().binary_used);
-        sent(
-            c,
-            with_socket(c, &sock, |out, s| {
-                let id = s.next_id;
-                s.next_id += 1;
-                match &s.protocol {
-                    Protocol::SocketIo { namespace, .. } => {
-                        let mut args = args.into_iter();
-                        let Some(Value::String(name)) = args.next() else {
-                            return Err(mlua::Error::runtime("ws:call(name, ...) needs the event's name first"));
-                        };
-                        let name = name.to_str()?;
-                        SocketIoPacket { kind: Kind::Event, namespace, id: Some(id), name: Some(&name), binary_used }.write(
-                            lua,
-                            &args.collect(),
-                            out,
-                        )?;
-                    }
-                    Protocol::WebSocket { format: format @ (Format::Json | Format::MsgPack), reply_field, .. } => {
-                        let Some(Value::Table(message)) = args.into_iter().next() else {
-                            return Err(mlua::Error::runtime("ws:call(message) needs a table"));
-                        };
-                        message.raw_set(&**reply_field, id)?;
-                        out.push(structured(*format, &Value::Table(message))?);
-                    }
-                    Protocol::WebSocket { .. } => {
-                        return Err(mlua::Error::runtime("ws:call needs a JSON or MessagePack socket (format = \"json\" or \"msgpack\")"));
-                    }
+        sending(c, &sock, |out, s| {
+            let id = s.next_id;
+            s.next_id += 1;
+            match &s.protocol {
+                Protocol::SocketIo { namespace, .. } => {
+                    let mut args = args.into_iter();
+                    let Some(Value::String(name)) = args.next() else {
+                        return Err(mlua::Error::runtime("ws:call(name, ...) needs the event's name first"));
+                    };
+                    let name = name.to_str()?;
+                    SocketIoPacket { kind: Kind::Event, namespace, id: Some(id), name: Some(&name), binary_used }.write(lua, &args.collect(), out)?;
                 }
-                s.calls.push((id, waiter));
-                Ok(())
-            }),
-        )
+                Protocol::WebSocket { format: format @ (Format::Json | Format::MsgPack), reply_field, .. } => {
+                    let Some(Value::Table(message)) = args.into_iter().next() else {
+                        return Err(mlua::Error::runtime("ws:call(message) needs a table"));
+                    };
+                    message.raw_set(&**reply_field, id)?;
+                    out.push(structured(*format, &Value::Table(message))?);
+                }
+                Protocol::WebSocket { .. } => {
+                    return Err(mlua::Error::runtime("ws:call needs a JSON or MessagePack socket (format = \"json\" or \"msgpack\")"));
+                }
+            }
+            s.calls.push((id, waiter));
+            Ok(())
+        })
     })?;
     define(lua, ctx, "__close", |_, c, sock: Table| {
         with_socket(c, &sock, |_, _| Ok(()))?;
@@ -118,26 +96,22 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
     })
 }
 
-/// Counts a message or event the running bot sent, once it was written (None: nothing to tell the script).
-fn sent(c: &Shared, written: mlua::Result<()>) -> mlua::Result<Option<String>> {
-    written?;
+/// Writes a message or event on the running bot's socket with `write`, counted as sent; on a socket that
+/// has closed (the server went away) nothing is written, a failed `send` (class `disconnected`) is counted,
+/// and the script is told why rather than raised at — a bot whose server went away is not a broken script.
+fn sending(c: &Shared, sock: &Table, write: impl FnOnce(&mut Vec<Request>, &mut Socket) -> mlua::Result<()>) -> mlua::Result<Option<String>> {
+    let owner: Option<usize> = sock.raw_get("bot")?;
+    let closed = {
+        let c = c.borrow();
+        owner == Some(c.bot) && c.bots[c.bot].socket.is_none()
+    };
+    if closed {
+        c.borrow_mut().measures.fail("send", "disconnected");
+        return Ok(Some("the socket was closed".to_string()));
+    }
+    with_socket(c, sock, write)?;
     c.borrow_mut().heard.counters.events_sent += 1;
     Ok(None)
-}
-
-/// Whether `sock` is the running bot's socket and has closed (a socket not open yet is the script's
-/// mistake, and `with_socket` says so).
-fn is_closed(c: &Shared, sock: &Table) -> mlua::Result<bool> {
-    let c = c.borrow();
-    let owner: Option<usize> = sock.raw_get("bot")?;
-    Ok(owner == Some(c.bot) && c.bots[c.bot].socket.is_none())
-}
-
-/// A send on a closed socket: a failure of `send` (the connection is gone), told to the script as `why`
-/// rather than raised — a bot whose server went away is not a broken script.
-fn dropped(c: &Shared) -> String {
-    c.borrow_mut().measures.fail("send", "disconnected");
-    "the socket was closed".to_string()
 }
 
 /// A table (or any value) sent as JSON text or as MessagePack in a binary frame.
