@@ -45,6 +45,16 @@ fn the_arena_bench_runs_server_and_swarm_processes_and_writes_one_table_and_resu
 }
 
 #[test]
+fn the_server_takes_every_documented_game_option() {
+    // `--interleave` once panicked in the argument parser (exit 101) while only its bad form was tested.
+    let out = run(
+        &["arena", "serve", "--listen", "127.0.0.1:0", "--interleave", "70m:1,400m:2", "--send-flush", "--interest", "1000m", "--duration", "1s"],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
 fn arena_bad_input_is_one_line_and_exit_code_2() {
     // The help names the flags as the docs do.
     let help = ok(&["arena", "swarm", "--help"]);

@@ -42,6 +42,15 @@ pub struct ArenaCommon {
     pub quiet: bool,
 }
 
+/// Interleaving tiers given as one value (`70m:1,400m:2`). A type of its own: clap reads an `Option<Vec<_>>`
+/// field as a list of values, each parsed alone, and a parser returning the whole list panics at run time.
+#[derive(Debug, Clone)]
+pub struct Tiers(pub Vec<Tier>);
+
+fn tiers(text: &str) -> Result<Tiers, String> {
+    parse_tiers(text).map(Tiers)
+}
+
 /// How the server plays the game.
 #[derive(Debug, Args, Clone)]
 pub struct ServerGameArgs {
@@ -49,8 +58,8 @@ pub struct ServerGameArgs {
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub tick: u32,
     /// Replication interleaving tiers, such as 70m:1,400m:2 (beyond 70 m skip 1 frame, beyond 400 m skip 2).
-    #[arg(long, value_parser = parse_tiers)]
-    pub interleave: Option<Vec<Tier>>,
+    #[arg(long, value_parser = tiers)]
+    pub interleave: Option<Tiers>,
     /// Send the reliable RPCs dispatch produced at once, not with the frame's snapshots.
     #[arg(long)]
     pub send_flush: bool,

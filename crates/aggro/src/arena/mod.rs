@@ -60,7 +60,7 @@ pub fn server_config(g: &ServerGameArgs, secret: &str, seed: u64, interval: Dura
     let mut cfg = ServeConfig::new(Secret::from_passphrase(secret));
     cfg.tick_hz = g.tick;
     cfg.send_flush = g.send_flush;
-    cfg.tiers = g.interleave.clone().unwrap_or_default();
+    cfg.tiers = g.interleave.clone().map(|t| t.0).unwrap_or_default();
     cfg.interest_m = g.interest;
     cfg.zone_shrink_s = g.zone.as_secs_f64();
     cfg.seed = seed;
