@@ -47,11 +47,12 @@ fn the_arena_bench_runs_server_and_swarm_processes_and_writes_one_table_and_resu
 #[test]
 fn the_server_takes_every_documented_game_option() {
     // `--interleave` once panicked in the argument parser (exit 101) while only its bad form was tested.
-    let out = run(
-        &["arena", "serve", "--listen", "127.0.0.1:0", "--interleave", "70m:1,400m:2", "--send-flush", "--interest", "1000m", "--duration", "1s"],
-        Duration::from_secs(30),
-    );
+    let dir = tempdir();
+    let result = dir.path().join("serve.json");
+    let args = ["--interleave", "70m:1,400m:2", "--send-flush", "--interest", "1000m", "--duration", "1s", "--out", result.to_str().unwrap()];
+    let out = run(&[&["arena", "serve", "--listen", "127.0.0.1:0"][..], &args].concat(), Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(result.exists());
 }
 
 #[test]

@@ -42,6 +42,7 @@ pub(crate) fn mmo_round_trip(target: &str, accounts: u32, players: u32, periods:
     assert!(text.contains("median period") && text.contains("of the period time"), "{text}");
     assert_eq!(mmo["ledger_complete"], true);
     assert!(mmo["counts"]["objects_pushed"].as_u64().unwrap() > 0);
+    assert_zone_shares(mmo, n, &text, target.starts_with("stackdb:") || target.starts_with("sqlite:"));
     // Every action of the profile ran and was timed.
     for op in r["totals"].as_array().unwrap() {
         let name = op["name"].as_str().unwrap();
@@ -57,6 +58,31 @@ pub(crate) fn mmo_round_trip(target: &str, accounts: u32, players: u32, periods:
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--world-seed 4") && err.contains("world-seed 3") && err.trim().lines().count() == 1, "{err}");
+}
+
+/// Each zone's part adds up to the whole; a zone on a thread of its own (a store running on the zone's
+/// thread) says where its time went.
+fn assert_zone_shares(mmo: &serde_json::Value, periods: u64, text: &str, own_threads: bool) {
+    let zones = mmo["zones"].as_array().unwrap();
+    assert_eq!(zones.len(), 2, "{mmo}");
+    let sum: f64 = zones.iter().map(|z| z["player_minute_ratio"].as_f64().unwrap()).sum();
+    assert!((sum - mmo["player_minute_ratio"].as_f64().unwrap()).abs() < 1e-6 * sum, "{mmo}");
+    let shares: f64 = zones.iter().map(|z| z["share"].as_f64().unwrap()).sum();
+    assert!((shares - 1.0).abs() < 1e-9, "{mmo}");
+    for (i, z) in zones.iter().enumerate() {
+        assert_eq!((z["zone"].as_u64(), z["periods"].as_u64()), (Some(i as u64), Some(periods)), "{z}");
+        assert!(text.contains(&format!("zone {i}: {periods} periods")), "{text}");
+    }
+    if own_threads {
+        let t = &mmo["time"];
+        let parts = [&t["on_core"], &t["waiting_for_core"], &t["waiting_on_store"]].map(|v| v.as_f64().unwrap());
+        assert!(parts.iter().all(|p| (0.0..=1.0).contains(p)) && (parts.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{t}");
+        // A zone computes and writes: some of its time is on a core.
+        assert!(parts[0] > 0.0, "{t}");
+        assert!(text.contains("the zones' time: on a core"), "{text}");
+    } else {
+        assert!(mmo["time"].is_null(), "zones sharing threads have no thread time of their own: {mmo}");
+    }
 }
 
 #[test]

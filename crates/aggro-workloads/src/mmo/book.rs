@@ -4,6 +4,7 @@
 //! call, mean, last, previous) with p50/p99/max from merged histograms.
 
 use super::profile::OPERATIONS;
+use super::thread_time::ThreadTime;
 use super::zone::ZoneCounts;
 use aggro_core::{ErrorClass, Nanos};
 use aggro_stats::{OpId, Recorder, Summary};
@@ -66,12 +67,73 @@ struct State {
     last: [f64; OPS],
     prev: [f64; OPS],
     zones: BTreeMap<usize, ZoneState>,
-    /// Periods and their total time, per zone.
-    zone_time: BTreeMap<usize, (u64, u64)>,
+    /// Periods and their time, per zone.
+    zone_time: BTreeMap<usize, ZoneTime>,
     last_line: Option<Instant>,
     folded: u64,
     /// Of the folded periods, those with a failed action.
     folded_failed: u64,
+}
+
+/// One zone's periods and their time.
+#[derive(Clone, Copy, Debug, Default)]
+struct ZoneTime {
+    periods: u64,
+    ns: u64,
+    /// The periods' time whose thread's time is known, and that thread time.
+    timed_ns: u64,
+    thread: ThreadTime,
+}
+
+/// Where a zone's period time went (shares, 0–1), when it ran on a thread of its own.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct TimeSplit {
+    /// On a core: the zone's work and, for a store running on the zone's thread, the store's.
+    pub on_core: f64,
+    /// Runnable but waiting for a core: the machine's cores are the limit.
+    pub waiting_for_core: f64,
+    /// Neither: blocked on the store (a sync, a lock another zone holds, a reply).
+    pub waiting_on_store: f64,
+}
+
+impl TimeSplit {
+    /// The split of `timed_ns` of period time of which the thread spent `thread` on or waiting for a core.
+    fn of(timed_ns: u64, thread: ThreadTime) -> Option<TimeSplit> {
+        if timed_ns == 0 {
+            return None;
+        }
+        let t = timed_ns as f64;
+        let on_core = (thread.on_core as f64 / t).min(1.0);
+        let waiting_for_core = (thread.waiting_for_core as f64 / t).min(1.0 - on_core);
+        Some(TimeSplit { on_core, waiting_for_core, waiting_on_store: 1.0 - on_core - waiting_for_core })
+    }
+
+    /// `on a core 61%, waiting for a core 14%, waiting on the store 25%`.
+    pub fn describe(&self) -> String {
+        format!(
+            "on a core {:.0}%, waiting for a core {:.0}%, waiting on the store {:.0}%",
+            self.on_core * 100.0,
+            self.waiting_for_core * 100.0,
+            self.waiting_on_store * 100.0
+        )
+    }
+}
+
+/// One zone's part of the run.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ZoneShare {
+    /// The zone's number.
+    pub zone: usize,
+    /// Its periods.
+    pub periods: u64,
+    /// Its mean period, ms.
+    pub mean_period_ms: f64,
+    /// Its player-minutes per minute: 60 s ÷ its mean period.
+    pub player_minute_ratio: f64,
+    /// Its share of the run's player-minutes (0–1).
+    pub share: f64,
+    /// Where its time went, when it ran on a thread of its own.
+    pub time: Option<TimeSplit>,
 }
 
 /// Shared by every zone of a play run.
@@ -124,6 +186,10 @@ pub struct PlaySummary {
     pub table: Vec<TableRow>,
     /// Zones' counts added up.
     pub counts: ZoneCounts,
+    /// Each zone's part.
+    pub zones: Vec<ZoneShare>,
+    /// Where the zones' time went, all together, when each ran on a thread of its own.
+    pub time: Option<TimeSplit>,
     /// Players and items in memory at the end, all zones.
     pub players: usize,
     /// Items held at the end, all zones.
@@ -152,9 +218,17 @@ impl PeriodBook {
         }
     }
 
-    /// Books one period of `zone`: its time, every step it timed, and the class of its first failed
-    /// action, if one failed (its `T_last` line says so).
-    pub fn period_done(&self, zone: usize, period_ns: Nanos, steps: &[(OpId, Nanos)], state: ZoneState, failed: Option<ErrorClass>) {
+    /// Books one period of `zone`: its time, its thread's time if known, every step it timed, and the
+    /// class of its first failed action, if one failed (its `T_last` line says so).
+    pub fn period_done(
+        &self,
+        zone: usize,
+        period_ns: Nanos,
+        thread: Option<ThreadTime>,
+        steps: &[(OpId, Nanos)],
+        state: ZoneState,
+        failed: Option<ErrorClass>,
+    ) {
         let mut calls = [0u64; OPS];
         let mut ns = [0u64; OPS];
         calls[0] = 1;
@@ -171,8 +245,13 @@ impl PeriodBook {
         s.last = std::array::from_fn(|op| if calls[op] > 0 { ns[op] as f64 / calls[op] as f64 / 1e6 } else { 0.0 });
         s.zones.insert(zone, state);
         let t = s.zone_time.entry(zone).or_default();
-        t.0 += 1;
-        t.1 += period_ns;
+        t.periods += 1;
+        t.ns += period_ns;
+        if let Some(thread) = thread {
+            t.timed_ns += period_ns;
+            t.thread.on_core += thread.on_core;
+            t.thread.waiting_for_core += thread.waiting_for_core;
+        }
         let now = Instant::now();
         if s.last_line.is_none_or(|l| now - l >= LINE_EVERY) {
             let folded = std::mem::take(&mut s.folded);
@@ -244,7 +323,17 @@ impl PeriodBook {
     pub fn summary(&self, totals: &Recorder) -> PlaySummary {
         let s = self.state.lock();
         let (players, items, counts) = zone_totals(&s);
-        let ratio = s.zone_time.values().filter(|(n, _)| *n > 0).map(|&(n, t)| 60e9 / (t as f64 / n as f64)).sum();
+        let zones = zone_shares(&s.zone_time);
+        let ratio = zones.iter().map(|z| z.player_minute_ratio).sum();
+        // All zones' time together, when every zone's is known.
+        let all = s.zone_time.values().fold(ZoneTime::default(), |mut all, z| {
+            all.timed_ns += z.timed_ns;
+            all.ns += z.ns;
+            all.thread.on_core += z.thread.on_core;
+            all.thread.waiting_for_core += z.thread.waiting_for_core;
+            all
+        });
+        let time = if all.timed_ns == all.ns { TimeSplit::of(all.timed_ns, all.thread) } else { None };
         let table = Self::rows(&s, &s.whole, totals);
         let checkpoint = table.iter().find(|r| r.name == "Checkpoint").map_or(0.0, |r| r.total_ms);
         PlaySummary {
@@ -255,11 +344,37 @@ impl PeriodBook {
             checkpoint_share: checkpoint / table[0].total_ms.max(1e-9),
             player_minute_ratio: ratio,
             table,
+            zones,
+            time,
             counts,
             players,
             items,
         }
     }
+}
+
+/// Each zone's part: 60 s ÷ its mean period, its share of the sum, where its time went.
+fn zone_shares(zone_time: &BTreeMap<usize, ZoneTime>) -> Vec<ZoneShare> {
+    let mut zones: Vec<ZoneShare> = zone_time
+        .iter()
+        .filter(|(_, t)| t.periods > 0)
+        .map(|(&zone, t)| {
+            let mean_ns = t.ns as f64 / t.periods as f64;
+            ZoneShare {
+                zone,
+                periods: t.periods,
+                mean_period_ms: mean_ns / 1e6,
+                player_minute_ratio: 60e9 / mean_ns,
+                share: 0.0,
+                time: if t.timed_ns == t.ns { TimeSplit::of(t.timed_ns, t.thread) } else { None },
+            }
+        })
+        .collect();
+    let total: f64 = zones.iter().map(|z| z.player_minute_ratio).sum();
+    for z in &mut zones {
+        z.share = z.player_minute_ratio / total.max(1e-9);
+    }
+    zones
 }
 
 fn zone_totals(s: &State) -> (usize, usize, ZoneCounts) {
@@ -313,4 +428,32 @@ pub fn summary_lines(s: &PlaySummary) -> Vec<String> {
     let mut lines = vec![table_header()];
     lines.extend(s.table[1..].iter().map(table_line));
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_zone_s_share_is_its_part_of_the_summed_player_minutes() {
+        let mut zones = BTreeMap::new();
+        // Zone 0: 4 periods of 5 ms; zone 1: 2 periods of 10 ms, its thread's time unknown for one.
+        let thread = ThreadTime { on_core: 12_000_000, waiting_for_core: 2_000_000 };
+        zones.insert(0, ZoneTime { periods: 4, ns: 20_000_000, timed_ns: 20_000_000, thread });
+        zones.insert(1, ZoneTime { periods: 2, ns: 20_000_000, timed_ns: 10_000_000, thread });
+        let shares = zone_shares(&zones);
+        assert_eq!((shares[0].player_minute_ratio, shares[1].player_minute_ratio), (12_000.0, 6_000.0));
+        assert!((shares[0].share - 2.0 / 3.0).abs() < 1e-12 && (shares[1].share - 1.0 / 3.0).abs() < 1e-12);
+        let t = shares[0].time.unwrap();
+        assert!((t.on_core - 0.6).abs() < 1e-12 && (t.waiting_for_core - 0.1).abs() < 1e-12 && (t.waiting_on_store - 0.3).abs() < 1e-12);
+        assert!(shares[1].time.is_none(), "a zone whose every period was not timed has no split");
+    }
+
+    #[test]
+    fn a_split_never_claims_more_than_the_period_time() {
+        // The kernel's figure for a running thread lags by up to a tick: a split is clamped, not negative.
+        let t = TimeSplit::of(10, ThreadTime { on_core: 12, waiting_for_core: 3 }).unwrap();
+        assert_eq!((t.on_core, t.waiting_for_core, t.waiting_on_store), (1.0, 0.0, 0.0));
+        assert!(TimeSplit::of(0, ThreadTime::default()).is_none());
+    }
 }

@@ -105,6 +105,9 @@ impl Play {
                     extrapolated, s.players, summary.player_minute_ratio, s.players
                 );
             }
+            for line in zone_lines(summary) {
+                println!("{line}");
+            }
             println!("{}", record.stop_message);
             for e in &record.error_samples {
                 println!("first {} error: {}", e.class, e.message);
@@ -114,6 +117,39 @@ impl Play {
             println!("warning: a zone could not release its players at the end: {e}");
         }
     }
+}
+
+/// Each zone's share of the player-minutes and, for zones on threads of their own, where their time
+/// went: a zone waiting on the store, not on a core or its own work, means the store is the limit.
+fn zone_lines(summary: &PlaySummary) -> Vec<String> {
+    let mut lines = Vec::new();
+    if summary.zones.len() > 1 {
+        for z in summary.zones.iter().take(16) {
+            let time = z.time.map_or(String::new(), |t| format!("; {}", t.describe()));
+            lines.push(format!(
+                "zone {}: {} periods, mean {:.2}ms, {:.0} player-minutes per minute ({:.0}% of the total){time}",
+                z.zone,
+                z.periods,
+                z.mean_period_ms,
+                z.player_minute_ratio,
+                z.share * 100.0
+            ));
+        }
+        if summary.zones.len() > 16 {
+            lines.push(format!("… and {} zones more (every zone in the result file)", summary.zones.len() - 16));
+        }
+    }
+    if let Some(t) = summary.time {
+        let limit = if t.waiting_on_store > t.waiting_for_core.max(0.1) {
+            " — the store, not the zones' cores, held them back"
+        } else if t.waiting_for_core > t.waiting_on_store.max(0.1) {
+            " — the machine's cores, not the store, held them back"
+        } else {
+            ""
+        };
+        lines.push(format!("the zones' time: {}{limit}", t.describe()));
+    }
+    lines
 }
 
 /// Connects, logs in, loads and leases each zone's players: one loader per zone. The first connection
@@ -135,7 +171,7 @@ async fn fill_zones<T: MmoTarget>(
         }
         let mut zone = Zone::new(conn, s.world, owner_id(i), s.lease_ms, s.seed ^ (i as u64) << 40);
         zone.fill(s.players as usize).await.map_err(|e| anyhow::anyhow!("filling zone {i}: {}", e.message))?;
-        loaders.push(PeriodLoader::new(i as usize, zone, profile.clone(), Arc::clone(book), Arc::clone(samples)));
+        loaders.push(PeriodLoader::new(i as usize, zone, profile.clone(), Arc::clone(book), Arc::clone(samples), target.blocking()));
     }
     Ok((loaders, run_id))
 }
@@ -216,6 +252,8 @@ impl MmoVisitor for Play {
             "median_period_ms": summary.median_period_ms,
             "max_period_ms": summary.max_period_ms,
             "checkpoint_share": summary.checkpoint_share,
+            "zones": summary.zones,
+            "time": summary.time,
             "periods": summary.periods,
             "fill_seconds": fill_s,
             "counts": summary.counts,
