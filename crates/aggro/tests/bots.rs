@@ -318,12 +318,18 @@ fn a_scripted_sweep_of_your_server_feeds_the_planner() {
 }
 
 /// An HTTP request that gets no answer is a failure of `http`, by class, printed and in the result file
-/// — not a success.
+/// — not a success; so is a `measure`d call that failed (`nil, why`, `false`, an HTTP answer ≥ 400).
 #[test]
 fn refused_http_requests_are_failures_of_their_operation() {
     let tmp = tempdir();
     let script = tmp.path().join("login.lua");
-    std::fs::write(&script, "local r = http.post('/login', { name = bot.name })\nif not r then count('no login') end\nsleep(100000)\n").unwrap();
+    let lua = "local r = http.post('/login', { name = bot.name })\nif not r then count('no login') end\n\
+               measure('login', http.post, '/login', { name = bot.name })\n\
+               measure('check', function() return nil, 'wrong password' end)\n\
+               measure('denied', function() return { status = 403 } end)\n\
+               measure('think', function() sleep(1) end)\n\
+               sleep(100000)\n";
+    std::fs::write(&script, lua).unwrap();
     let out = path(tmp.path(), "login.json");
     let script = script.display().to_string();
     let output = run(
@@ -331,10 +337,16 @@ fn refused_http_requests_are_failures_of_their_operation() {
         Duration::from_secs(30),
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("measured http: 0 times") && stdout.contains("failed 5 (connect 5)"), "{stdout}");
+    assert!(stdout.contains("measured http: 0 times") && stdout.contains("failed 10 (connect 10)"), "{stdout}");
     let r = result(std::path::Path::new(&out));
     let http = op(&r, "http");
-    assert_eq!((http["ok"].as_u64(), http["errors"].as_u64(), http["failures"]["connect"].as_u64()), (Some(0), Some(5), Some(5)));
+    assert_eq!((http["ok"].as_u64(), http["errors"].as_u64(), http["failures"]["connect"].as_u64()), (Some(0), Some(10), Some(10)));
+    for (name, class) in [("login", "connect"), ("check", "other"), ("denied", "protocol")] {
+        let m = op(&r, name);
+        assert_eq!((m["ok"].as_u64(), m["errors"].as_u64(), m["failures"][class].as_u64()), (Some(0), Some(5), Some(5)), "{name}: {m}");
+    }
+    assert_eq!((op(&r, "think")["ok"].as_u64(), op(&r, "think")["errors"].as_u64()), (Some(5), Some(0)), "a call returning nothing succeeded");
+    assert!(stdout.contains("check failed: wrong password"), "the reason is quoted: {stdout}");
 }
 
 /// A callback that never waits is stopped by the script budget, bot after bot, and the run still ends on

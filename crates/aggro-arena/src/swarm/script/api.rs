@@ -63,8 +63,22 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
         c.borrow_mut().binary_used = true;
         lua.create_ser_userdata(Bytes(s.as_bytes().to_vec()))
     })?;
-    define(lua, ctx, "__record", |_, c, (name, t0): (String, f64)| {
-        c.borrow_mut().measures.record(&name, now_us().saturating_sub(t0 as u64));
+    define(lua, ctx, "__record", |_, c, (name, t0, n, first, second): (String, f64, i64, Value, Value)| {
+        let mut c = c.borrow_mut();
+        match super::measures::measured_failure(n, &first, &second)? {
+            None => c.measures.record(&name, now_us().saturating_sub(t0 as u64)),
+            Some(class) => {
+                c.measures.fail(&name, class);
+                let why = match (&first, &second) {
+                    (Value::Table(t), _) => {
+                        t.raw_get::<Value>("status").map_or(String::new(), |s| format!("HTTP {}", s.to_string().unwrap_or_default()))
+                    }
+                    (_, Value::String(why)) => why.to_string_lossy(),
+                    _ => "false".to_string(),
+                };
+                c.told(format!("{name} failed: {why}"));
+            }
+        }
         Ok(())
     })?;
     define(lua, ctx, "rand", |_, c, (a, b): (Option<i64>, Option<i64>)| {

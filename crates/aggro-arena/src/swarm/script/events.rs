@@ -5,6 +5,7 @@
 
 use super::engine::Engine;
 use super::head;
+use super::measures::failure_class;
 use super::message::Message;
 use super::packets::SocketIoPacket;
 use super::state::Context;
@@ -304,20 +305,5 @@ impl Engine {
     fn observe(&self, from: Option<u64>, seq: Option<f64>, t: Option<f64>) {
         let (Some(from), Some(seq), Some(t)) = (from, seq, t) else { return };
         self.ctx.borrow_mut().observe(from, seq as u32, t as u64);
-    }
-}
-
-/// How an HTTP answer failed, if it did, in the result file's failure classes: no answer (`connect` when
-/// no connection was made, `timeout`, else `disconnected`), or a status of 400 and above (`server` for
-/// 5xx, `throttled` for 429, `protocol` for the other 4xx).
-fn failure_class(answer: &Result<(u16, &[u8]), &str>) -> Option<&'static str> {
-    match answer {
-        Ok((status, _)) if *status >= 500 => Some("server"),
-        Ok((429, _)) => Some("throttled"),
-        Ok((status, _)) if *status >= 400 => Some("protocol"),
-        Ok(_) => None,
-        Err(why) if why.starts_with("cannot connect") || why.contains("refused") => Some("connect"),
-        Err(why) if why.contains("timed out") => Some("timeout"),
-        Err(_) => Some("disconnected"),
     }
 }

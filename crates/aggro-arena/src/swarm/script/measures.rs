@@ -108,3 +108,48 @@ impl Measures {
         (timed, counted)
     }
 }
+
+/// How an HTTP answer failed, if it did, in the result file's failure classes: no answer (`connect` when
+/// no connection was made, `timeout`, else `disconnected`), or a status of 400 and above (`server` for
+/// 5xx, `throttled` for 429, `protocol` for the other 4xx).
+pub(super) fn failure_class(answer: &Result<(u16, &[u8]), &str>) -> Option<&'static str> {
+    match answer {
+        Ok((status, _)) if *status >= 500 => Some("server"),
+        Ok((429, _)) => Some("throttled"),
+        Ok((status, _)) if *status >= 400 => Some("protocol"),
+        Ok(_) => None,
+        Err(why) if why.starts_with("cannot connect") || why.contains("refused") => Some("connect"),
+        Err(why) if why.contains("timed out") => Some("timeout"),
+        Err(_) => Some("disconnected"),
+    }
+}
+
+/// How a call timed by `measure` failed, if it did: it returned `false`, or `nil` and a reason (Lua's way
+/// of failing, `http.post`'s among them: a transport reason keeps its class — `connect`, `timeout`,
+/// `disconnected` — any other is `other`), or an HTTP answer of status 400 and above (classed as an HTTP request's). `n`
+/// is how many values it returned: none is a success.
+pub(super) fn measured_failure(n: i64, first: &mlua::Value, second: &mlua::Value) -> mlua::Result<Option<&'static str>> {
+    use mlua::Value;
+    let reason = |why: &Value| match why {
+        Value::String(s) => {
+            let why = s.to_string_lossy();
+            match failure_class(&Err(&why)) {
+                Some(class @ ("connect" | "timeout")) => class,
+                _ if ["closed", "reset", "disconnect"].iter().any(|w| why.contains(w)) => "disconnected",
+                _ => "other",
+            }
+        }
+        _ => "other",
+    };
+    Ok(match first {
+        _ if n == 0 => None,
+        Value::Boolean(false) => Some(reason(second)),
+        Value::Nil if !second.is_nil() => Some(reason(second)),
+        Value::Table(t) => match t.raw_get::<Value>("status")? {
+            Value::Integer(status) => u16::try_from(status).ok().and_then(|s| failure_class(&Ok((s, &[])))),
+            Value::Number(status) if (0.0..65536.0).contains(&status) => failure_class(&Ok((status as u16, &[]))),
+            _ => None,
+        },
+        _ => None,
+    })
+}

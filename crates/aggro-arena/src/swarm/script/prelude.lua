@@ -63,6 +63,6 @@ end
 function measure(name, fn, ...)
   local t0 = __now()
   local results = pack(fn(...))
-  __record(name, t0)
+  __record(name, t0, results.n, results[1], results[2])
   return unpack(results, 1, results.n)
 end
