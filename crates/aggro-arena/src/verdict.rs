@@ -95,6 +95,9 @@ fn pct(part: u64, whole: u64) -> f64 {
 pub struct Slo {
     /// Joins that must succeed, %.
     pub joins_pct: f64,
+    /// HTTP requests (a scripted bot's login, matchmaking) that must succeed, %: the joins' threshold
+    /// unless given, a login being a player's way in as often as a socket is.
+    pub http_pct: Option<f64>,
     /// Seated bots the server may disconnect, %.
     pub disconnects_pct: f64,
     /// Messages that must arrive, %.
@@ -109,21 +112,24 @@ pub struct Slo {
 
 impl Default for Slo {
     fn default() -> Self {
-        Slo { joins_pct: 99.0, disconnects_pct: 1.0, delivery_pct: 99.9, delay_p99_ms: 100.0, state_per_bot_s: None }
+        Slo { joins_pct: 99.0, http_pct: None, disconnects_pct: 1.0, delivery_pct: 99.9, delay_p99_ms: 100.0, state_per_bot_s: None }
     }
 }
 
 impl Slo {
-    /// Parses `joins>=99%,disconnects<=1%,delivery>=99.9%,p99<=100ms,state>=18/s` (any of them; the rest
-    /// keep their defaults).
+    /// Parses `joins>=99%,http>=99%,disconnects<=1%,delivery>=99.9%,p99<=100ms,state>=18/s` (any of them;
+    /// the rest keep their defaults).
     pub fn parse(text: &str) -> Result<Slo, String> {
         let mut slo = Slo::default();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let bad = || format!("bad --slo threshold {part:?} (examples: joins>=99%, disconnects<=1%, delivery>=99.9%, p99<=100ms, state>=18/s)");
+            let bad = || {
+                format!("bad --slo threshold {part:?} (examples: joins>=99%, http>=99%, disconnects<=1%, delivery>=99.9%, p99<=100ms, state>=18/s)")
+            };
             let (name, value) = part.split_once(">=").or_else(|| part.split_once("<=")).or_else(|| part.split_once(['<', '>'])).ok_or_else(bad)?;
             let number = |v: &str| v.trim().parse::<f64>().map_err(|_| bad());
             match name.trim() {
                 "joins" => slo.joins_pct = number(value.trim().trim_end_matches('%'))?,
+                "http" => slo.http_pct = Some(number(value.trim().trim_end_matches('%'))?),
                 "disconnects" => slo.disconnects_pct = number(value.trim().trim_end_matches('%'))?,
                 "delivery" => slo.delivery_pct = number(value.trim().trim_end_matches('%'))?,
                 "state" => slo.state_per_bot_s = Some(number(value.trim().trim_end_matches("/s"))?),
@@ -214,8 +220,9 @@ fn judge_service(e: &Evidence, s: &Service) -> Option<Verdict> {
     let slo = &e.slo;
     let broke = if s.join_failure_pct() > 100.0 - slo.joins_pct {
         format!("{:.1}% of joins failed ({} of {})", s.join_failure_pct(), s.failed_joins, s.joined + s.failed_joins)
-    } else if s.http_failure_pct() > 100.0 - slo.joins_pct {
-        // A player's way in (a login, matchmaking) is HTTP as often as a socket: held to the joins' threshold.
+    } else if s.http_failure_pct() > 100.0 - slo.http_pct.unwrap_or(slo.joins_pct) {
+        // A player's way in (a login, matchmaking) is HTTP as often as a socket: held to the joins' threshold
+        // unless told otherwise.
         format!("{:.1}% of HTTP requests failed ({} of {})", s.http_failure_pct(), s.http_failed, s.http_ok + s.http_failed)
     } else if s.asked > 0 && (s.seated_peak as f64) < s.asked as f64 * slo.joins_pct / 100.0 {
         format!("only {} of the {} bots asked for were ever seated at once", s.seated_peak, s.asked)
@@ -374,6 +381,11 @@ mod tests {
         assert_eq!(logins.limit, Limit::Service);
         assert!(logins.evidence.contains("95.0% of HTTP requests failed (1140 of 1200)"), "{}", logins.evidence);
         assert_eq!(judge(&Evidence { service: Some(Service { http_ok: 1_000, http_failed: 5, ..served }), ..calm }).limit, Limit::None);
+        // An HTTP threshold of its own: stricter than the joins', or looser.
+        let few = Service { http_ok: 1_000, http_failed: 5, ..served };
+        assert_eq!(judge(&Evidence { service: Some(few), slo: Slo::parse("http>=99.9%").unwrap(), ..calm }).limit, Limit::Service);
+        let loose = Evidence { service: Some(Service { http_ok: 60, http_failed: 20, ..served }), slo: Slo::parse("http>=70%").unwrap(), ..calm };
+        assert_eq!(judge(&loose).limit, Limit::None, "{}", judge(&loose).evidence);
         let unseated = judge(&Evidence { service: Some(Service { asked: 200, seated_peak: 144, ..served }), ..calm });
         assert_eq!(unseated.limit, Limit::Service, "bots never seated are players not served");
         assert!(unseated.evidence.contains("only 144 of the 200 bots asked for were ever seated at once"), "{}", unseated.evidence);

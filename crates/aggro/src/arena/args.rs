@@ -142,8 +142,9 @@ pub struct SwarmArgs {
     #[arg(long, value_name = "PID")]
     pub server_pid: Option<u32>,
     /// The service the players must get, judged before any resource (defaults: joins>=99%, disconnects<=1%,
-    /// delivery>=99.9%, p99<=100ms; state>=N/s, state updates per bot with every bot seated, only when given); a run
-    /// that breaks one exits 3, one whose server is gone exits 1.
+    /// delivery>=99.9%, p99<=100ms; http>=N%, a script's HTTP requests, as joins unless given; state>=N/s, state
+    /// updates per bot with every bot seated, only when given); a run that breaks one exits 3, one whose server is
+    /// gone exits 1.
     #[arg(long, value_name = "THRESHOLDS", value_parser = Slo::parse)]
     pub slo: Option<Slo>,
     /// Serve the report on this loopback address while the swarm plays (open http://ADDR/).
