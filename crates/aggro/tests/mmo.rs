@@ -278,7 +278,7 @@ impl Drop for SmallFs {
 
 /// The disk fills up in the middle of `mmo play`: the run says it failed (no capacity figure; it stops
 /// by itself once every period fails, exit 1), and once space is freed the world's invariants hold — no item a failed push may have written is
-/// forgotten by its player.
+/// forgotten by its player; verify with the run's file blames the incomplete ledger, not the store.
 #[test]
 fn a_full_disk_during_play_gives_no_capacity_figure_and_breaks_no_invariant() {
     let dir = tempdir();
@@ -301,7 +301,7 @@ fn a_full_disk_during_play_gives_no_capacity_figure_and_breaks_no_invariant() {
             "--table-every",
             "0",
             "--lease",
-            "3s",
+            "60s",
             "--out",
             &out,
         ])
@@ -318,8 +318,19 @@ fn a_full_disk_during_play_gives_no_capacity_figure_and_breaks_no_invariant() {
     assert!(text.contains("no capacity figure") && text.contains("FAILED") && text.contains("every request failed for"), "{text}");
     assert!(!text.contains("players per server"), "{text}");
     std::fs::remove_file(filler).unwrap();
-    // The zones could not release their players (nothing could be written): their leases run out.
-    std::thread::sleep(std::time::Duration::from_secs(3));
-    let verified = ok(&["mmo", "verify", "--target", &target]);
-    assert!(verified.contains("ok    every player's item count matches its items") && !verified.contains("FAIL"), "{verified}");
+    // Its result file says its ledger is incomplete: verify checks what holds whatever the ledger misses,
+    // tells the leases the zones could not release (nothing could be written) with when they lapse, and
+    // blames the ledger, not the store (exit 4).
+    let checked = run(&["mmo", "verify", "--target", &target, "--result", &out], std::time::Duration::from_secs(60));
+    let said = format!("{}{}", String::from_utf8_lossy(&checked.stdout), String::from_utf8_lossy(&checked.stderr));
+    assert_eq!(checked.status.code(), Some(4), "{said}");
+    assert!(said.contains("the ledger is incomplete, not the store") && said.contains("play.json ended without a clean shutdown"), "{said}");
+    assert!(said.contains("ok    no item in two inventories") && !said.contains("FAIL"), "{said}");
+    assert!(said.contains("held  ") && said.contains("lapsing in"), "the leases are told with when they lapse: {said}");
+    // Without the file the leases are a failure (a clean run releases them all), with when they lapse.
+    let bare = run(&["mmo", "verify", "--target", &target], std::time::Duration::from_secs(60));
+    let said = String::from_utf8_lossy(&bare.stdout);
+    assert_eq!(bare.status.code(), Some(1), "{said}");
+    assert!(said.contains("FAIL  no lease left held") && said.contains("the last lapses in"), "{said}");
+    assert!(said.contains("ok    every player's item count matches its items"), "{said}");
 }

@@ -44,16 +44,19 @@ impl MmoVisitor for Verify {
     }
 }
 
-/// The items every player's clients committed, from play results.
-fn ledger(results: &[(PathBuf, RunRecord)]) -> anyhow::Result<Option<HashMap<u32, i64>>> {
+/// The items every player's clients committed, from play results, and the results of runs that ended
+/// without a clean shutdown (a full disk, a zone that could not write): their ledger may be short, and
+/// their zones may hold leases they could not release.
+fn ledger(results: &[(PathBuf, RunRecord)]) -> anyhow::Result<Ledger> {
     if results.is_empty() {
-        return Ok(None);
+        return Ok(Ledger { committed: None, incomplete: Vec::new() });
     }
     let mut total: HashMap<u32, i64> = HashMap::new();
+    let mut incomplete = Vec::new();
     for (path, record) in results {
         let play = record.extra.get("mmo_play").ok_or_else(|| BadInput(format!("{} is not an `aggro mmo play` result", path.display())))?;
         if play.get("ledger_complete") != Some(&serde_json::Value::Bool(true)) {
-            return Err(BadInput(format!("{}: that run ended without a clean shutdown; its ledger is incomplete", path.display())).into());
+            incomplete.push(path.clone());
         }
         let items: HashMap<u32, i64> =
             serde_json::from_value(play["committed_items"].clone()).map_err(|e| BadInput(format!("{}: bad committed_items: {e}", path.display())))?;
@@ -61,20 +64,44 @@ fn ledger(results: &[(PathBuf, RunRecord)]) -> anyhow::Result<Option<HashMap<u32
             *total.entry(p).or_default() += d;
         }
     }
-    Ok(Some(total))
+    Ok(Ledger { committed: Some(total), incomplete })
+}
+
+/// What the play results say was committed: per player, the items gained or lost (none without files),
+/// and the files of runs that ended without a clean shutdown.
+struct Ledger {
+    committed: Option<HashMap<u32, i64>>,
+    incomplete: Vec<PathBuf>,
 }
 
 pub fn main(a: MmoVerifyArgs) -> anyhow::Result<()> {
     let results = a.results.iter().map(|p| Ok((p.clone(), crate::session::read(p)?))).collect::<anyhow::Result<Vec<_>>>()?;
     crate::world::no_run_twice(&results)?;
-    let committed = ledger(&results)?;
+    let Ledger { committed, incomplete } = ledger(&results)?;
     let rt = crate::session::runtime(0)?;
     let (world, record) = super::settle_world(&rt, &a.world)?;
     crate::world::check_results(record.as_ref(), &results)?;
     let expected_items = world.players() as i64 * world.items_per_player as i64 + committed.iter().flatten().map(|(_, d)| d).sum::<i64>();
-    let Found { verdict, missing } = rt.block_on(on_target(&a.world.target, Verify { world, committed, results }))?;
+    // A run that could not shut down cleanly leaves totals that cannot be checked: only what holds
+    // whatever the ledger misses is, and the leases its zones still hold are told, not failed.
+    let committed = committed.filter(|_| incomplete.is_empty());
+    let Found { mut verdict, missing } = rt.block_on(on_target(&a.world.target, Verify { world, committed, results }))?;
+    verdict.leases_explained = !incomplete.is_empty();
     for line in verdict.lines() {
         println!("{line}");
+    }
+    if !incomplete.is_empty() && verdict.consistent() {
+        let files: Vec<String> = incomplete.iter().map(|p| p.display().to_string()).collect();
+        let leases = match verdict.last_lease_lapses_in_ms {
+            Some(ms) => format!("{} lease(s) its zones could not release, the last lapsing in {:.1} s", verdict.leases_held.count, ms as f64 / 1e3),
+            None => "no lease held".to_string(),
+        };
+        return Err(LedgerIncomplete(format!(
+            "the ledger is incomplete, not the store: {} ended without a clean shutdown (its zones could not write or release their players), so the players' totals cannot be checked; the store holds {} items, {leases}, and no item is duplicated, orphaned or miscounted",
+            files.join(", "),
+            verdict.items
+        ))
+        .into());
     }
     if missing.is_empty() || !verdict.consistent() {
         return if verdict.ok() { Ok(()) } else { anyhow::bail!("the store breaks the world's invariants") };
