@@ -3,9 +3,9 @@
 //! The binary is thin: it parses arguments and runs a command from the
 //! library modules below, mapping errors to exit codes (2 for bad input,
 //! 3 for a report whose thresholds failed, 4 for a verify whose ledger is
-//! incomplete — runs without result files — while the store holds up, 130
-//! for a run a signal stopped, 1 for everything else, a store that broke its
-//! invariants included).
+//! incomplete — runs without result files — while the store holds up, 5 for a
+//! store another process holds (nothing was done), 130 for a run a signal
+//! stopped, 1 for everything else, a store that broke its invariants included).
 //!
 //! # Layout
 //! - [`cli`]: the command line: the commands, shared argument groups, every flag's value parser; each
@@ -53,6 +53,23 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[error("{0}")]
 pub struct BadInput(pub String);
 
+/// A store another process holds — a stackdb directory's lock, a world's players leased to a running
+/// game server, a database that answers "locked": nothing was done, and nothing is wrong with the store
+/// (exit code 5; try again once the other process ends).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Busy(pub String);
+
+/// A store's error, after what was being done (`context`): a busy store is [`Busy`], the rest plain
+/// errors.
+pub fn store_error(context: impl std::fmt::Display, e: aggro_core::StoreError) -> anyhow::Error {
+    let text = format!("{context}: {}", e.message);
+    match e.class {
+        aggro_core::ErrorClass::Locked => Busy(text).into(),
+        _ => anyhow::anyhow!(text),
+    }
+}
+
 /// A run stopped by SIGINT or SIGTERM, its result file written (exit code 130, as a shell reports a
 /// command Ctrl-C ended).
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +102,7 @@ fn main() {
             _ if e.downcast_ref::<Interrupted>().is_some() => 130,
             _ if e.downcast_ref::<results::ThresholdsFailed>().is_some() => 3,
             _ if e.downcast_ref::<world::LedgerIncomplete>().is_some() => 4,
+            _ if e.downcast_ref::<Busy>().is_some() => 5,
             _ => 1,
         };
         if is_broken_pipe(&e) {

@@ -16,6 +16,7 @@ pub fn main(command: StoreCommand) -> anyhow::Result<()> {
 fn no_store(dir: &std::path::Path, e: stackdb::Error) -> anyhow::Error {
     match e {
         stackdb::Error::Format(why) => BadInput(format!("{}: {why}", dir.display())).into(),
+        e @ stackdb::Error::Locked(_) => crate::Busy(format!("{}: {e}", dir.display())).into(),
         e => anyhow::anyhow!("{}: {e}", dir.display()),
     }
 }

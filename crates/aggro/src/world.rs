@@ -15,7 +15,7 @@ use std::path::PathBuf;
 /// Reads `workload`'s record from `target` (`describe` names it in errors).
 pub async fn read<T: WorldStore>(target: &T, describe: &str, workload: &str) -> anyhow::Result<Option<WorldRecord>> {
     let text =
-        target.read_world(workload).await.map_err(|e| anyhow::anyhow!("{describe}: cannot read the {workload} world record: {}", e.message))?;
+        target.read_world(workload).await.map_err(|e| crate::store_error(format_args!("{describe}: cannot read the {workload} world record"), e))?;
     let Some(text) = text else { return Ok(None) };
     let record = WorldRecord::from_json(&text).map_err(|e| BadInput(format!("{describe}: {e}")))?;
     if record.shape.workload() != workload {
@@ -30,7 +30,7 @@ pub async fn write<T: WorldStore>(target: &T, describe: &str, shape: WorldShape)
     target
         .write_world(record.shape.workload(), &record.to_json())
         .await
-        .map_err(|e| anyhow::anyhow!("{describe}: the world is populated but its record could not be written: {}", e.message))?;
+        .map_err(|e| crate::store_error(format_args!("{describe}: the world is populated but its record could not be written"), e))?;
     Ok(record)
 }
 
@@ -41,7 +41,7 @@ pub async fn log_run<T: WorldStore>(target: &T, describe: &str, workload: &str, 
     target
         .log_run(workload, &entry.id, &entry.to_json())
         .await
-        .map_err(|e| anyhow::anyhow!("{describe}: cannot log the run in the store: {}", e.message))?;
+        .map_err(|e| crate::store_error(format_args!("{describe}: cannot log the run in the store"), e))?;
     Ok(entry.id)
 }
 
@@ -54,7 +54,7 @@ pub async fn missing_runs<'a, T: WorldStore>(
     workload: &str,
     results: impl IntoIterator<Item = &'a RunRecord>,
 ) -> anyhow::Result<Vec<RunEntry>> {
-    let log = target.run_log(workload).await.map_err(|e| anyhow::anyhow!("{describe}: cannot read the run log: {}", e.message))?;
+    let log = target.run_log(workload).await.map_err(|e| crate::store_error(format_args!("{describe}: cannot read the run log"), e))?;
     let covered: std::collections::HashSet<&str> = results.into_iter().flat_map(|r| r.run_ids.iter().map(String::as_str)).collect();
     let mut missing = Vec::new();
     for text in log {

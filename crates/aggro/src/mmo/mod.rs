@@ -71,7 +71,7 @@ pub async fn preflight<T: MmoTarget>(conn: &mut T::Conn, target: &T, world: &Wor
             world.accounts
         ))
         .into()),
-        Err(e) => Err(anyhow::anyhow!("{}: {}", target.describe(), e.message)),
+        Err(e) => Err(crate::store_error(target.describe(), e)),
     }
 }
 

@@ -164,13 +164,13 @@ async fn fill_zones<T: MmoTarget>(
     let mut loaders = Vec::new();
     let mut run_id = String::new();
     for &i in &s.zones {
-        let mut conn = target.connect().await.map_err(|e| anyhow::anyhow!("zone {i}: {}", e.message))?;
+        let mut conn = target.connect().await.map_err(|e| crate::store_error(format_args!("zone {i}"), e))?;
         if loaders.is_empty() {
             preflight(&mut conn, target, &s.world).await?;
             run_id = crate::world::log_run(target, &target.describe(), "mmo", "mmo play", "play", true).await?;
         }
         let mut zone = Zone::new(conn, s.world, owner_id(i), s.lease_ms, s.seed ^ (i as u64) << 40);
-        zone.fill(s.players as usize).await.map_err(|e| anyhow::anyhow!("filling zone {i}: {}", e.message))?;
+        zone.fill(s.players as usize).await.map_err(|e| crate::store_error(format_args!("filling zone {i}"), e))?;
         loaders.push(PeriodLoader::new(i as usize, zone, profile.clone(), Arc::clone(book), Arc::clone(samples), target.blocking()));
     }
     Ok((loaders, run_id))

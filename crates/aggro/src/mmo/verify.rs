@@ -39,7 +39,7 @@ impl MmoVisitor for Verify {
         };
         // With runs missing, what each player should hold is unknown.
         let committed = self.committed.as_ref().filter(|_| missing.is_empty());
-        let scan = target.scan().await.map_err(|e| anyhow::anyhow!("{describe}: {}", e.message))?;
+        let scan = target.scan().await.map_err(|e| crate::store_error(&describe, e))?;
         Ok(Found { verdict: verify(&scan, &self.world, committed, aggro_core::mmo::now_ms()), missing })
     }
 }

@@ -45,7 +45,7 @@ impl MobileVisitor for Verify {
             None => Vec::new(),
         };
         let checked = ledger.map(|l| if missing.is_empty() { l } else { l.open_ended() });
-        let rows = target.scan().await.map_err(|e| anyhow::anyhow!("{describe}: {}", e.message))?;
+        let rows = target.scan().await.map_err(|e| crate::store_error(&describe, e))?;
         let v = verify(&rows, &self.keys, checked.as_ref());
         println!(
             "{describe}: {} users, {} committed write transactions, {} committed add-gold transactions in the store",

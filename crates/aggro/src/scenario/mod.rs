@@ -247,7 +247,7 @@ pub async fn connect_loaders<T: ScenarioTarget>(
                     anyhow::anyhow!("{}: loader {i} of {count}: {} (populate the scenario first)", target.describe(), e.message)
                 }
                 (aggro_core::ErrorClass::Data, _) => BadInput(format!("--connections: {}", e.message)).into(),
-                _ => anyhow::anyhow!("{}: loader {i} of {count}: {}", target.describe(), e.message),
+                _ => crate::store_error(format_args!("{}: loader {i} of {count}", target.describe()), e),
             }
         })?;
         for conn in conns {
@@ -264,7 +264,7 @@ pub async fn refuse_unpopulated<T: ScenarioTarget>(target: &T, scenario: &Scenar
     if scenario.populate.is_none() {
         return Ok(());
     }
-    let holds = target.holds_data().await.map_err(|e| anyhow::anyhow!("{}: {}", target.describe(), e.message))?;
+    let holds = target.holds_data().await.map_err(|e| crate::store_error(target.describe(), e))?;
     if holds {
         return Ok(());
     }

@@ -37,12 +37,12 @@ impl ScenarioVisitor for Populate {
         };
         let rows = aggro_workloads::scenario::populate(&target, &scenario, self.seed, &progress)
             .await
-            .map_err(|e| anyhow::anyhow!("{}: {}", target.describe(), e.message))?;
+            .map_err(|e| crate::store_error(target.describe(), e))?;
         // The runs logged before are of the data just replaced.
         target
             .forget_runs(super::verify::RUN_LOG)
             .await
-            .map_err(|e| anyhow::anyhow!("{}: populated, but the run log could not be emptied: {}", target.describe(), e.message))?;
+            .map_err(|e| crate::store_error(format_args!("{}: populated, but the run log could not be emptied", target.describe()), e))?;
         let world = record(true).await?;
         bar.finish_and_clear();
         let secs = started.elapsed().as_secs_f64();

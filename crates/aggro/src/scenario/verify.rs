@@ -64,8 +64,7 @@ pub async fn judge<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed
 
 /// Runs the invariants and prints each; the names of those that broke.
 async fn check<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed: &[u64]) -> anyhow::Result<Vec<String>> {
-    let checks =
-        aggro_workloads::scenario::verify(target, scenario, committed).await.map_err(|e| anyhow::anyhow!("{}: {}", target.describe(), e.message))?;
+    let checks = aggro_workloads::scenario::verify(target, scenario, committed).await.map_err(|e| crate::store_error(target.describe(), e))?;
     let mut broken = Vec::new();
     for c in &checks {
         let mark = if c.held { "holds" } else { "BROKEN" };
