@@ -50,6 +50,23 @@ jvm_flags=(-Xms256m -Xmx768m -XX:+UseG1GC -XX:MaxGCPauseMillis=300 -XX:+Parallel
   --add-opens java.base/java.lang.reflect=ALL-UNNAMED --add-opens jdk.compiler/com.sun.tools.javac=ALL-UNNAMED
   --add-opens java.base/java.lang=ALL-UNNAMED --add-opens java.base/java.util=ALL-UNNAMED)
 
+# Node I's 8 tokens of NODES: the ring (Murmur3's range) cut in 8 × NODES equal parts dealt out in turn, each
+# token mid-part (never the ring's minimum, which no node may take).
+tokens() { # I NODES
+  python3 -c 'import sys; i, n = int(sys.argv[1]), int(sys.argv[2]); step = 2**64 // (8 * n); print(",".join(str(-2**63 + (k * n + i - 1) * step + step // 2) for k in range(8)))' "$1" "$2"
+}
+
+# Starts the node in directory NODE (its cassandra.yaml written) in the background; its pid in NODE/pid.
+launch() { # NODE LIB
+  local node=$1 lib=$2
+  (cd "$node" && exec nohup java "${jvm_flags[@]}" -Dcassandra.config="file://$node/cassandra.yaml" \
+    -Dcassandra.storagedir="$node" -Dcassandra.logdir="$node" -Dlogback.configurationFile="$here/cassandra/logback.xml" \
+    -Dcassandra-foreground=yes -Dcassandra.ring_delay_ms=1000 -Dcassandra.skip_wait_for_gossip_to_settle=0 \
+    -Dcassandra.load_ring_state=false -Dcassandra.superuser_setup_delay_ms=0 \
+    -cp "$lib/*" org.apache.cassandra.service.CassandraDaemon) >"$node/stdout.log" 2>&1 &
+  echo $! >"$node/pid"
+}
+
 start() { # DIR NODES SYNC
   local dir=$1 nodes=$2 sync=$3 cql storage i addr node window
   # Each mode takes its own window, and Cassandra refuses the others' (batch takes none).
@@ -70,21 +87,28 @@ start() { # DIR NODES SYNC
     node="$dir/node$i"
     mkdir -p "$node"
     sed -e "s|@DIR@|$node|g" -e "s|@ADDR@|$addr|g" -e "s|@SEED@|127.0.0.1|g" -e "s|@STORAGE_PORT@|$storage|g" \
-      -e "s|@CQL_PORT@|$cql|g" -e "s|@SYNC@|$sync|g" -e "s|@SYNC_WINDOW@|$window|g" -e "s|@RF@|$(( nodes < 3 ? nodes : 3 ))|g" \
+      -e "s|@CQL_PORT@|$cql|g" -e "s|@SYNC@|$sync|g" -e "s|@SYNC_WINDOW@|$window|g" -e "s|@TOKENS@|$(tokens "$i" "$nodes")|g" \
       "$here/cassandra/cassandra.yaml.in" >"$node/cassandra.yaml"
-    # Nodes join one at a time, each once the one before serves CQL.
-    (cd "$node" && exec nohup java "${jvm_flags[@]}" -Dcassandra.config="file://$node/cassandra.yaml" \
-      -Dcassandra.storagedir="$node" -Dcassandra.logdir="$node" -Dlogback.configurationFile="$here/cassandra/logback.xml" \
-      -Dcassandra-foreground=yes -Dcassandra.ring_delay_ms=1000 -Dcassandra.skip_wait_for_gossip_to_settle=0 \
-      -Dcassandra.load_ring_state=false -Dcassandra.superuser_setup_delay_ms=0 \
-      -cp "$lib/*" org.apache.cassandra.service.CassandraDaemon) >"$node/stdout.log" 2>&1 &
-    echo $! >"$node/pid"
-    for _ in $(seq 900); do
-      listening "$addr" "$cql" && break
-      kill -0 "$(cat "$node/pid")" 2>/dev/null || { echo "cassandra: node $addr exited; its log ends:" >&2; tail -n 20 "$node/system.log" "$node/stdout.log" >&2; exit 1; }
-      sleep 0.2
+    # Nodes join one at a time, each once the one before serves CQL. A node that gives up while joining (a
+    # seed that did not answer its first gossip in time on a loaded machine, seen once in five starts here)
+    # is started again from an empty directory, twice at most.
+    local try up=0
+    for try in 1 2 3; do
+      launch "$node" "$lib"
+      for _ in $(seq 900); do
+        listening "$addr" "$cql" && { up=1; break; }
+        kill -0 "$(cat "$node/pid")" 2>/dev/null || break
+        sleep 0.2
+      done
+      [ $up = 1 ] && break
+      if kill -0 "$(cat "$node/pid")" 2>/dev/null; then
+        echo "cassandra: node $addr did not serve CQL within 3 minutes; its log ends:" >&2; tail -n 20 "$node/system.log" >&2; exit 1
+      fi
+      echo "cassandra: node $addr exited while joining (try $try of 3); its log ends:" >&2
+      grep -v '^\s*at ' "$node/stdout.log" | tail -n 3 >&2
+      [ "$try" = 3 ] && exit 1
+      rm -rf "$node"/{data,commitlog,saved_caches,hints,cdc_raw}
     done
-    listening "$addr" "$cql" || { echo "cassandra: node $addr did not serve CQL within 3 minutes; its log ends:" >&2; tail -n 20 "$node/system.log" >&2; exit 1; }
     urls+=("$addr:$cql")
   done
   local url

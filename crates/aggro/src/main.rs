@@ -70,6 +70,16 @@ pub fn store_error(context: impl std::fmt::Display, e: aggro_core::StoreError) -
     }
 }
 
+/// A populate's store error: what it cannot take for a store of its own (files another program wrote where
+/// the store goes, a database file of another kind) is where the user pointed it, exit 2, not a failure of
+/// the store.
+pub fn populate_error(context: impl std::fmt::Display, e: aggro_core::StoreError) -> anyhow::Error {
+    match e.class {
+        aggro_core::ErrorClass::Data => BadInput(format!("{context}: {}", e.message)).into(),
+        _ => store_error(context, e),
+    }
+}
+
 /// A run stopped by SIGINT or SIGTERM, its result file written (exit code 130, as a shell reports a
 /// command Ctrl-C ended).
 #[derive(Debug, thiserror::Error)]

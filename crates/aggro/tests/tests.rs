@@ -418,6 +418,22 @@ fn a_store_another_process_has_open_is_busy_and_never_touched() {
     ok(&["mobile", "verify", "--target", &target, "--result", &out]);
 }
 
+#[test]
+fn a_populate_into_files_stackdb_did_not_write_is_refused_as_bad_input() {
+    let dir = tempdir();
+    let store = dir.path().join("d");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::write(store.join("log"), b"my own notes, not a store").unwrap();
+    let target = format!("stackdb:{}", store.display());
+    for args in [vec!["mobile", "populate", "--users", "10"], vec!["mmo", "populate", "--accounts", "2"]] {
+        let out = run(&[args.as_slice(), &["--target", &target]].concat(), Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("did not write: nothing was removed"), "{args:?}: {err}");
+        assert_eq!(std::fs::read(store.join("log")).unwrap(), b"my own notes, not a store", "{args:?} touched the file");
+    }
+}
+
 /// Where a stackdb log's records end: its last byte that is not zero (zeros are written ahead).
 fn log_data_end(log: &std::path::Path) -> usize {
     std::fs::read(log).unwrap().iter().rposition(|&b| b != 0).unwrap() + 1

@@ -37,7 +37,7 @@ impl ScenarioVisitor for Populate {
         };
         let rows = aggro_workloads::scenario::populate(&target, &scenario, self.seed, &progress)
             .await
-            .map_err(|e| crate::store_error(target.describe(), e))?;
+            .map_err(|e| crate::populate_error(target.describe(), e))?;
         // The runs logged before are of the data just replaced.
         target
             .forget_runs(super::verify::RUN_LOG)
