@@ -52,7 +52,6 @@ pub fn main(a: TourArgs) -> anyhow::Result<()> {
     };
     println!("\n== the game operations test: one zone of 250 players, {} periods (the paper's profile)", a.periods);
     let one = mmo::play::main(play("play-1-zone", 1, a.periods))?;
-    settle(&dir.join("world"))?;
     println!("\n== two zones of 250 players at once, {} periods each (the paper's two-client test)", a.periods / 2);
     let two = mmo::play::main(play("play-2-zones", 2, a.periods / 2))?;
     println!("\n== verify: no item duplicated or orphaned, counts and the clients' ledger agree, no lease held");
@@ -101,22 +100,6 @@ pub fn main(a: TourArgs) -> anyhow::Result<()> {
         println!("results kept in {}", dir.display());
     }
     Ok(())
-}
-
-/// Lets the store finish the one-zone test's sweep before the two-zone test (not timed): each test then
-/// starts from a settled store, as `bench/mmo-zones.sh`'s fresh copies do, instead of the second paying
-/// for the first one's garbage (two zones measured 0.90× one zone that way, 2026-11-28).
-#[cfg(feature = "stackdb")]
-fn settle(world: &std::path::Path) -> anyhow::Result<()> {
-    let started = std::time::Instant::now();
-    aggro_targets::stackdb::StackDbTarget::new(world.to_path_buf(), true).settle().map_err(|e| crate::store_error("settling the store", e))?;
-    println!("\n(the store finished the one-zone test's sweep in {:.1}s, not timed)", started.elapsed().as_secs_f64());
-    Ok(())
-}
-
-#[cfg(not(feature = "stackdb"))]
-fn settle(_: &std::path::Path) -> anyhow::Result<()> {
-    Err(crate::BadInput("aggro run needs stackdb (this aggro was built without the `stackdb` feature)".into()).into())
 }
 
 /// A directory removed when dropped.

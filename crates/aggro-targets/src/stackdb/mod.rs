@@ -51,13 +51,6 @@ impl StackDbTarget {
         }
     }
 
-    /// Finishes what the commits so far left to the background — the sweep as far as it is due, the
-    /// head table's slices, the log given back — so the next run starts from a store as settled as a
-    /// freshly populated one, not paying for the last run's garbage.
-    pub fn settle(&self) -> Result<(), StoreError> {
-        self.open()?.catch_up().map_err(|e| classify(&e, &self.path))
-    }
-
     /// Whether there is a database to read (open, or on disk): reading a
     /// world record must not create an empty one.
     fn exists(&self) -> bool {
