@@ -56,7 +56,7 @@ fn salvage_store(a: StoreSalvageArgs) -> anyhow::Result<()> {
     let source = match check(&a.dir) {
         Ok(found) if found.ok() => None,
         Ok(found) => Some(format!("{} damaged buckets, {} of {} keys read back", found.damage.len(), found.keys, found.counted)),
-        Err(stackdb::Error::Format(why)) => return Err(BadInput(format!("{}: {why}", a.dir.display())).into()),
+        Err(e @ (stackdb::Error::Format(_) | stackdb::Error::Locked(_))) => return Err(no_store(&a.dir, e)),
         Err(e) => Some(e.to_string()),
     };
     let done = salvage(&a.dir, &a.to).map_err(|e| no_store(&a.dir, e))?;

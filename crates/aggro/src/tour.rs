@@ -5,6 +5,7 @@
 
 use crate::mmo;
 use crate::mmo::args::{LoginArgs, LoginClients, MmoRunArgs, MmoVerifyArgs, PlayArgs, WorldArgs};
+use aggro_workloads::mmo::book::TimeSplit;
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
@@ -60,17 +61,7 @@ pub fn main(a: TourArgs) -> anyhow::Result<()> {
     let period = |r: &aggro_report::RunRecord| r.extra["mmo_play"]["mean_period_ms"].as_f64().unwrap_or(0.0);
     let shape = |r: &aggro_report::RunRecord| {
         let p = &r.extra["mmo_play"];
-        let share = |k: &str| p["time"][k].as_f64().unwrap_or(0.0) * 100.0;
-        let time = if p["time"].is_object() {
-            format!(
-                "; on a core {:.0}%, waiting for a core {:.0}%, on the store {:.0}%",
-                share("on_core"),
-                share("waiting_for_core"),
-                share("waiting_on_store")
-            )
-        } else {
-            String::new()
-        };
+        let time = serde_json::from_value::<TimeSplit>(p["time"].clone()).map_or(String::new(), |t| format!("; {}", t.describe()));
         format!(
             "median {:.2}ms, longest {:.0}ms, Checkpoint {:.0}% of the time{time}",
             p["median_period_ms"].as_f64().unwrap_or(0.0),

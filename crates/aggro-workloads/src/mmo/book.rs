@@ -85,8 +85,27 @@ struct ZoneTime {
     thread: ThreadTime,
 }
 
+impl ZoneTime {
+    /// One period of `period_ns`, and its thread's time if known.
+    fn period(period_ns: Nanos, thread: Option<ThreadTime>) -> ZoneTime {
+        ZoneTime { periods: 1, ns: period_ns, timed_ns: thread.map_or(0, |_| period_ns), thread: thread.unwrap_or_default() }
+    }
+
+    fn add(&mut self, other: &ZoneTime) {
+        self.periods += other.periods;
+        self.ns += other.ns;
+        self.timed_ns += other.timed_ns;
+        self.thread.add(other.thread);
+    }
+
+    /// Where the time went, when the thread's time is known for every period.
+    fn split(&self) -> Option<TimeSplit> {
+        if self.timed_ns == self.ns { TimeSplit::of(self.timed_ns, self.thread) } else { None }
+    }
+}
+
 /// Where a zone's period time went (shares, 0–1), when it ran on a thread of its own.
-#[derive(Clone, Copy, Debug, serde::Serialize)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct TimeSplit {
     /// On a core: the zone's work and, for a store running on the zone's thread, the store's.
     pub on_core: f64,
@@ -244,14 +263,7 @@ impl PeriodBook {
         s.prev = s.last;
         s.last = std::array::from_fn(|op| if calls[op] > 0 { ns[op] as f64 / calls[op] as f64 / 1e6 } else { 0.0 });
         s.zones.insert(zone, state);
-        let t = s.zone_time.entry(zone).or_default();
-        t.periods += 1;
-        t.ns += period_ns;
-        if let Some(thread) = thread {
-            t.timed_ns += period_ns;
-            t.thread.on_core += thread.on_core;
-            t.thread.waiting_for_core += thread.waiting_for_core;
-        }
+        s.zone_time.entry(zone).or_default().add(&ZoneTime::period(period_ns, thread));
         let now = Instant::now();
         if s.last_line.is_none_or(|l| now - l >= LINE_EVERY) {
             let folded = std::mem::take(&mut s.folded);
@@ -326,14 +338,14 @@ impl PeriodBook {
         let zones = zone_shares(&s.zone_time);
         let ratio = zones.iter().map(|z| z.player_minute_ratio).sum();
         // All zones' time together, when every zone's is known.
-        let all = s.zone_time.values().fold(ZoneTime::default(), |mut all, z| {
-            all.timed_ns += z.timed_ns;
-            all.ns += z.ns;
-            all.thread.on_core += z.thread.on_core;
-            all.thread.waiting_for_core += z.thread.waiting_for_core;
-            all
-        });
-        let time = if all.timed_ns == all.ns { TimeSplit::of(all.timed_ns, all.thread) } else { None };
+        let time = s
+            .zone_time
+            .values()
+            .fold(ZoneTime::default(), |mut all, z| {
+                all.add(z);
+                all
+            })
+            .split();
         let table = Self::rows(&s, &s.whole, totals);
         let checkpoint = table.iter().find(|r| r.name == "Checkpoint").map_or(0.0, |r| r.total_ms);
         PlaySummary {
@@ -360,14 +372,7 @@ fn zone_shares(zone_time: &BTreeMap<usize, ZoneTime>) -> Vec<ZoneShare> {
         .filter(|(_, t)| t.periods > 0)
         .map(|(&zone, t)| {
             let mean_ns = t.ns as f64 / t.periods as f64;
-            ZoneShare {
-                zone,
-                periods: t.periods,
-                mean_period_ms: mean_ns / 1e6,
-                player_minute_ratio: 60e9 / mean_ns,
-                share: 0.0,
-                time: if t.timed_ns == t.ns { TimeSplit::of(t.timed_ns, t.thread) } else { None },
-            }
+            ZoneShare { zone, periods: t.periods, mean_period_ms: mean_ns / 1e6, player_minute_ratio: 60e9 / mean_ns, share: 0.0, time: t.split() }
         })
         .collect();
     let total: f64 = zones.iter().map(|z| z.player_minute_ratio).sum();

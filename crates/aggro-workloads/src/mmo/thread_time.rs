@@ -22,6 +22,12 @@ pub struct ThreadTime {
 }
 
 impl ThreadTime {
+    /// Adds `other`'s time to this.
+    pub fn add(&mut self, other: ThreadTime) {
+        self.on_core += other.on_core;
+        self.waiting_for_core += other.waiting_for_core;
+    }
+
     /// The time between `earlier` and this reading.
     pub fn since(self, earlier: ThreadTime) -> ThreadTime {
         ThreadTime {

@@ -64,11 +64,12 @@ fn ledger(results: &[(PathBuf, RunRecord)]) -> anyhow::Result<Ledger> {
             *total.entry(p).or_default() += d;
         }
     }
-    Ok(Ledger { committed: Some(total), incomplete })
+    // A run that could not shut down cleanly leaves totals that cannot be checked.
+    Ok(Ledger { committed: incomplete.is_empty().then_some(total), incomplete })
 }
 
-/// What the play results say was committed: per player, the items gained or lost (none without files),
-/// and the files of runs that ended without a clean shutdown.
+/// What the play results say was committed: per player, the items gained or lost (none without files, or
+/// with a run whose ledger is incomplete), and the files of runs that ended without a clean shutdown.
 struct Ledger {
     committed: Option<HashMap<u32, i64>>,
     incomplete: Vec<PathBuf>,
@@ -82,9 +83,8 @@ pub fn main(a: MmoVerifyArgs) -> anyhow::Result<()> {
     let (world, record) = super::settle_world(&rt, &a.world)?;
     crate::world::check_results(record.as_ref(), &results)?;
     let expected_items = world.players() as i64 * world.items_per_player as i64 + committed.iter().flatten().map(|(_, d)| d).sum::<i64>();
-    // A run that could not shut down cleanly leaves totals that cannot be checked: only what holds
-    // whatever the ledger misses is, and the leases its zones still hold are told, not failed.
-    let committed = committed.filter(|_| incomplete.is_empty());
+    // With a run that could not shut down cleanly only what holds whatever the ledger misses is checked,
+    // and the leases its zones still hold are told, not failed.
     let Found { mut verdict, missing } = rt.block_on(on_target(&a.world.target, Verify { world, committed, results }))?;
     verdict.leases_explained = !incomplete.is_empty();
     for line in verdict.lines() {

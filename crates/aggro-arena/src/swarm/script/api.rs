@@ -67,15 +67,8 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
         let mut c = c.borrow_mut();
         match super::measures::measured_failure(n, &first, &second)? {
             None => c.measures.record(&name, now_us().saturating_sub(t0 as u64)),
-            Some(class) => {
+            Some((class, why)) => {
                 c.measures.fail(&name, class);
-                let why = match (&first, &second) {
-                    (Value::Table(t), _) => {
-                        t.raw_get::<Value>("status").map_or(String::new(), |s| format!("HTTP {}", s.to_string().unwrap_or_default()))
-                    }
-                    (_, Value::String(why)) => why.to_string_lossy(),
-                    _ => "false".to_string(),
-                };
                 c.told(format!("{name} failed: {why}"));
             }
         }

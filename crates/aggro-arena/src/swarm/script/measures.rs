@@ -124,32 +124,36 @@ pub(super) fn failure_class(answer: &Result<(u16, &[u8]), &str>) -> Option<&'sta
     }
 }
 
-/// How a call timed by `measure` failed, if it did: it returned `false`, or `nil` and a reason (Lua's way
-/// of failing, `http.post`'s among them: a transport reason keeps its class — `connect`, `timeout`,
-/// `disconnected` — any other is `other`), or an HTTP answer of status 400 and above (classed as an HTTP request's). `n`
-/// is how many values it returned: none is a success.
-pub(super) fn measured_failure(n: i64, first: &mlua::Value, second: &mlua::Value) -> mlua::Result<Option<&'static str>> {
+/// How a call timed by `measure` failed, if it did, and the reason to quote: it returned `false`, or
+/// `nil` and a reason (Lua's way of failing, `http.post`'s among them: a transport reason keeps its class —
+/// `connect`, `timeout`, `disconnected` — any other is `other`), or an HTTP answer of status 400 and above
+/// (classed as an HTTP request's). `n` is how many values it returned: none is a success.
+pub(super) fn measured_failure(n: i64, first: &mlua::Value, second: &mlua::Value) -> mlua::Result<Option<(&'static str, String)>> {
     use mlua::Value;
     let reason = |why: &Value| match why {
         Value::String(s) => {
             let why = s.to_string_lossy();
-            match failure_class(&Err(&why)) {
+            let class = match failure_class(&Err(&why)) {
                 Some(class @ ("connect" | "timeout")) => class,
                 _ if ["closed", "reset", "disconnect"].iter().any(|w| why.contains(w)) => "disconnected",
                 _ => "other",
-            }
+            };
+            (class, why)
         }
-        _ => "other",
+        _ => ("other", "false".to_string()),
     };
     Ok(match first {
         _ if n == 0 => None,
         Value::Boolean(false) => Some(reason(second)),
         Value::Nil if !second.is_nil() => Some(reason(second)),
-        Value::Table(t) => match t.raw_get::<Value>("status")? {
-            Value::Integer(status) => u16::try_from(status).ok().and_then(|s| failure_class(&Ok((s, &[])))),
-            Value::Number(status) if (0.0..65536.0).contains(&status) => failure_class(&Ok((status as u16, &[]))),
-            _ => None,
-        },
+        Value::Table(t) => {
+            let status = match t.raw_get::<Value>("status")? {
+                Value::Integer(status) => u16::try_from(status).ok(),
+                Value::Number(status) if (0.0..65536.0).contains(&status) => Some(status as u16),
+                _ => None,
+            };
+            status.and_then(|s| Some((failure_class(&Ok((s, &[])))?, format!("HTTP {s}"))))
+        }
         _ => None,
     })
 }
