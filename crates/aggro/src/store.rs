@@ -1,5 +1,5 @@
 //! `aggro store check|salvage`: a stackdb store's integrity, checked without changing a byte, and
-//! its intact commits copied into a new store when it is damaged.
+//! what it can prove copied into a new store when it is damaged.
 
 use crate::BadInput;
 use crate::cli::{StoreCheckArgs, StoreCommand, StoreSalvageArgs};
@@ -41,7 +41,7 @@ fn check_store(a: StoreCheckArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     anyhow::bail!(
-        "{}: {} damaged buckets, {} of {} keys read back (nothing was changed; `aggro store salvage {} --to NEW` copies the intact commits)",
+        "{}: {} damaged buckets, {} of {} keys read back (nothing was changed; `aggro store salvage {} --to NEW` copies every key it can prove)",
         a.dir.display(),
         found.damage.len(),
         found.keys,
@@ -51,27 +51,33 @@ fn check_store(a: StoreCheckArgs) -> anyhow::Result<()> {
 }
 
 fn salvage_store(a: StoreSalvageArgs) -> anyhow::Result<()> {
-    // What a check of the source finds, first: a log cut short can leave nothing for the salvage's own
-    // reading to skip, and the store is still not whole.
-    let source = match check(&a.dir) {
-        Ok(found) if found.ok() => None,
-        Ok(found) => Some(format!("{} damaged buckets, {} of {} keys read back", found.damage.len(), found.keys, found.counted)),
-        Err(e @ (stackdb::Error::Format(_) | stackdb::Error::Locked(_))) => return Err(no_store(&a.dir, e)),
-        Err(e) => Some(e.to_string()),
-    };
     let done = salvage(&a.dir, &a.to).map_err(|e| no_store(&a.dir, e))?;
-    println!("{} → {}: {} intact batches copied, {} live keys", a.dir.display(), a.to.display(), done.commits, done.keys);
-    for (from, span) in &done.skipped {
-        println!("skipped: {span} bytes of damaged log at offset {from}");
+    let (from, to) = (a.dir.display(), a.to.display());
+    println!("{from} → {to}: {} live keys — {} as {from} reads them, {} records replayed from its log", done.keys, done.read, done.from_log);
+    if let Some(why) = &done.unopened {
+        println!("{from} could not be opened ({why}): every key came from its log, read from offset {}", done.floor);
     }
-    match (&source, done.skipped.is_empty()) {
-        (None, true) => println!("nothing was damaged: the new store holds every commit"),
-        (Some(found), true) => println!(
-            "the source's check found damage ({found}); its log held no damaged batch to skip, so what the damage took (a cut tail, a lost checkpoint) is in neither store"
-        ),
-        (Some(found), false) => println!("the source's check found: {found}"),
-        (None, false) => {}
+    if let Some(offset) = done.recovery_stopped {
+        println!("{from}'s log is damaged at offset {offset}, before what it had synced: what lies past it came from the log");
     }
-    println!("{} was only read", a.dir.display());
+    for damage in done.damaged_buckets.iter().take(10) {
+        println!("damaged: {damage} — its keys came from the log (their newest intact version)");
+    }
+    if done.damaged_buckets.len() > 10 {
+        println!("… and {} more damaged buckets", done.damaged_buckets.len() - 10);
+    }
+    for (offset, span) in &done.skipped {
+        println!("skipped: {span} bytes of damaged log at offset {offset} (what they held is lost unless a later record holds it)");
+    }
+    if done.loose > 0 {
+        println!("kept: {} records of batches that lost their commit or other records (a transaction there may be half applied)", done.loose);
+    }
+    if done.unfinished > 0 {
+        println!("not copied: {} records past the last intact commit (never committed)", done.unfinished);
+    }
+    if done.whole() {
+        println!("nothing was damaged: {to} holds every key {from} held, as it read them");
+    }
+    println!("{from} was only read");
     Ok(())
 }

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::hash::hash;
 use crate::heads::Heads;
 use crate::iter::Iter;
-use crate::log::{Batch, BatchKind, Commit, Durability, Log, Record};
+use crate::log::{Batch, BatchKind, Commit, Durability, Log, OnDamage, Record};
 use crate::page::PAGE;
 use crate::page::{Entry, MAX_SHARED};
 use crate::stack::{LogFile, newest_many, probe, restack};
@@ -335,7 +335,17 @@ impl Database {
     /// repairs (a torn tail cut, a checkpoint redone from the doublewrite file, the log replayed into
     /// the head table) is done in RAM. Commits are refused; no sweep runs.
     pub fn open_read_only(path: impl AsRef<Path>, options: Options) -> Result<Database> {
-        let dir = path.as_ref();
+        Self::read_only(path.as_ref(), options, OnDamage::Refuse).map(|(db, _)| db)
+    }
+
+    /// Opens the database in `dir` to read only for a salvage: damage before the log's synced end ends
+    /// recovery there instead of refusing, and a log shorter than its checkpoint is read as far as it
+    /// goes. Returns where damage ended recovery, if it did (the log past it is the salvage's to read).
+    pub(crate) fn open_to_salvage(dir: &Path) -> Result<(Database, Option<u64>)> {
+        Self::read_only(dir, Options::default(), OnDamage::Stop)
+    }
+
+    fn read_only(dir: &Path, options: Options, on_damage: OnDamage) -> Result<(Database, Option<u64>)> {
         match std::fs::metadata(dir.join("log")) {
             Ok(m) if m.is_file() => {}
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(named(&dir.join("log"), e)),
@@ -345,10 +355,10 @@ impl Database {
         let [log, heads, doublewrite] = FILES.map(|file| crate::overlay::Overlay::over_file(&dir.join(file)));
         let backends = Backends { log: Box::new(log?), heads: Box::new(heads?), doublewrite: Box::new(doublewrite?) };
         let compaction = Compaction { trigger: f64::INFINITY, generational: false, ..options.compaction };
-        let mut db = Self::open_with(backends, Options { compaction, zeros_ahead: 0, ..options })?;
+        let (mut db, damaged) = Self::open_recovering(backends, Options { compaction, zeros_ahead: 0, ..options }, on_damage)?;
         db.core.log.poison(&"it was opened read-only");
         db._lock = Some(file_lock);
-        Ok(db)
+        Ok((db, damaged))
     }
 
     fn open_locked(dir: &Path, file_lock: FileLock, options: Options) -> Result<Database> {
@@ -361,6 +371,10 @@ impl Database {
 
     /// Opens a database on the given storage (tests use crash-simulating memory).
     pub fn open_with(backends: Backends, options: Options) -> Result<Database> {
+        Self::open_recovering(backends, options, OnDamage::Refuse).map(|(db, _)| db)
+    }
+
+    fn open_recovering(backends: Backends, options: Options, on_damage: OnDamage) -> Result<(Database, Option<u64>)> {
         options.validate()?;
         // The budget less what the writer needs besides the waiting entries
         // (`RESERVED_RAM`).
@@ -371,7 +385,7 @@ impl Database {
         // may have come between that checkpoint and freeing the space.
         log.release_below(heads.state.floor)?;
         let from = heads.state.log_end;
-        log.recover(from, |records, commit| replay(&mut heads, records, commit))?;
+        let damaged = log.recover_with(from, on_damage, |records, commit| replay(&mut heads, records, commit))?.damaged;
         // Young sweeps' holes are not recorded: the space the log occupies tells roughly how much.
         heads.estimates.freed = (log.end() - heads.state.floor).saturating_sub(log.allocated()?);
         let (log, heads) = (Arc::new(log), Arc::new(Mutex::new(heads)));
@@ -389,7 +403,8 @@ impl Database {
         let core = Arc::new(Core { log, heads, writer: Mutex::new(()), checkpointer, options });
         core.age_first_records()?;
         let sweeper = sweeps.then(|| Core::start_sweeper(Arc::clone(&core))).transpose()?;
-        Ok(Database { sweeper, core, lookups: AtomicU64::new(0), probes: AtomicU64::new(0), bloom_answers: AtomicU64::new(0), _lock: None })
+        let db = Database { sweeper, core, lookups: AtomicU64::new(0), probes: AtomicU64::new(0), bloom_answers: AtomicU64::new(0), _lock: None };
+        Ok((db, damaged))
     }
 
     /// The value of `key` as of the last commit.
@@ -458,6 +473,32 @@ impl Database {
     /// Buckets in use now.
     pub(crate) fn buckets(&self) -> u64 {
         lock(&self.core.heads).state.buckets()
+    }
+
+    /// The bucket `key` lives in now.
+    pub(crate) fn bucket_of(&self, key: &[u8]) -> u64 {
+        lock(&self.core.heads).state.address(hash(key))
+    }
+
+    /// The live records of `bucket` (as its stack reads now, each checksum-checked), newest first.
+    pub(crate) fn bucket_live(&self, bucket: u64) -> Result<Vec<Record>> {
+        // The table as the entry was read addresses its keys (a shared stack holds others' too).
+        let state = std::cell::Cell::new(crate::heads::State::default());
+        self.read_stack(
+            |heads| {
+                state.set(heads.state);
+                bucket
+            },
+            |entry| {
+                let live = crate::stack::live_records(&self.core.log, entry.head(), bucket, &state.get())?;
+                Ok(live.iter().map(|(r, _)| r.to_record()).collect())
+            },
+        )
+    }
+
+    /// No stack reaches below this log offset: the log beneath is dead, given back or not.
+    pub(crate) fn floor(&self) -> u64 {
+        lock(&self.core.heads).state.floor
     }
 
     /// Starts the one write transaction. It takes the writer at its first read of the store or at

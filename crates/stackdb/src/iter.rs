@@ -2,10 +2,7 @@
 
 use crate::db::Database;
 use crate::error::Result;
-use crate::heads::State;
 use crate::log::Record;
-use crate::stack::live_records;
-use std::cell::Cell;
 
 /// Iterator over every live key and value.
 pub struct Iter<'db> {
@@ -41,18 +38,7 @@ impl Iterator for Iter<'_> {
             // Move on whatever happens, so a damaged bucket is reported once
             // and the rest are still visited.
             self.bucket += 1;
-            // The table as the entry was read addresses its keys (a shared stack holds others' too).
-            let state = Cell::new(State::default());
-            let read = self.db.read_stack(
-                |heads| {
-                    state.set(heads.state);
-                    bucket
-                },
-                |entry| {
-                    let live = live_records(&self.db.core.log, entry.head(), bucket, &state.get())?;
-                    Ok(live.iter().map(|(r, _)| r.to_record()).collect())
-                },
-            );
+            let read = self.db.bucket_live(bucket);
             match read {
                 Ok(live) => self.pending = live,
                 Err(e) => return Some(Err(e)),

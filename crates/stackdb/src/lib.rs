@@ -26,7 +26,8 @@
 //! - [`db`]: [`Database`]: open, get, stats, checkpoints, recovery replay; with `txn` (the write
 //!   transaction) and `iter` (the full scan), which call back into it; `split` (linear hashing) and
 //!   `sweep` (compaction, on a thread of its own) add the database's growth and sweeping;
-//!   [`repair`] (salvaging a damaged directory) and [`overlay`] sit beside it.
+//!   [`repair`] (checking a directory, and `salvage`: copying what a damaged one can prove into a new
+//!   one) and [`overlay`] sit beside it.
 #![deny(missing_docs)]
 
 mod apply;
@@ -45,6 +46,7 @@ mod page;
 mod plan;
 pub mod record;
 pub mod repair;
+mod salvage;
 mod split;
 mod stack;
 pub mod storage;

@@ -248,6 +248,18 @@ pub struct Recovered {
     pub synced: u64,
     /// The log's end after recovery.
     pub end: u64,
+    /// Where damage before the synced end ended a salvage's reading of the log (never set otherwise:
+    /// such damage is refused).
+    pub damaged: Option<u64>,
+}
+
+/// What recovery does with damage before the log's synced end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OnDamage {
+    /// Refuse to open ([`Error::Damaged`]): the damage may hold acknowledged commits.
+    Refuse,
+    /// End the log there, as if it were a torn tail: for a salvage, which reads the rest itself.
+    Stop,
 }
 
 /// The log over a storage backend.
@@ -664,18 +676,31 @@ impl<B: StorageBackend> Log<B> {
     /// before the furthest synced end an intact commit record states (after the damage included)
     /// is corruption, reported as [`Error::Damaged`] with nothing changed. An incomplete tail is never
     /// applied. An error from `apply` stops recovery and is returned.
-    pub fn recover(&mut self, from: u64, mut apply: impl FnMut(&[Record], Commit) -> Result<()>) -> Result<Recovered> {
+    pub fn recover(&mut self, from: u64, apply: impl FnMut(&[Record], Commit) -> Result<()>) -> Result<Recovered> {
+        self.recover_with(from, OnDamage::Refuse, apply)
+    }
+
+    /// [`Log::recover`], where damage before the synced end refuses (`OnDamage::Refuse`) or, for a
+    /// salvage's reading, ends the log like a torn tail (`OnDamage::Stop`: [`Recovered::damaged`] says
+    /// where; a log shorter than the checkpoint is read as far as it goes).
+    pub(crate) fn recover_with(
+        &mut self,
+        from: u64,
+        on_damage: OnDamage,
+        mut apply: impl FnMut(&[Record], Commit) -> Result<()>,
+    ) -> Result<Recovered> {
         let len = self.backend.len()?;
-        if from > len {
+        if from > len && on_damage == OnDamage::Refuse {
             // The head table points past the end of the log: the log lost
             // data it had when the table was checkpointed.
             return Err(Error::Corrupt { what: "log (shorter than the last checkpoint)", offset: len });
         }
+        let from = from.min(len);
         let mut reader = ChunkReader::new(&self.backend, len);
         let mut pos = from.max(LOG_HEADER_LEN);
         let mut good_end = pos;
         let mut pending: Vec<Record> = Vec::new();
-        let mut recovered = Recovered { commits: 0, last_sequence: None, truncated: 0, synced: pos, end: 0 };
+        let mut recovered = Recovered { commits: 0, last_sequence: None, truncated: 0, synced: pos, end: 0, damaged: None };
         while let Some(rec) = reader.record_at(pos)? {
             pos += rec.header.padded_len() as u64;
             match rec.header.kind {
@@ -697,7 +722,10 @@ impl<B: StorageBackend> Log<B> {
             let beyond = reader.commits_beyond(good_end)?;
             recovered.synced = recovered.synced.max(beyond.synced);
             if good_end < recovered.synced {
-                return Err(Error::Damaged { file: "log", offset: good_end, synced: recovered.synced, later_commits: beyond.commits });
+                if on_damage == OnDamage::Refuse {
+                    return Err(Error::Damaged { file: "log", offset: good_end, synced: recovered.synced, later_commits: beyond.commits });
+                }
+                recovered.damaged = Some(good_end);
             }
             recovered.truncated = len - good_end;
         }

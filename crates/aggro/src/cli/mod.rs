@@ -51,7 +51,7 @@ pub enum Command {
     Compare(CompareArgs),
     /// The result files of a run's shards (--worker I/N) combined into one, histograms merged.
     Merge(MergeArgs),
-    /// A stackdb store's integrity checked without changing it, or its intact commits salvaged into a new one.
+    /// A stackdb store's integrity checked without changing it, or what it can prove salvaged into a new one.
     #[command(subcommand)]
     Store(StoreCommand),
 }
@@ -60,7 +60,7 @@ pub enum Command {
 pub enum StoreCommand {
     /// Open read-only, walk every stack and checksum every record; exit 1 if anything is damaged.
     Check(StoreCheckArgs),
-    /// Copy every intact commit of a damaged store, in order, into a new directory; the original is only read.
+    /// Copy every key a damaged store can prove into a new directory — what it reads, the rest from its log; the original is only read.
     Salvage(StoreSalvageArgs),
 }
 
