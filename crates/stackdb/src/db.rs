@@ -387,7 +387,7 @@ impl Database {
         let from = heads.state.log_end;
         let damaged = log.recover_with(from, on_damage, |records, commit| replay(&mut heads, records, commit))?.damaged;
         // Young sweeps' holes are not recorded: the space the log occupies tells roughly how much.
-        heads.estimates.freed = (log.end() - heads.state.floor).saturating_sub(log.allocated()?);
+        heads.estimates.freed = log.end().saturating_sub(heads.state.floor).saturating_sub(log.allocated()?);
         let (log, heads) = (Arc::new(log), Arc::new(Mutex::new(heads)));
         let checkpointer = Checkpointer::start(Arc::clone(&log), Arc::clone(&heads))?;
         // The replay may have left more entries waiting than the budget holds.
