@@ -58,7 +58,7 @@ fn salvage_store(a: StoreSalvageArgs) -> anyhow::Result<()> {
         println!("{from} could not be opened ({why}): every key came from its log, read from offset {}", done.floor);
     }
     if let Some(offset) = done.recovery_stopped {
-        println!("{from}'s log is damaged at offset {offset}, before what it had synced: what lies past it came from the log");
+        println!("{from}'s log is damaged or cut short at offset {offset}, before what it had synced: whatever lies past it came from the log");
     }
     for damage in done.damaged_buckets.iter().take(10) {
         println!("damaged: {damage} — its keys came from the log (their newest intact version)");

@@ -18,7 +18,7 @@ pub enum Error {
     /// A damaged record where the log was synced: a later commit proves the log was durable past it, so
     /// cutting the log there would lose acknowledged commits. Nothing was changed.
     #[error(
-        "{file} is damaged at offset {offset}, before offset {synced} which it had synced: {later_commits} intact commits follow the damage; nothing was changed (`aggro store salvage` copies the intact commits)"
+        "{file} is damaged at offset {offset}, before offset {synced} which it had synced: {later_commits} intact commits follow the damage; nothing was changed (`aggro store salvage` copies what it can prove)"
     )]
     Damaged {
         /// Which file.
@@ -29,6 +29,19 @@ pub enum Error {
         synced: u64,
         /// Intact commit records after the damage.
         later_commits: u64,
+    },
+    /// The file ends cleanly before what its header records it had synced: cut short (a `truncate`, a
+    /// copy that stopped early, a failing disk), its acknowledged tail lost. Nothing was changed.
+    #[error(
+        "{file} ends at offset {end}, before offset {synced} which it had synced (its header records it): its tail was cut off, with commits that were acknowledged; nothing was changed (restore the file whole if you can; `aggro store salvage` copies what is left)"
+    )]
+    Cut {
+        /// Which file.
+        file: &'static str,
+        /// Where it ends.
+        end: u64,
+        /// How far it had been synced.
+        synced: u64,
     },
     /// A commit was written and is visible to this handle, but what would make it durable failed: whether
     /// it survives a crash is unknown. The database refuses writes until it is reopened.

@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 use crate::record::{self, HEADER_LEN, Header, Kind};
 use crate::storage::StorageBackend;
 
+mod mark;
 mod zeros;
 
 /// Bytes of the log's own header.
@@ -290,6 +291,8 @@ pub struct Log<B: StorageBackend> {
     holes: std::sync::RwLock<Vec<(std::ops::Range<u64>, u64)>>,
     /// Everything below this offset is synced. Raised only under `syncs`.
     synced: std::sync::atomic::AtomicU64,
+    /// The synced end the header records (`mark.rs`): read at open, raised as syncs write it.
+    marked: std::sync::atomic::AtomicU64,
     /// The syncs under way ([`Log::sync_to`]): the end of the log each covers.
     syncs: std::sync::Mutex<Vec<u64>>,
     /// Told when a sync ends.
@@ -317,6 +320,7 @@ impl<B: StorageBackend> Log<B> {
     /// not trusted until [`Log::recover`] has run.
     pub fn open(backend: B) -> Result<Self> {
         let len = backend.len()?;
+        let mut marked = 0;
         if len == 0 {
             let mut header = vec![0u8; LOG_HEADER_LEN as usize];
             header[..8].copy_from_slice(MAGIC);
@@ -333,6 +337,7 @@ impl<B: StorageBackend> Log<B> {
                 return Err(Error::Format("bad magic in the log header".into()));
             }
             let version = u32::from_le_bytes(header[8..12].try_into().expect("4 bytes"));
+            marked = mark::read(&header);
             match version {
                 VERSION => {}
                 old if UPGRADED_VERSIONS.contains(&old) => {
@@ -360,6 +365,7 @@ impl<B: StorageBackend> Log<B> {
             discarding: std::sync::Mutex::new(()),
             holes: std::sync::RwLock::new(Vec::new()),
             synced: 0.into(),
+            marked: marked.into(),
             syncs: std::sync::Mutex::new(Vec::with_capacity(SYNCS_AT_ONCE)),
             sync_ended: std::sync::Condvar::new(),
             failed: std::sync::OnceLock::new(),
@@ -572,7 +578,8 @@ impl<B: StorageBackend> Log<B> {
         let ours = under_way.iter().position(|&c| c == covers).expect("a sync under way is listed");
         under_way.swap_remove(ours);
         if outcome.is_ok() {
-            self.synced.fetch_max(covers, Release);
+            let synced = self.synced.fetch_max(covers, Release).max(covers);
+            self.mark_synced(synced);
         }
         drop(under_way);
         // Whoever waited on this sync finds the log poisoned if it failed.
@@ -717,6 +724,9 @@ impl<B: StorageBackend> Log<B> {
                 }
             }
         }
+        // The header's mark proves syncs too, whatever was lost of the commits stating them.
+        let marked = self.marked.load(std::sync::atomic::Ordering::Relaxed);
+        recovered.synced = recovered.synced.max(marked);
         // Zeros written ahead of the end are not a damaged tail.
         if len > good_end && !self.only_zeros(good_end, len)? {
             let beyond = reader.commits_beyond(good_end)?;
@@ -728,6 +738,12 @@ impl<B: StorageBackend> Log<B> {
                 recovered.damaged = Some(good_end);
             }
             recovered.truncated = len - good_end;
+        } else if good_end < marked {
+            // The log ends cleanly, before what its header says it had synced: cut short.
+            if on_damage == OnDamage::Refuse {
+                return Err(Error::Cut { file: "log", end: good_end, synced: marked });
+            }
+            recovered.damaged = Some(good_end);
         }
         if len > good_end {
             self.backend.set_len(good_end)?;

@@ -84,7 +84,7 @@ pub fn salvage(from: &Path, to: &Path) -> Result<Salvaged> {
             out.recovery_stopped = stopped;
             Some(db)
         }
-        Err(e @ (Error::Damaged { .. } | Error::Corrupt { .. })) => {
+        Err(e @ (Error::Damaged { .. } | Error::Cut { .. } | Error::Corrupt { .. })) => {
             out.unopened = Some(e.to_string());
             None
         }

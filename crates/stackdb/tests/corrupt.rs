@@ -239,3 +239,35 @@ fn a_flip_anywhere_in_the_log_is_refused_or_loses_at_most_the_unproven_last_comm
     eprintln!("{} flips: {refused} refused, {cut} cut back one commit, {whole} read whole", refused + cut + whole);
     assert!(refused > 0 && whole > 0, "flips in the replayed log are refused; flips in checkpointed data read as errors");
 }
+
+/// A log cut cleanly at a commit's end, before what its header records it had synced, is refused
+/// as cut — not read as an older store — and salvage says so.
+#[test]
+fn a_log_cut_before_its_synced_end_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    // No zeros ahead: the file's length is where its commits end.
+    let options = Options { initial_level: 3, checkpoint_every: 64 << 20, zeros_ahead: 0, ..Options::default() };
+    let db = Database::open(&store, options.clone()).unwrap();
+    let mut ends = Vec::new();
+    for c in 0..400u32 {
+        let mut w = db.begin_write();
+        w.put(format!("key-{c}").as_bytes(), &[b'v'; 500]).unwrap();
+        w.commit().unwrap();
+        ends.push(std::fs::metadata(store.join("log")).unwrap().len() as usize);
+    }
+    drop(db); // not closed: the commits stay past the last checkpoint
+    let log = std::fs::read(store.join("log")).unwrap();
+    let marked = u64::from_le_bytes(log[16..24].try_into().unwrap()) as usize;
+    assert!(marked > ends[100], "the syncs recorded the synced end: {marked}");
+    let cut = *ends.iter().filter(|&&e| e < marked).nth_back(1).unwrap();
+    std::fs::OpenOptions::new().write(true).open(store.join("log")).unwrap().set_len(cut as u64).unwrap();
+    match Database::open(&store, options.clone()) {
+        Err(stackdb::Error::Cut { end, synced, .. }) => assert!(end == cut as u64 && synced == marked as u64, "{end} {synced}"),
+        other => panic!("a cut log was not refused: {other:?}"),
+    }
+    assert!(matches!(stackdb::repair::check(&store), Err(stackdb::Error::Cut { .. })));
+    let report = stackdb::repair::salvage(&store, &dir.path().join("salvaged")).unwrap();
+    assert_eq!(report.recovery_stopped, Some(cut as u64));
+    assert!(!report.whole());
+}
