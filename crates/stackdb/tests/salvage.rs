@@ -68,6 +68,19 @@ fn played(dir: &Path) -> BTreeMap<Vec<u8>, Vec<u8>> {
     model
 }
 
+/// Whether `value` is one `played` ever gave `key`.
+fn once_held(key: &[u8], value: &[u8]) -> bool {
+    let (k, v) = (String::from_utf8_lossy(key), String::from_utf8_lossy(value));
+    match k.split_once('-') {
+        Some(("player", p)) => v.starts_with(&format!("player {p} round ")),
+        Some(("item", i)) => match i.parse::<u32>() {
+            Ok(i) if i >= 2000 => v == format!("new item {}", i - 2000),
+            _ => v.starts_with(&format!("item {i} ")),
+        },
+        _ => false,
+    }
+}
+
 fn contents(dir: &Path) -> BTreeMap<Vec<u8>, Vec<u8>> {
     let db = Database::open_read_only(dir, options()).unwrap();
     db.iter().map(|kv| kv.unwrap()).collect()
@@ -141,13 +154,12 @@ fn a_damaged_swept_store_keeps_every_key_its_source_reads() {
         assert_eq!(salvaged.get(k), Some(v), "{} reads in the source", String::from_utf8_lossy(k));
     }
     for (k, v) in salvaged.iter().filter(|(k, _)| !reads.contains_key(*k)) {
-        let (k, v) = (String::from_utf8_lossy(k), String::from_utf8_lossy(v));
-        let held = match k.split_once('-') {
-            Some(("player", p)) => v.starts_with(&format!("player {p} round ")),
-            Some(("item", i)) if i.parse::<u32>().unwrap() >= 2000 => v == format!("new item {}", i.parse::<u32>().unwrap() - 2000),
-            _ => v.starts_with(&format!("{} ", k.replace('-', " "))),
-        };
-        assert!(model.contains_key(k.as_bytes()) && held, "{k} = {v}: never held, or destroyed");
+        assert!(
+            model.contains_key(k) && once_held(k, v),
+            "{} = {}: never held, or destroyed",
+            String::from_utf8_lossy(k),
+            String::from_utf8_lossy(v)
+        );
     }
 }
 
@@ -281,14 +293,8 @@ fn fifty_damaged_stores_keep_every_key_their_source_reads() {
             assert_eq!(salvaged.get(k), Some(v), "case {case}: {} reads in the source", String::from_utf8_lossy(k));
         }
         for (k, v) in salvaged.iter().filter(|(k, _)| !reads.contains_key(*k)) {
-            let (k, v) = (String::from_utf8_lossy(k), String::from_utf8_lossy(v));
-            let held = match k.split_once('-') {
-                Some(("player", p)) => v.starts_with(&format!("player {p} round ")),
-                Some(("item", i)) if i.parse::<u32>().unwrap() >= 2000 => v == format!("new item {}", i.parse::<u32>().unwrap() - 2000),
-                _ => v.starts_with(&format!("{} ", k.replace('-', " "))),
-            };
-            assert!(held, "case {case}: {k} = {v} was never held");
-            back += usize::from(!model.contains_key(k.as_bytes()));
+            assert!(once_held(k, v), "case {case}: {} = {} was never held", String::from_utf8_lossy(k), String::from_utf8_lossy(v));
+            back += usize::from(!model.contains_key(k));
         }
     }
     eprintln!("50 damaged stores: {from_log} records from the log, {back} destroyed keys back");
