@@ -70,7 +70,10 @@ fn salvage_store(a: StoreSalvageArgs) -> anyhow::Result<()> {
         println!("skipped: {span} bytes of damaged log at offset {offset} (what they held is lost unless a later record holds it)");
     }
     if done.loose > 0 {
-        println!("kept: {} records of batches that lost their commit or other records (a transaction there may be half applied)", done.loose);
+        println!("kept: {} sweeps' copies whose batch lost its commit record (space given back around them, or damage)", done.loose);
+    }
+    if done.dropped > 0 {
+        println!("dropped: {} records of batches that lost others to damage (each batch whole: no transaction half applied)", done.dropped);
     }
     if done.unfinished > 0 {
         println!("not copied: {} records past the last intact commit (never committed)", done.unfinished);

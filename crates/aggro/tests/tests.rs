@@ -601,8 +601,9 @@ fn a_server_killed_mid_run_is_counted_and_the_result_still_written() {
     // The generator sat idle through the outage: the outage raises no signal.
     // (A machine busy with the other tests may still make the clean
     // intervals' timers late, and that is rightly named; the outage's
-    // intervals are left out of it.)
-    for s in r["generator_signals"].as_array().into_iter().flatten() {
+    // intervals are left out of it; a hypervisor stealing this VM's time is named too, whatever the
+    // run does.)
+    for s in r["generator_signals"].as_array().into_iter().flatten().filter(|s| s["signal"] != "steal") {
         assert_eq!(s["signal"], "lateness", "{s}");
         let clean = intervals.iter().filter(|i| i["ops"][0]["errors"] == 0).count();
         assert!(s["message"].as_str().unwrap().contains(&format!("over the {clean} of {} intervals", intervals.len())), "{s}");

@@ -381,6 +381,10 @@ impl Database {
         let ram = options.ram_budget.saturating_sub(RESERVED_RAM).max(16 * PAGE);
         let mut log = Log::open(backends.log)?.with_zeros_ahead(options.zeros_ahead);
         let mut heads = Heads::open_beside(backends.heads, backends.doublewrite, ram, options.initial_level, || log.is_blank())?;
+        let marks = log.marks();
+        if heads.state.floor < marks.floor {
+            return Err(Error::Stale { checkpoint: heads.state.checkpoint, heads_floor: heads.state.floor, log_floor: marks.floor });
+        }
         // The checkpointed table points at nothing below its floor; a crash
         // may have come between that checkpoint and freeing the space.
         log.release_below(heads.state.floor)?;

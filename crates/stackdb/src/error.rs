@@ -43,6 +43,20 @@ pub enum Error {
         /// How far it had been synced.
         synced: u64,
     },
+    /// The head table is older than its log: checkpointed when the log's floor was lower than the
+    /// floor the log has since given its space back below (a head table restored from a backup, or
+    /// another store's). Nothing was changed.
+    #[error(
+        "the head table is older than its log: its checkpoint {checkpoint} had the log's floor at offset {heads_floor}, and the log has been swept and given back below offset {log_floor} since (a head table from a backup, or another store's?); nothing was changed (put back the heads and heads.dw files that go with this log; failing that, `aggro store salvage` rebuilds the store from the log alone)"
+    )]
+    Stale {
+        /// The head table's checkpoint sequence.
+        checkpoint: u64,
+        /// The floor it records.
+        heads_floor: u64,
+        /// The floor the log's header records.
+        log_floor: u64,
+    },
     /// A commit was written and is visible to this handle, but what would make it durable failed: whether
     /// it survives a crash is unknown. The database refuses writes until it is reopened.
     #[error(

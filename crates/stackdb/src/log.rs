@@ -6,6 +6,8 @@ use crate::record::{self, HEADER_LEN, Header, Kind};
 use crate::storage::StorageBackend;
 
 mod mark;
+pub use mark::Marks;
+pub(crate) use mark::read as read_marks;
 mod zeros;
 
 /// Bytes of the log's own header.
@@ -293,6 +295,8 @@ pub struct Log<B: StorageBackend> {
     synced: std::sync::atomic::AtomicU64,
     /// The synced end the header records (`mark.rs`): read at open, raised as syncs write it.
     marked: std::sync::atomic::AtomicU64,
+    /// What the header recorded at open.
+    marks_at_open: Marks,
     /// The syncs under way ([`Log::sync_to`]): the end of the log each covers.
     syncs: std::sync::Mutex<Vec<u64>>,
     /// Told when a sync ends.
@@ -320,7 +324,7 @@ impl<B: StorageBackend> Log<B> {
     /// not trusted until [`Log::recover`] has run.
     pub fn open(backend: B) -> Result<Self> {
         let len = backend.len()?;
-        let mut marked = 0;
+        let mut marks = Marks::default();
         if len == 0 {
             let mut header = vec![0u8; LOG_HEADER_LEN as usize];
             header[..8].copy_from_slice(MAGIC);
@@ -337,7 +341,7 @@ impl<B: StorageBackend> Log<B> {
                 return Err(Error::Format("bad magic in the log header".into()));
             }
             let version = u32::from_le_bytes(header[8..12].try_into().expect("4 bytes"));
-            marked = mark::read(&header);
+            marks = mark::read(&header);
             match version {
                 VERSION => {}
                 old if UPGRADED_VERSIONS.contains(&old) => {
@@ -365,7 +369,8 @@ impl<B: StorageBackend> Log<B> {
             discarding: std::sync::Mutex::new(()),
             holes: std::sync::RwLock::new(Vec::new()),
             synced: 0.into(),
-            marked: marked.into(),
+            marked: marks.synced.into(),
+            marks_at_open: marks,
             syncs: std::sync::Mutex::new(Vec::with_capacity(SYNCS_AT_ONCE)),
             sync_ended: std::sync::Condvar::new(),
             failed: std::sync::OnceLock::new(),

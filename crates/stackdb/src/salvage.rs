@@ -5,9 +5,10 @@
 //! what a swept or compacted store holds, whatever its log's holes. Then the log, from the floor below
 //! which every record is dead: every intact record of a bucket the source could not read whole, and of
 //! the log past where its recovery stopped, is replayed in log order (a key's newest intact version
-//! wins: sweeps' copies lie past what they copy). A record is replayed whether or not its batch's other
-//! records and commit survived — damage costs the records it touches, not their batch — but never one
-//! past the last intact commit, which no commit covers. Zeros (space sweeps gave back, zeros written
+//! wins: sweeps' copies lie past what they copy): every complete batch, and of a batch that lost records
+//! or its commit record, its sweep's copies (a young sweep's hole takes the commit records of the copies
+//! it keeps) — a user's batch is dropped whole, so no transaction is half applied — but nothing past the
+//! last intact commit, which no commit covers. Zeros (space sweeps gave back, zeros written
 //! ahead of the end) are not damage; other bytes holding no intact record are, and are reported.
 
 use crate::db::{Database, Options};
@@ -35,13 +36,17 @@ pub struct Salvaged {
     pub recovery_stopped: Option<u64>,
     /// Why the source could not be opened at all, if it could not: then every key comes from the log.
     pub unopened: Option<String>,
-    /// Where the log was read from: the floor below which nothing is live.
+    /// Where the log was read from: the floor below which nothing is live (the source's; else the
+    /// furthest its head table's header or its log's header records).
     pub floor: u64,
     /// Intact records replayed from the log (for keys the source could not read).
     pub from_log: u64,
-    /// Of those, records whose batch lost its commit record or other records (damage, or space a
-    /// sweep gave back around its copies).
+    /// Of those, sweeps' copies whose batch lost its commit record or other records (space a sweep gave
+    /// back around them, or damage): each holds its key's value as it was when copied.
     pub loose: u64,
+    /// Records of other batches that lost records or their commit record, dropped with their batch so
+    /// that no transaction is half applied (space a sweep gave back: dead records; damage: lost).
+    pub dropped: u64,
     /// Complete batches seen in the log, and replayed when they held a key the source could not read.
     pub commits: u64,
     /// Damaged stretches of the log: bytes that are neither zeros nor an intact record, as (offset,
@@ -84,7 +89,7 @@ pub fn salvage(from: &Path, to: &Path) -> Result<Salvaged> {
             out.recovery_stopped = stopped;
             Some(db)
         }
-        Err(e @ (Error::Damaged { .. } | Error::Cut { .. } | Error::Corrupt { .. })) => {
+        Err(e @ (Error::Damaged { .. } | Error::Cut { .. } | Error::Stale { .. } | Error::Corrupt { .. })) => {
             out.unopened = Some(e.to_string());
             None
         }
@@ -97,7 +102,7 @@ pub fn salvage(from: &Path, to: &Path) -> Result<Salvaged> {
     };
     out.floor = match &source {
         Some(db) => db.floor(),
-        None => checkpointed_floor(&from.join("heads")).unwrap_or(LOG_HEADER_LEN),
+        None => checkpointed_floor(&from.join("heads")).unwrap_or(LOG_HEADER_LEN).max(marked_floor(&from.join("log"))),
     };
     let wanted = |r: &Record| match (&source, &readable) {
         (Some(db), Some(readable)) => r.offset >= readable.seen_to || readable.damaged(db.bucket_of(&r.key)),
@@ -156,16 +161,18 @@ fn copy_what_reads(db: &Database, new: &Database, out: &mut Salvaged) -> Result<
     Ok(readable)
 }
 
-/// Replays into `new`, in log order, every intact record of the log from `out.floor` that `wanted`
-/// picks and some intact commit follows.
+/// Replays into `new`, in log order, what `wanted` picks of the log from `out.floor`: every complete
+/// batch that some intact commit record ends, and of the batches that lost records or their commit
+/// record, the sweeps' copies alone (a user's batch is dropped whole, so no transaction is half
+/// applied; a sweep's copies each hold a key's value as it was). Nothing past the last intact commit.
 fn replay_log(path: &Path, new: &Database, wanted: impl Fn(&Record) -> bool, out: &mut Salvaged) -> Result<()> {
     let file = FileBackend::reading(std::fs::File::open(path)?);
     let len = file.len()?;
     let mut log = ChunkReader::new(&file, len);
+    // The batch under way, and the broken ones since the last intact commit (which will prove them
+    // written).
     let mut pending: Vec<Record> = Vec::new();
-    // The batch under way: where it began, and whether it lost anything.
-    let mut batch_start = out.floor;
-    let mut broken = false;
+    let mut broken = Broken::default();
     let mut gap = Gap::default();
     let mut pos = out.floor.max(LOG_HEADER_LEN);
     while pos + HEADER_LEN as u64 <= len {
@@ -184,35 +191,59 @@ fn replay_log(path: &Path, new: &Database, wanted: impl Fn(&Record) -> bool, out
             out.skip(from, to);
         }
         // Records are contiguous within a batch: a gap after one means the batch lost what lay there.
-        broken |= gap.from.is_some() && !pending.is_empty();
-        gap = Gap::default();
-        if pending.is_empty() {
-            batch_start = pos;
+        if gap.from.is_some() {
+            broken.take(&mut pending, &wanted);
         }
+        gap = Gap::default();
         pos += rec.header.padded_len() as u64;
         if rec.header.kind != Kind::Commit {
             pending.push(rec);
             continue;
         }
-        let complete = !broken && CommitValue::parse(&rec, batch_start, pending.len()).is_some();
+        let batch_start = pending.first().map_or(rec.offset, |r| r.offset);
+        let complete = CommitValue::parse(&rec, batch_start, pending.len()).is_some();
+        if !complete {
+            broken.take(&mut pending, &wanted);
+        }
         out.commits += u64::from(complete);
         let mut w = new.begin_write();
-        for r in pending.drain(..).filter(|r| !r.key.is_empty() && wanted(r)) {
+        for r in broken.copies.drain(..).chain(pending.drain(..)).filter(|r| !r.key.is_empty() && wanted(r)) {
             match r.header.kind {
                 Kind::Put => w.put(&r.key, &r.value)?,
                 _ => w.delete(&r.key)?,
             }
             out.from_log += 1;
-            out.loose += u64::from(!complete);
+            out.loose += u64::from(r.header.is_copy() && !complete);
         }
         w.commit()?;
-        broken = false;
+        out.dropped += std::mem::take(&mut broken.others);
     }
     if let Some((from, to)) = gap.damage(len) {
         out.skip(from, to);
     }
-    out.unfinished = pending.len() as u64;
+    out.unfinished = (pending.len() + broken.copies.len()) as u64 + broken.others;
     Ok(())
+}
+
+/// What broken batches left since the last intact commit: sweeps' copies to replay, and how many
+/// other records are dropped with their batch.
+#[derive(Default)]
+struct Broken {
+    copies: Vec<Record>,
+    others: u64,
+}
+
+impl Broken {
+    /// Takes a broken batch's records (counting those `wanted` picks among the dropped).
+    fn take(&mut self, batch: &mut Vec<Record>, wanted: &impl Fn(&Record) -> bool) {
+        for r in batch.drain(..) {
+            if r.header.is_copy() {
+                self.copies.push(r);
+            } else {
+                self.others += u64::from(!r.key.is_empty() && wanted(&r));
+            }
+        }
+    }
 }
 
 /// Bytes between two intact records: zeros, a hole's edge or damage.
@@ -247,6 +278,13 @@ fn checkpointed_floor(path: &Path) -> Option<u64> {
     std::fs::File::open(path).ok().and_then(|f| std::os::unix::fs::FileExt::read_exact_at(&f, &mut slots, 0).ok())?;
     let states = [&slots[..STATE_LEN], &slots[SLOT..SLOT + STATE_LEN]].map(State::decode);
     states.into_iter().flatten().max_by_key(|s| s.checkpoint).map(|s| s.floor)
+}
+
+/// The floor the log's header records (0: none).
+fn marked_floor(path: &Path) -> u64 {
+    let mut header = [0u8; LOG_HEADER_LEN as usize];
+    let read = std::fs::File::open(path).and_then(|f| std::os::unix::fs::FileExt::read_exact_at(&f, &mut header, 0));
+    if read.is_ok() { crate::log::read_marks(&header).floor } else { 0 }
 }
 
 /// Where a salvage into `to` builds its database: `.NAME.salvaging` beside it, emptied of what a killed

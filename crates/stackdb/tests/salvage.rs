@@ -26,6 +26,22 @@ fn sweeping() -> Options {
 /// A game's store in miniature: items written once (some later destroyed), players rewritten every
 /// round; swept all the while. Returns what it holds.
 fn played(dir: &Path) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let mut model = loaded(dir);
+    let floor = play(dir, 0..1500, &mut model);
+    // Space given back above the floor: young sweeps' holes.
+    let log = std::fs::metadata(dir.join("log")).unwrap();
+    let allocated = std::os::unix::fs::MetadataExt::blocks(&log) * 512;
+    assert!(
+        floor > 64 && allocated + 200_000 < log.len() - floor,
+        "no young sweep gave space back: {allocated} of {} bytes past {floor}",
+        log.len() - floor
+    );
+    model
+}
+
+/// The items, loaded and closed: reopened, the load is old, and young sweeps copy only what play
+/// writes since.
+fn loaded(dir: &Path) -> BTreeMap<Vec<u8>, Vec<u8>> {
     let db = Database::open(dir, sweeping()).unwrap();
     let mut model = BTreeMap::new();
     let mut w = db.begin_write();
@@ -35,10 +51,14 @@ fn played(dir: &Path) -> BTreeMap<Vec<u8>, Vec<u8>> {
         model.insert(key, value);
     }
     w.commit().unwrap();
-    // Reopened, the load is old: young sweeps then copy only what play wrote since.
     db.close().unwrap();
+    model
+}
+
+/// Plays `rounds` on the store and closes it; returns its floor.
+fn play(dir: &Path, rounds: std::ops::Range<u32>, model: &mut BTreeMap<Vec<u8>, Vec<u8>>) -> u64 {
     let db = Database::open(dir, sweeping()).unwrap();
-    for round in 0..1500u32 {
+    for round in rounds {
         let mut w = db.begin_write();
         for p in (round % 5..100).step_by(5) {
             let (key, value) = (format!("player-{p}").into_bytes(), format!("player {p} round {round} ").repeat(8).into_bytes());
@@ -57,15 +77,7 @@ fn played(dir: &Path) -> BTreeMap<Vec<u8>, Vec<u8>> {
     }
     let floor = db.stats().unwrap().reclaimed_below;
     db.close().unwrap();
-    // Space given back above the floor: young sweeps' holes.
-    let log = std::fs::metadata(dir.join("log")).unwrap();
-    let allocated = std::os::unix::fs::MetadataExt::blocks(&log) * 512;
-    assert!(
-        floor > 64 && allocated + 200_000 < log.len() - floor,
-        "no young sweep gave space back: {allocated} of {} bytes past {floor}",
-        log.len() - floor
-    );
-    model
+    floor
 }
 
 /// Whether `value` is one `played` ever gave `key`.
@@ -164,10 +176,10 @@ fn a_damaged_swept_store_keeps_every_key_its_source_reads() {
 }
 
 /// A store damaged in the middle of its log: `check` names it without changing a byte, and `salvage`
-/// copies every intact record into a new directory — all but the damaged one, the rest of its batch
-/// kept — leaving the original as it was.
+/// copies every intact commit into a new directory — all but the damaged one, dropped whole so that no
+/// transaction is half applied — leaving the original as it was.
 #[test]
-fn check_finds_damage_and_salvage_keeps_every_intact_record() {
+fn check_finds_damage_and_salvage_keeps_every_intact_commit() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     let db = Database::open(&store, options()).unwrap();
@@ -195,14 +207,13 @@ fn check_finds_damage_and_salvage_keeps_every_intact_record() {
     let report = salvage(&store, &to).unwrap();
     assert!(report.commits >= 29, "{report:?}");
     assert_eq!(report.skipped.len(), 1, "one damaged stretch: {report:?}");
-    assert!(report.recovery_stopped.is_some() && report.loose == 5, "the rest of commit 15's batch: {report:?}");
+    assert!(report.recovery_stopped.is_some() && report.dropped == 5 && report.loose == 0, "the rest of commit 15's batch: {report:?}");
     assert!(report.keys > 29 * 5, "{report:?}");
     assert!(before == ["log", "heads", "heads.dw"].map(|f| std::fs::read(store.join(f)).unwrap()), "the original changed");
     let salvaged = Database::open(&to, options()).unwrap();
-    // Commit 15's first record is lost (a later split may have copied it, intact, forward); the rest
-    // of its batch is kept.
-    for c in 0..30u32 {
-        for j in (0..5u32).filter(|&j| c != 15 || j != 0) {
+    // Commit 15's own records are lost; a later split may have copied some of them, intact, forward.
+    for c in (0..30u32).filter(|&c| c != 15) {
+        for j in 0..5u32 {
             let found = salvaged.get(format!("c{c}-k{j}").as_bytes()).unwrap();
             assert_eq!(found, Some(format!("value {c}.{j}").into_bytes()), "commit {c}");
         }
@@ -298,4 +309,34 @@ fn fifty_damaged_stores_keep_every_key_their_source_reads() {
         }
     }
     eprintln!("50 damaged stores: {from_log} records from the log, {back} destroyed keys back");
+}
+
+/// A head table from an earlier time, put back beside a log swept since: refused as older than its
+/// log (not as a damaged log), nothing changed; salvage rebuilds from the log alone, from the floor
+/// the log's header records, losing nothing.
+#[test]
+fn a_head_table_older_than_its_log_is_refused_as_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let mut model = loaded(&store);
+    play(&store, 0..200, &mut model);
+    let old = ["heads", "heads.dw"].map(|f| std::fs::read(store.join(f)).unwrap());
+    let floor = play(&store, 200..1500, &mut model);
+    for (f, bytes) in ["heads", "heads.dw"].iter().zip(&old) {
+        std::fs::write(store.join(f), bytes).unwrap();
+    }
+    let log = std::fs::read(store.join("log")).unwrap();
+    match Database::open(&store, sweeping()) {
+        Err(stackdb::Error::Stale { log_floor, heads_floor, .. }) => {
+            assert!(heads_floor < log_floor && log_floor <= floor, "{heads_floor} {log_floor} {floor}")
+        }
+        other => panic!("a stale head table was not refused: {other:?}"),
+    }
+    assert!(matches!(check(&store), Err(stackdb::Error::Stale { .. })));
+    assert!(std::fs::read(store.join("log")).unwrap() == log, "the refused open changed the log");
+    let report = salvage(&store, &dir.path().join("salvaged")).unwrap();
+    assert!(report.unopened.is_some() && report.floor > 64, "{:?} from {}", report.unopened, report.floor);
+    let salvaged = contents(&dir.path().join("salvaged"));
+    let lost: Vec<_> = model.iter().filter(|(k, v)| salvaged.get(*k) != Some(*v)).map(|(k, _)| String::from_utf8_lossy(k)).take(5).collect();
+    assert!(lost.is_empty(), "keys lost or stale: {lost:?}");
 }

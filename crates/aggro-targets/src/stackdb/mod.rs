@@ -104,7 +104,11 @@ impl Drop for StackDbTarget {
 fn classify(e: &stackdb::Error, path: &std::path::Path) -> StoreError {
     let class = match e {
         stackdb::Error::Locked(_) => ErrorClass::Locked,
-        stackdb::Error::Corrupt { .. } | stackdb::Error::Damaged { .. } | stackdb::Error::Cut { .. } | stackdb::Error::Format(_) => ErrorClass::Data,
+        stackdb::Error::Corrupt { .. }
+        | stackdb::Error::Damaged { .. }
+        | stackdb::Error::Cut { .. }
+        | stackdb::Error::Stale { .. }
+        | stackdb::Error::Format(_) => ErrorClass::Data,
         stackdb::Error::InDoubt(_) => ErrorClass::InDoubt,
         stackdb::Error::Poisoned(_) => ErrorClass::Server,
         stackdb::Error::Io(_) => ErrorClass::Server,
