@@ -6,7 +6,8 @@
 # generator's CPU per client-second over a steady window (its whole process tree), and whether
 # it delivered the load (the moves the server received against 10 per client-second).
 # The peers are installed here, pinned, under ~/.cache/aggro/bench-peers (not by the tests).
-#   bash bench/bots/bots-vs-peers.sh [SECS] [COUNTS] [TOOLS]   (default 15 s, 100,300, aggro,artillery,locust)
+#   bash bench/bots/bots-vs-peers.sh [SECS] [COUNTS] [TOOLS]   (default 15 s, 100,300, aggro,artillery,locust;
+#   aggro-DURATION, e.g. aggro-1ms, is aggro with --poll-every DURATION)
 source "$(dirname "$0")/../release.sh"
 peers="$HOME/.cache/aggro/bench-peers"
 mkdir -p "$peers"

@@ -52,10 +52,11 @@ def command(tool, n, port):
         # Joins only (HTTP login, then the namespace), nothing sent after: how fast one process joins.
         return [aggro, "arena", "swarm", "--script", os.path.join(here, "join.lua"), "--server", f"ws://127.0.0.1:{port}", "--ccu", str(n),
                 "--duration", f"{secs + 120:.0f}s", "--quiet", "--out", f"/tmp/{tool}-bots-bench-{n}.json"]
-    if tool in ("aggro", "aggro-1ms"):
-        # aggro-1ms: the swarm looks at its sockets at most once a millisecond (fewer wake-ups; each
-        # message still timed at its arrival by the kernel's stamp), as Node's event loop takes what is ready.
-        poll = ["--poll-every", "1ms"] if tool == "aggro-1ms" else []
+    if tool == "aggro" or tool.startswith("aggro-"):
+        # aggro-DURATION (aggro-1ms, aggro-250us): the swarm looks at its sockets at most once per DURATION
+        # (fewer wake-ups; each message still timed at its arrival by the kernel's stamp), as Node's event
+        # loop takes what is ready.
+        poll = ["--poll-every", tool.split("-", 1)[1]] if tool != "aggro" else []
         return [aggro, "arena", "swarm", "--script", os.path.join(here, "aggro.lua"), "--server", f"ws://127.0.0.1:{port}", "--ccu", str(n),
                 "--duration", f"{secs + 120:.0f}s", "--quiet", "--out", f"/tmp/{tool}-bots-bench-{n}.json"] + poll
     if tool == "artillery":
@@ -127,7 +128,7 @@ print(f"examples/bots Socket.IO game: HTTP login, rooms of 10, a move every 100 
 for n in counts:
     print(f"{n} clients:")
     rows = {t: measure(t, n) for t in tools}
-    for mine in ("aggro", "aggro-1ms"):
+    for mine in [t for t in rows if t.startswith("aggro") and t != "aggro-joins"]:
         ours = rows.get(mine)
         for t, r in rows.items():
             if not t.startswith("aggro") and ours and ours["ok"] and r["ok"]:

@@ -73,7 +73,10 @@ fn salvage_store(a: StoreSalvageArgs) -> anyhow::Result<()> {
         println!("kept: {} sweeps' copies whose batch lost its commit record (space given back around them, or damage)", done.loose);
     }
     if done.dropped > 0 {
-        println!("dropped: {} records of batches that lost others to damage (each batch whole: no transaction half applied)", done.dropped);
+        println!(
+            "dropped: {} records of batches that lost others (to damage, or to space a sweep gave back, where they were dead): each batch whole, no transaction half applied",
+            done.dropped
+        );
     }
     if done.unfinished > 0 {
         println!("not copied: {} records past the last intact commit (never committed)", done.unfinished);
