@@ -2,9 +2,13 @@
 """Lists each crate's circles of modules: files that import each other, directly or around a loop.
 
 A module is a file under crates/*/src (`a/b.rs` and `a/b/mod.rs` are `a::b`); an edge A → B is a
-`crate::B…` path (or a `super::…` path resolving to B) written in A outside its `#[cfg(test)]` part.
-Prints every circle (a strongly connected set of two or more modules) and exits 1 if one is not in
-ALLOWED: a circle may shrink or go, not appear or grow.
+`crate::B…` path (or a `super::…` path resolving to B, a child's own parent included) written in A
+outside its `#[cfg(test)]` part, or A naming its own child B by a relative path (`b::run`). A name
+the crate's root re-exports (`pub use plan::Placement`) is its module's; `pub use` lines are no edges.
+Prints every circle (a strongly connected set of two or more modules) and exits 1 if one is neither
+in ALLOWED nor within one module's directory (that module and modules under it, the crate's root
+excepted: a parent whose children use its types is one unit; a root whose types every module imports
+is a knot of the whole crate): a circle may shrink or go, not appear or grow.
     python3 scripts/module-circles.py [CRATES_DIR]
 """
 import os
@@ -30,17 +34,40 @@ def non_test(text):
     return text if cut < 0 else text[:cut]
 
 
+def reexports(text, m, modules):
+    """What `pub use child::{A, B}` lines in module `m` re-export: name → the child module it comes from."""
+    found = {}
+    for child, braced, single in re.findall(r"^\s*pub use (?:self::)?(\w+)::(?:\{([^}]*)\}|(\w+))", text, re.M):
+        if m + (child,) in modules:
+            for name in (braced or single).split(","):
+                name = name.strip().split(" as ")[-1].strip()
+                if name:
+                    found[name] = m + (child,)
+    return found
+
+
 def edges(src, modules):
     out = {m: set() for m in modules}
+    texts = {m: re.sub(r"//[^\n]*", "", non_test(open(path, encoding="utf-8").read())) for m, path in modules.items()}
+    # A name the root re-exports (`pub use plan::Placement`) is its module's: `crate::Placement` is an
+    # edge to `plan`, and the re-export itself is no edge of the root's.
+    reexported = reexports(texts.get((), ""), (), modules)
     for m, path in modules.items():
-        text = non_test(open(path, encoding="utf-8").read())
-        text = re.sub(r"//[^\n]*", "", text)
+        text = texts[m]
+        for name, home in reexported.items():
+            text = re.sub(r"\bcrate::" + name + r"\b", "crate::" + "::".join(home) + "::" + name, text)
+        text = re.sub(r"^\s*pub use [^;]*;", "", text, flags=re.M)
         # `use crate::{a, b::c}`: each name in the braces is a path of its own.
         for base, names in re.findall(r"\b(crate|super(?:::super)*)::\{([^}]*)\}", text):
             for name in names.split(","):
                 name = name.strip().split("::")[0].split(" ")[0]
                 if name and name != "self":
                     text += f"\n{base}::{name}"
+        # A module's own children, named by a relative path (`play::run`, `use args::X`): a parent that
+        # uses its child, and a child that uses its parent (`super::`), are a circle like any other.
+        for child in re.findall(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", text, re.M):
+            if m + (child,) in modules and re.search(r"(?<![\w:])(?:self::)?" + child + r"::", text):
+                out[m].add(m + (child,))
         for root, rest in PATH.findall(text):
             parts = rest.strip(":").split("::")
             if root == "crate":
@@ -55,9 +82,16 @@ def edges(src, modules):
                 cand = target + tuple(parts[:i])
                 if cand in modules:
                     best = cand
-            if best is not None and best != m and not (m[: len(best)] == best):
+            if best is not None and best != m:
                 out[m].add(best)
     return out
+
+
+def one_directory(scc):
+    """Whether a circle lies within one module's directory: that module (not the crate's root) and
+    modules under it — a parent's types its children use, and its children it calls, are one unit."""
+    prefix = os.path.commonprefix([list(m) for m in scc])
+    return len(prefix) > 0 and tuple(prefix) in scc
 
 
 def circles(graph):
@@ -109,7 +143,7 @@ def main():
         allowed = [set(c) for c in ALLOWED.get(crate, [])]
         for scc in circles(edges(src, modules)):
             names = {"::".join(m) or "(root)" for m in scc}
-            ok = any(names <= a for a in allowed)
+            ok = any(names <= a for a in allowed) or one_directory(scc)
             failed |= not ok
             print(f"{'allowed' if ok else 'CIRCLE'}  {crate}: {', '.join(sorted(names))}")
     sys.exit(1 if failed else 0)

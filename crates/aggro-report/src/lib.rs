@@ -12,7 +12,10 @@
 //! - [`csv`]: the interval table as CSV.
 //! - [`hdrlog`]: the run as a standard HdrHistogram interval log.
 //! - [`host`]: host facts and /proc sampling of the generator's own CPU.
-//! - [`generator`]: the evidence that a run's figures describe the generator, signal by signal.
+//! - [`generator`]: the evidence that a run's figures describe the generator, signal by signal;
+//!   [`signal`]: one such finding, with its figure and limit.
+//! - [`identity`]: which run a result file is, and which shard: verify and merge refuse a file given
+//!   twice or shards of different runs.
 //! - [`timeline`]: intervals grouped into chart points, histograms merged.
 //! - [`html`]: the self-contained HTML report and the comparison of runs.
 //! - [`merge`]: the shards of a run (`--worker I/N`) combined exactly.

@@ -1,12 +1,15 @@
 //! Backends aggro can load, one module and one Cargo feature each.
 //!
 //! A target is named by a URL: `null:`, `stackdb:DIR`, `sqlite:PATH`, `postgres://…`,
-//! `redis://HOST:PORT[/DB]`. [`open_mobile`] parses it and hands the concrete
+//! `redis://HOST:PORT[/DB]` (a cluster's `redis://H:P,H:P…`), `dynamodb://…`, `cassandra://…`.
+//! [`open_mobile`] parses it and hands the concrete
 //! target to a [`MobileVisitor`], so the whole run is compiled for that one
 //! backend (no dynamic dispatch on the hot path).
 //!
 //! # Layout
 //! - [`url`]: parsing target URLs into [`TargetUrl`], with clear errors.
+//! - `net`: connecting to network targets — one timeout, Nagle off, one wording of connection errors.
+//! - `sql_schema`: the SQL SQLite and PostgreSQL share: the world records' tables and the MMO schema.
 //! - `reconnect`: re-opening a broken connection at most once a second
 //!   (PostgreSQL, Redis, DynamoDB).
 //! - `tally`: what each node of a cluster did over a run (Redis Cluster, Cassandra).
@@ -21,6 +24,8 @@
 //! - `redis` (feature `redis`): a small RESP client of our own, MULTI/EXEC.
 //! - `dynamodb` (feature `dynamodb`): the DynamoDB JSON API with SigV4 over
 //!   HTTP/1.1 (Alternator, moto), `TransactWriteItems` + `GetItem`.
+//! - `cassandra` (feature `cassandra`, off by default): the `scylla` driver, prepared statements,
+//!   lightweight transactions, per-node figures.
 #![deny(missing_docs)]
 
 #[cfg(feature = "cassandra")]

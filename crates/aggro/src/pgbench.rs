@@ -1,9 +1,9 @@
 //! `aggro pgbench`: pgbench's scripts and options, aggro's executor.
 
-use crate::BadInput;
 use crate::cli::shared::{ExecArgs, RateArgs};
 use crate::cli::values::{self, Rate};
 use crate::drive::{self, ExecSpec, Outputs};
+use crate::exit::BadInput;
 use crate::scenario::{Input, Populate, Run, on_target};
 use aggro_core::scenario::SqlProtocol;
 use aggro_targets::TargetUrl;

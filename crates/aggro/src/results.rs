@@ -1,6 +1,6 @@
 //! `aggro report`, `aggro compare`, `aggro merge`: what is done with result files.
 
-use crate::BadInput;
+use crate::exit::{BadInput, ThresholdsFailed};
 use crate::session::{self, Exports};
 use aggro_report::html::{self, compare::Labelled};
 use aggro_report::{merge, slo};
@@ -9,11 +9,6 @@ use clap::Args;
 use std::path::Path;
 use std::path::PathBuf;
 use std::time::Instant;
-
-/// A report whose thresholds did not all pass (exit code 3; the report was written).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ThresholdsFailed(pub String);
 
 fn label(path: &Path) -> String {
     path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().trim_end_matches(".json").to_string())

@@ -95,16 +95,16 @@ pub fn record<L>(
 /// The default result path: `./aggro-results/<UTC time>-<name>.json`.
 /// Where a run's result goes: `given` (`--out`), checked before the run — a directory, or a place no
 /// file can be made, is refused then rather than after the run — or [`default_out`]`(name)`.
-pub fn result_path(given: Option<PathBuf>, name: &str) -> Result<PathBuf, crate::BadInput> {
+pub fn result_path(given: Option<PathBuf>, name: &str) -> Result<PathBuf, crate::exit::BadInput> {
     check_out(given.as_deref())?;
     Ok(given.unwrap_or_else(|| default_out(name)))
 }
 
 /// Refuses an `--out` that is a directory or lies where no file can be made (its directory cannot be
 /// made, or is not writable).
-pub fn check_out(given: Option<&std::path::Path>) -> Result<(), crate::BadInput> {
+pub fn check_out(given: Option<&std::path::Path>) -> Result<(), crate::exit::BadInput> {
     let Some(path) = given else { return Ok(()) };
-    let bad = |why: String| crate::BadInput(format!("--out {}: {why}", path.display()));
+    let bad = |why: String| crate::exit::BadInput(format!("--out {}: {why}", path.display()));
     if path.is_dir() {
         return Err(bad("is a directory; give the result file's path".into()));
     }
@@ -194,9 +194,9 @@ pub fn write(record: &RunRecord, path: &Path, exports: &Exports) -> anyhow::Resu
 pub fn read(path: &Path) -> anyhow::Result<RunRecord> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let record: RunRecord =
-        serde_json::from_slice(&bytes).map_err(|e| crate::BadInput(format!("{} is not an aggro result file: {e}", path.display())))?;
+        serde_json::from_slice(&bytes).map_err(|e| crate::exit::BadInput(format!("{} is not an aggro result file: {e}", path.display())))?;
     if record.format != FORMAT {
-        return Err(crate::BadInput(format!("{} has format {:?}; this aggro reads {FORMAT:?}", path.display(), record.format)).into());
+        return Err(crate::exit::BadInput(format!("{} has format {:?}; this aggro reads {FORMAT:?}", path.display(), record.format)).into());
     }
     Ok(record)
 }

@@ -1,8 +1,8 @@
 //! `aggro store check|salvage`: a stackdb store's integrity, checked without changing a byte, and
 //! what it can prove copied into a new store when it is damaged.
 
-use crate::BadInput;
 use crate::cli::{StoreCheckArgs, StoreCommand, StoreSalvageArgs};
+use crate::exit::BadInput;
 use stackdb::repair::{check, salvage};
 
 /// Runs one `aggro store` command.
@@ -16,7 +16,7 @@ pub fn main(command: StoreCommand) -> anyhow::Result<()> {
 fn no_store(dir: &std::path::Path, e: stackdb::Error) -> anyhow::Error {
     match e {
         stackdb::Error::Format(why) => BadInput(format!("{}: {why}", dir.display())).into(),
-        e @ stackdb::Error::Locked(_) => crate::Busy(format!("{}: {e}", dir.display())).into(),
+        e @ stackdb::Error::Locked(_) => crate::exit::Busy(format!("{}: {e}", dir.display())).into(),
         e => anyhow::anyhow!("{}: {e}", dir.display()),
     }
 }

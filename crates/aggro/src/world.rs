@@ -4,7 +4,7 @@
 //! store's run log, which tells a verify which runs' result files are
 //! missing before it blames the store.
 
-use crate::BadInput;
+use crate::exit::{BadInput, LedgerIncomplete};
 use aggro_core::mmo::MmoTarget;
 use aggro_core::mobile::MobileTarget;
 use aggro_core::world::{RunEntry, WorldRecord, WorldShape, WorldStore};
@@ -14,8 +14,10 @@ use std::path::PathBuf;
 
 /// Reads `workload`'s record from `target` (`describe` names it in errors).
 pub async fn read<T: WorldStore>(target: &T, describe: &str, workload: &str) -> anyhow::Result<Option<WorldRecord>> {
-    let text =
-        target.read_world(workload).await.map_err(|e| crate::store_error(format_args!("{describe}: cannot read the {workload} world record"), e))?;
+    let text = target
+        .read_world(workload)
+        .await
+        .map_err(|e| crate::exit::store_error(format_args!("{describe}: cannot read the {workload} world record"), e))?;
     let Some(text) = text else { return Ok(None) };
     let record = WorldRecord::from_json(&text).map_err(|e| BadInput(format!("{describe}: {e}")))?;
     if record.shape.workload() != workload {
@@ -30,7 +32,7 @@ pub async fn write<T: WorldStore>(target: &T, describe: &str, shape: WorldShape)
     target
         .write_world(record.shape.workload(), &record.to_json())
         .await
-        .map_err(|e| crate::store_error(format_args!("{describe}: the world is populated but its record could not be written"), e))?;
+        .map_err(|e| crate::exit::store_error(format_args!("{describe}: the world is populated but its record could not be written"), e))?;
     Ok(record)
 }
 
@@ -41,7 +43,7 @@ pub async fn log_run<T: WorldStore>(target: &T, describe: &str, workload: &str, 
     target
         .log_run(workload, &entry.id, &entry.to_json())
         .await
-        .map_err(|e| crate::store_error(format_args!("{describe}: cannot log the run in the store"), e))?;
+        .map_err(|e| crate::exit::store_error(format_args!("{describe}: cannot log the run in the store"), e))?;
     Ok(entry.id)
 }
 
@@ -54,7 +56,7 @@ pub async fn missing_runs<'a, T: WorldStore>(
     workload: &str,
     results: impl IntoIterator<Item = &'a RunRecord>,
 ) -> anyhow::Result<Vec<RunEntry>> {
-    let log = target.run_log(workload).await.map_err(|e| crate::store_error(format_args!("{describe}: cannot read the run log"), e))?;
+    let log = target.run_log(workload).await.map_err(|e| crate::exit::store_error(format_args!("{describe}: cannot read the run log"), e))?;
     let covered: std::collections::HashSet<&str> = results.into_iter().flat_map(|r| r.run_ids.iter().map(String::as_str)).collect();
     let mut missing = Vec::new();
     for text in log {
@@ -66,13 +68,6 @@ pub async fn missing_runs<'a, T: WorldStore>(
     missing.sort_by(|a, b| a.started_at.cmp(&b.started_at));
     Ok(missing)
 }
-
-/// Verify's finding when the store is consistent but runs since population
-/// left no result file: the totals cannot be checked, and the store is not
-/// to blame (exit code 4).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct LedgerIncomplete(pub String);
 
 impl LedgerIncomplete {
     /// Names the `missing` runs and what the store holds beyond the files' ledger (`gap`).

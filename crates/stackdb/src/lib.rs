@@ -10,7 +10,7 @@
 //! # Layout
 //! Modules import one way, bottom to top (`scripts/module-circles.py` checks it in CI):
 //! - [`error`], `sync` (locks), [`hash`], `map`, [`storage`]: the bottom — the error type, lock
-//!   taking, key hashing, memory maps, and the five-method [`StorageBackend`] seam with a file
+//!   taking, key hashing, memory maps, and the nine-method [`StorageBackend`] seam with a file
 //!   backend and an in-memory one that can simulate crashes and torn writes.
 //! - [`record`], `page` (a bucket's [`Entry`](page::Entry) and the head-table page format),
 //!   [`log`]: the formats and the append-only log (atomic batches, recovery to the last complete

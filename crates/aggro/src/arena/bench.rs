@@ -7,9 +7,9 @@
 use super::ms;
 use super::pair::{Measured, Pair, cpu, merged, scratch, secs, sum};
 use super::record::{Whole, op, run_record};
-use crate::BadInput;
 use crate::arena::args::ArenaBenchArgs;
 use crate::cli::values::spell;
+use crate::exit::BadInput;
 use crate::session;
 use aggro_arena::server::ServerInterval;
 use aggro_arena::server::profile::Counters;

@@ -9,9 +9,9 @@
 use super::ms;
 use super::pair::{busiest, child_run, cpu, merged, pin, scratch, secs, sum, window};
 use super::record::{Whole, op, run_record};
-use crate::BadInput;
 use crate::arena::args::ArenaBenchArgs;
 use crate::cli::values::spell;
+use crate::exit::BadInput;
 use crate::session;
 use aggro_arena::swarm::{SwarmCounters, SwarmInterval};
 use aggro_arena::verdict::{Evidence, Limit, Verdict, judge};
@@ -114,7 +114,7 @@ fn start_server(a: &ArenaBenchArgs, cmd: &str, port: u16) -> anyhow::Result<Serv
     let mut c = Command::new("sh");
     c.arg("-c").arg(shell_exec(&cmd.replace("{port}", &port.to_string()))).env("PORT", port.to_string()).stdout(Stdio::null());
     std::os::unix::process::CommandExt::process_group(&mut c, 0);
-    crate::with_system_huge_pages(&mut c);
+    crate::huge_pages::released_for(&mut c);
     if let Some(pins) = &a.pin {
         pin(&mut c, &pins.server);
     }

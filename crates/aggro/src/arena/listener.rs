@@ -3,7 +3,7 @@
 //! its child serves — and the verdict could then never find the server's limit. The sockets bound to the
 //! port are found in /proc/net (TCP listening, UDP bound), their owners by the processes' descriptors.
 
-use crate::BadInput;
+use crate::exit::BadInput;
 use std::collections::HashSet;
 
 /// The process whose CPU the run should read for `--server-pid pid` of a server on `port`: `pid` itself

@@ -14,8 +14,8 @@ pub mod serve;
 pub mod server_watch;
 pub mod swarm;
 
-use crate::BadInput;
 use crate::arena::args::{ArenaCommand, Mode, ServerGameArgs};
+use crate::exit::BadInput;
 use aggro_arena::metrics::MetricsServer;
 use aggro_arena::server::ServeConfig;
 use arena_proto::Secret;

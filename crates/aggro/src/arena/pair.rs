@@ -87,7 +87,7 @@ impl<'a> Pair<'a> {
         let port = u16::try_from(k)
             .ok()
             .and_then(|k| first_port.checked_add(k))
-            .ok_or_else(|| crate::BadInput("--port: too high for this many runs".into()))?;
+            .ok_or_else(|| crate::exit::BadInput("--port: too high for this many runs".into()))?;
         let exe = std::env::current_exe().context("cannot find the aggro executable")?;
         Ok(Self { exe, dir, common, pin, port, warmup, measure })
     }

@@ -6,9 +6,9 @@
 use super::ms;
 use super::pair::{Measured, Pair, busiest, cpu, merged, scratch, secs, sum};
 use super::record::{Whole, op, run_record};
-use crate::BadInput;
 use crate::arena::args::{ArenaBenchArgs, Receivers};
 use crate::cli::values::spell;
+use crate::exit::BadInput;
 use crate::session;
 use aggro_arena::relay::{RelayCounters, RelayInterval};
 use aggro_arena::swarm::SwarmCounters;

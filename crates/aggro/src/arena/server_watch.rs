@@ -3,7 +3,7 @@
 //! delay as prom-client names it, `nodejs_eventloop_lag_max_seconds`) and the server's process
 //! (`--server-pid`: its CPU and the time its threads waited for a core). Either, or both.
 
-use crate::BadInput;
+use crate::exit::BadInput;
 use aggro_arena::metrics::{parse, scrape};
 use anyhow::Context;
 use std::net::SocketAddr;

@@ -5,8 +5,8 @@ use super::process::{self, Reported};
 use super::record::{Whole, counts, interval, op, run_record, timed};
 use super::server_watch::ServerWatch;
 use super::{address, metrics_server, ms};
-use crate::BadInput;
 use crate::arena::args::{Behaviour as Kind, Receivers, SwarmArgs};
+use crate::exit::BadInput;
 use crate::live::Live;
 use aggro_arena::swarm::SwarmCounters;
 use aggro_arena::swarm::br::{Br, BrConfig};
@@ -348,7 +348,7 @@ fn run<B: Behaviour>(
     }
     process::finish(&a.common, "arena-swarm", &record, totals, &notes)?;
     if done.interrupted {
-        return Err(crate::Interrupted.into());
+        return Err(crate::exit::Interrupted.into());
     }
     if let Some(first) = script_errors.first().filter(|_| super::named::only_the_script_failed(&totals.counters)) {
         return Err(BadInput(format!(
@@ -358,7 +358,7 @@ fn run<B: Behaviour>(
     }
     match verdict.limit {
         Limit::Gone => anyhow::bail!("the server is gone: {} (the result file was written)", verdict.evidence),
-        Limit::Service => Err(crate::results::ThresholdsFailed(format!("{} (the result file was written)", verdict.evidence)).into()),
+        Limit::Service => Err(crate::exit::ThresholdsFailed(format!("{} (the result file was written)", verdict.evidence)).into()),
         _ => Ok(()),
     }
 }

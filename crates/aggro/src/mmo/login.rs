@@ -47,7 +47,7 @@ impl Login {
         let samples = Arc::new(ErrorSamples::default());
         let mut loaders = Vec::new();
         for i in 0..clients {
-            let mut conn = target.connect().await.map_err(|e| crate::store_error(format_args!("client {i}"), e))?;
+            let mut conn = target.connect().await.map_err(|e| crate::exit::store_error(format_args!("client {i}"), e))?;
             if i == 0 {
                 preflight(&mut conn, target, &self.world).await?;
             }

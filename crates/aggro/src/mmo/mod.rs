@@ -6,7 +6,7 @@ pub mod play;
 pub mod populate;
 pub mod verify;
 
-use crate::BadInput;
+use crate::exit::BadInput;
 use crate::mmo::args::{MmoCommand, WorldArgs};
 use crate::world::ReadWorld;
 use aggro_core::ErrorClass;
@@ -71,7 +71,7 @@ pub async fn preflight<T: MmoTarget>(conn: &mut T::Conn, target: &T, world: &Wor
             world.accounts
         ))
         .into()),
-        Err(e) => Err(crate::store_error(target.describe(), e)),
+        Err(e) => Err(crate::exit::store_error(target.describe(), e)),
     }
 }
 

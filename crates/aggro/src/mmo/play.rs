@@ -7,8 +7,8 @@
 //! through the same executor, open loop, and reports latency and backlog.
 
 use super::{on_target, owner_id, preflight};
-use crate::BadInput;
 use crate::console::Verbosity;
+use crate::exit::BadInput;
 use crate::mmo::args::PlayArgs;
 use crate::run::Run;
 use crate::session;
@@ -164,13 +164,13 @@ async fn fill_zones<T: MmoTarget>(
     let mut loaders = Vec::new();
     let mut run_id = String::new();
     for &i in &s.zones {
-        let mut conn = target.connect().await.map_err(|e| crate::store_error(format_args!("zone {i}"), e))?;
+        let mut conn = target.connect().await.map_err(|e| crate::exit::store_error(format_args!("zone {i}"), e))?;
         if loaders.is_empty() {
             preflight(&mut conn, target, &s.world).await?;
             run_id = crate::world::log_run(target, &target.describe(), "mmo", "mmo play", "play", true).await?;
         }
         let mut zone = Zone::new(conn, s.world, owner_id(i), s.lease_ms, s.seed ^ (i as u64) << 40);
-        zone.fill(s.players as usize).await.map_err(|e| crate::store_error(format_args!("filling zone {i}"), e))?;
+        zone.fill(s.players as usize).await.map_err(|e| crate::exit::store_error(format_args!("filling zone {i}"), e))?;
         loaders.push(PeriodLoader::new(i as usize, zone, profile.clone(), Arc::clone(book), Arc::clone(samples), target.blocking()));
     }
     Ok((loaders, run_id))
@@ -358,7 +358,7 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
     }
     if failed.share() * 100.0 > a.max_errors {
         let why = format!("{} (more than --max-errors {}%; the result file was written)", failed.describe(), a.max_errors);
-        return Err(crate::results::ThresholdsFailed(why).into());
+        return Err(crate::exit::ThresholdsFailed(why).into());
     }
     Ok(record)
 }

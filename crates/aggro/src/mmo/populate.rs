@@ -47,7 +47,7 @@ impl MmoVisitor for Populate {
         );
         let started = std::time::Instant::now();
         let progress = |n: u64| bar.set_position(n);
-        aggro_workloads::mmo::populate::populate(&target, w, &progress).await.map_err(|e| crate::populate_error(target.describe(), e))?;
+        aggro_workloads::mmo::populate::populate(&target, w, &progress).await.map_err(|e| crate::exit::populate_error(target.describe(), e))?;
         let shape = WorldShape::Mmo { accounts: w.accounts, world_seed: w.seed };
         let record = crate::world::write(&target, &target.describe(), shape).await?;
         bar.finish_and_clear();

@@ -1,9 +1,10 @@
 //! `aggro mmo verify`.
 
 use super::on_target;
-use crate::BadInput;
+use crate::exit::BadInput;
+use crate::exit::LedgerIncomplete;
 use crate::mmo::args::MmoVerifyArgs;
-use crate::world::{LedgerIncomplete, missing_runs};
+use crate::world::missing_runs;
 use aggro_core::mmo::{MmoTarget, WorldSpec};
 use aggro_core::world::RunEntry;
 use aggro_report::RunRecord;
@@ -39,7 +40,7 @@ impl MmoVisitor for Verify {
         };
         // With runs missing, what each player should hold is unknown.
         let committed = self.committed.as_ref().filter(|_| missing.is_empty());
-        let scan = target.scan().await.map_err(|e| crate::store_error(&describe, e))?;
+        let scan = target.scan().await.map_err(|e| crate::exit::store_error(&describe, e))?;
         Ok(Found { verdict: verify(&scan, &self.world, committed, aggro_core::mmo::now_ms()), missing })
     }
 }

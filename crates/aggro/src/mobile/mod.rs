@@ -7,7 +7,7 @@ mod run;
 mod spec;
 mod verify;
 
-use crate::BadInput;
+use crate::exit::BadInput;
 use crate::mobile::args::MobileCommand;
 use crate::world::ReadWorld;
 use aggro_core::mobile::{MobileConn, MobileTarget};
@@ -52,7 +52,7 @@ async fn connect_loaders<T: MobileTarget>(
 ) -> anyhow::Result<Vec<MobileLoader<T::Conn>>> {
     let mut loaders = Vec::with_capacity(count as usize);
     for i in 0..count {
-        let mut conn = target.connect().await.map_err(|e| crate::store_error(format_args!("loader {i} of {count}"), e))?;
+        let mut conn = target.connect().await.map_err(|e| crate::exit::store_error(format_args!("loader {i} of {count}"), e))?;
         if i == 0 {
             preflight(&mut conn, target, &keys).await?;
         }
@@ -72,6 +72,6 @@ async fn preflight<T: MobileTarget>(conn: &mut T::Conn, target: &T, keys: &KeySp
             keys.users
         ))
         .into()),
-        Err(e) => Err(crate::store_error(target.describe(), e)),
+        Err(e) => Err(crate::exit::store_error(target.describe(), e)),
     }
 }

@@ -21,7 +21,7 @@ impl MobileVisitor for Populate {
         bar.set_style(ProgressStyle::with_template("populating {bar:40} {pos}/{len} users").unwrap_or_else(|_| ProgressStyle::default_bar()));
         let started = std::time::Instant::now();
         let progress = |n: u64| bar.set_position(n);
-        target.populate(&ids, &progress).await.map_err(|e| crate::populate_error(target.describe(), e))?;
+        target.populate(&ids, &progress).await.map_err(|e| crate::exit::populate_error(target.describe(), e))?;
         let shape = WorldShape::Mobile { users: self.keys.users, spread: self.keys.spread.name().into() };
         let world = crate::world::write(&target, &target.describe(), shape).await?;
         bar.finish_and_clear();

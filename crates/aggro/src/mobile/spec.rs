@@ -1,7 +1,7 @@
 //! Resolving the command line into a complete, recorded run description.
 
-use crate::BadInput;
 use crate::drive::ExecSpec;
+use crate::exit::BadInput;
 use crate::mobile::args::{DataArgs, DriveArgs};
 use aggro_core::world::{WorldRecord, WorldShape, settle};
 use aggro_targets::TargetUrl;

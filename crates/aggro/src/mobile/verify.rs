@@ -1,9 +1,10 @@
 //! `aggro mobile verify`: the store's invariants against the runs' ledgers.
 
 use super::{on_target, spec};
+use crate::exit::LedgerIncomplete;
 use crate::mobile::args::VerifyArgs;
 use crate::session;
-use crate::world::{LedgerIncomplete, missing_runs};
+use crate::world::missing_runs;
 use aggro_core::mobile::MobileTarget;
 use aggro_report::RunRecord;
 use aggro_targets::MobileVisitor;
@@ -45,7 +46,7 @@ impl MobileVisitor for Verify {
             None => Vec::new(),
         };
         let checked = ledger.map(|l| if missing.is_empty() { l } else { l.open_ended() });
-        let rows = target.scan().await.map_err(|e| crate::store_error(&describe, e))?;
+        let rows = target.scan().await.map_err(|e| crate::exit::store_error(&describe, e))?;
         let v = verify(&rows, &self.keys, checked.as_ref());
         println!(
             "{describe}: {} users, {} committed write transactions, {} committed add-gold transactions in the store",

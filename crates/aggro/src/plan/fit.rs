@@ -42,7 +42,7 @@ pub fn read_points(files: &[PathBuf]) -> anyhow::Result<(Vec<Point>, Vec<Failed>
     let mut failed = Vec::new();
     for path in files {
         if !path.is_file() {
-            return Err(crate::BadInput(format!("--from: {} is not a file", path.display())).into());
+            return Err(crate::exit::BadInput(format!("--from: {} is not a file", path.display())).into());
         }
         let extra = session::read(path).with_context(|| format!("--from {}", path.display()))?.extra;
         let name = path.display().to_string();
@@ -88,7 +88,7 @@ pub fn enough(points: &[Point], failed: &[Failed]) -> anyhow::Result<()> {
         return Ok(());
     }
     let why: Vec<String> = failed.iter().map(|f| format!("  {:.0} CCU ({}): {}", f.ccu, f.source, f.why)).collect();
-    Err(crate::BadInput(format!(
+    Err(crate::exit::BadInput(format!(
         "the sweeps hold {} run(s) that served their players; a fit needs two. Left out:\n{}",
         points.len(),
         if why.is_empty() { "  (none)".to_string() } else { why.join("\n") }

@@ -7,8 +7,8 @@ pub mod args;
 pub mod arithmetic;
 pub mod fit;
 
-use crate::BadInput;
 use crate::arena::args::Receivers;
+use crate::exit::BadInput;
 use crate::plan::args::PlanArgs;
 use arithmetic::RoomProfile;
 

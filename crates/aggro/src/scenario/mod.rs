@@ -13,7 +13,7 @@ mod verify;
 pub use populate::Populate;
 pub use run::Run;
 
-use crate::BadInput;
+use crate::exit::BadInput;
 use crate::scenario::args::ScenarioCommand;
 use aggro_core::ErrorSamples;
 use aggro_core::scenario::{Command, Family, Reply, ScenarioConn, ScenarioTarget, SqlProtocol, Value};
@@ -247,7 +247,7 @@ pub async fn connect_loaders<T: ScenarioTarget>(
                     anyhow::anyhow!("{}: loader {i} of {count}: {} (populate the scenario first)", target.describe(), e.message)
                 }
                 (aggro_core::ErrorClass::Data, _) => BadInput(format!("--connections: {}", e.message)).into(),
-                _ => crate::store_error(format_args!("{}: loader {i} of {count}", target.describe()), e),
+                _ => crate::exit::store_error(format_args!("{}: loader {i} of {count}", target.describe()), e),
             }
         })?;
         for conn in conns {
@@ -264,7 +264,7 @@ pub async fn refuse_unpopulated<T: ScenarioTarget>(target: &T, scenario: &Scenar
     if scenario.populate.is_none() {
         return Ok(());
     }
-    let holds = target.holds_data().await.map_err(|e| crate::store_error(target.describe(), e))?;
+    let holds = target.holds_data().await.map_err(|e| crate::exit::store_error(target.describe(), e))?;
     if holds {
         return Ok(());
     }

@@ -37,12 +37,12 @@ impl ScenarioVisitor for Populate {
         };
         let rows = aggro_workloads::scenario::populate(&target, &scenario, self.seed, &progress)
             .await
-            .map_err(|e| crate::populate_error(target.describe(), e))?;
+            .map_err(|e| crate::exit::populate_error(target.describe(), e))?;
         // The runs logged before are of the data just replaced.
         target
             .forget_runs(super::verify::RUN_LOG)
             .await
-            .map_err(|e| crate::store_error(format_args!("{}: populated, but the run log could not be emptied", target.describe()), e))?;
+            .map_err(|e| crate::exit::store_error(format_args!("{}: populated, but the run log could not be emptied", target.describe()), e))?;
         let world = record(true).await?;
         bar.finish_and_clear();
         let secs = started.elapsed().as_secs_f64();

@@ -3,9 +3,10 @@
 //! to tell a run whose result file is missing from data the store lost.
 
 use super::{Input, on_target};
-use crate::BadInput;
+use crate::exit::BadInput;
+use crate::exit::LedgerIncomplete;
 use crate::scenario::args::ScenarioVerifyArgs;
-use crate::world::{LedgerIncomplete, log_run, missing_runs};
+use crate::world::{log_run, missing_runs};
 use aggro_core::scenario::{Family, ScenarioTarget};
 use aggro_report::RunRecord;
 use aggro_targets::ScenarioVisitor;
@@ -64,7 +65,7 @@ pub async fn judge<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed
 
 /// Runs the invariants and prints each; the names of those that broke.
 async fn check<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed: &[u64]) -> anyhow::Result<Vec<String>> {
-    let checks = aggro_workloads::scenario::verify(target, scenario, committed).await.map_err(|e| crate::store_error(target.describe(), e))?;
+    let checks = aggro_workloads::scenario::verify(target, scenario, committed).await.map_err(|e| crate::exit::store_error(target.describe(), e))?;
     let mut broken = Vec::new();
     for c in &checks {
         let mark = if c.held { "holds" } else { "BROKEN" };
