@@ -2,8 +2,8 @@
 //!
 //! A target is named by a URL: `null:`, `stackdb:DIR`, `sqlite:PATH`, `postgres://…`,
 //! `redis://HOST:PORT[/DB]` (a cluster's `redis://H:P,H:P…`), `dynamodb://…`, `cassandra://…`.
-//! [`open_mobile`] parses it and hands the concrete
-//! target to a [`MobileVisitor`], so the whole run is compiled for that one
+//! [`TargetUrl::parse`] reads it once; [`open_mobile`] builds the concrete
+//! target it names and hands it to a [`MobileVisitor`], so the whole run is compiled for that one
 //! backend (no dynamic dispatch on the hot path).
 //!
 //! # Layout
@@ -87,12 +87,14 @@ pub trait MmoVisitor {
 /// handles `null:` (its trace file bound to `$trace`).
 macro_rules! dispatch {
     ($url:expr, $visitor:ident, |$trace:ident| $null:expr) => {
-        match TargetUrl::parse($url)? {
+        match $url.clone() {
             TargetUrl::Null { trace: $trace } => $null,
             #[cfg(feature = "cassandra")]
             TargetUrl::Cassandra { nodes, keyspace, consistency } => {
-                let level = cassandra::consistency(&consistency)
-                    .ok_or_else(|| UrlError::Bad { url: $url.to_string(), why: format!("unknown consistency {consistency}") })?;
+                let level = cassandra::consistency(&consistency).ok_or_else(|| UrlError::Bad {
+                    url: format!("cassandra://…?consistency={consistency}"),
+                    why: format!("unknown consistency {consistency}"),
+                })?;
                 Ok($visitor.visit(cassandra::CassandraTarget::new(nodes, keyspace, level)).await)
             }
             #[cfg(feature = "stackdb")]
@@ -113,25 +115,25 @@ macro_rules! dispatch {
     };
 }
 
-/// Parses `url`, builds its target and passes it to `visitor`.
-pub async fn open_mobile<V: MobileVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
+/// Builds the target `url` names and passes it to `visitor`.
+pub async fn open_mobile<V: MobileVisitor>(url: &TargetUrl, visitor: V) -> Result<V::Output, UrlError> {
     dispatch!(url, visitor, |trace| match trace {
         None => Ok(visitor.visit(null::NullTarget::default()).await),
-        Some(_) => Err(UrlError::Bad { url: url.to_string(), why: "null:?trace= traces scenario commands only".into() }),
+        Some(_) => Err(UrlError::Bad { url: "null:?trace=…".into(), why: "null:?trace= traces scenario commands only".into() }),
     })
 }
 
-/// Parses `url`, builds its target and passes it to `visitor` (the null
+/// Builds the target `url` names and passes it to `visitor` (the null
 /// target holds no world, so it is refused).
 #[cfg_attr(
     not(any(feature = "stackdb", feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb", feature = "cassandra")),
     allow(unused_variables)
 )]
-pub async fn open_mmo<V: MmoVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
-    dispatch!(url, visitor, |_trace| Err(UrlError::Bad { url: url.to_string(), why: "null: holds no MMO world".into() }))
+pub async fn open_mmo<V: MmoVisitor>(url: &TargetUrl, visitor: V) -> Result<V::Output, UrlError> {
+    dispatch!(url, visitor, |_trace| Err(UrlError::Bad { url: "null:".into(), why: "null: holds no MMO world".into() }))
 }
 
-/// Parses `url`, builds its target and passes it to `visitor`.
-pub async fn open_scenario<V: ScenarioVisitor>(url: &str, visitor: V) -> Result<V::Output, UrlError> {
+/// Builds the target `url` names and passes it to `visitor`.
+pub async fn open_scenario<V: ScenarioVisitor>(url: &TargetUrl, visitor: V) -> Result<V::Output, UrlError> {
     dispatch!(url, visitor, |trace| Ok(visitor.visit(null::NullTarget::tracing(trace)).await))
 }

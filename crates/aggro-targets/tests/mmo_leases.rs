@@ -85,7 +85,7 @@ impl MmoVisitor for LeaseTest {
 }
 
 fn check(url: &str) {
-    runtime().block_on(open_mmo(url, LeaseTest)).unwrap();
+    runtime().block_on(open_mmo(&aggro_targets::TargetUrl::parse(url).unwrap(), LeaseTest)).unwrap();
 }
 
 #[test]

@@ -62,12 +62,12 @@ impl MmoVisitor for Create {
 fn check_mobile(url: &str) {
     let rt = runtime();
     for step in [Step::PopulateAndWrite, Step::PopulateAndRead] {
-        rt.block_on(open_mobile(url, step)).unwrap();
+        rt.block_on(open_mobile(&aggro_targets::TargetUrl::parse(url).unwrap(), step)).unwrap();
     }
 }
 
 fn check_mmo(url: &str) {
-    runtime().block_on(open_mmo(url, Create)).unwrap();
+    runtime().block_on(open_mmo(&aggro_targets::TargetUrl::parse(url).unwrap(), Create)).unwrap();
 }
 
 #[test]

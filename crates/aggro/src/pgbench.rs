@@ -48,8 +48,11 @@ fn protocol(mode: QueryMode) -> SqlProtocol {
 pub fn main(mut a: PgbenchArgs) -> anyhow::Result<()> {
     let bad = |e: String| anyhow::Error::from(BadInput(e));
     as_pgbench_runs(&mut a);
-    if !matches!(TargetUrl::parse(&a.target).map_err(|e| bad(e.to_string()))?, TargetUrl::Postgres { .. }) {
-        return Err(bad(format!("aggro pgbench runs on postgres:// targets (pgbench's scripts and schema are PostgreSQL's), not {}", a.target)));
+    if !matches!(a.target.url, TargetUrl::Postgres { .. }) {
+        return Err(bad(format!(
+            "aggro pgbench runs on postgres:// targets (pgbench's scripts and schema are PostgreSQL's), not {}",
+            a.target.masked()
+        )));
     }
     let mut scripts = Vec::new();
     for f in a.scripts.iter().chain(&a.files) {
@@ -128,9 +131,9 @@ pub struct PgbenchArgs {
     /// parses with every transaction, prepared once per connection.
     #[arg(short = 'M', value_name = "MODE", value_enum, default_value_t = QueryMode::Simple)]
     pub mode: QueryMode,
-    /// Target URL: postgres://USER@HOST:PORT/DB (or a wire-compatible server).
-    #[arg(long, env = "AGGRO_TARGET")]
-    pub target: String,
+    /// Target URL: postgres://USER@HOST:PORT/DB, or postgres://USER:PASSWORD@HOST:PORT/DB (or a wire-compatible server).
+    #[arg(long, env = "AGGRO_TARGET", value_parser = crate::cli::target::parse)]
+    pub target: crate::cli::target::Target,
     #[command(flatten)]
     pub exec: ExecArgs,
     #[command(flatten)]

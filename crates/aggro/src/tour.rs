@@ -23,7 +23,8 @@ pub fn main(a: TourArgs) -> anyhow::Result<()> {
             temp.0.clone()
         }
     };
-    let world = WorldArgs { target: format!("stackdb:{}", dir.join("world").display()), accounts: Some(a.accounts), world_seed: Some(1) };
+    let target = crate::cli::target::parse(&format!("stackdb:{}", dir.join("world").display())).map_err(|e| anyhow::anyhow!(e))?;
+    let world = WorldArgs { target, accounts: Some(a.accounts), world_seed: Some(1) };
     println!("aggro run: the MMO player-minute benchmark of Versant's paper on stackdb, aggro's embedded engine, in {}\n", dir.display());
     let populated = mmo::populate::populate(&world)?;
     let run = |name: &str| MmoRunArgs {

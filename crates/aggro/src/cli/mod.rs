@@ -4,6 +4,7 @@
 //! every flag's value parser in [`values`], so bad input is refused as the line is read.
 
 pub mod shared;
+pub mod target;
 pub mod values;
 
 use crate::arena::args::ArenaCommand;

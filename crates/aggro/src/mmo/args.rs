@@ -22,9 +22,8 @@ pub enum MmoCommand {
 /// Which world, where.
 #[derive(Debug, Args, Clone)]
 pub struct WorldArgs {
-    /// Target URL: stackdb:DIR, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB], dynamodb://HOST:PORT[/TABLE].
-    #[arg(long, env = "AGGRO_TARGET")]
-    pub target: String,
+    #[arg(long, env = "AGGRO_TARGET", value_parser = crate::cli::target::parse, help = crate::cli::target::HELP)]
+    pub target: crate::cli::target::Target,
     /// Accounts in the world (5 players each, 100 items per player; the paper used 50,000). Populate's default: 5000; other commands take the store's world record and need it only for a store populated by an aggro without one.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000_000))]
     pub accounts: Option<u32>,

@@ -52,9 +52,12 @@ pub fn settle_world(rt: &tokio::runtime::Runtime, a: &WorldArgs) -> anyhow::Resu
     Ok((w, record))
 }
 
-/// Opens the target `url` and runs `visitor` on it; URL errors are bad input.
-pub async fn on_target<V: aggro_targets::MmoVisitor<Output = anyhow::Result<R>>, R>(url: &str, visitor: V) -> anyhow::Result<R> {
-    aggro_targets::open_mmo(url, visitor).await.map_err(|e| BadInput(e.to_string()))?
+/// Opens `target` and runs `visitor` on it; what it cannot open for this workload is bad input.
+pub async fn on_target<V: aggro_targets::MmoVisitor<Output = anyhow::Result<R>>, R>(
+    target: &crate::cli::target::Target,
+    visitor: V,
+) -> anyhow::Result<R> {
+    aggro_targets::open_mmo(&target.url, visitor).await.map_err(|e| BadInput(e.to_string()))?
 }
 
 /// Checks, with one login of the world's last account, that the world is

@@ -20,9 +20,8 @@ pub enum MobileCommand {
 /// Where the data lives and how it is keyed.
 #[derive(Debug, Args, Clone)]
 pub struct DataArgs {
-    /// Target URL: null:, stackdb:DIR, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB], dynamodb://HOST:PORT[/TABLE].
-    #[arg(long, env = "AGGRO_TARGET")]
-    pub target: String,
+    #[arg(long, env = "AGGRO_TARGET", value_parser = crate::cli::target::parse, help = crate::cli::target::HELP)]
+    pub target: crate::cli::target::Target,
     /// Number of users (User1..UserN). Populate's default: 100000; other commands take the store's world record and need it only for a store populated by an aggro without one.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000_000))]
     pub users: Option<u32>,

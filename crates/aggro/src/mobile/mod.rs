@@ -7,6 +7,7 @@ mod run;
 mod spec;
 mod verify;
 
+use crate::cli::target::Target;
 use crate::exit::BadInput;
 use crate::mobile::args::MobileCommand;
 use crate::world::ReadWorld;
@@ -26,9 +27,9 @@ pub fn main(command: MobileCommand) -> anyhow::Result<()> {
     }
 }
 
-/// Opens the target `url` and runs `visitor` on it; URL errors are bad input.
-async fn on_target<V: aggro_targets::MobileVisitor<Output = anyhow::Result<R>>, R>(url: &str, visitor: V) -> anyhow::Result<R> {
-    aggro_targets::open_mobile(url, visitor).await.map_err(|e| BadInput(e.to_string()))?
+/// Opens `target` and runs `visitor` on it; what it cannot open for this workload is bad input.
+async fn on_target<V: aggro_targets::MobileVisitor<Output = anyhow::Result<R>>, R>(target: &Target, visitor: V) -> anyhow::Result<R> {
+    aggro_targets::open_mobile(&target.url, visitor).await.map_err(|e| BadInput(e.to_string()))?
 }
 
 /// Reads the store's mobile world record and settles the key space with

@@ -4,7 +4,6 @@ use crate::drive::ExecSpec;
 use crate::exit::BadInput;
 use crate::mobile::args::{DataArgs, DriveArgs};
 use aggro_core::world::{WorldRecord, WorldShape, settle};
-use aggro_targets::TargetUrl;
 use aggro_workloads::mobile::{KeySpace, Spread, Workload};
 use serde::Serialize;
 
@@ -31,7 +30,7 @@ pub const DEFAULT_USERS: u32 = 100_000;
 /// The data flags, checked: the target URL and whichever shape flags were given.
 #[derive(Clone, Debug)]
 pub struct DataFlags {
-    pub target: String,
+    pub target: crate::cli::target::Target,
     pub users: Option<u32>,
     pub spread: Option<Spread>,
 }
@@ -44,9 +43,8 @@ impl DataFlags {
     }
 }
 
-/// Checks the target URL and the shape flags.
+/// The target and the shape flags.
 pub fn resolve_data(a: &DataArgs) -> anyhow::Result<DataFlags> {
-    TargetUrl::parse(&a.target).map_err(|e| bad(e.to_string()))?;
     Ok(DataFlags { target: a.target.clone(), users: a.users, spread: a.spread })
 }
 
@@ -63,28 +61,5 @@ pub fn settle_keys(flags: &DataFlags, world: Option<&WorldRecord>) -> anyhow::Re
 /// Resolves the drive arguments, the key space from the data flags alone
 /// (see [`settle_keys`]).
 pub fn resolve_drive(a: &DriveArgs, data: &DataFlags) -> anyhow::Result<DriveSpec> {
-    Ok(DriveSpec { target: mask_password(&a.data.target), workload: a.workload, keys: data.keys(), exec: ExecSpec::resolve(&a.exec) })
-}
-
-/// `postgres://user:secret@host/db` → `postgres://user:***@host/db`.
-pub fn mask_password(url: &str) -> String {
-    if let Some((scheme, rest)) = url.split_once("://")
-        && let Some((userinfo, host)) = rest.split_once('@')
-        && let Some((user, _)) = userinfo.split_once(':')
-    {
-        return format!("{scheme}://{user}:***@{host}");
-    }
-    url.to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn passwords_never_reach_a_result_file() {
-        assert_eq!(mask_password("postgres://u:pw@h:5432/db"), "postgres://u:***@h:5432/db");
-        assert_eq!(mask_password("postgres://u@h/db"), "postgres://u@h/db");
-        assert_eq!(mask_password("sqlite:./x.db"), "sqlite:./x.db");
-    }
+    Ok(DriveSpec { target: a.data.target.masked(), workload: a.workload, keys: data.keys(), exec: ExecSpec::resolve(&a.exec) })
 }

@@ -21,9 +21,8 @@ pub enum ScenarioCommand {
 pub struct ScenarioArgs {
     /// The scenario file (TOML; docs/SCENARIOS.md), or a YCSB CoreWorkload property file (such as YCSB's workloads/workloada).
     pub file: PathBuf,
-    /// Target URL: null:, stackdb:DIR, sqlite:PATH, postgres://USER@HOST:PORT/DB, redis://HOST:PORT[/DB], dynamodb://HOST:PORT[/TABLE].
-    #[arg(long, env = "AGGRO_TARGET")]
-    pub target: String,
+    #[arg(long, env = "AGGRO_TARGET", value_parser = crate::cli::target::parse, help = crate::cli::target::HELP)]
+    pub target: crate::cli::target::Target,
     /// Replace a `[vars]` value of the file: NAME=VALUE (repeatable), such as records=100000.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub sets: Vec<String>,

@@ -271,7 +271,10 @@ pub async fn refuse_unpopulated<T: ScenarioTarget>(target: &T, scenario: &Scenar
     Err(BadInput(format!("{} holds no data: populate {} first (`aggro scenario populate … --target …`)", target.describe(), scenario.name)).into())
 }
 
-/// Opens the target `url` and runs `visitor` on it; URL errors are bad input.
-pub async fn on_target<V: aggro_targets::ScenarioVisitor<Output = anyhow::Result<R>>, R>(url: &str, visitor: V) -> anyhow::Result<R> {
-    aggro_targets::open_scenario(url, visitor).await.map_err(|e| BadInput(e.to_string()))?
+/// Opens `target` and runs `visitor` on it; what it cannot open for this workload is bad input.
+pub async fn on_target<V: aggro_targets::ScenarioVisitor<Output = anyhow::Result<R>>, R>(
+    target: &crate::cli::target::Target,
+    visitor: V,
+) -> anyhow::Result<R> {
+    aggro_targets::open_scenario(&target.url, visitor).await.map_err(|e| BadInput(e.to_string()))?
 }
