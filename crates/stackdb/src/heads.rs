@@ -213,6 +213,15 @@ impl std::fmt::Debug for Heads {
     }
 }
 
+/// Bytes of the table's two header slots, at its start.
+pub(crate) const HEADER_SLOTS: usize = 2 * SLOT;
+
+/// The newer of the two header slots in `slots` (the table's first [`HEADER_SLOTS`] bytes) that is
+/// intact, if either is.
+pub(crate) fn newest_state(slots: &[u8]) -> Option<State> {
+    [State::decode(&slots[..SLOT]), State::decode(&slots[SLOT..])].into_iter().flatten().max_by_key(|s| s.checkpoint)
+}
+
 /// Writes `state` to its header slot in the table's `file` (not synced).
 pub(crate) fn write_header(file: &dyn StorageBackend, state: &State) -> Result<()> {
     let slot = (state.checkpoint % 2) as usize * SLOT;
@@ -309,15 +318,9 @@ impl Heads {
     }
 
     fn read_header(&self) -> Result<State> {
-        let mut page0 = vec![0u8; 2 * SLOT];
+        let mut page0 = vec![0u8; HEADER_SLOTS];
         self.file.read(0, &mut page0).map_err(|_| Error::Corrupt { what: "head table header", offset: 0 })?;
-        let a = State::decode(&page0[..SLOT]);
-        let b = State::decode(&page0[SLOT..]);
-        match (a, b) {
-            (Some(a), Some(b)) => Ok(if a.checkpoint > b.checkpoint { a } else { b }),
-            (Some(s), None) | (None, Some(s)) => Ok(s),
-            (None, None) => Err(Error::Corrupt { what: "head table header (both slots)", offset: 0 }),
-        }
+        newest_state(&page0).ok_or(Error::Corrupt { what: "head table header (both slots)", offset: 0 })
     }
 
     /// Page `page_no` as it is on disk (below `disk_pages`), its checksum

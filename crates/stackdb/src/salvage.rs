@@ -13,14 +13,15 @@
 
 use crate::db::{Database, Options};
 use crate::error::{Error, Result};
-use crate::heads::{SLOT, STATE_LEN, State};
+use crate::heads::{HEADER_SLOTS, newest_state};
 use crate::log::{ChunkReader, CommitValue, Durability, LOG_HEADER_LEN, Record};
 use crate::record::{HEADER_LEN, Kind};
 use crate::storage::{FileBackend, StorageBackend};
+use crate::txn::WriteTxn;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-/// Records written into the new database per transaction while copying what the source reads.
+/// Records written into the new database per transaction.
 const COPY_BATCH: usize = 4096;
 /// The block size sweeps give space back in: a damaged stretch holding a whole zero block is a hole's edge.
 const BLOCK: u64 = 4096;
@@ -105,7 +106,7 @@ pub fn salvage(from: &Path, to: &Path) -> Result<Salvaged> {
         None => checkpointed_floor(&from.join("heads")).unwrap_or(LOG_HEADER_LEN).max(marked_floor(&from.join("log"))),
     };
     let wanted = |r: &Record| match (&source, &readable) {
-        (Some(db), Some(readable)) => r.offset >= readable.seen_to || readable.damaged(db.bucket_of(&r.key)),
+        (Some(db), Some(readable)) => readable.lacks(db, r),
         _ => true,
     };
     replay_log(&from.join("log"), &new, wanted, &mut out)?;
@@ -127,37 +128,63 @@ struct Readable {
 }
 
 impl Readable {
-    fn damaged(&self, bucket: u64) -> bool {
-        self.damaged.contains(&bucket)
+    /// Whether the log's record `r` holds what the source could not read: it lies past what the source
+    /// read, or in a bucket it could not read whole.
+    fn lacks(&self, db: &Database, r: &Record) -> bool {
+        r.offset >= self.seen_to || (!self.damaged.is_empty() && self.damaged.contains(&db.bucket_of(&r.key)))
+    }
+}
+
+/// Writes into the new database in transactions of [`COPY_BATCH`] records (the whole salvage is renamed
+/// into place at once, so nothing smaller needs to be atomic).
+struct Copier<'db> {
+    txn: WriteTxn<'db>,
+    in_txn: usize,
+}
+
+impl<'db> Copier<'db> {
+    fn new(db: &'db Database) -> Self {
+        Copier { txn: db.begin_write(), in_txn: 0 }
+    }
+
+    /// Writes `r` as the new database's version of its key (a tombstone deletes it).
+    fn write(&mut self, db: &'db Database, r: &Record) -> Result<()> {
+        match r.header.kind {
+            Kind::Put => self.txn.put(&r.key, &r.value)?,
+            _ => self.txn.delete(&r.key)?,
+        }
+        self.in_txn += 1;
+        if self.in_txn >= COPY_BATCH {
+            std::mem::replace(&mut self.txn, db.begin_write()).commit()?;
+            self.in_txn = 0;
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<()> {
+        self.txn.commit()
     }
 }
 
 /// Copies every bucket the source reads whole into `new`, as it reads; notes the others.
 fn copy_what_reads(db: &Database, new: &Database, out: &mut Salvaged) -> Result<Readable> {
     let mut readable = Readable { seen_to: db.core.log.end(), damaged: HashSet::new() };
-    let mut w = new.begin_write();
-    let mut in_txn = 0;
+    let mut copier = Copier::new(new);
     for bucket in 0..db.buckets() {
         match db.bucket_live(bucket) {
             Ok(live) => {
                 for r in &live {
-                    w.put(&r.key, &r.value)?;
+                    copier.write(new, r)?;
                 }
                 out.read += live.len() as u64;
-                in_txn += live.len();
             }
             Err(e) => {
                 readable.damaged.insert(bucket);
                 out.damaged_buckets.push(format!("bucket {bucket}: {e}"));
             }
         }
-        if in_txn >= COPY_BATCH {
-            w.commit()?;
-            w = new.begin_write();
-            in_txn = 0;
-        }
     }
-    w.commit()?;
+    copier.finish()?;
     Ok(readable)
 }
 
@@ -173,6 +200,7 @@ fn replay_log(path: &Path, new: &Database, wanted: impl Fn(&Record) -> bool, out
     // written).
     let mut pending: Vec<Record> = Vec::new();
     let mut broken = Broken::default();
+    let mut copier = Copier::new(new);
     let mut gap = Gap::default();
     let mut pos = out.floor.max(LOG_HEADER_LEN);
     while pos + HEADER_LEN as u64 <= len {
@@ -206,23 +234,18 @@ fn replay_log(path: &Path, new: &Database, wanted: impl Fn(&Record) -> bool, out
             broken.take(&mut pending, &wanted);
         }
         out.commits += u64::from(complete);
-        let mut w = new.begin_write();
         for r in broken.copies.drain(..).chain(pending.drain(..)).filter(|r| !r.key.is_empty() && wanted(r)) {
-            match r.header.kind {
-                Kind::Put => w.put(&r.key, &r.value)?,
-                _ => w.delete(&r.key)?,
-            }
+            copier.write(new, &r)?;
             out.from_log += 1;
             out.loose += u64::from(r.header.is_copy() && !complete);
         }
-        w.commit()?;
         out.dropped += std::mem::take(&mut broken.others);
     }
     if let Some((from, to)) = gap.damage(len) {
         out.skip(from, to);
     }
     out.unfinished = (pending.len() + broken.copies.len()) as u64 + broken.others;
-    Ok(())
+    copier.finish()
 }
 
 /// What broken batches left since the last intact commit: sweeps' copies to replay, and how many
@@ -274,10 +297,9 @@ impl Gap {
 
 /// The floor the newest intact header of the head table at `path` records, if one can be read.
 fn checkpointed_floor(path: &Path) -> Option<u64> {
-    let mut slots = vec![0u8; 2 * SLOT];
+    let mut slots = vec![0u8; HEADER_SLOTS];
     std::fs::File::open(path).ok().and_then(|f| std::os::unix::fs::FileExt::read_exact_at(&f, &mut slots, 0).ok())?;
-    let states = [&slots[..STATE_LEN], &slots[SLOT..SLOT + STATE_LEN]].map(State::decode);
-    states.into_iter().flatten().max_by_key(|s| s.checkpoint).map(|s| s.floor)
+    newest_state(&slots).map(|s| s.floor)
 }
 
 /// The floor the log's header records (0: none).
