@@ -5,10 +5,15 @@ local login, why = measure("login", http.post, "/login", { user = bot.name })
 if not login or login.status ~= 200 then
   error("login failed: " .. (why or login.body))
 end
+stage("logged_in") -- the funnel: logged_in, connected (aggro's own), joined
+
 
 local ws = assert(socketio.connect("/socket.io/", { namespace = "/game", auth = { token = login.json.token } }))
 local seq = 0
-ws:on("joined", function(info) count("joined") end)
+ws:on("joined", function(info)
+  count("joined")
+  stage("joined")
+end)
 ws:on("moved", function(move) end) -- delay and delivery are checked from its from/seq/t
 
 every(100, function()

@@ -1,7 +1,8 @@
 //! Pass/fail thresholds on a run's whole-run figures:
-//! `p99<50ms,errors<0.1%`, `add-gold:p99.9<=20ms`, `rate>=900`.
+//! `p99<50ms,errors<0.1%`, `add-gold:p99.9<=20ms`, `rate>=900`, `stage:matched p99<5s`.
 //!
-//! Each threshold is `[OPERATION:]METRIC COMPARISON VALUE`. Latency metrics
+//! Each threshold is `[OPERATION:]METRIC COMPARISON VALUE` (or `OPERATION METRIC …`, for a scripted
+//! swarm's stages, whose operations are `stage:NAME`). Latency metrics
 //! (`p50`, `p90`, `p95`, `p99`, `p99.9`, `p99.99`, `max`, `mean`) take a
 //! duration and are read from the operation's merged whole-run histogram;
 //! `errors` and `conflicts` take a count or a percentage of the operation's
@@ -81,7 +82,8 @@ impl Threshold {
             [b'<', ..] => (Comparison::Below, &right[1..]),
             _ => (Comparison::Above, &right[1..]),
         };
-        let (op, metric) = match left.trim().rsplit_once(':') {
+        // `OPERATION:METRIC`, or `OPERATION METRIC` for a name with a colon of its own (`stage:matched p99`).
+        let (op, metric) = match left.trim().rsplit_once(char::is_whitespace).or_else(|| left.trim().rsplit_once(':')) {
             Some((op, m)) => (Some(op.trim().to_string()), m.trim()),
             None => (None, left.trim()),
         };
@@ -116,6 +118,11 @@ impl Threshold {
             Metric::Rate => Bound::Count(number(value.trim_end_matches("/s"))?),
         };
         Ok(Self { text: text.trim().to_string(), op, metric, comparison, bound })
+    }
+
+    /// The threshold as written.
+    pub fn text(&self) -> &str {
+        &self.text
     }
 
     /// Checks the threshold against `record`'s whole-run figures.
@@ -182,8 +189,13 @@ mod tests {
 
     #[test]
     fn thresholds_parse_with_operations_units_and_comparisons() {
-        let t = parse("p99<50ms, errors<0.1%,add-gold:p99.9<=20ms,rate>=900/s,conflicts>3,frame/100/base:max<4ms").unwrap();
-        assert_eq!(t.len(), 6);
+        let t = parse(
+            "p99<50ms, errors<0.1%,add-gold:p99.9<=20ms,rate>=900/s,conflicts>3,frame/100/base:max<4ms,stage:matched p99<5s,stage:matched:rate>=30/s",
+        )
+        .unwrap();
+        assert_eq!(t.len(), 8);
+        assert_eq!((t[6].op.as_deref(), &t[6].metric), (Some("stage:matched"), &Metric::Quantile(0.99)));
+        assert_eq!((t[7].op.as_deref(), &t[7].metric, &t[7].bound), (Some("stage:matched"), &Metric::Rate, &Bound::Count(30.0)));
         assert_eq!(t[0].metric, Metric::Quantile(0.99));
         assert_eq!(t[0].bound, Bound::Nanos(50e6));
         assert_eq!(t[1].bound, Bound::Percent(0.1));

@@ -99,6 +99,18 @@ fn fifty_bots(threads: &str) -> Option<serde_json::Value> {
     assert!(counts.as_array().unwrap().iter().any(|c| c[0] == "joined" && c[1] == 50), "{counts}");
     assert_eq!(c["reliable_disorder"], 0, "no move heard twice or out of order: {text}");
     assert!(text.contains("verdict: None"), "{text}");
+    // The way in, timed from each bot's start: logged in, then connected, then joined, every bot once.
+    let funnel = &r["extra"]["script"]["funnel"];
+    assert_eq!(funnel["started"], 50, "{funnel}");
+    let stages: Vec<(&str, u64, u64)> = funnel["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["name"].as_str().unwrap(), s["reached"].as_u64().unwrap(), s["short_at_end"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(stages, [("logged_in", 50, 0), ("connected", 50, 0), ("joined", 50, 0)], "{text}");
+    assert_eq!(op(&r, "stage:joined")["latency"]["count"], 50, "a stage is an operation too: {text}");
+    assert!(text.contains("funnel, timed from each bot's intended start (50 bots started)"), "{text}");
     Some(r)
 }
 
@@ -150,6 +162,40 @@ fn bots_speak_a_plain_websocket_json_protocol_with_replies() {
     assert!(op(&r, "ping")["latency"]["count"].as_u64().unwrap() >= 20, "{text}");
     let counts = &r["extra"]["script"]["counts"];
     assert!(counts.as_array().unwrap().iter().any(|c| c[0] == "welcome" && c[1] == 20), "each hello answered by its reply: {counts}");
+}
+
+/// `--slo` on the stages: a threshold met passes, a stage no bot reached breaks its own — the run is a
+/// service failure (exit 3), its result written, each threshold printed with what was measured, and the
+/// bots that never got there counted as short of it.
+#[test]
+#[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
+fn a_stage_no_bot_reached_breaks_its_threshold_and_its_bots_are_short_of_it() {
+    let Some(dir) = examples() else { return };
+    let (mut server, port) = listening(&dir, "websocket-server.mjs");
+    let tmp = tempdir();
+    let source = std::fs::read_to_string(dir.join("websocket-bot.lua")).unwrap();
+    // The server never sends "matched": every bot waits for it.
+    let script = tmp.path().join("funnel.lua");
+    std::fs::write(&script, format!("{source}\nws:on(\"matched\", function() stage(\"matched\") end)\nstage(\"welcomed\")\n")).unwrap();
+    let out = path(tmp.path(), "funnel.json");
+    let (script, url) = (script.display().to_string(), format!("ws://127.0.0.1:{port}"));
+    let slo = "stage:welcomed p99<30s,stage:matched:rate>=1/s";
+    let done = run(
+        &["arena", "swarm", "--script", &script, "--server", &url, "--ccu", "10", "--duration", "2s", "--slo", slo, "--out", &out],
+        Duration::from_secs(60),
+    );
+    server.kill().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&done.stdout), String::from_utf8_lossy(&done.stderr));
+    assert_eq!(done.status.code(), Some(3), "{text}");
+    assert!(text.contains("pass stage:welcomed p99<30s"), "{text}");
+    assert!(text.contains("FAIL stage:matched:rate>=1/s: no bot reached the stage"), "{text}");
+    let r = result(std::path::Path::new(&out));
+    assert_eq!(r["extra"]["arena_swarm"]["verdict"]["limit"], "service", "{text}");
+    let stages = r["extra"]["script"]["funnel"]["stages"].as_array().unwrap().clone();
+    let funnel: Vec<(&str, u64, u64)> =
+        stages.iter().map(|s| (s["name"].as_str().unwrap(), s["reached"].as_u64().unwrap(), s["short_at_end"].as_u64().unwrap())).collect();
+    assert_eq!(funnel, [("connected", 10, 0), ("welcomed", 10, 0), ("matched", 0, 10)], "{text}");
+    assert!(text.contains("matched: 0 (0.0 %)") && text.contains("10 short of it at the end"), "{text}");
 }
 
 #[test]

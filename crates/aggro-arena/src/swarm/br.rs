@@ -165,7 +165,7 @@ impl Player<Datagrams> for Bot {
 
     /// One input tick: connect request while connecting, else input (and maybe a shot). Returns the
     /// datagram to send (in `out`), if any.
-    fn tick(&mut self, now_us: u64, out: &mut Vec<u8>, _heard: &mut Heard) -> bool {
+    fn tick(&mut self, _due_us: u64, now_us: u64, out: &mut Vec<u8>, _heard: &mut Heard) -> bool {
         if self.client.write_request(now_us, out) {
             return true;
         }

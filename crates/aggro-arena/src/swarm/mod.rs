@@ -28,7 +28,7 @@ pub mod timers;
 pub mod transport;
 pub mod websocket;
 
-pub use profile::{NamedMeasures, SwarmCounters, SwarmInterval};
+pub use profile::{NamedMeasures, STAGE, SwarmCounters, SwarmInterval};
 pub use threads::run_threads;
 pub use transport::Transport;
 
@@ -153,8 +153,9 @@ pub trait Player<T: Transport> {
     fn active(&self) -> bool;
     /// Gone from play (died, churned out, refused or disconnected); the swarm retires it once.
     fn gone(&self) -> bool;
-    /// One tick: writes what to send into `out`; true if there is something.
-    fn tick(&mut self, now_us: u64, out: &mut T::Out, heard: &mut Heard) -> bool;
+    /// One tick, due at `due_us` (a bot's first: its intended moment to join) and run at `now_us`: writes
+    /// what to send into `out`; true if there is something.
+    fn tick(&mut self, due_us: u64, now_us: u64, out: &mut T::Out, heard: &mut Heard) -> bool;
     /// Takes one arrival; may write a reply into `out` (true if there is one).
     fn receive(&mut self, now_us: u64, arrival: T::In<'_>, out: &mut T::Out, heard: &mut Heard) -> bool;
     /// Writes a goodbye into `out`, once.
@@ -431,7 +432,7 @@ impl<B: Behaviour> Swarm<B> {
                 let late_from = if self.cfg.poll_every.is_zero() { due } else { due.max(self.looked) };
                 self.profile.lateness(now.saturating_sub(late_from));
             }
-            if self.bots[i].tick(now, &mut self.out, &mut self.heard) {
+            if self.bots[i].tick(due, now, &mut self.out, &mut self.heard) {
                 self.transport.send(i, &mut self.out);
             }
             self.take_heard(i);

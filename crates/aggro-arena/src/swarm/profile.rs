@@ -98,6 +98,9 @@ pub struct SwarmInterval {
     pub named: NamedMeasures,
 }
 
+/// A script's stage `NAME` is timed into operation `stage:NAME`.
+pub const STAGE: &str = "stage:";
+
 /// Measurements and counters by name, in the order names were first used, and script errors' texts.
 #[derive(Clone, Debug, Default)]
 pub struct NamedMeasures {
@@ -109,6 +112,11 @@ pub struct NamedMeasures {
     /// Messages and events received by type (scripted bots; the Colyseus bots share a table of their own).
     pub received: Vec<(String, u64)>,
     pub errors: Vec<String>,
+    /// Scripted bots that started.
+    pub started: u64,
+    /// For each stage a script named, the bots playing at the close that had not reached it (threads
+    /// summed; over intervals, the last one's).
+    pub short_of: Vec<(String, u64)>,
 }
 
 /// Script errors kept word for word across a swarm's threads (the rest are only counted).
@@ -117,10 +125,12 @@ pub const ERRORS_KEPT: usize = 5;
 impl NamedMeasures {
     /// Several intervals' (or threads') measures as one.
     pub fn total(parts: &[NamedMeasures]) -> NamedMeasures {
-        parts.iter().fold(NamedMeasures::default(), |mut all, m| {
+        let mut all = parts.iter().fold(NamedMeasures::default(), |mut all, m| {
             all.add(m);
             all
-        })
+        });
+        all.short_of = parts.last().map(|m| m.short_of.clone()).unwrap_or_default();
+        all
     }
 
     /// Adds `other`'s: histograms of one name added, counters summed, the first errors kept.
@@ -131,18 +141,10 @@ impl NamedMeasures {
                 None => self.timed.push((name.clone(), h.clone())),
             }
         }
-        for (name, n) in &other.counted {
-            match self.counted.iter_mut().find(|(c, _)| c == name) {
-                Some((_, mine)) => *mine += n,
-                None => self.counted.push((name.clone(), *n)),
-            }
-        }
-        for (kind, n) in &other.received {
-            match self.received.iter_mut().find(|(k, _)| k == kind) {
-                Some((_, mine)) => *mine += n,
-                None => self.received.push((kind.clone(), *n)),
-            }
-        }
+        add_counts(&mut self.counted, &other.counted);
+        add_counts(&mut self.received, &other.received);
+        add_counts(&mut self.short_of, &other.short_of);
+        self.started += other.started;
         for (name, class, n) in &other.failed {
             match self.failed.iter_mut().find(|(f, c, _)| f == name && c == class) {
                 Some((_, _, mine)) => *mine += n,
@@ -151,6 +153,16 @@ impl NamedMeasures {
         }
         let room = ERRORS_KEPT.saturating_sub(self.errors.len());
         self.errors.extend(other.errors.iter().take(room).cloned());
+    }
+}
+
+/// Adds `theirs` to `mine`, count by name (a name new to `mine` goes at its end).
+fn add_counts(mine: &mut Vec<(String, u64)>, theirs: &[(String, u64)]) {
+    for (name, n) in theirs {
+        match mine.iter_mut().find(|(m, _)| m == name) {
+            Some((_, count)) => *count += n,
+            None => mine.push((name.clone(), *n)),
+        }
     }
 }
 

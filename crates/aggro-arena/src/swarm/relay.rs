@@ -137,7 +137,7 @@ impl Player<Datagrams> for RelayBot {
         self.gone
     }
 
-    fn tick(&mut self, now_us: u64, out: &mut Vec<u8>, heard: &mut Heard) -> bool {
+    fn tick(&mut self, _due_us: u64, now_us: u64, out: &mut Vec<u8>, heard: &mut Heard) -> bool {
         if self.client.write_request(now_us, out) {
             return true;
         }

@@ -144,9 +144,10 @@ pub struct SwarmArgs {
     /// The service the players must get, judged before any resource (defaults: joins>=99%, disconnects<=1%,
     /// delivery>=99.9%, p99<=100ms; http>=N%, a script's HTTP requests, as joins unless given; state>=N/s, state
     /// updates per bot with every bot seated, only when given); a run that breaks one exits 3, one whose server is
-    /// gone exits 1.
-    #[arg(long, value_name = "THRESHOLDS", value_parser = Slo::parse)]
-    pub slo: Option<Slo>,
+    /// gone exits 1. A script's stages take thresholds of their own, on the time from a bot's start or the rate
+    /// over the run: stage:matched p99<5s, stage:matched rate>=30/s.
+    #[arg(long, value_name = "THRESHOLDS", value_parser = SwarmSlo::parse)]
+    pub slo: Option<SwarmSlo>,
     /// Serve the report on this loopback address while the swarm plays (open http://ADDR/).
     #[arg(long, value_name = "ADDR", value_parser = values::loopback)]
     pub live: Option<SocketAddr>,
@@ -326,5 +327,20 @@ impl ArenaBenchArgs {
     /// The swarm's command-line arguments for `--poll-every`, if given.
     pub fn swarm_polling(&self) -> Vec<String> {
         self.poll_every.iter().flat_map(|&p| ["--poll-every".to_string(), values::spell(p)]).collect()
+    }
+}
+
+/// `arena swarm --slo`: the service the players must get, and thresholds on a script's stages (their
+/// operations `stage:NAME`), checked against the result as `aggro report --slo` checks a run.
+#[derive(Clone, Debug, Default)]
+pub struct SwarmSlo {
+    pub service: Slo,
+    pub stages: Vec<aggro_report::slo::Threshold>,
+}
+
+impl SwarmSlo {
+    fn parse(text: &str) -> Result<SwarmSlo, String> {
+        let (stages, service): (Vec<&str>, Vec<&str>) = text.split(',').map(str::trim).partition(|t| t.starts_with(aggro_arena::swarm::STAGE));
+        Ok(SwarmSlo { service: Slo::parse(&service.join(","))?, stages: aggro_report::slo::parse(&stages.join(","))? })
     }
 }

@@ -3,6 +3,7 @@
 pub mod args;
 pub mod bench;
 pub mod colyseus_bench;
+pub mod funnel;
 pub mod listener;
 pub mod named;
 pub mod pair;

@@ -1,11 +1,14 @@
 //! A scripted swarm's own measurements in its result file: each name a script
 //! timed (`measure("login", …)`, and `http` for every HTTP request) is an
 //! operation of every interval and of the run (histograms merged, never
-//! averaged); its counters (`count("bought")`) and first errors go beside.
+//! averaged), its stages (`stage:NAME`) too, printed as the funnel; its counters
+//! (`count("bought")`), first errors and funnel go beside.
 
+use super::funnel::Funnel;
 use super::ms;
 use super::record::op;
 use aggro_arena::swarm::NamedMeasures;
+use aggro_arena::swarm::STAGE;
 use aggro_report::record::{OpRecord, RunRecord};
 use aggro_stats::{Histogram, Summary};
 
@@ -22,6 +25,11 @@ pub fn add(record: &mut RunRecord, named: &[NamedMeasures], whole: &NamedMeasure
     for (name, h) in &totals {
         record.operations.push(name.clone());
         let total = with_failures(op(name, h), failed);
+        if name.starts_with(STAGE) {
+            // Stages are printed as the funnel, below.
+            record.totals.push(total);
+            continue;
+        }
         let s = Summary::of(h);
         let mut line = format!("measured {name}: {} times, p50 {:.1} p99 {:.1} max {:.1} ms", s.count, ms(s.p50_ns), ms(s.p99_ns), ms(s.max_ns));
         if total.errors > 0 {
@@ -37,8 +45,10 @@ pub fn add(record: &mut RunRecord, named: &[NamedMeasures], whole: &NamedMeasure
     if error_count > 0 {
         lines.push(format!("script errors: {error_count} bots stopped; the first: {}", errors.first().map_or("", String::as_str)));
     }
+    let funnel = Funnel::of(record, named, whole);
+    lines.extend(funnel.iter().flat_map(Funnel::lines));
     if let Some(extra) = record.extra.as_object_mut() {
-        extra.insert("script".into(), serde_json::json!({ "counts": counts, "errors": errors, "error_count": error_count }));
+        extra.insert("script".into(), serde_json::json!({ "counts": counts, "errors": errors, "error_count": error_count, "funnel": funnel }));
     }
     lines
 }

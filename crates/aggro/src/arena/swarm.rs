@@ -5,7 +5,7 @@ use super::process::{self, Reported};
 use super::record::{Whole, counts, interval, op, run_record, timed};
 use super::server_watch::ServerWatch;
 use super::{address, metrics_server, ms};
-use crate::arena::args::{Behaviour as Kind, Receivers, SwarmArgs};
+use crate::arena::args::{Behaviour as Kind, Receivers, SwarmArgs, SwarmSlo};
 use crate::exit::BadInput;
 use crate::live::Live;
 use aggro_arena::swarm::SwarmCounters;
@@ -230,7 +230,7 @@ fn run<B: Behaviour>(
     spec["threads"] = threads.into();
     let watch = ServerWatch::from_flags(a.server_metrics, a.server_pid);
     let budget = a.uplink;
-    let slo = a.slo.unwrap_or_default();
+    let SwarmSlo { service: slo, stages: stage_slo } = a.slo.clone().unwrap_or_default();
     let metrics = metrics_server(a.common.metrics)?;
     let started_at = now_rfc3339();
     let server = cfg.server;
@@ -320,6 +320,7 @@ fn run<B: Behaviour>(
     let mut notes = vec![format!("verdict: {:?} — {}", verdict.limit, verdict.evidence)];
     if scripted {
         notes.extend(super::named::add(&mut record, &named, &whole, &script_errors, totals.counters.script_errors));
+        super::funnel::judge(&stage_slo, &mut record, &mut verdict, &mut notes);
     }
     if !failures.is_empty() {
         notes.push(format!("failures, by what the server said: {}", failures.join("; ")));

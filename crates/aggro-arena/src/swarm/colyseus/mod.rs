@@ -242,7 +242,7 @@ impl Player<WebSockets> for ColyseusBot {
         self.stage == Stage::Gone
     }
 
-    fn tick(&mut self, now_us: u64, out: &mut Requests, heard: &mut Heard) -> bool {
+    fn tick(&mut self, _due_us: u64, now_us: u64, out: &mut Requests, heard: &mut Heard) -> bool {
         match self.stage {
             Stage::Start => {
                 let play = &self.cfg.play;

@@ -9,7 +9,8 @@
 use mlua::{Lua, LuaOptions, StdLib, Table, Value};
 use std::collections::HashMap;
 
-/// Lists each global access of a chunk and its nested functions: {line, name, "get"|"set"|"field", field}.
+/// Lists each global access of a chunk and its nested functions: {line, name, "get"|"set"|"field", field},
+/// and each `stage` called with a string: {line, "stage", "stage", the string}.
 const LISTER: &str = r#"
 local chunk = ...
 local jutil = require("jit.util")
@@ -19,6 +20,7 @@ local function opcode(f, pc) return funcbc(f, pc) % 256 end
 local GGET = opcode(function() return aggro_probe end, 1)
 local GSET = opcode(function() aggro_probe = 1 end, 2)
 local TGETS = opcode(function(t) return t.field end, 1)
+local KSTR = opcode(function() aggro_probe("x") end, 2)
 local found = {}
 local function walk(f)
   local reg, name
@@ -33,6 +35,9 @@ local function walk(f)
       reg, name = a, op == GGET and global or nil
     elseif op == TGETS and name and floor(ins / 16777216) == reg then
       found[#found + 1] = { line, name, "field", funck(f, -(floor(ins / 65536) % 256) - 1) }
+      name = nil
+    elseif op == KSTR and name == "stage" then
+      found[#found + 1] = { line, name, "stage", funck(f, -floor(ins / 65536) - 1) }
       name = nil
     else
       name = nil
@@ -67,19 +72,28 @@ pub fn names_of(globals: &Table) -> mlua::Result<Names> {
 }
 
 /// Checks `source` (named `name`) against `names`: the first unknown name or global assignment as
-/// `name:LINE: …`.
-pub fn check(source: &str, name: &str, names: &Names) -> Result<(), String> {
+/// `name:LINE: …`. Returns the stages the script names with a string (`stage("matched")`), each once,
+/// in the order of its code (the main chunk's first).
+pub fn check(source: &str, name: &str, names: &Names) -> Result<Vec<String>, String> {
     // SAFETY: this state only compiles the script and lists its bytecode with jit.util; it never runs the
     // script, which is why it may load every library (jit.util needs `require`).
     let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
     let chunk = lua.load(source).set_name(format!("={name}")).into_function().map_err(|e| one_line(&e))?;
     let lister = lua.load(LISTER).set_name("=aggro check").into_function().map_err(|e| e.to_string())?;
     let found: Vec<Table> = lister.call(chunk).map_err(|e| format!("cannot list {name}'s names: {e}"))?;
+    let mut stages = Vec::new();
     for entry in found {
         let line: u32 = entry.get(1).map_err(|e| e.to_string())?;
         let global: String = entry.get(2).map_err(|e| e.to_string())?;
         let kind: String = entry.get(3).map_err(|e| e.to_string())?;
         let problem = match (kind.as_str(), names.get(&global)) {
+            ("stage", _) => {
+                let stage: String = entry.get(4).map_err(|e| e.to_string())?;
+                if !stages.contains(&stage) {
+                    stages.push(stage);
+                }
+                None
+            }
             ("set", _) => Some(format!("assignment to undeclared global '{global}': the bots of a thread share globals; use local")),
             (_, None) => Some(format!("unknown name '{global}' (not aggro's API nor a local)")),
             ("field", Some(Some(fields))) => {
@@ -92,7 +106,7 @@ pub fn check(source: &str, name: &str, names: &Names) -> Result<(), String> {
             return Err(format!("{name}:{line}: {problem}"));
         }
     }
-    Ok(())
+    Ok(stages)
 }
 
 /// An mlua error as one line: `bot.lua:3: unexpected symbol near '='`.

@@ -64,6 +64,7 @@ impl Engine {
                 out: Vec::new(),
                 heard: Heard::default(),
                 measures: Default::default(),
+                stages: Default::default(),
                 binary_used: false,
                 first_index: 0,
                 failures: Default::default(),
@@ -81,7 +82,8 @@ impl Engine {
         })();
         let (lua, ctx) = built.map_err(|e| format!("cannot set up the Lua state: {e}"))?;
         let names = super::check::names_of(&lua.globals()).map_err(|e| format!("cannot list the API's names: {e}"))?;
-        super::check::check(source, name, &names)?;
+        let stages = super::check::check(source, name, &names)?;
+        ctx.borrow_mut().stages.declare(&stages).map_err(|e| format!("{name}: {e}"))?;
         let chunk = lua.load(source).set_name(format!("={name}")).into_function().map_err(|e| one_line(&e))?;
         let socket_mt = lua.globals().raw_get("__socket_mt").map_err(|e| e.to_string())?;
         Ok(Self { lua, chunk, ctx, socket_mt, spare: RefCell::new(Vec::new()), watch: None, depth: Cell::new(0) })
@@ -117,11 +119,15 @@ impl Engine {
         b.started.then(|| b.next_timer())
     }
 
-    /// Runs bot `bot`'s due timers (its script, at its first tick).
-    pub fn tick(&self, bot: usize, now_us: u64, out: &mut Requests, heard: &mut Heard) {
+    /// Runs bot `bot`'s timers due by `now_us` (its script at its first tick, due at `due_us`: the bot's
+    /// intended start, which its stages count from).
+    pub fn tick(&self, bot: usize, due_us: u64, now_us: u64, out: &mut Requests, heard: &mut Heard) {
         if !self.ctx.borrow().bots[bot].started {
-            self.ctx.borrow_mut().bots[bot].started = true;
-            self.enter(bot, now_us);
+            let mut c = self.ctx.borrow_mut();
+            (c.bots[bot].started, c.bots[bot].born_us) = (true, due_us);
+            c.measures.started += 1;
+            drop(c);
+            self.enter(bot, due_us);
             let main = self.lua.create_thread(self.chunk.clone()).and_then(|main| Ok((Held::new(&self.lua, main.clone())?, main)));
             match main {
                 Ok((held, main)) => {
@@ -267,6 +273,7 @@ impl Engine {
     pub fn leave(&self, bot: usize, out: &mut Requests) -> bool {
         let mut c = self.ctx.borrow_mut();
         let b = &mut c.bots[bot];
+        b.left = !b.gone;
         (b.gone, b.told_gone) = (true, true);
         b.timers.clear();
         b.http = None;
@@ -306,7 +313,7 @@ mod tests {
     fn first_error(source: &str) -> String {
         let engine = Engine::load(source, "bot.lua").unwrap();
         engine.add_bot(0, 1, Rng::seeded(1));
-        engine.tick(0, 1_000, &mut Requests::default(), &mut Heard::default());
+        engine.tick(0, 1_000, 1_000, &mut Requests::default(), &mut Heard::default());
         assert!(engine.gone(0), "the bot stopped");
         engine.ctx.borrow().measures.errors.first().cloned().unwrap_or_default()
     }
@@ -322,6 +329,11 @@ mod tests {
         assert_eq!(refused("local a\nevery(10, function()\n  sleeep(10)\nend)"), "bot.lua:3: unknown name 'sleeep' (not aggro's API nor a local)");
         assert_eq!(refused("local r = http.pst('/login', {})"), "bot.lua:1: unknown name 'http.pst' (not aggro's API)");
         assert!(Engine::load("local s = string.format('%d', rand(3)) local t = { http.post, json.encode, math.floor, bot.name }", "bot.lua").is_ok());
+        // The stages a script names with a string are known before any bot reaches one, in the code's order.
+        let staged = Engine::load("stage('login')\nlocal function f() stage('matched') end\nstage('login')\nstage(bot.name)", "bot.lua").unwrap();
+        assert_eq!(staged.ctx.borrow().stages.short_of(&[0]), [("login".to_string(), 1), ("matched".to_string(), 1)]);
+        let bad = Engine::load("stage('in game')", "bot.lua").unwrap_err();
+        assert!(bad.contains("bot.lua: stage(\"in game\")"), "{bad}");
         // A name built at run time passes the check and is refused where it is read.
         assert!(first_error("local lib = 'i' .. 'o'\nlocal f = _G[lib]").contains("bot.lua:2: unknown name 'io'"));
     }
@@ -341,11 +353,11 @@ mod tests {
         const BOTS: usize = 20_000;
         for bot in 0..BOTS {
             engine.add_bot(bot, bot as u64 + 1, Rng::seeded(bot as u64));
-            engine.tick(bot, 0, &mut out, &mut heard);
+            engine.tick(bot, 0, 0, &mut out, &mut heard);
         }
         for now_us in [1_000_000, 2_000_000, 2_500_000] {
             for bot in 0..BOTS {
-                engine.tick(bot, now_us, &mut out, &mut heard);
+                engine.tick(bot, now_us, now_us, &mut out, &mut heard);
             }
         }
         assert_eq!(heard.counters.script_errors, 0, "{:?}", engine.ctx.borrow().measures.errors.first());
@@ -364,18 +376,18 @@ mod tests {
         let (mut out, mut heard) = (Requests::default(), Heard::default());
         for bot in 0..2 {
             engine.add_bot(bot, bot as u64 + 1, Rng::seeded(1));
-            engine.tick(bot, 0, &mut out, &mut heard);
+            engine.tick(bot, 0, 0, &mut out, &mut heard);
         }
         let began = std::time::Instant::now();
         for bot in 0..2 {
-            engine.tick(bot, 10_000, &mut out, &mut heard);
+            engine.tick(bot, 10_000, 10_000, &mut out, &mut heard);
         }
         assert!(began.elapsed() < Duration::from_secs(2), "stopped after {:?}", began.elapsed());
         assert_eq!(heard.counters.script_errors, 1);
         let error = engine.ctx.borrow().measures.errors.first().cloned().unwrap_or_default();
         assert!(error.contains("bot.lua:3: ran 30 ms of CPU without waiting (--script-budget)"), "{error}");
         assert!(engine.gone(0) && !engine.gone(1));
-        engine.tick(1, 20_000, &mut out, &mut heard);
+        engine.tick(1, 20_000, 20_000, &mut out, &mut heard);
         let (_, counted) = engine.ctx.borrow_mut().measures.take_interval();
         assert_eq!(counted, vec![("tick".to_string(), 2)]);
     }
@@ -388,12 +400,12 @@ mod tests {
         let engine = Engine::load(source, "bot.lua").unwrap();
         engine.add_bot(0, 1, Rng::seeded(1));
         let (mut out, mut heard) = (Requests::default(), Heard::default());
-        engine.tick(0, 0, &mut out, &mut heard);
+        engine.tick(0, 0, 0, &mut out, &mut heard);
         engine.event(0, 1_000, crate::swarm::websocket::WsEvent::Opened);
         engine.event(0, 2_000, crate::swarm::websocket::WsEvent::Closed { why: "the server went away" });
         // Its timer began when the socket opened (1 ms): due at 11 and 21 ms.
-        engine.tick(0, 15_000, &mut out, &mut heard);
-        engine.tick(0, 25_000, &mut out, &mut heard);
+        engine.tick(0, 15_000, 15_000, &mut out, &mut heard);
+        engine.tick(0, 25_000, 25_000, &mut out, &mut heard);
         assert_eq!(heard.counters.script_errors, 0, "{:?}", engine.ctx.borrow().measures.errors);
         let mut c = engine.ctx.borrow_mut();
         let (_, counted) = c.measures.take_interval();
@@ -406,12 +418,12 @@ mod tests {
         let engine = Engine::load("sleep(5)\ncount('woke')\nevery(10, function() count('tick') end)", "bot.lua").unwrap();
         engine.add_bot(0, 1, Rng::seeded(1));
         let (mut out, mut heard) = (Requests::default(), Heard::default());
-        engine.tick(0, 1_000, &mut out, &mut heard);
+        engine.tick(0, 1_000, 1_000, &mut out, &mut heard);
         assert_eq!(engine.next_tick(0), Some(6_000), "asleep until 5 ms after its start");
-        engine.tick(0, 6_000, &mut out, &mut heard);
+        engine.tick(0, 6_000, 6_000, &mut out, &mut heard);
         assert_eq!(engine.next_tick(0), Some(16_000));
         // Two periods late: one callback, and the next keeps to the period from now.
-        engine.tick(0, 36_500, &mut out, &mut heard);
+        engine.tick(0, 36_500, 36_500, &mut out, &mut heard);
         let (_, counted) = engine.ctx.borrow_mut().measures.take_interval();
         assert_eq!(counted, vec![("woke".to_string(), 1), ("tick".to_string(), 1)]);
         assert_eq!(engine.next_tick(0), Some(46_500));

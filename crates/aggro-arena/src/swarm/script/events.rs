@@ -87,6 +87,7 @@ impl Engine {
             let opener = s.opener.take();
             c.heard.counters.connects += 1;
             c.heard.counters.joins += 1;
+            c.reach(super::stages::CONNECTED).expect("aggro's own stage is a word");
             opener
         };
         match (opener, self.socket_table(bot)) {

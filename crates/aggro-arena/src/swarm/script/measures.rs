@@ -30,6 +30,8 @@ pub struct Measures {
     pub error_count: u64,
     /// Errors of `errors` already taken by [`Measures::take_new_errors`].
     taken: usize,
+    /// Bots that started their script, this interval.
+    pub started: u64,
 }
 
 impl Measures {
@@ -68,6 +70,11 @@ impl Measures {
     /// Takes the interval's counts of messages received by type.
     pub fn take_received(&mut self) -> Vec<(String, u64)> {
         std::mem::take(&mut self.received)
+    }
+
+    /// Takes the interval's count of bots started.
+    pub fn take_started(&mut self) -> u64 {
+        std::mem::take(&mut self.started)
     }
 
     /// Takes the interval's failures.

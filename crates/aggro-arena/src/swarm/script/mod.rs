@@ -17,7 +17,8 @@
 //!   registry.
 //! - [`convert`]: Lua values to JSON and back; [`msgpack`]: to MessagePack and back, and the `msgpack`
 //!   table; [`message`]: a JSON or MessagePack message's fields.
-//! - [`measures`]: `measure` and `count` by name, per interval.
+//! - [`measures`]: `measure` and `count` by name, per interval; [`stages`]: a bot's way in, timed from
+//!   its intended start.
 //! - [`check`]: the names a script uses, checked before it runs.
 
 pub mod api;
@@ -33,6 +34,7 @@ pub mod message;
 pub mod msgpack;
 pub mod packets;
 pub mod sockets;
+pub mod stages;
 pub mod state;
 
 use super::websocket::{Requests, WebSockets, WsEvent};
@@ -91,9 +93,11 @@ impl Behaviour for ScriptBots {
     }
 
     fn named(&mut self) -> super::NamedMeasures {
+        let short_of = self.engine.ctx.borrow().short_of();
         let mut m = self.measures();
         let (timed, counted) = m.take_interval();
-        super::NamedMeasures { timed, failed: m.take_failed(), counted, received: m.take_received(), errors: m.take_new_errors() }
+        let (failed, received, errors) = (m.take_failed(), m.take_received(), m.take_new_errors());
+        super::NamedMeasures { timed, failed, counted, received, errors, short_of, started: m.take_started() }
     }
 }
 
@@ -113,8 +117,8 @@ impl Player<WebSockets> for ScriptBot {
         self.engine.gone(self.index)
     }
 
-    fn tick(&mut self, now_us: u64, out: &mut Requests, heard: &mut Heard) -> bool {
-        self.engine.tick(self.index, now_us, out, heard);
+    fn tick(&mut self, due_us: u64, now_us: u64, out: &mut Requests, heard: &mut Heard) -> bool {
+        self.engine.tick(self.index, due_us, now_us, out, heard);
         !out.0.is_empty()
     }
 

@@ -98,12 +98,18 @@ pub struct BotState {
     pub id: u64,
     pub rng: Rng,
     pub started: bool,
+    /// Its intended start (µs on the swarm's clock): what its stages count from.
+    pub born_us: u64,
+    /// The stages it reached, as bits of [`super::stages::Stages`]' numbering.
+    pub reached: u64,
     /// Its script's main chunk, until it has run to its end.
     pub main: Option<Held<Thread>>,
     /// Stopped: its script raised, or its server sent it away with no handler to catch it.
     pub gone: bool,
     /// The swarm was told it is gone (once: it retires and replaces the bot once).
     pub told_gone: bool,
+    /// Sent away by the swarm while it played (the run's end): still a player, for the stages it missed.
+    pub left: bool,
     pub timers: Vec<Timer>,
     pub socket: Option<Socket>,
     pub http: Option<Waiter>,
@@ -117,8 +123,11 @@ impl BotState {
             id,
             rng,
             started: false,
+            born_us: 0,
+            reached: 0,
             main: None,
             told_gone: false,
+            left: false,
             gone: false,
             timers: Vec::new(),
             socket: None,
@@ -163,6 +172,8 @@ pub struct Context {
     /// What the running bot measured and counted.
     pub heard: Heard,
     pub measures: super::measures::Measures,
+    /// The stages named on this thread.
+    pub stages: super::stages::Stages,
     /// A script called `binary(…)`: events are searched for attachments (not before, at no cost).
     pub binary_used: bool,
     /// The process's number of this state's first bot (`bot.index` counts across a swarm's threads).
@@ -183,6 +194,23 @@ impl Context {
             Order::Late => self.heard.counters.reliable_disorder += 1,
             Order::Gap(n) => self.heard.counters.reliable_missing += n as u64,
         }
+    }
+
+    /// The running bot reached stage `name` now: timed from its intended start, the first time only.
+    pub fn reach(&mut self, name: &str) -> Result<(), String> {
+        let bot = self.bot;
+        if let Some(op) = self.stages.reach(&mut self.bots[bot].reached, name)? {
+            let born_us = self.bots[bot].born_us;
+            self.measures.record(&op, crate::clock::now_us().saturating_sub(born_us));
+        }
+        Ok(())
+    }
+
+    /// For each stage, the bots playing (started, and not gone but for the swarm sending them away at the
+    /// end) that have not reached it.
+    pub fn short_of(&self) -> Vec<(String, u64)> {
+        let playing: Vec<u64> = self.bots.iter().filter(|b| b.started && (!b.gone || b.left)).map(|b| b.reached).collect();
+        self.stages.short_of(&playing)
     }
 
     /// The calling coroutine as a waiter, its round trip counted from the running step's intended time.

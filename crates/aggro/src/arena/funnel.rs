@@ -1,0 +1,114 @@
+//! A scripted swarm's funnel: for each stage its bots reached (`stage("matched")`, and `connected`), how
+//! many reached it of those that started, the time from a bot's intended start to it (p50, p99, from the
+//! merged histogram), its peak rate in an interval, and the bots still short of it when the run ended —
+//! a stage the script names that no bot reached among them. Stages are ordered by their median time, the
+//! way in.
+
+use aggro_arena::swarm::NamedMeasures;
+use aggro_arena::swarm::STAGE;
+use aggro_arena::verdict::{Limit, Verdict};
+use aggro_core::units::format_nanos;
+use aggro_report::record::RunRecord;
+use aggro_stats::Summary;
+use serde::Serialize;
+
+/// One stage of the funnel.
+#[derive(Clone, Debug, Serialize)]
+pub struct Stage {
+    pub name: String,
+    /// Bots that reached it.
+    pub reached: u64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    /// The most reached in one interval, per second.
+    pub peak_per_s: f64,
+    /// Bots playing at the end that had not reached it.
+    pub short_at_end: u64,
+}
+
+/// The funnel: bots started, then each stage on the way in.
+#[derive(Clone, Debug, Serialize)]
+pub struct Funnel {
+    pub started: u64,
+    pub stages: Vec<Stage>,
+}
+
+impl Funnel {
+    /// The funnel of `whole` (the run's total), its peaks from `named` (per interval, beside `record`'s
+    /// intervals); None when no stage was reached.
+    pub fn of(record: &RunRecord, named: &[NamedMeasures], whole: &NamedMeasures) -> Option<Funnel> {
+        let none = aggro_stats::new_histogram();
+        // The stages timed, and those the script names that no bot reached.
+        let reached = whole.timed.iter().filter_map(|(op, h)| Some((op.strip_prefix(STAGE)?.to_string(), h)));
+        let missed = whole.short_of.iter().filter(|(name, _)| !whole.timed.iter().any(|(op, _)| op.strip_prefix(STAGE) == Some(name)));
+        let mut stages: Vec<Stage> = reached
+            .chain(missed.map(|(name, _)| (name.clone(), &none)))
+            .map(|(name, h)| {
+                let op = format!("{STAGE}{name}");
+                let s = Summary::of(h);
+                let peak_per_s = named
+                    .iter()
+                    .zip(&record.intervals)
+                    .filter_map(|(n, iv)| {
+                        let reached = n.timed.iter().find(|(o, _)| *o == op)?.1.len();
+                        Some(reached as f64 / (iv.end_s - iv.start_s).max(1e-3))
+                    })
+                    .fold(0.0, f64::max);
+                let short_at_end = whole.short_of.iter().find(|(n, _)| *n == name).map_or(0, |(_, k)| *k);
+                Stage { name, reached: s.count, p50_ms: s.p50_ns as f64 / 1e6, p99_ms: s.p99_ns as f64 / 1e6, peak_per_s, short_at_end }
+            })
+            .collect();
+        if stages.is_empty() {
+            return None;
+        }
+        // The way in: by median time, the stages no bot reached last.
+        stages.sort_by(|a, b| (a.reached == 0).cmp(&(b.reached == 0)).then(a.p50_ms.total_cmp(&b.p50_ms)));
+        Some(Funnel { started: whole.started, stages })
+    }
+
+    /// The lines the run prints.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = vec![format!("funnel, timed from each bot's intended start ({} bots started):", self.started)];
+        for s in &self.stages {
+            let share = if self.started > 0 { format!(" ({:.1} %)", 100.0 * s.reached as f64 / self.started as f64) } else { String::new() };
+            let short = if s.short_at_end > 0 { format!(", {} short of it at the end", s.short_at_end) } else { String::new() };
+            lines.push(format!(
+                "  {}: {}{share}, p50 {} p99 {}, peak {:.1}/s{short}",
+                s.name,
+                s.reached,
+                format_nanos((s.p50_ms * 1e6) as u64),
+                format_nanos((s.p99_ms * 1e6) as u64),
+                s.peak_per_s
+            ));
+        }
+        lines
+    }
+}
+
+/// Checks `thresholds` on the stages (`--slo stage:matched p99<5s`) against `record`: each is noted, and
+/// one broken makes the verdict a service failure (unless the server was gone), in `record` too. A stage
+/// no bot reached breaks its thresholds.
+pub fn judge(thresholds: &[aggro_report::slo::Threshold], record: &mut RunRecord, verdict: &mut Verdict, notes: &mut Vec<String>) {
+    let mut broken = Vec::new();
+    for t in thresholds {
+        let (measured, passed) = match t.check(record) {
+            Ok(c) => (c.measured, c.passed),
+            Err(_) => ("no bot reached the stage".to_string(), false),
+        };
+        notes.push(format!("{} {}: {measured}", if passed { "pass" } else { "FAIL" }, t.text()));
+        if !passed {
+            broken.push(format!("{} ({measured})", t.text()));
+        }
+    }
+    if broken.is_empty() || verdict.limit == Limit::Gone {
+        return;
+    }
+    let why = format!("the players' way in broke its thresholds: {}", broken.join("; "));
+    verdict.evidence = match verdict.limit {
+        Limit::Service => format!("{}; {why}", verdict.evidence),
+        _ => why,
+    };
+    verdict.limit = Limit::Service;
+    notes[0] = format!("verdict: {:?} — {}", verdict.limit, verdict.evidence);
+    record.extra[super::record::SWARM]["verdict"] = serde_json::json!(verdict);
+}
