@@ -77,6 +77,11 @@ impl Live {
         run.intervals.push(record.clone());
     }
 
+    /// Sets the record's `extra[key]` (a section of the command's own, such as a script's funnel so far).
+    pub fn extra(&self, key: &str, value: serde_json::Value) {
+        lock(&self.state).record.extra[key] = value;
+    }
+
     /// Shows the finished run's record (the page stops polling).
     pub fn finish(&self, record: &RunRecord) {
         let mut state = lock(&self.state);

@@ -198,6 +198,23 @@ fn a_stage_no_bot_reached_breaks_its_threshold_and_its_bots_are_short_of_it() {
     assert!(text.contains("matched: 0 (0.0 %)") && text.contains("10 short of it at the end"), "{text}");
 }
 
+/// `--live` on a scripted swarm: while it plays, the page's record has the funnel so far.
+#[test]
+#[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
+fn the_live_view_shows_the_funnel_while_the_bots_play() {
+    let Some(dir) = examples() else { return };
+    let (mut server, port) = listening(&dir, "websocket-server.mjs");
+    let tmp = tempdir();
+    let (script, url, out) = (dir.join("websocket-bot.lua").display().to_string(), format!("ws://127.0.0.1:{port}"), path(tmp.path(), "live.json"));
+    let args = ["arena", "swarm", "--script", &script, "--server", &url, "--ccu", "5", "--duration", "4s", "--interval", "500ms", "--out", &out];
+    let (mut child, so_far) = crate::util::live_record_after(&args, Duration::from_millis(2000));
+    assert!(child.wait().unwrap().success());
+    server.kill().unwrap();
+    let funnel = &so_far["extra"]["script"]["funnel"];
+    assert_eq!((funnel["started"].as_u64(), funnel["stages"][0]["name"].as_str()), (Some(5), Some("connected")), "{funnel}");
+    assert_eq!(funnel["stages"][0]["reached"], 5, "{funnel}");
+}
+
 #[test]
 #[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
 fn scripted_shards_started_together_merge_into_the_whole_run() {

@@ -393,25 +393,7 @@ fn the_swarm_serves_its_live_view_while_it_plays() {
     let dir = tempdir();
     let out = path(dir.path(), "live.json");
     let args = ["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7954", "--ccu", "5", "--duration", "4s", "--interval", "500ms"];
-    let mut child = crate::util::aggro()
-        .args(args)
-        .args(["--live", "127.0.0.1:0", "-q", "--out", &out])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let url = std::io::BufRead::lines(std::io::BufReader::new(stderr))
-        .map_while(Result::ok)
-        .find_map(|l| l.strip_prefix("live view: ").map(str::to_string))
-        .expect("the swarm prints its live view's address");
-    std::thread::sleep(Duration::from_millis(2000));
-    let host = url.trim_start_matches("http://").split('/').next().unwrap().to_string();
-    let mut conn = std::net::TcpStream::connect(&host).unwrap();
-    conn.write_all(format!("GET /record.json HTTP/1.0\r\nHost: {host}\r\n\r\n").as_bytes()).unwrap();
-    let mut answer = String::new();
-    std::io::Read::read_to_string(&mut conn, &mut answer).unwrap();
-    let so_far: serde_json::Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).expect("a body")).unwrap();
+    let (mut child, so_far) = crate::util::live_record_after(&[&args[..], &["-q", "--out", &out]].concat(), Duration::from_millis(2000));
     assert!(so_far["intervals"].as_array().is_some_and(|i| i.len() >= 2), "{so_far}");
     let session = so_far["totals"].as_array().unwrap().iter().find(|o| o["name"] == "session").expect("the sessions so far").clone();
     assert_eq!(session["ok"], 5, "{session}");

@@ -95,3 +95,23 @@ pub fn private_redis(dir: &Path) -> (std::process::Child, String) {
     }
     (child, format!("redis://{addr}"))
 }
+
+/// aggro started with `args` and `--live 127.0.0.1:0` (its stdout dropped), and its live view's record
+/// after `wait`: the child, to wait for, and the record so far.
+pub fn live_record_after(args: &[&str], wait: Duration) -> (std::process::Child, serde_json::Value) {
+    use std::io::{BufRead, Read, Write};
+    let mut child = aggro().args(args).args(["--live", "127.0.0.1:0"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("aggro starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let url = std::io::BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|l| l.strip_prefix("live view: ").map(str::to_string))
+        .expect("aggro prints its live view's address");
+    std::thread::sleep(wait);
+    let host = url.trim_start_matches("http://").split('/').next().expect("a host").to_string();
+    let mut conn = std::net::TcpStream::connect(&host).expect("the live view answers");
+    conn.write_all(format!("GET /record.json HTTP/1.0\r\nHost: {host}\r\n\r\n").as_bytes()).expect("asked");
+    let mut answer = String::new();
+    conn.read_to_string(&mut answer).expect("answered");
+    (child, serde_json::from_str(answer.split("\r\n\r\n").nth(1).expect("a body")).expect("the record so far"))
+}

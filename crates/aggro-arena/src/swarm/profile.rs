@@ -115,7 +115,7 @@ pub struct NamedMeasures {
     /// Scripted bots that started.
     pub started: u64,
     /// For each stage a script named, the bots playing at the close that had not reached it (threads
-    /// summed; over intervals, the last one's).
+    /// summed).
     pub short_of: Vec<(String, u64)>,
 }
 
@@ -123,16 +123,6 @@ pub struct NamedMeasures {
 pub const ERRORS_KEPT: usize = 5;
 
 impl NamedMeasures {
-    /// Several intervals' (or threads') measures as one.
-    pub fn total(parts: &[NamedMeasures]) -> NamedMeasures {
-        let mut all = parts.iter().fold(NamedMeasures::default(), |mut all, m| {
-            all.add(m);
-            all
-        });
-        all.short_of = parts.last().map(|m| m.short_of.clone()).unwrap_or_default();
-        all
-    }
-
     /// Adds `other`'s: histograms of one name added, counters summed, the first errors kept.
     pub fn add(&mut self, other: &NamedMeasures) {
         for (name, h) in &other.timed {

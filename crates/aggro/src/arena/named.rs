@@ -4,7 +4,7 @@
 //! averaged), its stages (`stage:NAME`) too, printed as the funnel; its counters
 //! (`count("bought")`), first errors and funnel go beside.
 
-use super::funnel::Funnel;
+use super::funnel::{Funnel, Tally};
 use super::ms;
 use super::record::op;
 use aggro_arena::swarm::NamedMeasures;
@@ -12,9 +12,10 @@ use aggro_arena::swarm::STAGE;
 use aggro_report::record::{OpRecord, RunRecord};
 use aggro_stats::{Histogram, Summary};
 
-/// Adds `named` (one entry per interval, in order) and `whole` (their total, [`NamedMeasures::total`]) to
-/// `record`; returns the lines to print about them.
-pub fn add(record: &mut RunRecord, named: &[NamedMeasures], whole: &NamedMeasures, errors: &[String], error_count: u64) -> Vec<String> {
+/// Adds `named` (one entry per interval, in order) and `tally` (their total) to `record`; returns the lines
+/// to print about them.
+pub fn add(record: &mut RunRecord, named: &[NamedMeasures], tally: &Tally) -> Vec<String> {
+    let (whole, errors, error_count) = (&tally.whole, &tally.whole.errors, tally.script_errors);
     for (k, interval) in named.iter().enumerate() {
         if let Some(iv) = record.intervals.get_mut(k) {
             iv.ops.extend(with_failed_names(interval).iter().map(|(name, h)| with_failures(op(name, h), &interval.failed)));
@@ -45,11 +46,8 @@ pub fn add(record: &mut RunRecord, named: &[NamedMeasures], whole: &NamedMeasure
     if error_count > 0 {
         lines.push(format!("script errors: {error_count} bots stopped; the first: {}", errors.first().map_or("", String::as_str)));
     }
-    let funnel = Funnel::of(record, named, whole);
-    lines.extend(funnel.iter().flat_map(Funnel::lines));
-    if let Some(extra) = record.extra.as_object_mut() {
-        extra.insert("script".into(), serde_json::json!({ "counts": counts, "errors": errors, "error_count": error_count, "funnel": funnel }));
-    }
+    lines.extend(tally.funnel().iter().flat_map(Funnel::lines));
+    record.extra["script"] = tally.extra();
     lines
 }
 

@@ -14,7 +14,7 @@ use aggro_arena::swarm::colyseus::ColyseusBots;
 use aggro_arena::swarm::colyseus::failures::Failures;
 use aggro_arena::swarm::colyseus::play::Play;
 use aggro_arena::swarm::colyseus::received::Received;
-use aggro_arena::swarm::profile::{ERRORS_KEPT, exposition};
+use aggro_arena::swarm::profile::exposition;
 use aggro_arena::swarm::relay::RelayBots;
 use aggro_arena::swarm::{Behaviour, NamedMeasures, Swarm, SwarmConfig, SwarmInterval, run_threads};
 use aggro_arena::verdict::{Evidence, Limit, Service, Verdict, judge};
@@ -241,7 +241,9 @@ fn run<B: Behaviour>(
     let server_before = watch.map(ServerWatch::read).transpose()?;
     let live = a.live.map(|addr| Live::start(addr, "arena swarm", &spec, &started_at, &[B::DELAY, SESSIONS])).transpose()?;
     let rate = planned_rate(&spec);
+    let scripted = spec["behaviour"] == "script";
     let mut named: Vec<NamedMeasures> = Vec::new();
+    let mut tally = super::funnel::Tally::default();
     let make_swarm = |t: usize| {
         let (mine, block) = thread_block(&cfg, unit, t, threads);
         let bots = make(&mine, block)?;
@@ -250,9 +252,13 @@ fn run<B: Behaviour>(
     let done = process::run(&a.common, metrics.as_ref(), |stop, on_interval| {
         run_threads(threads, make_swarm, stop, |iv: &SwarmInterval| {
             named.push(iv.named.clone());
+            tally.add(iv);
             on_interval(iv);
             if let Some(live) = &live {
                 feed_live::<B>(live, iv, rate);
+                if scripted {
+                    live.extra("script", tally.extra());
+                }
             }
         })
     })?;
@@ -292,7 +298,7 @@ fn run<B: Behaviour>(
         evidence.server_loop_max_ms = after.loop_max_s.map(|s| s * 1e3);
     }
     // The scripts' own measures over the whole run (none but a scripted swarm's).
-    let whole = NamedMeasures::total(&named);
+    let whole = &tally.whole;
     if let Some(service) = evidence.service.as_mut() {
         // Scripted bots' HTTP requests: answered ones are timed as `http`, failed ones counted by class.
         service.http_ok = whole.timed.iter().filter(|(n, _)| n == "http").map(|(_, h)| h.len()).sum();
@@ -314,12 +320,10 @@ fn run<B: Behaviour>(
     if let (Limit::Gone | Limit::Service, Some(text)) = (verdict.limit, told.as_ref().and_then(|t| t.failures().commonest().map(str::to_string))) {
         verdict.evidence += &format!(" — the server said: {text}");
     }
-    let scripted = spec["behaviour"] == "script";
-    let script_errors: Vec<String> = named.iter().flat_map(|m| m.errors.iter().cloned()).take(ERRORS_KEPT).collect();
     let mut record = swarm_record::<B>(&spec, started_at, intervals, totals, &verdict, (&failures, &received), done.interrupted);
     let mut notes = vec![format!("verdict: {:?} — {}", verdict.limit, verdict.evidence)];
     if scripted {
-        notes.extend(super::named::add(&mut record, &named, &whole, &script_errors, totals.counters.script_errors));
+        notes.extend(super::named::add(&mut record, &named, &tally));
         super::funnel::judge(&stage_slo, &mut record, &mut verdict, &mut notes);
     }
     if !failures.is_empty() {
@@ -351,7 +355,7 @@ fn run<B: Behaviour>(
     if done.interrupted {
         return Err(crate::exit::Interrupted.into());
     }
-    if let Some(first) = script_errors.first().filter(|_| super::named::only_the_script_failed(&totals.counters)) {
+    if let Some(first) = whole.errors.first().filter(|_| super::named::only_the_script_failed(&totals.counters)) {
         return Err(BadInput(format!(
             "no bot joined and the server refused or failed none: the script stopped them ({first}); the result file was written"
         ))
