@@ -158,6 +158,9 @@ pub enum Limit {
     Gone,
     /// The players were not served within the thresholds.
     Service,
+    /// The players were served, but a watched server's memory, open files or threads climbed steadily
+    /// through a long run.
+    Leak,
 }
 
 /// Which limit bound, and why.

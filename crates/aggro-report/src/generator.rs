@@ -135,6 +135,7 @@ mod tests {
             lag_hdr: encode::to_base64(&lag),
             cpu: CpuUse { generator_cores: 0.1, ..CpuUse::default() },
             behind: 0,
+            server: None,
         }
     }
 

@@ -1,4 +1,4 @@
-//! Facts about the machine, and the generator watching itself through /proc.
+//! Facts about the machine, and the generator watching itself — and a server it loads — through /proc.
 
 use serde::{Deserialize, Serialize};
 
@@ -115,6 +115,47 @@ impl CpuSampler {
             machine_steal: fraction(steal),
             generator_rss_bytes: aggro_core::clock::rss_bytes(),
         }
+    }
+}
+
+/// A watched server's resources at an interval's close.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ServerUse {
+    /// Resident memory, bytes.
+    pub rss_bytes: u64,
+    /// Open file descriptors (sockets among them); None when /proc does not let aggro list them.
+    pub fds: Option<u64>,
+    /// Threads.
+    pub threads: u64,
+    /// CPU over the interval, in cores (1.0 = one core busy).
+    pub cpu_cores: f64,
+}
+
+/// Reads a server's resources at each interval's close.
+#[derive(Debug)]
+pub struct ServerSampler {
+    pid: u32,
+    last: Option<(std::time::Instant, f64)>,
+}
+
+impl ServerSampler {
+    /// A sampler of process `pid`, its first interval's CPU counted from now.
+    pub fn new(pid: u32) -> Self {
+        Self { pid, last: aggro_core::clock::process_cpu_s(Some(pid)).map(|cpu| (std::time::Instant::now(), cpu)) }
+    }
+
+    /// Its resources now, CPU since the last call; None when the process is gone.
+    pub fn sample(&mut self) -> Option<ServerUse> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).ok()?;
+        let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)?.split_whitespace().next()?.parse::<u64>().ok());
+        let cpu = aggro_core::clock::process_cpu_s(Some(self.pid))?;
+        let now = std::time::Instant::now();
+        let cpu_cores = match self.last.replace((now, cpu)) {
+            Some((then, before)) => (cpu - before).max(0.0) / now.duration_since(then).as_secs_f64().max(1e-9),
+            None => 0.0,
+        };
+        let fds = std::fs::read_dir(format!("/proc/{}/fd", self.pid)).ok().map(|d| d.count() as u64);
+        Some(ServerUse { rss_bytes: field("VmRSS:")? * 1024, fds, threads: field("Threads:")?, cpu_cores })
     }
 }
 

@@ -11,7 +11,7 @@
 //! - [`text`]: the one-line-per-interval console view (and the per-loader view).
 //! - [`csv`]: the interval table as CSV.
 //! - [`hdrlog`]: the run as a standard HdrHistogram interval log.
-//! - [`host`]: host facts and /proc sampling of the generator's own CPU.
+//! - [`host`]: host facts and /proc sampling of the generator's own CPU, and of a watched server's resources.
 //! - [`generator`]: the evidence that a run's figures describe the generator, signal by signal;
 //!   [`signal`]: one such finding, with its figure and limit.
 //! - [`identity`]: which run a result file is, and which shard: verify and merge refuse a file given
@@ -20,6 +20,7 @@
 //! - [`html`]: the self-contained HTML report and the comparison of runs.
 //! - [`merge`]: the shards of a run (`--worker I/N`) combined exactly.
 //! - [`slo`]: pass/fail thresholds (`p99<50ms,errors<0.1%`).
+//! - [`soak`]: a watched server's resources per interval, and the trends that find leaks.
 #![deny(missing_docs)]
 
 pub mod csv;
@@ -32,6 +33,7 @@ pub mod merge;
 pub mod record;
 pub mod signal;
 pub mod slo;
+pub mod soak;
 pub mod text;
 pub mod timeline;
 

@@ -69,6 +69,8 @@ fn merge_intervals(parts: &[&IntervalRecord]) -> Result<IntervalRecord, MergeErr
             generator_rss_bytes: parts.iter().map(|p| p.cpu.generator_rss_bytes).sum(),
         },
         behind: parts.iter().map(|p| p.behind).sum(),
+        // One server watched by each shard's process: the first shard's reading.
+        server: parts.iter().find_map(|p| p.server),
     })
 }
 
@@ -175,6 +177,7 @@ mod tests {
                 lag_hdr: String::new(),
                 cpu: CpuUse { generator_cores: 0.5, ..CpuUse::default() },
                 behind: 0,
+                server: None,
             })
             .collect();
         let all: Vec<u64> = values.concat();

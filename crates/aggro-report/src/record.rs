@@ -100,6 +100,9 @@ pub struct IntervalRecord {
     /// behind its schedule); 0, and absent from the file, when never.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub behind: u64,
+    /// The watched server's resources at the close (`--server-pid`); absent when none was watched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::host::ServerUse>,
 }
 
 fn is_zero(n: &u64) -> bool {

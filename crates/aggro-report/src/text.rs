@@ -101,6 +101,7 @@ mod tests {
             lag_hdr: String::new(),
             cpu: Default::default(),
             behind: 0,
+            server: None,
         };
         let lines = interval_lines(&i);
         assert_eq!(lines.len(), 1);

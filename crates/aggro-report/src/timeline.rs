@@ -161,6 +161,7 @@ mod tests {
             lag_hdr: String::new(),
             cpu: CpuUse::default(),
             behind: 0,
+            server: None,
         }
     }
 

@@ -81,6 +81,7 @@ impl Observer for Console {
             lag_hdr: aggro_stats::encode::to_base64(&r.merged.lag),
             cpu,
             behind: r.behind,
+            server: None,
         };
         if let Some(live) = &self.live {
             live.interval(&record, r.merged);

@@ -198,6 +198,42 @@ fn a_stage_no_bot_reached_breaks_its_threshold_and_its_bots_are_short_of_it() {
     assert!(text.contains("matched: 0 (0.0 %)") && text.contains("10 short of it at the end"), "{text}");
 }
 
+/// `--server-pid` watches the server's memory, open files and threads each interval; a server that
+/// leaks (the reference server with 10 MB a second held on purpose) is a `Leak` verdict, exit 3, its
+/// growth per hour given with its fit; the same server without the leak is not.
+#[test]
+#[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
+fn a_server_whose_memory_climbs_through_the_soak_is_a_leak() {
+    let Some(dir) = examples() else { return };
+    let leak = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/leak.cjs");
+    let soak = |env: &[(&str, &str)]| {
+        let (mut server, port) = listening_with(&dir, "websocket-server.mjs", env);
+        let tmp = tempdir();
+        let (script, url, out) =
+            (dir.join("websocket-bot.lua").display().to_string(), format!("ws://127.0.0.1:{port}"), path(tmp.path(), "soak.json"));
+        let pid = server.id().to_string();
+        let args = ["--ccu", "10", "--connect-rate", "1000", "--duration", "6s", "--interval", "250ms", "--leak-window", "3s"];
+        let base = ["arena", "swarm", "--script", &script, "--server", &url, "--server-pid", &pid, "--out", &out];
+        let done = run(&[&base[..], &args].concat(), Duration::from_secs(60));
+        server.kill().unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&done.stdout), String::from_utf8_lossy(&done.stderr));
+        (done.status.code(), text, result(std::path::Path::new(&out)))
+    };
+    let (code, text, r) = soak(&[("NODE_OPTIONS", &format!("--require {}", leak.display()))]);
+    assert_eq!(code, Some(3), "{text}");
+    assert_eq!(r["extra"]["arena_swarm"]["verdict"]["limit"], "leak", "{text}");
+    assert!(text.contains("the server leaks: server RSS:") && text.contains("climbing steadily: a leak"), "{text}");
+    let rss = r["extra"]["soak"]["watched"].as_array().unwrap().iter().find(|w| w["resource"] == "server RSS").unwrap().clone();
+    assert!(rss["trend"]["per_hour"].as_f64().unwrap() > 10e9, "≈ 36 GB an hour: {rss}");
+    let sampled = r["intervals"].as_array().unwrap().iter().filter(|i| i["server"]["threads"].as_u64().is_some_and(|t| t > 0)).count();
+    assert!(sampled >= 20, "the server read at each interval's close: {sampled}");
+    let (code, text, r) = soak(&[]);
+    assert_eq!(code, Some(0), "{text}");
+    // aggro's own memory still settles in a run this short: only the server's trends are judged here.
+    assert!(r["extra"]["soak"]["watched"].as_array().unwrap().iter().all(|w| w["leak"] == false || w["server"] == false), "{text}");
+    assert!(text.contains("server RSS:") && text.contains("aggro's own RSS:"), "the trends are printed: {text}");
+}
+
 /// `--live` on a scripted swarm: while it plays, the page's record has the funnel so far.
 #[test]
 #[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]

@@ -359,7 +359,7 @@ impl<B: Behaviour> Swarm<B> {
             if now >= next_interval {
                 let iv = self.close_interval(now);
                 on_interval(&iv);
-                intervals.push(iv);
+                intervals.push(iv.compacted());
                 next_interval += interval;
             }
             if !more {
@@ -383,7 +383,7 @@ impl<B: Behaviour> Swarm<B> {
         self.leave_all();
         let iv = self.close_interval(now_us());
         on_interval(&iv);
-        intervals.push(iv);
+        intervals.push(iv.compacted());
         Ok((intervals, self.profile.totals(&self.peak).expect("an interval was closed")))
     }
 

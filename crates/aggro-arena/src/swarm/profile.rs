@@ -157,6 +157,15 @@ fn add_counts(mine: &mut Vec<(String, u64)>, theirs: &[(String, u64)]) {
 }
 
 impl SwarmInterval {
+    /// The interval without its histograms and named measures, once reported (its `_hdr` fields keep the
+    /// three histograms, encoded): what a run keeps of each, so hours of intervals hold their memory flat
+    /// (a histogram's counters outweigh its compressed encoding by orders of magnitude).
+    pub fn compacted(mut self) -> SwarmInterval {
+        self.histograms = std::array::from_fn(|_| Histogram::new(0).expect("0 significant digits is a valid precision"));
+        self.named = NamedMeasures::default();
+        self
+    }
+
     /// One stretch of several swarm threads as one: histograms added, counters and bots summed, CPU
     /// summed (the busiest thread kept apart), sockets' queues summed, memory the process's.
     pub fn merge(parts: &[SwarmInterval]) -> SwarmInterval {

@@ -18,7 +18,8 @@ const STOP_CHECK: Duration = Duration::from_millis(50);
 
 /// Runs the swarms `make(t)` builds for `t` in `0..threads`, each made and run on a thread of its own,
 /// until the duration passes or `stop` is set; `on_interval` sees each interval merged. One thread
-/// runs on the caller's. If a thread fails, the others are stopped and its error is returned.
+/// runs on the caller's. If a thread fails, the others are stopped and its error is returned. The
+/// intervals returned are [`SwarmInterval::compacted`]: `on_interval` is the one to see their histograms.
 pub fn run_threads<B, F>(
     threads: usize,
     make: F,
@@ -111,7 +112,7 @@ impl Merger {
         let parts = self.waiting.remove(0);
         let iv = SwarmInterval::merge(&parts);
         on_interval(&iv);
-        self.merged.push(iv);
+        self.merged.push(iv.compacted());
     }
 
     /// Every thread has ended: intervals some thread did not close (one ended a little early) are

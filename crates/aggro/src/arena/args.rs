@@ -148,6 +148,10 @@ pub struct SwarmArgs {
     /// over the run: stage:matched p99<5s, stage:matched rate>=30/s.
     #[arg(long, value_name = "THRESHOLDS", value_parser = SwarmSlo::parse)]
     pub slo: Option<SwarmSlo>,
+    /// With --server-pid: the shortest stretch, after every bot joined, over which a steady climb of the
+    /// server's memory, open files or threads is judged a leak (exit 3); shorter runs print the trends only.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = values::span)]
+    pub leak_window: Duration,
     /// Serve the report on this loopback address while the swarm plays (open http://ADDR/).
     #[arg(long, value_name = "ADDR", value_parser = values::loopback)]
     pub live: Option<SocketAddr>,

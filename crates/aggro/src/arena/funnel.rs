@@ -111,10 +111,10 @@ impl Funnel {
     }
 }
 
-/// Checks `thresholds` on the stages (`--slo stage:matched p99<5s`) against `record`: each is noted, and
-/// one broken makes the verdict a service failure (unless the server was gone), in `record` too. A stage
-/// no bot reached breaks its thresholds.
-pub fn judge(thresholds: &[aggro_report::slo::Threshold], record: &mut RunRecord, verdict: &mut Verdict, notes: &mut Vec<String>) {
+/// Checks `thresholds` on the stages (`--slo stage:matched p99<5s`) against `record`, each noted; a new
+/// verdict when one broke (a service failure, joined to `verdict` when that was one already) and the server
+/// was not gone. A stage no bot reached breaks its thresholds.
+pub fn judge(thresholds: &[aggro_report::slo::Threshold], record: &RunRecord, notes: &mut Vec<String>, verdict: &Verdict) -> Option<Verdict> {
     let mut broken = Vec::new();
     for t in thresholds {
         let (measured, passed) = match t.check(record) {
@@ -127,14 +127,12 @@ pub fn judge(thresholds: &[aggro_report::slo::Threshold], record: &mut RunRecord
         }
     }
     if broken.is_empty() || verdict.limit == Limit::Gone {
-        return;
+        return None;
     }
     let why = format!("the players' way in broke its thresholds: {}", broken.join("; "));
-    verdict.evidence = match verdict.limit {
+    let evidence = match verdict.limit {
         Limit::Service => format!("{}; {why}", verdict.evidence),
         _ => why,
     };
-    verdict.limit = Limit::Service;
-    notes[0] = format!("verdict: {:?} — {}", verdict.limit, verdict.evidence);
-    record.extra[super::record::SWARM]["verdict"] = serde_json::json!(verdict);
+    Some(Verdict { limit: Limit::Service, evidence })
 }

@@ -4,6 +4,7 @@ pub mod args;
 pub mod bench;
 pub mod colyseus_bench;
 pub mod funnel;
+pub mod kept;
 pub mod listener;
 pub mod named;
 pub mod pair;
@@ -13,6 +14,7 @@ pub mod relay;
 pub mod relay_bench;
 pub mod serve;
 pub mod server_watch;
+pub mod soak;
 pub mod swarm;
 
 use crate::arena::args::{ArenaCommand, Mode, ServerGameArgs};

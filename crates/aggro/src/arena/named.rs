@@ -12,15 +12,15 @@ use aggro_arena::swarm::STAGE;
 use aggro_report::record::{OpRecord, RunRecord};
 use aggro_stats::{Histogram, Summary};
 
-/// Adds `named` (one entry per interval, in order) and `tally` (their total) to `record`; returns the lines
-/// to print about them.
-pub fn add(record: &mut RunRecord, named: &[NamedMeasures], tally: &Tally) -> Vec<String> {
+/// An interval's operations of a script's own: each name it timed, failures by class beside.
+pub fn interval_ops(interval: &NamedMeasures) -> Vec<OpRecord> {
+    with_failed_names(interval).iter().map(|(name, h)| with_failures(op(name, h), &interval.failed)).collect()
+}
+
+/// Adds `tally`'s whole-run measures to `record` (its intervals have theirs, [`interval_ops`]); returns the
+/// lines to print about them.
+pub fn add(record: &mut RunRecord, tally: &Tally) -> Vec<String> {
     let (whole, errors, error_count) = (&tally.whole, &tally.whole.errors, tally.script_errors);
-    for (k, interval) in named.iter().enumerate() {
-        if let Some(iv) = record.intervals.get_mut(k) {
-            iv.ops.extend(with_failed_names(interval).iter().map(|(name, h)| with_failures(op(name, h), &interval.failed)));
-        }
-    }
     let (totals, failed, counts) = (with_failed_names(whole), &whole.failed, &whole.counted);
     let mut lines = Vec::new();
     for (name, h) in &totals {

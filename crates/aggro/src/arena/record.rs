@@ -44,6 +44,7 @@ pub fn interval(start_s: f64, end_s: f64, count: u64, rate: Option<f64>, ops: Ve
         lag_hdr: String::new(),
         cpu: CpuUse { generator_cores: cpu_pct / 100.0, ..CpuUse::default() },
         behind: 0,
+        server: None,
     }
 }
 

@@ -1,8 +1,9 @@
 //! `aggro arena swarm`: bots against an arena server (`br`), a relay server (`relay`), a Colyseus server
 //! over WebSocket (`colyseus`), or any server a Lua script plays (`script`).
 
+use super::kept::{Kept, ROUND_TRIP, SESSIONS, sessions};
 use super::process::{self, Reported};
-use super::record::{Whole, counts, interval, op, run_record, timed};
+use super::record::{Whole, op, run_record, timed};
 use super::server_watch::ServerWatch;
 use super::{address, metrics_server, ms};
 use crate::arena::args::{Behaviour as Kind, Receivers, SwarmArgs, SwarmSlo};
@@ -16,7 +17,7 @@ use aggro_arena::swarm::colyseus::play::Play;
 use aggro_arena::swarm::colyseus::received::Received;
 use aggro_arena::swarm::profile::exposition;
 use aggro_arena::swarm::relay::RelayBots;
-use aggro_arena::swarm::{Behaviour, NamedMeasures, Swarm, SwarmConfig, SwarmInterval, run_threads};
+use aggro_arena::swarm::{Behaviour, Swarm, SwarmConfig, SwarmInterval, run_threads};
 use aggro_arena::verdict::{Evidence, Limit, Service, Verdict, judge};
 use aggro_core::Share;
 use aggro_report::record::now_rfc3339;
@@ -242,8 +243,7 @@ fn run<B: Behaviour>(
     let live = a.live.map(|addr| Live::start(addr, "arena swarm", &spec, &started_at, &[B::DELAY, SESSIONS])).transpose()?;
     let rate = planned_rate(&spec);
     let scripted = spec["behaviour"] == "script";
-    let mut named: Vec<NamedMeasures> = Vec::new();
-    let mut tally = super::funnel::Tally::default();
+    let mut kept = Kept::new(rate, a.server_pid);
     let make_swarm = |t: usize| {
         let (mine, block) = thread_block(&cfg, unit, t, threads);
         let bots = make(&mine, block)?;
@@ -251,18 +251,18 @@ fn run<B: Behaviour>(
     };
     let done = process::run(&a.common, metrics.as_ref(), |stop, on_interval| {
         run_threads(threads, make_swarm, stop, |iv: &SwarmInterval| {
-            named.push(iv.named.clone());
-            tally.add(iv);
+            let record = kept.interval::<B>(iv);
             on_interval(iv);
             if let Some(live) = &live {
-                feed_live::<B>(live, iv, rate);
+                feed_live::<B>(live, iv, record);
                 if scripted {
-                    live.extra("script", tally.extra());
+                    live.extra("script", kept.tally.extra());
                 }
             }
         })
     })?;
     let (intervals, totals) = (&done.intervals, &done.totals);
+    let ivs = kept.records(totals.round_trip.count > 0);
     // The server may have died during the run: its figures are then unknown, and the result is written anyway.
     let server_after = watch.and_then(|w| match w.read() {
         Ok(t) => Some(t),
@@ -298,7 +298,7 @@ fn run<B: Behaviour>(
         evidence.server_loop_max_ms = after.loop_max_s.map(|s| s * 1e3);
     }
     // The scripts' own measures over the whole run (none but a scripted swarm's).
-    let whole = &tally.whole;
+    let whole = &kept.tally.whole;
     if let Some(service) = evidence.service.as_mut() {
         // Scripted bots' HTTP requests: answered ones are timed as `http`, failed ones counted by class.
         service.http_ok = whole.timed.iter().filter(|(n, _)| n == "http").map(|(_, h)| h.len()).sum();
@@ -320,11 +320,18 @@ fn run<B: Behaviour>(
     if let (Limit::Gone | Limit::Service, Some(text)) = (verdict.limit, told.as_ref().and_then(|t| t.failures().commonest().map(str::to_string))) {
         verdict.evidence += &format!(" — the server said: {text}");
     }
-    let mut record = swarm_record::<B>(&spec, started_at, intervals, totals, &verdict, (&failures, &received), done.interrupted);
+    let mut record = swarm_record::<B>(&spec, started_at, ivs, (intervals, totals), &verdict, (&failures, &received), done.interrupted);
     let mut notes = vec![format!("verdict: {:?} — {}", verdict.limit, verdict.evidence)];
     if scripted {
-        notes.extend(super::named::add(&mut record, &named, &tally));
-        super::funnel::judge(&stage_slo, &mut record, &mut verdict, &mut notes);
+        notes.extend(super::named::add(&mut record, &kept.tally));
+        if let Some(v) = super::funnel::judge(&stage_slo, &record, &mut notes, &verdict) {
+            restate(&mut record, &mut notes, &mut verdict, v);
+        }
+    }
+    if let Some(v) =
+        kept.soak.judge(intervals, (cfg.duration - cfg.drain).as_secs_f64(), a.leak_window.as_secs_f64(), &mut record, &mut notes, &verdict)
+    {
+        restate(&mut record, &mut notes, &mut verdict, v);
     }
     if !failures.is_empty() {
         notes.push(format!("failures, by what the server said: {}", failures.join("; ")));
@@ -363,31 +370,16 @@ fn run<B: Behaviour>(
     }
     match verdict.limit {
         Limit::Gone => anyhow::bail!("the server is gone: {} (the result file was written)", verdict.evidence),
-        Limit::Service => Err(crate::exit::ThresholdsFailed(format!("{} (the result file was written)", verdict.evidence)).into()),
+        Limit::Service | Limit::Leak => Err(crate::exit::ThresholdsFailed(format!("{} (the result file was written)", verdict.evidence)).into()),
         _ => Ok(()),
     }
 }
 
-/// The operation that counts the bots' sessions, so a report, its `errors` threshold and a merge see
-/// what the players met: a join is a success; a failed join (`connect`), a refusal (`server`) and a
-/// disconnect of a seated bot (`disconnected`) are its failures.
-const SESSIONS: &str = "session";
-
-/// The operation of request→reply round trips (a play's `reply`), from a message's send to its reply.
-const ROUND_TRIP: &str = "round_trip";
-
-fn sessions<B: Behaviour>(c: &SwarmCounters) -> aggro_stats::OpStats {
-    use aggro_core::ErrorClass;
-    let refused = if B::REFUSALS_FAIL { c.refused } else { 0 };
-    counts(c.connects, &[(ErrorClass::Connect, c.failed_joins), (ErrorClass::Server, refused), (ErrorClass::Disconnected, c.disconnects)])
-}
-
-/// An interval in aggro's result format: the delay and the sessions (and round trips, when timed);
-/// `rate`: the bots' planned ticks per second.
-fn interval_record<B: Behaviour>(iv: &SwarmInterval, rate: Option<f64>, round_trips: bool) -> IntervalRecord {
-    let mut ops = vec![op(B::DELAY, &iv.histograms[0]), OpRecord::from_stats(SESSIONS, &sessions::<B>(&iv.counters))];
-    ops.extend(round_trips.then(|| op(ROUND_TRIP, &iv.histograms[2])));
-    interval(iv.start_s, iv.end_s, iv.counters.packets_out, rate, ops, iv.timer_lateness, iv.cpu_pct)
+/// Replaces the run's verdict with `new`: in the first note, which states it, and in the result.
+fn restate(record: &mut aggro_report::record::RunRecord, notes: &mut [String], verdict: &mut Verdict, new: Verdict) {
+    *verdict = new;
+    notes[0] = format!("verdict: {:?} — {}", verdict.limit, verdict.evidence);
+    record.extra[super::record::SWARM]["verdict"] = serde_json::json!(verdict);
 }
 
 /// The bots' planned ticks per second, from the run's spec.
@@ -396,13 +388,13 @@ fn planned_rate(spec: &serde_json::Value) -> Option<f64> {
     tick_s.zip(spec["swarm"]["bots"].as_f64()).map(|(t, b)| b / t)
 }
 
-/// `--live`: the swarm's report served while it plays — each interval, and its figures merged into the
-/// running totals (delay and sessions).
-fn feed_live<B: Behaviour>(live: &Live, iv: &SwarmInterval, rate: Option<f64>) {
+/// `--live`: the swarm's report served while it plays — each interval (its `record`), and its figures
+/// merged into the running totals (delay and sessions).
+fn feed_live<B: Behaviour>(live: &Live, iv: &SwarmInterval, record: &IntervalRecord) {
     let mut merged = aggro_stats::Recorder::new(2);
     merged.ops[0] = timed(&iv.histograms[0]);
     merged.ops[1] = sessions::<B>(&iv.counters);
-    live.interval(&interval_record::<B>(iv, rate, false), &merged);
+    live.interval(record, &merged);
 }
 
 /// What the players got, from the swarm's totals: a Colyseus join the matchmaker refused failed too (a
@@ -504,20 +496,19 @@ impl Reported for SwarmInterval {
     }
 }
 
-/// The swarm's run in aggro's result format: the operation is the behaviour's delay; lag is timer lateness.
+/// The swarm's run in aggro's result format, its intervals' records `ivs` ([`Kept`]): the operation is the
+/// behaviour's delay; lag is timer lateness.
 pub fn swarm_record<B: Behaviour>(
     spec: &serde_json::Value,
     started_at: String,
-    intervals: &[SwarmInterval],
-    totals: &SwarmInterval,
+    ivs: Vec<IntervalRecord>,
+    (intervals, totals): (&[SwarmInterval], &SwarmInterval),
     verdict: &Verdict,
     (failures, received): (&[String], &[(String, u64)]),
     interrupted: bool,
 ) -> aggro_report::record::RunRecord {
     // A play that names replies times its round trips: an operation of their own.
     let round_trips = totals.round_trip.count > 0;
-    let rate = planned_rate(spec);
-    let ivs = intervals.iter().map(|iv| interval_record::<B>(iv, rate, round_trips)).collect();
     let w = Whole {
         command: "arena swarm",
         spec: spec.clone(),
