@@ -5,8 +5,8 @@
 //! # Layout
 //! - [`chart`]: SVG line, stacked and percentile charts.
 //! - `page`: the HTML builder, style sheet and the page's script.
-//! - `run`: the sections every run has; `extra`: those of one command; `script`: a scripted swarm's counts
-//!   and errors.
+//! - `run`: the sections every run has; `extra`: those of one command; `script`: a scripted swarm's counts,
+//!   funnel and errors; `soak`: a watched server's resources and their trends.
 //! - [`compare`]: several runs on shared axes with the ratios of their figures.
 
 pub mod chart;
@@ -15,6 +15,7 @@ mod extra;
 mod page;
 mod run;
 mod script;
+mod soak;
 
 use crate::record::RunRecord;
 use crate::slo::Check;
@@ -42,6 +43,7 @@ pub fn body(record: &RunRecord, checks: &[Check]) -> Result<String, ReportError>
         run::over_time(&mut h, record).map_err(ReportError)?;
     }
     extra::sections(&mut h, record);
+    soak::section(&mut h, record);
     run::distribution(&mut h, record).map_err(ReportError)?;
     if timed {
         run::generator(&mut h, record);
