@@ -23,6 +23,15 @@ fn listening(dir: &std::path::Path, server: &str) -> (Child, u16) {
 /// The same, with more of its environment (`TLS_CERT`, `TLS_KEY`).
 fn listening_with(dir: &std::path::Path, server: &str, env: &[(&str, &str)]) -> (Child, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    serving(dir, server, env, port)
+}
+
+/// `server` on `port` (started again where it was), once it listens.
+fn listening_on(dir: &std::path::Path, server: &str, port: u16) -> (Child, u16) {
+    serving(dir, server, &[], port)
+}
+
+fn serving(dir: &std::path::Path, server: &str, env: &[(&str, &str)], port: u16) -> (Child, u16) {
     let child = Command::new("node")
         .arg(server)
         .current_dir(dir)
@@ -232,6 +241,60 @@ fn a_server_whose_memory_climbs_through_the_soak_is_a_leak() {
     // aggro's own memory still settles in a run this short: only the server's trends are judged here.
     assert!(r["extra"]["soak"]["watched"].as_array().unwrap().iter().all(|w| w["leak"] == false || w["server"] == false), "{text}");
     assert!(text.contains("server RSS:") && text.contains("aggro's own RSS:"), "the trends are printed: {text}");
+}
+
+/// A reconnect storm: the server killed mid-run and started again on its port; with `--reconnect` each
+/// player comes back (its script again, the same bot: its stages reached once) after a jittered backoff,
+/// timed from losing its server, and none is left out of play. Without it, the players the server lost
+/// stay lost — and the run says so.
+#[test]
+#[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
+fn players_who_lose_their_server_come_back_and_the_storm_is_measured() {
+    let Some(dir) = examples() else { return };
+    let storm = |reconnect: &[&str]| {
+        let (mut server, port) = listening(&dir, "websocket-server.mjs");
+        let tmp = tempdir();
+        let (script, url, out) =
+            (dir.join("websocket-bot.lua").display().to_string(), format!("ws://127.0.0.1:{port}"), path(tmp.path(), "storm.json"));
+        let args = [
+            "arena",
+            "swarm",
+            "--script",
+            &script,
+            "--server",
+            &url,
+            "--ccu",
+            "10",
+            "--connect-rate",
+            "1000",
+            "--duration",
+            "6s",
+            "--slo",
+            "disconnects<=100%",
+        ];
+        let swarm =
+            crate::util::aggro().args(args).args(reconnect).args(["--out", &out]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        // The server dies 2 s in, and is back on its port half a second later.
+        std::thread::sleep(Duration::from_secs(2));
+        server.kill().unwrap();
+        server.wait().unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        let (mut again, _) = listening_on(&dir, "websocket-server.mjs", port);
+        let done = swarm.wait_with_output().unwrap();
+        again.kill().unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&done.stdout), String::from_utf8_lossy(&done.stderr));
+        (done.status.code(), text, result(std::path::Path::new(&out)))
+    };
+    let (code, text, r) = storm(&["--reconnect", "100ms..1s"]);
+    assert_eq!(code, Some(0), "{text}");
+    let s = &r["extra"]["script"]["storm"];
+    assert_eq!((s["back"].as_u64(), s["out_at_end"].as_u64()), (Some(10), Some(0)), "every player came back: {text}");
+    assert!(s["attempts"].as_u64().unwrap() >= 10 && s["p99_ms"].as_f64().unwrap() >= 400.0, "the server was away half a second: {s}");
+    assert_eq!(r["extra"]["script"]["funnel"]["stages"][0]["reached"], 10, "the same players, not newcomers: {text}");
+    assert!(text.contains("reconnects: 10 players came back after losing their server"), "{text}");
+    let (code, text, r) = storm(&[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(r["extra"]["script"]["storm"].is_null(), "without --reconnect no one comes back: {text}");
 }
 
 /// `--live` on a scripted swarm: while it plays, the page's record has the funnel so far.

@@ -13,6 +13,7 @@
 //! each tick went out), traffic, and its own CPU, and it warns when it, not the
 //! server, is the bottleneck.
 
+pub mod backoff;
 pub mod br;
 pub mod colyseus;
 pub mod datagrams;
@@ -28,7 +29,7 @@ pub mod timers;
 pub mod transport;
 pub mod websocket;
 
-pub use profile::{NamedMeasures, STAGE, SwarmCounters, SwarmInterval};
+pub use profile::{NamedMeasures, RECONNECT, STAGE, SwarmCounters, SwarmInterval};
 pub use threads::run_threads;
 pub use transport::Transport;
 

@@ -101,6 +101,9 @@ pub struct SwarmInterval {
 /// A script's stage `NAME` is timed into operation `stage:NAME`.
 pub const STAGE: &str = "stage:";
 
+/// A scripted player's way back after losing its server is timed into this operation.
+pub const RECONNECT: &str = "reconnect";
+
 /// Measurements and counters by name, in the order names were first used, and script errors' texts.
 #[derive(Clone, Debug, Default)]
 pub struct NamedMeasures {
@@ -117,6 +120,10 @@ pub struct NamedMeasures {
     /// For each stage a script named, the bots playing at the close that had not reached it (threads
     /// summed).
     pub short_of: Vec<(String, u64)>,
+    /// Attempts of players who lost their server to come back.
+    pub reconnect_attempts: u64,
+    /// Players who lost their server and were not back in play at the close (threads summed).
+    pub out_of_play: u64,
 }
 
 /// Script errors kept word for word across a swarm's threads (the rest are only counted).
@@ -135,6 +142,8 @@ impl NamedMeasures {
         add_counts(&mut self.received, &other.received);
         add_counts(&mut self.short_of, &other.short_of);
         self.started += other.started;
+        self.reconnect_attempts += other.reconnect_attempts;
+        self.out_of_play += other.out_of_play;
         for (name, class, n) in &other.failed {
             match self.failed.iter_mut().find(|(f, c, _)| f == name && c == class) {
                 Some((_, _, mine)) => *mine += n,

@@ -2,6 +2,7 @@
 
 use crate::cli::values::{self, checked};
 use aggro_arena::server::{Tier, parse_metres, parse_tiers};
+use aggro_arena::swarm::backoff::Backoff;
 use aggro_arena::verdict::Slo;
 use aggro_core::Share;
 use clap::{Args, Subcommand};
@@ -148,6 +149,11 @@ pub struct SwarmArgs {
     /// over the run: stage:matched p99<5s, stage:matched rate>=30/s.
     #[arg(long, value_name = "THRESHOLDS", value_parser = SwarmSlo::parse)]
     pub slo: Option<SwarmSlo>,
+    /// Scripted bots that lose their server come back as real clients do: the script again from the top,
+    /// the same player, after a jittered exponential backoff from BASE doubling up to CAP (250ms..30s). Without
+    /// it a bot sent away leaves play unless its script calls reconnect().
+    #[arg(long, value_name = "BASE..CAP", value_parser = Backoff::parse)]
+    pub reconnect: Option<Backoff>,
     /// With --server-pid: the shortest stretch, after every bot joined, over which a steady climb of the
     /// server's memory, open files or threads is judged a leak (exit 3); shorter runs print the trends only.
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = values::span)]

@@ -4,7 +4,8 @@
 //! a stage the script names that no bot reached among them. Stages are ordered by their median time, the
 //! way in.
 
-use aggro_arena::swarm::{NamedMeasures, STAGE, SwarmInterval};
+use super::tally::Tally;
+use aggro_arena::swarm::STAGE;
 use aggro_arena::verdict::{Limit, Verdict};
 use aggro_core::units::format_nanos;
 use aggro_report::record::RunRecord;
@@ -32,42 +33,10 @@ pub struct Funnel {
     pub stages: Vec<Stage>,
 }
 
-/// A scripted swarm's measures over the intervals closed so far: their total, each stage's peak rate, the
-/// bots its errors stopped.
-#[derive(Debug, Default)]
-pub struct Tally {
-    /// The intervals' measures added (the bots short of each stage: the last interval's).
-    pub whole: NamedMeasures,
-    /// Each stage's operation and the most bots that reached it in one interval, per second.
-    peaks: Vec<(String, f64)>,
-    /// Bots stopped by a script error.
-    pub script_errors: u64,
-}
-
-impl Tally {
-    /// Adds an interval (its threads merged).
-    pub fn add(&mut self, iv: &SwarmInterval) {
-        self.whole.add(&iv.named);
-        self.whole.short_of.clone_from(&iv.named.short_of);
-        self.script_errors += iv.counters.script_errors;
-        for (op, h) in iv.named.timed.iter().filter(|(op, _)| op.starts_with(STAGE)) {
-            let rate = h.len() as f64 / (iv.end_s - iv.start_s).max(1e-3);
-            match self.peaks.iter_mut().find(|(o, _)| o == op) {
-                Some((_, peak)) => *peak = peak.max(rate),
-                None => self.peaks.push((op.clone(), rate)),
-            }
-        }
-    }
-
-    /// The result file's `extra.script`: counts, first errors, the bots they stopped, the funnel.
-    pub fn extra(&self) -> serde_json::Value {
-        let w = &self.whole;
-        serde_json::json!({ "counts": w.counted, "errors": w.errors, "error_count": self.script_errors, "funnel": self.funnel() })
-    }
-
-    /// The funnel so far; None when no stage was named.
-    pub fn funnel(&self) -> Option<Funnel> {
-        let whole = &self.whole;
+impl Funnel {
+    /// The funnel of the intervals `tally` added so far; None when no stage was named.
+    pub fn of(tally: &Tally) -> Option<Funnel> {
+        let whole = &tally.whole;
         let none = aggro_stats::new_histogram();
         // The stages timed, and those the script names that no bot reached.
         let reached = whole.timed.iter().filter_map(|(op, h)| Some((op.strip_prefix(STAGE)?.to_string(), h)));
@@ -77,7 +46,7 @@ impl Tally {
             .map(|(name, h)| {
                 let op = format!("{STAGE}{name}");
                 let s = Summary::of(h);
-                let peak_per_s = self.peaks.iter().find(|(o, _)| *o == op).map_or(0.0, |(_, p)| *p);
+                let peak_per_s = tally.peak_per_s(&op);
                 let short_at_end = whole.short_of.iter().find(|(n, _)| *n == name).map_or(0, |(_, k)| *k);
                 Stage { name, reached: s.count, p50_ms: s.p50_ns as f64 / 1e6, p99_ms: s.p99_ns as f64 / 1e6, peak_per_s, short_at_end }
             })
@@ -89,9 +58,7 @@ impl Tally {
         stages.sort_by(|a, b| (a.reached == 0).cmp(&(b.reached == 0)).then(a.p50_ms.total_cmp(&b.p50_ms)));
         Some(Funnel { started: whole.started, stages })
     }
-}
 
-impl Funnel {
     /// The lines the run prints.
     pub fn lines(&self) -> Vec<String> {
         let mut lines = vec![format!("funnel, timed from each bot's intended start ({} bots started):", self.started)];

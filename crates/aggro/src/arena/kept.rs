@@ -3,9 +3,9 @@
 //! the script's running tally and the watched server's readings — never the interval's histograms, which
 //! the swarm threads compact once reported ([`SwarmInterval::compacted`]).
 
-use super::funnel::Tally;
 use super::record::{counts, interval, op};
 use super::soak::Watch;
+use super::tally::Tally;
 use aggro_arena::swarm::{Behaviour, SwarmCounters, SwarmInterval};
 use aggro_report::record::{IntervalRecord, OpRecord};
 

@@ -15,7 +15,9 @@ pub mod relay_bench;
 pub mod serve;
 pub mod server_watch;
 pub mod soak;
+pub mod storm;
 pub mod swarm;
+pub mod tally;
 
 use crate::arena::args::{ArenaCommand, Mode, ServerGameArgs};
 use crate::exit::BadInput;

@@ -4,11 +4,13 @@
 //! averaged), its stages (`stage:NAME`) too, printed as the funnel; its counters
 //! (`count("bought")`), first errors and funnel go beside.
 
-use super::funnel::{Funnel, Tally};
+use super::funnel::Funnel;
 use super::ms;
 use super::record::op;
+use super::storm::Storm;
+use super::tally::Tally;
 use aggro_arena::swarm::NamedMeasures;
-use aggro_arena::swarm::STAGE;
+use aggro_arena::swarm::{RECONNECT, STAGE};
 use aggro_report::record::{OpRecord, RunRecord};
 use aggro_stats::{Histogram, Summary};
 
@@ -26,8 +28,8 @@ pub fn add(record: &mut RunRecord, tally: &Tally) -> Vec<String> {
     for (name, h) in &totals {
         record.operations.push(name.clone());
         let total = with_failures(op(name, h), failed);
-        if name.starts_with(STAGE) {
-            // Stages are printed as the funnel, below.
+        if name.starts_with(STAGE) || name == RECONNECT {
+            // Stages are printed as the funnel, the way back as the storm, below.
             record.totals.push(total);
             continue;
         }
@@ -46,9 +48,17 @@ pub fn add(record: &mut RunRecord, tally: &Tally) -> Vec<String> {
     if error_count > 0 {
         lines.push(format!("script errors: {error_count} bots stopped; the first: {}", errors.first().map_or("", String::as_str)));
     }
-    lines.extend(tally.funnel().iter().flat_map(Funnel::lines));
-    record.extra["script"] = tally.extra();
+    lines.extend(Funnel::of(tally).iter().flat_map(Funnel::lines));
+    lines.extend(Storm::of(tally).iter().flat_map(Storm::lines));
+    record.extra["script"] = script_extra(tally);
     lines
+}
+
+/// The result file's `extra.script` (and the live view's): counts, first errors, the bots they stopped,
+/// the funnel, the storm.
+pub fn script_extra(tally: &Tally) -> serde_json::Value {
+    let w = &tally.whole;
+    serde_json::json!({ "counts": w.counted, "errors": w.errors, "error_count": tally.script_errors, "funnel": Funnel::of(tally), "storm": Storm::of(tally) })
 }
 
 /// An interval's timed names, and an empty histogram for each name that only failed in it.

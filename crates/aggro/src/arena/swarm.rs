@@ -137,13 +137,13 @@ fn script(a: &SwarmArgs, mut cfg: SwarmConfig, share: &Share, worker: [u64; 2]) 
     take_bots(&mut cfg, share, a.bots as u64, 1);
     // Bots keep their own timers; the nominal tick only paces the first.
     cfg.tick_every = std::time::Duration::from_secs(1);
-    let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "script", "script": { "file": file, "source": source }, "worker": worker });
+    let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "script", "script": { "file": file, "source": source, "reconnect": a.reconnect }, "worker": worker });
     // What the server said of failures, gathered from every thread's bots, for the verdict to quote.
     let failures: Arc<Mutex<Failures>> = Arc::default();
     let told = Told { room: None, observe: None, failures: Arc::clone(&failures), received: Arc::default() };
     run(a, cfg, 1, spec, Some(told), |_, block| {
         let bots = ScriptBots::load(&source, &name).map_err(std::io::Error::other)?;
-        Ok(bots.budget(a.script_budget)?.numbered_from(block.start as usize).reporting_to(Arc::clone(&failures)))
+        Ok(bots.budget(a.script_budget)?.numbered_from(block.start as usize).reporting_to(Arc::clone(&failures)).reconnecting(a.reconnect))
     })
 }
 
@@ -256,7 +256,7 @@ fn run<B: Behaviour>(
             if let Some(live) = &live {
                 feed_live::<B>(live, iv, record);
                 if scripted {
-                    live.extra("script", kept.tally.extra());
+                    live.extra("script", super::named::script_extra(&kept.tally));
                 }
             }
         })
@@ -325,6 +325,9 @@ fn run<B: Behaviour>(
     if scripted {
         notes.extend(super::named::add(&mut record, &kept.tally));
         if let Some(v) = super::funnel::judge(&stage_slo, &record, &mut notes, &verdict) {
+            restate(&mut record, &mut notes, &mut verdict, v);
+        }
+        if let Some(v) = super::storm::Storm::of(&kept.tally).and_then(|s| s.judge(&verdict)) {
             restate(&mut record, &mut notes, &mut verdict, v);
         }
     }

@@ -49,6 +49,12 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
         c.borrow_mut().measures.count(&name, n.unwrap_or(1));
         Ok(())
     })?;
+    define(lua, ctx, "__reconnect", |_, c, ()| {
+        let mut c = c.borrow_mut();
+        let bot = c.bot;
+        c.come_back(bot);
+        Ok(())
+    })?;
     define(lua, ctx, "stage", |_, c, name: String| c.borrow_mut().reach(&name).map_err(mlua::Error::runtime))?;
     define(lua, ctx, "observe", |_, c, (from, seq, t): (Value, u32, f64)| {
         let from = match from {

@@ -65,6 +65,7 @@ impl Engine {
                 heard: Heard::default(),
                 measures: Default::default(),
                 stages: Default::default(),
+                backoff: None,
                 binary_used: false,
                 first_index: 0,
                 failures: Default::default(),
@@ -127,15 +128,7 @@ impl Engine {
             (c.bots[bot].started, c.bots[bot].born_us) = (true, due_us);
             c.measures.started += 1;
             drop(c);
-            self.enter(bot, due_us);
-            let main = self.lua.create_thread(self.chunk.clone()).and_then(|main| Ok((Held::new(&self.lua, main.clone())?, main)));
-            match main {
-                Ok((held, main)) => {
-                    self.ctx.borrow_mut().bots[bot].main = Some(held);
-                    self.resume(bot, &main, ());
-                }
-                Err(e) => self.failed(bot, &e),
-            }
+            self.run_script(bot, due_us);
             return self.exit(bot, out, heard);
         }
         loop {
@@ -144,6 +137,10 @@ impl Engine {
             self.enter(bot, at_us);
             match what {
                 Wake::Resume(thread) => self.wake(bot, Waiter { thread, since_us: at_us }, ()),
+                Wake::Restart => {
+                    self.ctx.borrow_mut().measures.reconnect_attempts += 1;
+                    self.run_script(bot, at_us);
+                }
                 Wake::Every { period_us, callback } => {
                     // Keep the phase; a timer more than a period behind skips ahead.
                     let next = if now_us - at_us > period_us { now_us + period_us } else { at_us + period_us };
@@ -160,6 +157,19 @@ impl Engine {
             }
         }
         self.exit(bot, out, heard);
+    }
+
+    /// Runs bot `bot`'s script from the top as its main coroutine, at `at_us`.
+    fn run_script(&self, bot: usize, at_us: u64) {
+        self.enter(bot, at_us);
+        let main = self.lua.create_thread(self.chunk.clone()).and_then(|main| Ok((Held::new(&self.lua, main.clone())?, main)));
+        match main {
+            Ok((held, main)) => {
+                self.ctx.borrow_mut().bots[bot].main = Some(held);
+                self.resume(bot, &main, ());
+            }
+            Err(e) => self.failed(bot, &e),
+        }
     }
 
     /// Sets the running bot and the intended time of what it does.
@@ -182,9 +192,13 @@ impl Engine {
         if b.main.as_ref().is_some_and(|m| m.get(&self.lua).is_ok_and(|m| m.status() != ThreadStatus::Resumable)) {
             b.main = None;
         }
-        if b.idle() {
-            b.gone = true;
+        // A player coming back whose attempt ran to its end without a socket tries again, later.
+        match (b.idle(), b.lost_at_us.is_some()) {
+            (true, true) => c.come_back(bot),
+            (true, false) => b.gone = true,
+            _ => {}
         }
+        let b = &mut c.bots[bot];
         // Told once: events may still come for a stopped bot (its socket closing) before it is replaced.
         if b.gone && !std::mem::replace(&mut b.told_gone, true) {
             heard.gone = true;
@@ -241,6 +255,12 @@ impl Engine {
     /// A script error: counted, the first ones printed with their traceback, the bot stopped.
     pub(super) fn failed(&self, bot: usize, e: &mlua::Error) {
         let mut c = self.ctx.borrow_mut();
+        if c.coming_back(bot) && !c.bots[bot].socket.as_ref().is_some_and(|s| s.open) {
+            // An attempt to come back that failed (the script raised on a refused connect, quoted where it
+            // was refused): the player tries again later.
+            c.come_back(bot);
+            return;
+        }
         let name = api::name_of(c.bots[bot].id);
         c.heard.counters.script_errors += 1;
         let text = e.to_string();

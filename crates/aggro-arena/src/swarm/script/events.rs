@@ -88,6 +88,7 @@ impl Engine {
             c.heard.counters.connects += 1;
             c.heard.counters.joins += 1;
             c.reach(super::stages::CONNECTED).expect("aggro's own stage is a word");
+            c.back(bot);
             opener
         };
         match (opener, self.socket_table(bot)) {
@@ -98,13 +99,16 @@ impl Engine {
     }
 
     /// The socket closed: before it opened its `connect` returns nil and why; after, its "disconnect"
-    /// handler runs — without one the bot leaves play (a player sent away).
+    /// handler runs — without one the bot comes back (`--reconnect`) or leaves play (a player sent away).
     fn closed(&self, bot: usize, why: &str) {
         let Some(socket) = self.ctx.borrow_mut().bots[bot].socket.take() else { return };
         let why_lua = self.lua.create_string(why).map(Value::String).unwrap_or(Value::Nil);
         if !socket.open {
             let mut c = self.ctx.borrow_mut();
-            c.heard.counters.failed_joins += 1;
+            // A player coming back makes attempts (the storm counts them), not joins that failed.
+            if !c.coming_back(bot) {
+                c.heard.counters.failed_joins += 1;
+            }
             c.told(why.to_string());
             drop(c);
             if let Some(w) = socket.opener {
@@ -121,10 +125,19 @@ impl Engine {
         for (_, w) in socket.calls {
             self.wake(bot, w, (Value::Nil, why_lua.clone()));
         }
+        let mut c = self.ctx.borrow_mut();
         match handler {
-            Some(Ok(f)) => drop(self.spawn(bot, f, why_lua)),
-            Some(Err(e)) => self.failed(bot, &e),
-            None => self.ctx.borrow_mut().bots[bot].gone = true,
+            Some(Ok(f)) => {
+                drop(c);
+                drop(self.spawn(bot, f, why_lua));
+            }
+            Some(Err(e)) => {
+                drop(c);
+                self.failed(bot, &e);
+            }
+            // A player sent away: it comes back when the run says players do (`--reconnect`), else it leaves.
+            None if c.backoff.is_some() => c.come_back(bot),
+            None => c.bots[bot].gone = true,
         }
     }
 

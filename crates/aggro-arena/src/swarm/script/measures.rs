@@ -32,6 +32,8 @@ pub struct Measures {
     taken: usize,
     /// Bots that started their script, this interval.
     pub started: u64,
+    /// Attempts to come back of players who lost their server, this interval.
+    pub reconnect_attempts: u64,
 }
 
 impl Measures {
@@ -72,9 +74,9 @@ impl Measures {
         std::mem::take(&mut self.received)
     }
 
-    /// Takes the interval's count of bots started.
-    pub fn take_started(&mut self) -> u64 {
-        std::mem::take(&mut self.started)
+    /// Takes the interval's counts of bots started and of attempts to come back.
+    pub fn take_starts(&mut self) -> (u64, u64) {
+        (std::mem::take(&mut self.started), std::mem::take(&mut self.reconnect_attempts))
     }
 
     /// Takes the interval's failures.

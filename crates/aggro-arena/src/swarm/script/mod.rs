@@ -18,7 +18,7 @@
 //! - [`convert`]: Lua values to JSON and back; [`msgpack`]: to MessagePack and back, and the `msgpack`
 //!   table; [`message`]: a JSON or MessagePack message's fields.
 //! - [`measures`]: `measure` and `count` by name, per interval; [`stages`]: a bot's way in, timed from
-//!   its intended start.
+//!   its intended start; [`reconnect`]: a player who lost its server coming back.
 //! - [`check`]: the names a script uses, checked before it runs.
 
 pub mod api;
@@ -33,6 +33,7 @@ pub mod measures;
 pub mod message;
 pub mod msgpack;
 pub mod packets;
+pub mod reconnect;
 pub mod sockets;
 pub mod stages;
 pub mod state;
@@ -69,6 +70,13 @@ impl ScriptBots {
         self
     }
 
+    /// The same bots, each coming back after `backoff` when it loses its server (else it leaves play,
+    /// unless its script calls `reconnect()`).
+    pub fn reconnecting(self, backoff: Option<crate::swarm::backoff::Backoff>) -> Self {
+        self.engine.ctx.borrow_mut().backoff = backoff;
+        self
+    }
+
     /// The same bots, numbered (`bot.index`) from `first`: a swarm thread's block of the process's bots.
     pub fn numbered_from(self, first: usize) -> Self {
         self.engine.ctx.borrow_mut().first_index = first;
@@ -93,11 +101,15 @@ impl Behaviour for ScriptBots {
     }
 
     fn named(&mut self) -> super::NamedMeasures {
-        let short_of = self.engine.ctx.borrow().short_of();
+        let (short_of, out_of_play) = {
+            let c = self.engine.ctx.borrow();
+            (c.short_of(), c.out_of_play())
+        };
         let mut m = self.measures();
         let (timed, counted) = m.take_interval();
         let (failed, received, errors) = (m.take_failed(), m.take_received(), m.take_new_errors());
-        super::NamedMeasures { timed, failed, counted, received, errors, short_of, started: m.take_started() }
+        let (started, reconnect_attempts) = m.take_starts();
+        super::NamedMeasures { timed, failed, counted, received, errors, short_of, started, reconnect_attempts, out_of_play }
     }
 }
 

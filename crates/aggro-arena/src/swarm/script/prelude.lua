@@ -17,6 +17,13 @@ function http.post(path, body, opts)
   return http.request { method = "POST", path = path, body = body, headers = opts and opts.headers }
 end
 
+-- The player comes back: its script runs again from the top after a backoff (--reconnect, else 500ms..30s);
+-- the coroutine that asked is never resumed.
+function reconnect()
+  __reconnect()
+  return yield()
+end
+
 function sleep(ms)
   __sleep(ms)
   return yield()

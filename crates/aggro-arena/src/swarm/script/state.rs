@@ -28,8 +28,13 @@ pub struct Timer {
 
 #[derive(Debug)]
 pub enum Wake {
-    Every { period_us: u64, callback: Held<Function> },
+    Every {
+        period_us: u64,
+        callback: Held<Function>,
+    },
     Resume(Held<Thread>),
+    /// Its script from the top again: a player who lost its server, coming back.
+    Restart,
 }
 
 /// How messages on a plain WebSocket are written and read.
@@ -102,6 +107,9 @@ pub struct BotState {
     pub born_us: u64,
     /// The stages it reached, as bits of [`super::stages::Stages`]' numbering.
     pub reached: u64,
+    /// When it lost its server, while it is coming back ([`super::reconnect`]); and its attempts since.
+    pub lost_at_us: Option<u64>,
+    pub attempts: u32,
     /// Its script's main chunk, until it has run to its end.
     pub main: Option<Held<Thread>>,
     /// Stopped: its script raised, or its server sent it away with no handler to catch it.
@@ -125,6 +133,8 @@ impl BotState {
             started: false,
             born_us: 0,
             reached: 0,
+            lost_at_us: None,
+            attempts: 0,
             main: None,
             told_gone: false,
             left: false,
@@ -174,6 +184,9 @@ pub struct Context {
     pub measures: super::measures::Measures,
     /// The stages named on this thread.
     pub stages: super::stages::Stages,
+    /// How a bot that lost its server comes back (`--reconnect`); None: it leaves play unless its
+    /// script calls `reconnect()`.
+    pub backoff: Option<crate::swarm::backoff::Backoff>,
     /// A script called `binary(…)`: events are searched for attachments (not before, at no cost).
     pub binary_used: bool,
     /// The process's number of this state's first bot (`bot.index` counts across a swarm's threads).
@@ -209,8 +222,18 @@ impl Context {
     /// For each stage, the bots playing (started, and not gone but for the swarm sending them away at the
     /// end) that have not reached it.
     pub fn short_of(&self) -> Vec<(String, u64)> {
-        let playing: Vec<u64> = self.bots.iter().filter(|b| b.started && (!b.gone || b.left)).map(|b| b.reached).collect();
+        let playing: Vec<u64> = self.playing().map(|b| b.reached).collect();
         self.stages.short_of(&playing)
+    }
+
+    /// Bots that lost their server and were not back in play at the close.
+    pub fn out_of_play(&self) -> u64 {
+        self.playing().filter(|b| b.lost_at_us.is_some()).count() as u64
+    }
+
+    /// Bots started and not gone, but for the swarm sending them away at the end.
+    fn playing(&self) -> impl Iterator<Item = &BotState> {
+        self.bots.iter().filter(|b| b.started && (!b.gone || b.left))
     }
 
     /// The calling coroutine as a waiter, its round trip counted from the running step's intended time.
