@@ -479,6 +479,25 @@ fn a_scripted_sweep_of_your_server_feeds_the_planner() {
     assert!(plan.contains("fitted on 2 runs") && plan.contains("prediction:"), "{plan}");
 }
 
+/// `arena bench --restart-at`: the bench kills the server mid-run and starts it again on its port; the
+/// scripted players come back, and the row says how long they took and that none was left out.
+#[test]
+#[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
+fn a_bench_restarts_the_server_and_the_players_come_back() {
+    let Some(dir) = examples() else { return };
+    let tmp = tempdir();
+    let out = path(tmp.path(), "storm.json");
+    let (script, cmd) = (dir.join("websocket-bot.lua").display().to_string(), format!("node {}/websocket-server.mjs", dir.display()));
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port().to_string();
+    let args = ["--players", "10", "--warmup", "1s", "--duration", "4s", "--restart-at", "2s", "--port", &port, "--out", &out];
+    let text = ok(&[&["arena", "bench", "--script", &script, "--server-cmd", &cmd][..], &args[..]].concat());
+    assert!(text.contains("10 CCU, the server restarted: reconnects: 10 players came back"), "{text}");
+    let storm = &result(std::path::Path::new(&out))["extra"]["colyseus_bench"]["rows"][0]["storm"];
+    assert_eq!((storm["back"].as_u64(), storm["out_at_end"].as_u64()), (Some(10), Some(0)), "{text}");
+    let refused = run(&["arena", "bench", "--server-cmd", &cmd, "--mode", "colyseus", "--restart-at", "2s"], Duration::from_secs(30));
+    assert_eq!(refused.status.code(), Some(2), "only scripted bots come back");
+}
+
 /// An HTTP request that gets no answer is a failure of `http`, by class, printed and in the result file
 /// — not a success; so is a `measure`d call that failed (`nil, why`, `false`, an HTTP answer ≥ 400).
 #[test]

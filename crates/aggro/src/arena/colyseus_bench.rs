@@ -9,6 +9,7 @@
 use super::ms;
 use super::pair::{busiest, child_run, cpu, merged, pin, scratch, secs, sum, window};
 use super::record::{Whole, op, run_record};
+use super::storm::Storm;
 use crate::arena::args::ArenaBenchArgs;
 use crate::cli::values::spell;
 use crate::exit::BadInput;
@@ -44,9 +45,22 @@ pub struct Row {
     pub swarm_lateness: Summary,
     /// Broadcasts never received (gaps in a sender's numbers).
     pub missing: f64,
+    /// With `--restart-at`: the players' way back after the restart (the swarm's `extra.script.storm`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub storm: Option<Storm>,
     pub verdict: Verdict,
     #[serde(skip)]
     delay_hdr: Histogram,
+}
+
+/// What the bench does to the server while the swarm plays, in time order.
+enum Moment {
+    /// The measured window opens: the server's CPU is read.
+    Open,
+    /// The server is killed and started again (`--restart-at`).
+    Restart,
+    /// The window closes.
+    Close,
 }
 
 /// How long a server may take to listen.
@@ -61,6 +75,9 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     })?;
     if let Some(script) = &a.script {
         std::fs::metadata(script).map_err(|e| BadInput(format!("--script {}: {e}", script.display())))?;
+    }
+    if a.restart_at.is_some_and(|at| a.script.is_none() || at >= a.warmup + a.duration) {
+        return Err(BadInput("--restart-at: scripted bots come back (give --script), within the run (before --warmup + --duration)".into()).into());
     }
     let (measure, warmup) = (a.duration, a.warmup);
     if a.players.is_empty() || a.players.contains(&0) {
@@ -77,7 +94,8 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     print_table(&rows);
     let c = &a.colyseus;
     let spec = serde_json::json!({ "mode": if a.script.is_some() { "script" } else { "colyseus" }, "script": a.script, "ccu": a.players, "server_cmd": cmd, "room": c.room, "play": c.play, "send_every": spell(a.relay.send_every),
-        "warmup_s": warmup.as_secs_f64(), "measured_s": measure.as_secs_f64(), "pinned": a.pin, "seed": a.common.seed });
+        "warmup_s": warmup.as_secs_f64(), "measured_s": measure.as_secs_f64(), "pinned": a.pin, "seed": a.common.seed,
+        "restart_at_s": a.restart_at.map(|d| d.as_secs_f64()) });
     let name = |r: &Row| format!("broadcast_delay/{}", r.ccu);
     let w = Whole {
         command: "arena bench",
@@ -137,7 +155,7 @@ fn start_server(a: &ArenaBenchArgs, cmd: &str, port: u16) -> anyhow::Result<Serv
 }
 
 fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration, measure: Duration, dir: &Path) -> anyhow::Result<Row> {
-    let server = start_server(a, cmd, port)?;
+    let mut server = start_server(a, cmd, port)?;
     let pid = server.0.id();
     let out = dir.join(format!("swarm-{port}.json"));
     let exe = std::env::current_exe().context("cannot find the aggro executable")?;
@@ -151,8 +169,12 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
     }
     swarm.args(["--interval", "1s", "--quiet", "--seed", &a.common.seed.to_string()]);
     swarm.args(["--duration", &millis(warmup + measure)]).args(a.swarm_polling()).arg("--out").arg(&out).stdout(Stdio::null());
-    // The server the bench started: its CPU and its wait for a core explain the swarm's verdict, and pace its joins.
-    swarm.args(["--server-pid", &pid.to_string()]);
+    match a.restart_at {
+        // The server the bench started: its CPU and its wait for a core explain the swarm's verdict, and pace its joins.
+        None => drop(swarm.args(["--server-pid", &pid.to_string()])),
+        // Its pid changes with the restart, and the restart disconnects every player on purpose.
+        Some(_) => drop(swarm.args(["--reconnect", "250ms..30s", "--slo", "disconnects<=100%"])),
+    }
     if let (Some(play), None) = (&c.play, &a.script) {
         swarm.arg("--play").arg(play);
     }
@@ -160,11 +182,28 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
         pin(&mut swarm, &pins.swarm);
     }
     let mut swarm = swarm.spawn().context("cannot start the swarm")?;
-    // The server's CPU over the measured window, read from its pid.
-    std::thread::sleep(warmup);
-    let (cpu0, wait0, t0) = (process_cpu_s(Some(pid)), process_wait_s(pid), Instant::now());
-    std::thread::sleep(measure);
-    let (cpu1, wait1, t1) = (process_cpu_s(Some(pid)), process_wait_s(pid), Instant::now());
+    // The server's CPU over the measured window, read from its pid (after a restart within it, from the
+    // restart on: the new server's).
+    let began = Instant::now();
+    let read = |pid: u32| (process_cpu_s(Some(pid)), process_wait_s(pid), Instant::now());
+    let mut events = vec![(warmup, Moment::Open), (warmup + measure, Moment::Close)];
+    events.extend(a.restart_at.map(|at| (at, Moment::Restart)));
+    events.sort_by_key(|(at, _)| *at);
+    let (mut opened, mut closed, mut pid) = (None, None, pid);
+    for (at, moment) in events {
+        std::thread::sleep((began + at).saturating_duration_since(Instant::now()));
+        match moment {
+            Moment::Open => opened = Some(read(pid)),
+            Moment::Restart => {
+                drop(server);
+                server = start_server(a, cmd, port)?;
+                pid = server.0.id();
+                opened = opened.map(|_| read(pid));
+            }
+            Moment::Close => closed = Some(read(pid)),
+        }
+    }
+    let ((cpu0, wait0, t0), (cpu1, wait1, t1)) = (opened.expect("the window opened"), closed.expect("the window closed"));
     let status = swarm.wait().context("cannot wait for the swarm")?;
     drop(server);
     if !super::swarm_measured(status) {
@@ -174,6 +213,7 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
         anyhow::bail!("the server (`{cmd}`, pid {pid}) exited during the run at {ccu} CCU");
     };
     let run = child_run::<SwarmInterval>(&out, super::record::SWARM)?;
+    let storm = a.restart_at.and_then(|_| serde_json::from_value(session::read(&out).ok()?.extra["script"]["storm"].take()).ok());
     let sw = window(&run.intervals, warmup.as_secs_f64(), (warmup + measure).as_secs_f64() + 0.05);
     if sw.is_empty() {
         anyhow::bail!("the run at {ccu} CCU left no measured interval; use a longer --duration");
@@ -209,6 +249,7 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
         broadcast_delay: Summary::of(&delay),
         swarm_lateness: lateness,
         missing: swarm(|c| c.reliable_missing),
+        storm,
         verdict: run.verdict.filter(|v| matches!(v.limit, Limit::Service | Limit::Gone)).unwrap_or_else(|| judge(&evidence)),
         delay_hdr: delay,
     })
@@ -242,6 +283,9 @@ fn print_table(rows: &[Row]) {
     }
     for r in rows {
         println!("{} CCU: {}", r.ccu, r.verdict.evidence);
+    }
+    for (r, storm) in rows.iter().filter_map(|r| Some((r, r.storm.as_ref()?))) {
+        println!("{} CCU, the server restarted: {}", r.ccu, storm.lines().join("; "));
     }
 }
 

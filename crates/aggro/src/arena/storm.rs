@@ -11,7 +11,7 @@ use aggro_core::units::format_nanos;
 use serde::Serialize;
 
 /// The storm's figures.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Storm {
     /// Players who came back, and how long they took (from losing their server), ms.
     pub back: u64,
