@@ -475,8 +475,9 @@ fn a_scripted_sweep_of_your_server_feeds_the_planner() {
     assert!(text.contains("| 10 | 10 |") && text.contains("| 20 | 20 |"), "every bot joined: {text}");
     let r = result(std::path::Path::new(&out));
     assert_eq!(r["spec"]["mode"], "script", "{text}");
-    let plan = ok(&["plan", "--from", &out, "--cores", "8"]);
+    let plan = ok(&["plan", "--from", &out, "--cores", "8", "--price-per-hour", "0.40", "--price-per-gb", "0.05"]);
     assert!(plan.contains("fitted on 2 runs") && plan.contains("prediction:"), "{plan}");
+    assert!(plan.contains("kbit/s of traffic") && plan.contains("the machine: $") && plan.contains("in all: $"), "a player's cost: {plan}");
 }
 
 /// `arena bench --restart-at`: the bench kills the server mid-run and starts it again on its port; the

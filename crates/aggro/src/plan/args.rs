@@ -39,4 +39,11 @@ pub struct PlanArgs {
     /// Highest CPU use per core the plan allows.
     #[arg(long, default_value_t = 0.8)]
     pub headroom: f64,
+    /// The planned server's price per hour (with --from), such as 0.40 for a cloud machine: the plan gives
+    /// its share per CCU-month.
+    #[arg(long, value_name = "DOLLARS")]
+    pub price_per_hour: Option<f64>,
+    /// The price of a GB of traffic (with --from): the plan gives a player's traffic per CCU-month.
+    #[arg(long, value_name = "DOLLARS")]
+    pub price_per_gb: Option<f64>,
 }

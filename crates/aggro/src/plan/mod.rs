@@ -1,10 +1,11 @@
 //! `aggro plan`: the capacity planner (after Photon's load tests). With a room profile alone it
 //! is the Photon guide's arithmetic; with measured sweeps (`--from`) it fits
 //! the server's cost per player and predicts CCU per server for a core count
-//! and a NIC, naming the resource that binds.
+//! and a NIC, naming the resource that binds, and what a player costs ([`cost`]).
 
 pub mod args;
 pub mod arithmetic;
+pub mod cost;
 pub mod fit;
 
 use crate::arena::args::Receivers;
@@ -28,11 +29,17 @@ pub fn main(a: PlanArgs) -> anyhow::Result<()> {
     if !(a.headroom > 0.0 && a.headroom <= 1.0) {
         return Err(BadInput(format!("--headroom: {} is not a share of a core in (0, 1]", a.headroom)).into());
     }
+    if let Some(price) = [a.price_per_hour, a.price_per_gb].into_iter().flatten().find(|p| !(p.is_finite() && *p >= 0.0)) {
+        return Err(BadInput(format!("--price-per-hour, --price-per-gb: {price} is not a price")).into());
+    }
     let (points, failed) = fit::read_points(&a.from)?;
     fit::enough(&points, &failed)?;
     let model = fit::Model::fit(&points)?;
     let plan = model.plan(a.cores.max(1), nic, a.headroom, &failed);
     fit::print(&model, &plan, a.ccu.map(f64::from));
+    for line in cost::Cost::of(plan.ccu, model.bytes_per_ccu, a.price_per_hour, a.price_per_gb).lines() {
+        println!("{line}");
+    }
     Ok(())
 }
 
