@@ -34,6 +34,8 @@ fast() {
   python3 scripts/crate-graph.py
   # Every crate root's doc names each module it declares (the map a newcomer reads first).
   python3 scripts/layout-docs.py
+  # Every dependency is under an open-source licence (the project's rule).
+  python3 scripts/licences.py | tail -1
   # Every target builds with no clippy warning, and the docs with no rustdoc warning (broken links,
   # stray HTML).
   command -v cargo-clippy >/dev/null || rustup component add clippy
