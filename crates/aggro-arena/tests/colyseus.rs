@@ -68,8 +68,11 @@ fn config(addr: SocketAddr, bots: usize, secs: f64) -> SwarmConfig {
     cfg
 }
 
+/// The swarm's intervals (compacted, as a run keeps them) and its totals.
 fn swarm(cfg: SwarmConfig, bots: ColyseusBots, stop: &AtomicBool) -> (Vec<SwarmInterval>, SwarmInterval) {
-    Swarm::new(cfg, bots).unwrap().run(stop, |_| {}).unwrap()
+    let mut intervals = Vec::new();
+    let totals = Swarm::new(cfg, bots).unwrap().run(stop, |iv| intervals.push(iv.clone().compacted())).unwrap();
+    (intervals, totals)
 }
 
 #[test]

@@ -38,7 +38,7 @@ fn run(bots: usize, server_s: f64, swarm_s: f64, bots_cfg: RelayBots, tune: impl
         sc.duration = Duration::from_secs_f64(swarm_s);
         sc.interval = Duration::from_millis(500);
         tune(&mut sc);
-        let (_, swarm) = Swarm::new(sc, bots_cfg).unwrap().run(&stop, |_| {}).unwrap();
+        let swarm = Swarm::new(sc, bots_cfg).unwrap().run(&stop, |_| {}).unwrap();
         let (_, server) = server.join().unwrap();
         Run { server, swarm }
     })

@@ -62,25 +62,55 @@ pub const STEADY_R2: f64 = 0.8;
 /// A climb this large a share of where the resource began is more than noise.
 pub const LEAST_GROWTH: f64 = 0.05;
 
-/// A watched resource: its name, whose it is, the least growth that is a leak, and how to read it.
+/// A watched resource: its name, whose it is, the least growth that is a leak (and that much more per
+/// sample), and how to read it.
 struct Resource {
     name: &'static str,
     server: bool,
     least: f64,
+    least_per_sample: f64,
     read: fn(&IntervalRecord) -> Option<f64>,
     show: fn(f64) -> String,
 }
 
 const MB: f64 = 1e6;
 
+/// What aggro's own memory may grow by per interval without a warning: the record it keeps of each for
+/// the result file is a few KB.
+pub const AGGRO_KEEPS_PER_INTERVAL: f64 = 64e3;
+
 const RESOURCES: [Resource; 4] = [
-    Resource { name: "server RSS", server: true, least: 4.0 * MB, read: |i| Some(i.server?.rss_bytes as f64), show: |v| format!("{:.1} MB", v / MB) },
-    Resource { name: "server open files", server: true, least: 16.0, read: |i| Some(i.server?.fds? as f64), show: |v| format!("{v:.0}") },
-    Resource { name: "server threads", server: true, least: 4.0, read: |i| Some(i.server?.threads as f64), show: |v| format!("{v:.0}") },
+    Resource {
+        name: "server RSS",
+        server: true,
+        least: 4.0 * MB,
+        least_per_sample: 0.0,
+        read: |i| Some(i.server?.rss_bytes as f64),
+        show: |v| format!("{:.1} MB", v / MB),
+    },
+    Resource {
+        name: "server open files",
+        server: true,
+        least: 16.0,
+        least_per_sample: 0.0,
+        read: |i| Some(i.server?.fds? as f64),
+        show: |v| format!("{v:.0}"),
+    },
+    Resource {
+        name: "server threads",
+        server: true,
+        least: 4.0,
+        least_per_sample: 0.0,
+        read: |i| Some(i.server?.threads as f64),
+        show: |v| format!("{v:.0}"),
+    },
     Resource {
         name: "aggro's own RSS",
         server: false,
         least: 4.0 * MB,
+        // aggro keeps each interval's record for the result file (a few KB of encoded histograms): a climb
+        // beyond 64 KB an interval is something else.
+        least_per_sample: AGGRO_KEEPS_PER_INTERVAL,
         read: |i| Some(i.cpu.generator_rss_bytes as f64).filter(|v| *v > 0.0),
         show: |v| format!("{:.1} MB", v / MB),
     },
@@ -122,7 +152,7 @@ impl Soak {
                 let points: Vec<(f64, f64)> =
                     intervals.iter().filter(|i| i.end_s > settled_s).filter_map(|i| Some((i.end_s, (r.read)(i)?))).collect();
                 let trend = Trend::fit(&points)?;
-                let leak = trend.span_s >= window_s && trend.climbs(r.least);
+                let leak = trend.span_s >= window_s && trend.climbs(r.least + r.least_per_sample * trend.samples as f64);
                 let change = trend.to - trend.from;
                 let text = format!(
                     "{}: {} → {} over {:.0} s ({}{}/h, R² {:.2}){}",
@@ -193,5 +223,11 @@ mod tests {
         // Steady but small: 1 MB over the run is not 4 MB.
         let slight = intervals(|t| ((60.0 * MB + 0.01 * MB * t) as u64, 30_000_000));
         assert!(Soak::of(&slight, 20.0, 60.0).leaks().is_empty());
+        // aggro's own memory: 40 KB an interval is the records it keeps; 1 MB an interval is a leak of its
+        // own, warned of, and never the server's.
+        let keeping = Soak::of(&intervals(|t| (60_000_000, (30.0 * MB + 0.04 * MB * t) as u64)), 20.0, 60.0);
+        assert!(keeping.watched.iter().all(|w| !w.leak), "{keeping:?}");
+        let own = Soak::of(&intervals(|t| (60_000_000, (30.0 * MB + 1.0 * MB * t) as u64)), 20.0, 60.0);
+        assert!(own.watched.iter().any(|w| w.leak && !w.server) && own.leaks().is_empty(), "{own:?}");
     }
 }

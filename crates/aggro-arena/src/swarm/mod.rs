@@ -310,8 +310,10 @@ impl<B: Behaviour> Swarm<B> {
         self.behaviour.bot(&self.cfg, index, client_id, now, Rng::stream(self.cfg.seed, client_id))
     }
 
-    /// Plays until the duration passes or `stop` is set; `on_interval` sees each interval. Bots leave politely at the end.
-    pub fn run(&mut self, stop: &AtomicBool, mut on_interval: impl FnMut(&SwarmInterval)) -> std::io::Result<(Vec<SwarmInterval>, SwarmInterval)> {
+    /// Plays until the duration passes or `stop` is set; `on_interval` sees each interval (nothing of it is
+    /// kept here: a run of hours holds its memory flat). Bots leave politely at the end. Returns the run's
+    /// totals.
+    pub fn run(&mut self, stop: &AtomicBool, mut on_interval: impl FnMut(&SwarmInterval)) -> std::io::Result<SwarmInterval> {
         crate::clock::tighten_timer_slack();
         let start = now_us();
         self.profile = SwarmProfile::new(start);
@@ -328,7 +330,6 @@ impl<B: Behaviour> Swarm<B> {
         let quiet_from = end.saturating_sub(self.cfg.drain.as_micros() as u64);
         let interval = self.cfg.interval.as_micros().max(1) as u64;
         let mut next_interval = start + interval;
-        let mut intervals = Vec::new();
         let mut respawns: Vec<(u64, usize)> = Vec::new();
         let poll_every = self.cfg.poll_every.as_micros() as u64;
         self.looked = start;
@@ -360,7 +361,6 @@ impl<B: Behaviour> Swarm<B> {
             if now >= next_interval {
                 let iv = self.close_interval(now);
                 on_interval(&iv);
-                intervals.push(iv.compacted());
                 next_interval += interval;
             }
             if !more {
@@ -384,8 +384,7 @@ impl<B: Behaviour> Swarm<B> {
         self.leave_all();
         let iv = self.close_interval(now_us());
         on_interval(&iv);
-        intervals.push(iv.compacted());
-        Ok((intervals, self.profile.totals(&self.peak).expect("an interval was closed")))
+        Ok(self.profile.totals(&self.peak).expect("an interval was closed"))
     }
 
     /// Lets the pacer look at the joins so far, and schedules the bots whose join slots have begun:

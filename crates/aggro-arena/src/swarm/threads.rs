@@ -31,7 +31,12 @@ where
     F: Fn(usize) -> io::Result<Swarm<B>> + Sync,
 {
     if threads <= 1 {
-        return make(0)?.run(stop, on_interval);
+        let mut kept = Vec::new();
+        let totals = make(0)?.run(stop, |iv| {
+            on_interval(iv);
+            kept.push(iv.clone().compacted());
+        })?;
+        return Ok((kept, totals));
     }
     let halt = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel::<(usize, SwarmInterval)>();
@@ -72,8 +77,7 @@ where
         }
         let mut totals = Vec::with_capacity(threads);
         for h in handles {
-            let (_, whole) = h.join().map_err(|_| io::Error::other("a swarm thread panicked"))??;
-            totals.push(whole);
+            totals.push(h.join().map_err(|_| io::Error::other("a swarm thread panicked"))??);
         }
         merger.finish(&mut on_interval);
         Ok((merger.merged, SwarmInterval::merge(&totals)))
