@@ -41,6 +41,9 @@ fast() {
   command -v cargo-clippy >/dev/null || rustup component add clippy
   cargo clippy --workspace --all-targets --locked --quiet "${features[@]}" -- -D warnings
   RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet "${features[@]}"
+  # The lean build (no engine, no Lua, no store drivers) compiles too: its fallbacks (`not(feature = …)`)
+  # are code a user builds.
+  cargo check -p aggro --no-default-features --locked --quiet "${features[@]}"
   # The declared rust-version (Cargo.toml) builds the whole workspace: the oldest toolchain a user may use.
   local msrv
   msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
