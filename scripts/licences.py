@@ -38,21 +38,21 @@ def allowed(expr):
             return value
         return tok in ALLOWED
 
-    def conjunction():
+    def joined(word, operand, combine):
+        """Operands joined by `word` (AND, OR), left to right."""
         nonlocal pos
-        value = primary()
-        while pos < len(toks) and toks[pos] == "AND":
+        value = operand()
+        while pos < len(toks) and toks[pos] == word:
             pos += 1
-            value = primary() and value
+            right = operand()
+            value = combine(value, right)
         return value
 
+    def conjunction():
+        return joined("AND", primary, lambda a, b: a and b)
+
     def disjunction():
-        nonlocal pos
-        value = conjunction()
-        while pos < len(toks) and toks[pos] == "OR":
-            pos += 1
-            value = conjunction() or value
-        return value
+        return joined("OR", conjunction, lambda a, b: a or b)
 
     return disjunction()
 
