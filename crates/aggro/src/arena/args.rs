@@ -146,7 +146,8 @@ pub struct SwarmArgs {
     /// delivery>=99.9%, p99<=100ms; http>=N%, a script's HTTP requests, as joins unless given; state>=N/s, state
     /// updates per bot with every bot seated, only when given); a run that breaks one exits 3, one whose server is
     /// gone exits 1. A script's stages take thresholds of their own, on the time from a bot's start or the rate
-    /// over the run: stage:matched p99<5s, stage:matched rate>=30/s.
+    /// over the run: stage:matched p99<5s, stage:matched rate>=30/s; so does its players' way back after losing
+    /// their server: reconnect:p99<10s.
     #[arg(long, value_name = "THRESHOLDS", value_parser = SwarmSlo::parse)]
     pub slo: Option<SwarmSlo>,
     /// Scripted bots that lose their server come back as real clients do: the script again from the top,
@@ -345,8 +346,9 @@ impl ArenaBenchArgs {
     }
 }
 
-/// `arena swarm --slo`: the service the players must get, and thresholds on a script's stages (their
-/// operations `stage:NAME`), checked against the result as `aggro report --slo` checks a run.
+/// `arena swarm --slo`: the service the players must get, and thresholds on a script's players' way in
+/// and back (the operations `stage:NAME` and `reconnect`), checked against the result as `aggro report
+/// --slo` checks a run.
 #[derive(Clone, Debug, Default)]
 pub struct SwarmSlo {
     pub service: Slo,
@@ -355,7 +357,11 @@ pub struct SwarmSlo {
 
 impl SwarmSlo {
     fn parse(text: &str) -> Result<SwarmSlo, String> {
-        let (stages, service): (Vec<&str>, Vec<&str>) = text.split(',').map(str::trim).partition(|t| t.starts_with(aggro_arena::swarm::STAGE));
+        use aggro_arena::swarm::{RECONNECT, STAGE};
+        let (stages, service): (Vec<&str>, Vec<&str>) = text
+            .split(',')
+            .map(str::trim)
+            .partition(|t| t.starts_with(STAGE) || t.strip_prefix(RECONNECT).is_some_and(|m| m.starts_with([':', ' '])));
         Ok(SwarmSlo { service: Slo::parse(&service.join(","))?, stages: aggro_report::slo::parse(&stages.join(","))? })
     }
 }

@@ -78,15 +78,16 @@ impl Funnel {
     }
 }
 
-/// Checks `thresholds` on the stages (`--slo stage:matched p99<5s`) against `record`, each noted; a new
-/// verdict when one broke (a service failure, joined to `verdict` when that was one already) and the server
-/// was not gone. A stage no bot reached breaks its thresholds.
+/// Checks `thresholds` on the stages and the way back (`--slo stage:matched p99<5s,reconnect:p99<10s`)
+/// against `record`, each noted; a new verdict when one broke (a service failure, joined to `verdict` when
+/// that was one already) and the server was not gone. A stage no bot reached (a way back no player made)
+/// breaks its thresholds.
 pub fn judge(thresholds: &[aggro_report::slo::Threshold], record: &RunRecord, notes: &mut Vec<String>, verdict: &Verdict) -> Option<Verdict> {
     let mut broken = Vec::new();
     for t in thresholds {
         let (measured, passed) = match t.check(record) {
             Ok(c) => (c.measured, c.passed),
-            Err(_) => ("no bot reached the stage".to_string(), false),
+            Err(_) => ("no bot got there".to_string(), false),
         };
         notes.push(format!("{} {}: {measured}", if passed { "pass" } else { "FAIL" }, t.text()));
         if !passed {
@@ -96,7 +97,7 @@ pub fn judge(thresholds: &[aggro_report::slo::Threshold], record: &RunRecord, no
     if broken.is_empty() || verdict.limit == Limit::Gone {
         return None;
     }
-    let why = format!("the players' way in broke its thresholds: {}", broken.join("; "));
+    let why = format!("the players' way in or back broke its thresholds: {}", broken.join("; "));
     let evidence = match verdict.limit {
         Limit::Service => format!("{}; {why}", verdict.evidence),
         _ => why,
