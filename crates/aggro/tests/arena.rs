@@ -123,6 +123,9 @@ fn swarm_workers_split_the_rooms_and_the_relay_serves_metrics() {
     // A relay server with /metrics, and two swarm shards of one 16-player run (2 rooms each).
     let dir = tempdir();
     let server_out = path(dir.path(), "server.json");
+    // The relay's UDP port and its /metrics TCP port, each one the kernel picked.
+    let listen = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let metrics = format!("127.0.0.1:{}", crate::util::free_port());
     let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_aggro"))
         .args([
             "arena",
@@ -130,9 +133,9 @@ fn swarm_workers_split_the_rooms_and_the_relay_serves_metrics() {
             "--mode",
             "relay",
             "--listen",
-            "127.0.0.1:7890",
+            &listen,
             "--metrics",
-            "127.0.0.1:7891",
+            &metrics,
             "--interval",
             "1s",
             "--duration",
@@ -146,24 +149,10 @@ fn swarm_workers_split_the_rooms_and_the_relay_serves_metrics() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let shard = |i: &str, out: &str| {
-        let args = [
-            "arena",
-            "swarm",
-            "--behaviour",
-            "relay",
-            "--server",
-            "127.0.0.1:7890",
-            "--ccu",
-            "16",
-            "--worker",
-            i,
-            "--duration",
-            "2s",
-            "--interval",
-            "1s",
-        ];
+        let args =
+            ["arena", "swarm", "--behaviour", "relay", "--server", &listen, "--ccu", "16", "--worker", i, "--duration", "2s", "--interval", "1s"];
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_aggro"));
-        cmd.args(args).args(["--server-metrics", "127.0.0.1:7891", "--out", out]).stdout(std::process::Stdio::piped()).spawn().unwrap()
+        cmd.args(args).args(["--server-metrics", &metrics, "--out", out]).stdout(std::process::Stdio::piped()).spawn().unwrap()
     };
     let outs = [path(dir.path(), "s1.json"), path(dir.path(), "s2.json")];
     let children = [shard("1/2", &outs[0]), shard("2/2", &outs[1])];

@@ -459,7 +459,8 @@ fn a_scripted_sweep_of_your_server_feeds_the_planner() {
     let out = path(tmp.path(), "sweep.json");
     let script = dir.join("socketio-bot.lua").display().to_string();
     let cmd = format!("node {}/socketio-server.mjs", dir.display());
-    let args = ["--players", "10,20", "--warmup", "2s", "--duration", "2s", "--port", "7975", "--out", &out];
+    let port = crate::util::free_port();
+    let args = ["--players", "10,20", "--warmup", "2s", "--duration", "2s", "--port", &port, "--out", &out];
     let text = ok(&[&["arena", "bench", "--script", &script, "--server-cmd", &cmd][..], &args[..]].concat());
     assert!(text.contains("| 10 | 10 |") && text.contains("| 20 | 20 |"), "every bot joined: {text}");
     let r = result(std::path::Path::new(&out));
@@ -478,7 +479,7 @@ fn a_bench_restarts_the_server_and_the_players_come_back() {
     let tmp = tempdir();
     let out = path(tmp.path(), "storm.json");
     let (script, cmd) = (dir.join("websocket-bot.lua").display().to_string(), format!("node {}/websocket-server.mjs", dir.display()));
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port().to_string();
+    let port = crate::util::free_port();
     let args = ["--players", "10", "--warmup", "1s", "--duration", "4s", "--restart-at", "2s", "--port", &port, "--out", &out];
     let text = ok(&[&["arena", "bench", "--script", &script, "--server-cmd", &cmd][..], &args[..]].concat());
     assert!(text.contains("10 CCU, the server restarted: reconnects: 10 players came back"), "{text}");

@@ -1,7 +1,7 @@
 //! `aggro arena swarm|bench --mode colyseus` against the reference room (examples/colyseus): the result file
 //! when the server dies mid-run, a CCU sweep the planner fits, and bad input.
 
-use crate::util::{ok, path, result, run, tempdir};
+use crate::util::{free_port, ok, path, result, run, tempdir};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -17,29 +17,30 @@ fn reference_room() -> Option<PathBuf> {
     test_support::missing("the reference Colyseus room (examples/colyseus)", "scripts/colyseus.sh install installs it")
 }
 
-/// The reference room started on `port`, once it listens.
-fn listening_room(room: &std::path::Path, port: &str) -> std::process::Child {
-    listening_room_with(room, port, &[])
+/// The reference room started on a free port, once it listens: the child and its `ws://` URL.
+fn listening_room(room: &std::path::Path) -> (std::process::Child, String) {
+    listening_room_with(room, &[])
 }
 
 /// The same, with more of its environment (`METRICS_PORT`, `REFUSE_EVERY`, …).
-fn listening_room_with(room: &std::path::Path, port: &str, env: &[(&str, &str)]) -> std::process::Child {
+fn listening_room_with(room: &std::path::Path, env: &[(&str, &str)]) -> (std::process::Child, String) {
+    let port = free_port();
     let server =
-        Command::new("node").arg("server.mjs").current_dir(room).env("PORT", port).envs(env.iter().copied()).stdout(Stdio::null()).spawn().unwrap();
+        Command::new("node").arg("server.mjs").current_dir(room).env("PORT", &port).envs(env.iter().copied()).stdout(Stdio::null()).spawn().unwrap();
     let addr = format!("127.0.0.1:{port}").parse().unwrap();
     let started = std::time::Instant::now();
     while std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
         assert!(started.elapsed() < Duration::from_secs(30), "the reference room did not listen");
         std::thread::sleep(Duration::from_millis(50));
     }
-    server
+    (server, format!("ws://127.0.0.1:{port}"))
 }
 
 #[test]
 #[ignore = "needs the reference Colyseus room: bash scripts/test.sh services runs it"]
 fn a_server_killed_mid_run_leaves_disconnects_in_a_valid_result_file() {
     let Some(room) = reference_room() else { return };
-    let mut server = listening_room(&room, "7951");
+    let (mut server, url) = listening_room(&room);
     let dir = tempdir();
     let out = path(dir.path(), "swarm.json");
     let pid = server.id().to_string();
@@ -53,7 +54,7 @@ fn a_server_killed_mid_run_leaves_disconnects_in_a_valid_result_file() {
                     "--mode",
                     "colyseus",
                     "--server",
-                    "ws://127.0.0.1:7951",
+                    &url,
                     "--ccu",
                     "20",
                     "--duration",
@@ -92,26 +93,11 @@ fn a_server_killed_mid_run_leaves_disconnects_in_a_valid_result_file() {
 #[ignore = "needs the reference Colyseus room: bash scripts/test.sh services runs it"]
 fn a_lua_bot_plays_the_room_by_hand_in_messagepack() {
     let Some(room) = reference_room() else { return };
-    let mut server = listening_room_with(&room, "7958", &[("MAX_CLIENTS", "10")]);
+    let (mut server, url) = listening_room_with(&room, &[("MAX_CLIENTS", "10")]);
     let dir = tempdir();
     let out = path(dir.path(), "lua.json");
     let script = room.join("colyseus-bot.lua").display().to_string();
-    let text = ok(&[
-        "arena",
-        "swarm",
-        "--script",
-        &script,
-        "--server",
-        "ws://127.0.0.1:7958",
-        "--ccu",
-        "20",
-        "--duration",
-        "4s",
-        "--interval",
-        "1s",
-        "--out",
-        &out,
-    ]);
+    let text = ok(&["arena", "swarm", "--script", &script, "--server", &url, "--ccu", "20", "--duration", "4s", "--interval", "1s", "--out", &out]);
     server.kill().unwrap();
     server.wait().unwrap();
     let r = result(std::path::Path::new(&out));
@@ -131,6 +117,7 @@ fn a_colyseus_sweep_feeds_the_planner() {
     let out = path(dir.path(), "sweep.json");
     // With the user's shell semantics: a leading assignment reaches the server's environment.
     let cmd = format!("AGGRO_EXAMPLE=1 node {}/server.mjs", room.display());
+    let port = free_port();
     let text = ok(&[
         "arena",
         "bench",
@@ -147,7 +134,7 @@ fn a_colyseus_sweep_feeds_the_planner() {
         "--duration",
         "2s",
         "--port",
-        "7955",
+        &port,
         "--out",
         &out,
     ]);
@@ -213,10 +200,12 @@ fn colyseus_bad_input_is_one_line_and_exit_code_2() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("send[0].every"), "the key is named");
     // A server command that never listens: named, after the bench's progress line.
-    let out = run(&["arena", "bench", "--mode", "colyseus", "--server-cmd", "true", "--players", "10", "--port", "7957"], Duration::from_secs(30));
+    let port = free_port();
+    let out = run(&["arena", "bench", "--mode", "colyseus", "--server-cmd", "true", "--players", "10", "--port", &port], Duration::from_secs(30));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.trim().lines().last().unwrap().contains("`true` exited (exit status: 0) before it listened on 127.0.0.1:7957"), "{err}");
+    let said = format!("`true` exited (exit status: 0) before it listened on 127.0.0.1:{port}");
+    assert!(err.trim().lines().last().unwrap().contains(&said), "{err}");
 }
 
 #[test]
@@ -225,6 +214,7 @@ fn nothing_listening_is_a_server_gone_and_a_broken_threshold_exits_3() {
     let Some(room) = reference_room() else { return };
     let dir = tempdir();
     // A port nobody listens on: every join fails.
+    let url = format!("ws://127.0.0.1:{}", free_port());
     let out = run(
         &[
             "arena",
@@ -232,7 +222,7 @@ fn nothing_listening_is_a_server_gone_and_a_broken_threshold_exits_3() {
             "--mode",
             "colyseus",
             "--server",
-            "ws://127.0.0.1:7959",
+            &url,
             "--ccu",
             "200",
             "--duration",
@@ -250,10 +240,10 @@ fn nothing_listening_is_a_server_gone_and_a_broken_threshold_exits_3() {
     // Joins paced by default: failing ones halve the rate, and the lines say so.
     assert!(text.contains("joins backed off to 100/s (") && text.contains("joins failed in 2"), "{text}");
     // A served run that breaks a threshold of its own --slo: exit 3, the verdict names the service.
-    let mut server = listening_room(&room, "7952");
+    let (mut server, url) = listening_room(&room);
     let pid = server.id().to_string();
     let swarm_judged_by = |slo: &str, out: &str| {
-        let args = ["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7952", "--ccu", "10", "--duration", "3s", "--interval", "1s"];
+        let args = ["arena", "swarm", "--mode", "colyseus", "--server", &url, "--ccu", "10", "--duration", "3s", "--interval", "1s"];
         run(&[&args[..], &["--server-pid", &pid, "--slo", slo, "--out", &path(dir.path(), out)]].concat(), Duration::from_secs(60))
     };
     let strict = swarm_judged_by("p99<=1us", "strict.json");
@@ -278,7 +268,8 @@ fn nothing_listening_is_a_server_gone_and_a_broken_threshold_exits_3() {
 #[ignore = "needs the reference Colyseus room: bash scripts/test.sh services runs it"]
 fn a_stalling_event_loop_breaks_the_delay_threshold() {
     let Some(room) = reference_room() else { return };
-    let mut server = listening_room_with(&room, "7962", &[("METRICS_PORT", "7963")]);
+    let metrics_port = free_port();
+    let (mut server, url) = listening_room_with(&room, &[("METRICS_PORT", &metrics_port)]);
     let dir = tempdir();
     let play = dir.path().join("stall.toml");
     std::fs::write(
@@ -286,9 +277,10 @@ fn a_stalling_event_loop_breaks_the_delay_threshold() {
         "room = \"stalling\"\n\n[[send]]\ntype = \"move\"\nevery = \"100ms\"\npayload = { x = \"$x\", y = \"$y\", from = \"$bot\", seq = \"$seq\", t = \"$t\" }\n\n[observe]\ntype = \"moved\"\n",
     )
     .unwrap();
-    let args = ["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7962", "--ccu", "10", "--duration", "4s", "--interval", "1s"];
+    let args = ["arena", "swarm", "--mode", "colyseus", "--server", &url, "--ccu", "10", "--duration", "4s", "--interval", "1s"];
     let pid = server.id().to_string();
-    let watch = ["--server-pid", &pid, "--server-metrics", "127.0.0.1:7963"];
+    let metrics = format!("127.0.0.1:{metrics_port}");
+    let watch = ["--server-pid", &pid, "--server-metrics", &metrics];
     let o = run(
         &[&args[..], &["--play", play.to_str().unwrap()], &watch[..], &["--out", &path(dir.path(), "stall.json")]].concat(),
         Duration::from_secs(60),
@@ -315,14 +307,16 @@ fn your_own_room_gets_templated_joins_and_its_refusals_are_told_in_its_words() {
     let Some(room) = reference_room() else { return };
     let dir = tempdir();
     let log = dir.path().join("server.log");
+    let port = free_port();
+    let url = format!("ws://127.0.0.1:{port}");
     let mut server = Command::new("node")
         .arg("server.mjs")
         .current_dir(&room)
-        .envs([("PORT", "7953"), ("REFUSE_EVERY", "4"), ("LOG_JOINS", "1")])
+        .envs([("PORT", port.as_str()), ("REFUSE_EVERY", "4"), ("LOG_JOINS", "1")])
         .stdout(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
-    let addr = "127.0.0.1:7953".parse().unwrap();
+    let addr = format!("127.0.0.1:{port}").parse().unwrap();
     let started = std::time::Instant::now();
     while std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
         assert!(started.elapsed() < Duration::from_secs(30), "the room did not listen");
@@ -342,7 +336,7 @@ fn your_own_room_gets_templated_joins_and_its_refusals_are_told_in_its_words() {
     };
     let swarm = |play: &str, ccu: &str| {
         let out = path(dir.path(), "swarm.json");
-        let args = ["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7953", "--ccu", ccu, "--duration", "3s"];
+        let args = ["arena", "swarm", "--mode", "colyseus", "--server", &url, "--ccu", ccu, "--duration", "3s"];
         let o = run(&[&args[..], &["--interval", "1s", "--play", play, "--out", &out]].concat(), Duration::from_secs(60));
         (o.status.code(), format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
     };
@@ -389,10 +383,10 @@ fn your_own_room_gets_templated_joins_and_its_refusals_are_told_in_its_words() {
 #[ignore = "needs the reference Colyseus room: bash scripts/test.sh services runs it"]
 fn the_swarm_serves_its_live_view_while_it_plays() {
     let Some(room) = reference_room() else { return };
-    let mut server = listening_room(&room, "7954");
+    let (mut server, url) = listening_room(&room);
     let dir = tempdir();
     let out = path(dir.path(), "live.json");
-    let args = ["arena", "swarm", "--mode", "colyseus", "--server", "ws://127.0.0.1:7954", "--ccu", "5", "--duration", "4s", "--interval", "500ms"];
+    let args = ["arena", "swarm", "--mode", "colyseus", "--server", &url, "--ccu", "5", "--duration", "4s", "--interval", "500ms"];
     let (mut child, so_far) = crate::util::live_record_after(&[&args[..], &["-q", "--out", &out]].concat(), Duration::from_millis(2000));
     assert!(so_far["intervals"].as_array().is_some_and(|i| i.len() >= 2), "{so_far}");
     let session = so_far["totals"].as_array().unwrap().iter().find(|o| o["name"] == "session").expect("the sessions so far").clone();

@@ -36,6 +36,11 @@ pub fn ok(args: &[&str]) -> String {
 
 pub use test_support::service;
 
+/// A loopback TCP port nobody listens on now (the kernel's pick), for a server a test starts.
+pub fn free_port() -> String {
+    std::net::TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("its address").port().to_string()
+}
+
 /// A fresh temporary directory.
 pub fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("temp dir")
