@@ -115,7 +115,7 @@ impl RelayServer {
             if now >= next_interval {
                 let iv = self.close_interval(now);
                 on_interval(&iv);
-                intervals.push(iv);
+                intervals.push(iv.compacted());
                 next_interval += interval_us;
             }
         }
@@ -123,7 +123,7 @@ impl RelayServer {
         let iv = self.close_interval(now_us());
         on_interval(&iv);
         let gauges = iv.gauges;
-        intervals.push(iv);
+        intervals.push(iv.compacted());
         Ok((intervals, self.relay.profile.totals(&gauges).expect("an interval was closed")))
     }
 

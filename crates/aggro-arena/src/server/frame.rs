@@ -90,7 +90,8 @@ impl GameServer {
     }
 
     /// Runs frames at the target rate until `stop` is set or the configured duration passes; `on_interval`
-    /// sees each interval's profile. Returns every interval and the whole run.
+    /// sees each interval's profile. Returns every interval ([`ServerInterval::compacted`]: `on_interval` is
+    /// the one to see their histograms) and the whole run.
     pub fn run(&mut self, stop: &AtomicBool, mut on_interval: impl FnMut(&ServerInterval)) -> std::io::Result<(Vec<ServerInterval>, ServerInterval)> {
         crate::clock::tighten_timer_slack();
         let period_us = 1_000_000 / self.cfg.tick_hz.max(1) as u64;
@@ -110,7 +111,7 @@ impl GameServer {
             if done >= next_interval {
                 let iv = self.close_interval(done);
                 on_interval(&iv);
-                intervals.push(iv);
+                intervals.push(iv.compacted());
                 next_interval += interval_us;
             }
             self.profile.frame(ns, self.proto.sessions() as u64);
@@ -119,7 +120,7 @@ impl GameServer {
         let iv = self.close_interval(now_us());
         on_interval(&iv);
         let (clients, queued) = (iv.clients, iv.queued_reliable);
-        intervals.push(iv);
+        intervals.push(iv.compacted());
         let drops = drop_counts(&self.proto.stats().drops, &arena_proto::Drops::default());
         let totals = self.profile.totals(&ServerGauges { clients, queued_reliable: queued, drops }).expect("an interval was closed");
         Ok((intervals, totals))

@@ -26,8 +26,15 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<()> {
     if !a.common.quiet {
         println!("relay server on {listen}{}", metrics.as_ref().map_or(String::new(), |m| format!(", metrics at http://{}/metrics", m.local_addr())));
     }
-    let done = process::run(&a.common, metrics.as_ref(), |stop, on_interval| server.run(stop, on_interval))?;
-    let record = relay_record(&spec, started_at, &done.intervals, &done.totals, done.interrupted);
+    // Each interval's record is made as it closes: the intervals the server keeps have no histogram.
+    let mut records = Vec::new();
+    let done = process::run(&a.common, metrics.as_ref(), |stop, on_interval| {
+        server.run(stop, |iv| {
+            records.push(interval_record(iv));
+            on_interval(iv);
+        })
+    })?;
+    let record = relay_record(&spec, started_at, records, (&done.intervals, &done.totals), done.interrupted);
     process::finish(&a.common, "arena-relay", &record, &done.totals, &[])
 }
 
@@ -65,21 +72,20 @@ impl Reported for RelayInterval {
     }
 }
 
-/// The relay server's run in aggro's result format: the operation is the loop's lateness; `extra.relay_server`
-/// holds every interval's counters.
+/// Interval `iv` in aggro's result format (its histogram read now).
+fn interval_record(iv: &RelayInterval) -> aggro_report::record::IntervalRecord {
+    interval(iv.start_s, iv.end_s, iv.counters.events_in, None, vec![op("loop_lateness", &iv.histogram)], Summary::default(), iv.cpu_pct)
+}
+
+/// The relay server's run in aggro's result format, its intervals' records `ivs`: the operation is the loop's
+/// lateness; `extra.relay_server` holds every interval's counters.
 pub fn relay_record(
     spec: &serde_json::Value,
     started_at: String,
-    intervals: &[RelayInterval],
-    totals: &RelayInterval,
+    ivs: Vec<aggro_report::record::IntervalRecord>,
+    (intervals, totals): (&[RelayInterval], &RelayInterval),
     interrupted: bool,
 ) -> aggro_report::record::RunRecord {
-    let ivs = intervals
-        .iter()
-        .map(|iv| {
-            interval(iv.start_s, iv.end_s, iv.counters.events_in, None, vec![op("loop_lateness", &iv.histogram)], Summary::default(), iv.cpu_pct)
-        })
-        .collect();
     let w = Whole {
         command: "arena serve",
         spec: spec.clone(),

@@ -30,8 +30,15 @@ pub fn main(a: ServeArgs) -> anyhow::Result<()> {
         );
     }
     let metrics = metrics_server(a.common.metrics)?;
-    let done = process::run(&a.common, metrics.as_ref(), |stop, on_interval| server.run(stop, on_interval))?;
-    let record = server_record(&spec, started_at, &done.intervals, &done.totals, done.interrupted);
+    // Each interval's record is made as it closes: the intervals the server keeps have no histograms.
+    let mut records = Vec::new();
+    let done = process::run(&a.common, metrics.as_ref(), |stop, on_interval| {
+        server.run(stop, |iv| {
+            records.push(interval_record(iv, cfg.tick_hz as f64));
+            on_interval(iv);
+        })
+    })?;
+    let record = server_record(&spec, started_at, records, (&done.intervals, &done.totals), done.interrupted);
     process::finish(&a.common, "arena-serve", &record, &done.totals, &[])
 }
 
@@ -75,16 +82,20 @@ fn ops(iv: &ServerInterval) -> Vec<aggro_report::record::OpRecord> {
     PHASES.iter().zip(&iv.histograms).map(|(n, h)| op(n, h)).collect()
 }
 
-/// The server's run in aggro's result format; `extra.arena_server` holds every interval's profile.
+/// Interval `iv` in aggro's result format (its histograms read now), frames at `tick_hz` planned.
+fn interval_record(iv: &ServerInterval, tick_hz: f64) -> aggro_report::record::IntervalRecord {
+    interval(iv.start_s, iv.end_s, iv.counters.frames, Some(tick_hz), ops(iv), Summary::default(), iv.cpu_pct)
+}
+
+/// The server's run in aggro's result format, its intervals' records `ivs`; `extra.arena_server` holds every
+/// interval's profile.
 pub fn server_record(
     spec: &serde_json::Value,
     started_at: String,
-    intervals: &[ServerInterval],
-    totals: &ServerInterval,
+    ivs: Vec<aggro_report::record::IntervalRecord>,
+    (intervals, totals): (&[ServerInterval], &ServerInterval),
     interrupted: bool,
 ) -> aggro_report::record::RunRecord {
-    let rate = spec["server"]["tick_hz"].as_f64();
-    let ivs = intervals.iter().map(|iv| interval(iv.start_s, iv.end_s, iv.counters.frames, rate, ops(iv), Summary::default(), iv.cpu_pct)).collect();
     let w = Whole {
         command: "arena serve",
         spec: spec.clone(),
