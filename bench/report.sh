@@ -18,6 +18,13 @@ trap 'rm -rf "$work"' EXIT
 "$aggro" mobile populate --target "stackdb:$work/db" --users 100000 >/dev/null
 "$aggro" mobile run --target "stackdb:$work/db" --users 100000 --workload consistent-read \
   --rate 2000 --duration 60s --interval 1s -q --out "$work/minute.json" >/dev/null
+# The run the records are built from must have served every request: say so, or what failed.
+python3 - "$work/minute.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ops = ", ".join(f"{o['name']} {o['ok']} ok {o['errors']} errors" for o in d["totals"])
+print(f"the minute's run: {ops}")
+PY
 # Repeat the full intervals to an hour, and to four (a soak's length; leave out a last partial one).
 python3 - "$work/minute.json" "$work/hour.json" "$work/four-hours.json" <<'PY'
 import copy, json, sys

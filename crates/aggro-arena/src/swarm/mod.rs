@@ -310,10 +310,10 @@ impl<B: Behaviour> Swarm<B> {
         self.behaviour.bot(&self.cfg, index, client_id, now, Rng::stream(self.cfg.seed, client_id))
     }
 
-    /// Plays until the duration passes or `stop` is set; `on_interval` sees each interval (nothing of it is
-    /// kept here: a run of hours holds its memory flat). Bots leave politely at the end. Returns the run's
-    /// totals.
-    pub fn run(&mut self, stop: &AtomicBool, mut on_interval: impl FnMut(&SwarmInterval)) -> std::io::Result<SwarmInterval> {
+    /// Plays until the duration passes or `stop` is set; `on_interval` is handed each interval (nothing of it
+    /// is kept here: a run of hours holds its memory flat, and no interval is copied). Bots leave politely at
+    /// the end. Returns the run's totals.
+    pub fn run(&mut self, stop: &AtomicBool, mut on_interval: impl FnMut(SwarmInterval)) -> std::io::Result<SwarmInterval> {
         crate::clock::tighten_timer_slack();
         let start = now_us();
         self.profile = SwarmProfile::new(start);
@@ -360,7 +360,7 @@ impl<B: Behaviour> Swarm<B> {
             });
             if now >= next_interval {
                 let iv = self.close_interval(now);
-                on_interval(&iv);
+                on_interval(iv);
                 next_interval += interval;
             }
             if !more {
@@ -383,7 +383,7 @@ impl<B: Behaviour> Swarm<B> {
         }
         self.leave_all();
         let iv = self.close_interval(now_us());
-        on_interval(&iv);
+        on_interval(iv);
         Ok(self.profile.totals(&self.peak).expect("an interval was closed"))
     }
 

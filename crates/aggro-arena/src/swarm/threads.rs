@@ -33,8 +33,8 @@ where
     if threads <= 1 {
         let mut kept = Vec::new();
         let totals = make(0)?.run(stop, |iv| {
-            on_interval(iv);
-            kept.push(iv.clone().compacted());
+            on_interval(&iv);
+            kept.push(iv.compacted());
         })?;
         return Ok((kept, totals));
     }
@@ -47,7 +47,7 @@ where
             let spawned = std::thread::Builder::new().name(format!("swarm-{t}")).spawn_scoped(scope, move || {
                 let run = make(t).and_then(|mut swarm| {
                     swarm.run(halt, |iv| {
-                        let _ = tx.send((t, iv.clone()));
+                        let _ = tx.send((t, iv));
                     })
                 });
                 if run.is_err() {

@@ -7,7 +7,7 @@
 //! plan --from` fits, as relay sweeps have).
 
 use super::ms;
-use super::pair::{busiest, child_run, cpu, merged, pin, scratch, secs, sum, window};
+use super::pair::{busiest, child_extra, child_run, cpu, merged, pin, scratch, secs, sum, window};
 use super::record::{Whole, op, run_record};
 use super::storm::Storm;
 use crate::arena::args::ArenaBenchArgs;
@@ -212,8 +212,9 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
     let (Some(cpu0), Some(cpu1)) = (cpu0, cpu1) else {
         anyhow::bail!("the server (`{cmd}`, pid {pid}) exited during the run at {ccu} CCU");
     };
-    let run = child_run::<SwarmInterval>(&out, super::record::SWARM)?;
-    let storm = a.restart_at.and_then(|_| serde_json::from_value(session::read(&out).ok()?.extra["script"]["storm"].take()).ok());
+    let mut extra = child_extra(&out)?;
+    let run = child_run::<SwarmInterval>(&mut extra, &out, super::record::SWARM)?;
+    let storm = a.restart_at.and_then(|_| serde_json::from_value(extra["script"]["storm"].take()).ok());
     let sw = window(&run.intervals, warmup.as_secs_f64(), (warmup + measure).as_secs_f64() + 0.05);
     if sw.is_empty() {
         anyhow::bail!("the run at {ccu} CCU left no measured interval; use a longer --duration");

@@ -50,9 +50,13 @@ pub struct ChildRun<I> {
     pub verdict: Option<Verdict>,
 }
 
-/// Reads what the child that wrote `path` recorded under `extra[key]`.
-pub fn child_run<I: DeserializeOwned>(path: &Path, key: &str) -> anyhow::Result<ChildRun<I>> {
-    let mut extra = session::read(path)?.extra;
+/// The `extra` of the result file a child wrote at `path`.
+pub fn child_extra(path: &Path) -> anyhow::Result<serde_json::Value> {
+    Ok(session::read(path)?.extra)
+}
+
+/// What the child that wrote `path` recorded under `extra[key]` (taken out of `extra`, [`child_extra`]).
+pub fn child_run<I: DeserializeOwned>(extra: &mut serde_json::Value, path: &Path, key: &str) -> anyhow::Result<ChildRun<I>> {
     serde_json::from_value(extra[key].take()).with_context(|| format!("{}: extra.{key} is not what this aggro writes", path.display()))
 }
 
@@ -126,8 +130,8 @@ impl<'a> Pair<'a> {
             );
         }
         Ok(Measured {
-            server: child_run(&server_out, S::KEY)?.intervals,
-            swarm: child_run(&swarm_out, super::record::SWARM)?.intervals,
+            server: child_run(&mut child_extra(&server_out)?, &server_out, S::KEY)?.intervals,
+            swarm: child_run(&mut child_extra(&swarm_out)?, &swarm_out, super::record::SWARM)?.intervals,
             from_s: self.warmup.as_secs_f64(),
             to_s: (self.warmup + self.measure).as_secs_f64(),
         })
