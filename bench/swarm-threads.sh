@@ -11,6 +11,8 @@
 # carry ≥ 0.75 × T × one thread's bots).
 # Prints Markdown tables for docs/BENCHMARKS.md.
 #   bash bench/swarm-threads.sh [SECONDS] [IDLE_BOTS] [RELAY_BOTS]   (defaults 10, 40000, 2000)
+# SWARM_FLAGS adds flags to every swarm (such as SWARM_FLAGS="--read-every 0" for the swarm that reads at
+# each readiness).
 set -euo pipefail
 secs=${1:-10}
 idle_bots=${2:-40000}
@@ -27,7 +29,7 @@ for ((t = 1; t <= cores; t *= 2)); do points+=("$t"); done
 # Fields of a swarm result file: a Python expression over its totals `t` and the record `r`.
 total() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); t=r['extra']['arena_swarm']['totals']; print(eval(sys.argv[2]))" "$@"; }
 
-echo "machine: $cores cores; $(date -u +%F); commit $(git rev-parse --short HEAD); ${secs} s a run"
+echo "machine: $cores cores; $(date -u +%F); commit $(git rev-parse --short HEAD); ${secs} s a run${SWARM_FLAGS:+; swarm flags: $SWARM_FLAGS}"
 echo
 echo "**1. $idle_bots scripted bots, a callback every 100 ms, no server**"
 echo
@@ -36,7 +38,7 @@ echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
 one=""
 for t in "${points[@]}"; do
   "$aggro" arena swarm --script "$work/idle.lua" --server ws://127.0.0.1:9 --ccu "$idle_bots" --threads "$t" \
-    --connect-rate 1000000 --duration "${secs}s" --interval "${secs}s" --quiet --out "$work/idle.json" >/dev/null 2>&1 || true
+    --connect-rate 1000000 --duration "${secs}s" --interval "${secs}s" --quiet --out "$work/idle.json" ${SWARM_FLAGS:-} >/dev/null 2>&1 || true
   read -r per_s cpu busiest per_core errors < <(total "$work/idle.json" \
     "f\"{dict(r['extra']['script']['counts']).get('tick', 0) / t['end_s']:.0f} {t['cpu_pct']:.0f} {t['busiest_thread_pct']:.0f} {$idle_bots * 100 / max(t['cpu_pct'], 1):.0f} {t['counters']['script_errors']}\"")
   [[ -z "$one" ]] && one=$per_s
@@ -58,7 +60,7 @@ for t in "${points[@]}"; do
   sleep 0.5
   "$aggro" arena swarm --mode relay --server "127.0.0.1:$port" --server-metrics "127.0.0.1:$metrics" --ccu "$relay_bots" \
     --room-size 4 --send-every 100ms --msg-bytes 200 --threads "$t" --duration "${secs}s" --interval "${secs}s" \
-    --quiet --out "$work/relay.json" >"$work/relay.txt" 2>&1 || true
+    --quiet --out "$work/relay.json" ${SWARM_FLAGS:-} >"$work/relay.txt" 2>&1 || true
   kill "$server" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
   read -r cpu busiest us received missing p99 < <(total "$work/relay.json" \

@@ -7,7 +7,8 @@
 # it delivered the load (the moves the server received against 10 per client-second).
 # The peers are installed here, pinned, under ~/.cache/aggro/bench-peers (not by the tests).
 #   bash bench/bots/bots-vs-peers.sh [SECS] [COUNTS] [TOOLS]   (default 15 s, 100,300, aggro,artillery,locust;
-#   aggro-DURATION, e.g. aggro-1ms, is aggro with --poll-every DURATION)
+#   aggro-DURATION, e.g. aggro-1ms, is aggro with --poll-every DURATION; aggro-read-DURATION, e.g.
+#   aggro-read-0, with --read-every DURATION)
 source "$(dirname "$0")/../release.sh"
 peers="$HOME/.cache/aggro/bench-peers"
 mkdir -p "$peers"

@@ -53,10 +53,13 @@ def command(tool, n, port):
         return [aggro, "arena", "swarm", "--script", os.path.join(here, "join.lua"), "--server", f"ws://127.0.0.1:{port}", "--ccu", str(n),
                 "--duration", f"{secs + 120:.0f}s", "--quiet", "--out", f"/tmp/{tool}-bots-bench-{n}.json"]
     if tool == "aggro" or tool.startswith("aggro-"):
-        # aggro-DURATION (aggro-1ms, aggro-250us): the swarm looks at its sockets at most once per DURATION
-        # (fewer wake-ups; each message still timed at its arrival by the kernel's stamp), as Node's event
-        # loop takes what is ready.
-        poll = ["--poll-every", tool.split("-", 1)[1]] if tool != "aggro" else []
+        # aggro-DURATION (aggro-1ms, aggro-250us): the swarm looks at its sockets and timers at most once per
+        # DURATION (fewer wake-ups; each message still timed at its arrival by the kernel's stamp), as Node's
+        # event loop takes what is ready. aggro-read-DURATION (aggro-read-0): `--read-every DURATION`.
+        if tool.startswith("aggro-read-"):
+            poll = ["--read-every", tool.removeprefix("aggro-read-")]
+        else:
+            poll = ["--poll-every", tool.split("-", 1)[1]] if tool != "aggro" else []
         return [aggro, "arena", "swarm", "--script", os.path.join(here, "aggro.lua"), "--server", f"ws://127.0.0.1:{port}", "--ccu", str(n),
                 "--duration", f"{secs + 120:.0f}s", "--quiet", "--out", f"/tmp/{tool}-bots-bench-{n}.json"] + poll
     if tool == "artillery":

@@ -40,16 +40,12 @@ impl std::ops::AddAssign for Traffic {
 }
 
 /// Waits until a datagram is waiting on any of `fds` (built with [`BatchSocket::pollfd`]) or `deadline_us`
-/// (on [`crate::clock::now_us`]'s clock) passes.
-pub fn wait_readable(fds: &mut [libc::pollfd], deadline_us: u64) {
-    let now = crate::clock::now_us();
-    if deadline_us <= now {
-        return;
-    }
-    let left = deadline_us - now;
+/// (on [`crate::clock::now_us`]'s clock) passes — a deadline passed only looks; returns whether any is.
+pub fn wait_readable(fds: &mut [libc::pollfd], deadline_us: u64) -> bool {
+    let left = deadline_us.saturating_sub(crate::clock::now_us());
     let ts = libc::timespec { tv_sec: (left / 1_000_000) as i64, tv_nsec: ((left % 1_000_000) * 1000) as i64 };
     // SAFETY: the pollfd slice and the timespec live across the call; a null sigmask keeps the current one.
-    unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) };
+    unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) > 0 }
 }
 
 /// A socket with a receive batch and a send queue.

@@ -173,6 +173,52 @@ fn bots_speak_a_plain_websocket_json_protocol_with_replies() {
     assert!(counts.as_array().unwrap().iter().any(|c| c[0] == "welcome" && c[1] == 20), "each hello answered by its reply: {counts}");
 }
 
+/// A swarm that reads its open sockets only every 300 ms still times a reply at its arrival (the kernel's
+/// stamp), not when it read it: `measure` ends at the answer's stamp. Its joins are not held back (a
+/// connection on its way in is read at once).
+#[test]
+#[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
+fn a_swarm_that_reads_seldom_times_replies_at_their_arrival() {
+    let script = r#"
+local ws = assert(websocket.connect("/game", { format = "json", type = "type", reply = "id" }))
+ws:call({ type = "hello", name = bot.name })
+every(500, function() measure("ping", ws.call, ws, { type = "ping" }) end)
+"#;
+    let Some(dir) = examples() else { return };
+    let (mut server, port) = listening(&dir, "websocket-server.mjs");
+    let tmp = tempdir();
+    let (out, file) = (path(tmp.path(), "result.json"), tmp.path().join("bot.lua"));
+    std::fs::write(&file, script).unwrap();
+    let url = format!("ws://127.0.0.1:{port}");
+    let text = ok(&[
+        "arena",
+        "swarm",
+        "--script",
+        &file.display().to_string(),
+        "--server",
+        &url,
+        "--ccu",
+        "10",
+        "--duration",
+        "4s",
+        "--read-every",
+        "300ms",
+        "--out",
+        &out,
+    ]);
+    server.kill().unwrap();
+    let r = result(std::path::Path::new(&out));
+    assert_eq!(r["spec"]["swarm"]["read_every"], 0.3, "{text}");
+    let ping = &op(&r, "ping")["latency"];
+    assert!(ping["count"].as_u64().unwrap() >= 40, "{text}");
+    // Timed at the read, half of them would take 150 ms or more.
+    assert!(ping["p50_ns"].as_u64().unwrap() < 50_000_000, "ping timed at the read, not the arrival: {ping}");
+    // Each join step went on as its socket was ready: read 300 ms late, a connect would take that long.
+    let connected = &op(&r, "stage:connected")["latency"];
+    assert_eq!(connected["count"], 10, "{text}");
+    assert!(connected["p99_ns"].as_u64().unwrap() < 100_000_000, "a join waited for the seldom reads: {connected}");
+}
+
 /// `--slo` on the stages: a threshold met passes, a stage no bot reached breaks its own — the run is a
 /// service failure (exit 3), its result written, each threshold printed with what was measured, and the
 /// bots that never got there counted as short of it.

@@ -87,6 +87,14 @@ pub struct SwarmConfig {
     /// anything is ready).
     #[serde(serialize_with = "crate::clock::secs")]
     pub poll_every: Duration,
+    /// Once sockets were found ready, the swarm looks at them again no sooner than this long after —
+    /// while still waking for each tick exactly: a wake-up per so many readinesses instead of one per
+    /// readiness, where most of a busy swarm's CPU went. What arrives meanwhile is timed by the kernel's
+    /// stamp of its arrival, as with `poll_every`; what a bot does on an arrival (a reply, the end of a
+    /// `measure`d call, which counts to the answer's stamp) happens up to this much later (zero: at
+    /// once).
+    #[serde(serialize_with = "crate::clock::secs")]
+    pub read_every: Duration,
     /// TLS under the WebSocket transport's connections (`wss://`, `https://`).
     pub tls: Option<websocket::tls::TlsTarget>,
     #[serde(skip)]
@@ -98,7 +106,7 @@ fn display<S: serde::Serializer>(a: &SocketAddr, s: S) -> Result<S::Ok, S::Error
 }
 
 impl SwarmConfig {
-    /// 100 bots ticking at 30 Hz, 1,000 connects/s, 2 minutes.
+    /// 100 bots ticking at 30 Hz, 1,000 connects/s, 2 minutes, sockets read at most once a millisecond.
     pub fn new(server: SocketAddr, secret: Secret) -> Self {
         Self {
             server,
@@ -116,6 +124,7 @@ impl SwarmConfig {
             receive_loss: 0.0,
             drain: Duration::ZERO,
             poll_every: Duration::ZERO,
+            read_every: Duration::from_millis(1),
             tls: None,
             secret,
         }
@@ -241,6 +250,8 @@ pub struct Swarm<B: Behaviour> {
     /// With `poll_every`, when the loop last looked at the sockets and timers: a tick that fell due
     /// before is late only from then.
     looked: u64,
+    /// With `read_every`, the soonest the loop looks at the sockets again.
+    reads_from: u64,
     /// How fast bots join, and the next to join (from when).
     pacer: pacer::JoinPacer,
     next_join: usize,
@@ -297,6 +308,7 @@ impl<B: Behaviour> Swarm<B> {
             traffic_seen: Default::default(),
             leaving: Vec::new(),
             looked: 0,
+            reads_from: 0,
             pacer,
             next_join: 0,
             next_join_at: 0,
@@ -375,7 +387,7 @@ impl<B: Behaviour> Swarm<B> {
                         std::thread::sleep(Duration::from_micros(self.looked + poll_every - now));
                     }
                 }
-                self.transport.wait(next_tick.min(next_interval).min(end));
+                self.wait(next_tick.min(next_interval).min(end));
                 if poll_every > 0 {
                     self.looked = now_us();
                 }
@@ -385,6 +397,18 @@ impl<B: Behaviour> Swarm<B> {
         let iv = self.close_interval(now_us());
         on_interval(iv);
         Ok(self.profile.totals(&self.peak).expect("an interval was closed"))
+    }
+
+    /// Waits for the sockets until `deadline` — within `read_every` of the last readiness, for those still
+    /// on their way in alone, the rest looked at from then on. When that look would come after the
+    /// deadline (a tick) it is made at the deadline instead if half of `read_every` has passed, so that
+    /// most looks cost no wake-up of their own.
+    fn wait(&mut self, deadline: u64) {
+        let read_every = self.cfg.read_every.as_micros() as u64;
+        let all_from = if self.reads_from <= deadline + read_every / 2 { self.reads_from.min(deadline) } else { self.reads_from };
+        if self.transport.wait(deadline, all_from) {
+            self.reads_from = now_us() + read_every;
+        }
     }
 
     /// Lets the pacer look at the joins so far, and schedules the bots whose join slots have begun:

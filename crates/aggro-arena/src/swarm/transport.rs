@@ -31,8 +31,11 @@ pub trait Transport {
     fn send(&mut self, bot: usize, out: &mut Self::Out);
     /// Pushes out what sends have queued.
     fn flush(&mut self);
-    /// Waits until something arrives or the clock reaches `deadline_us`.
-    fn wait(&mut self, deadline_us: u64);
+    /// Waits until something arrives or the clock reaches `deadline_us` (a deadline passed: only looks) —
+    /// before `all_from_us`, for sockets still on their way in (a connect, a handshake, an HTTP call) alone,
+    /// the rest looked at from then (not at all when that is past the deadline). Returns whether any of the
+    /// rest was ready.
+    fn wait(&mut self, deadline_us: u64, all_from_us: u64) -> bool;
     /// Messages and bytes moved so far.
     fn traffic(&self) -> Traffic;
     /// Memory and kernel queues now.

@@ -192,6 +192,12 @@ pub struct SwarmArgs {
     /// last bytes its read took (up to this much long, never short). Default: as soon as anything is ready.
     #[arg(long, value_name = "DURATION", value_parser = values::span_or_zero)]
     pub poll_every: Option<Duration>,
+    /// Once sockets were found ready, look at them again no sooner than this long after, while still
+    /// waking for every tick on time: one wake-up for many arrivals. Each arrival is still timed by the
+    /// kernel's receive stamp; what a bot does on it (a reply; the end of a measured call, which counts
+    /// to the answer's stamp) comes up to this much later. 0: at each readiness.
+    #[arg(long, value_name = "DURATION", value_parser = values::span_or_zero, default_value = "1ms")]
+    pub read_every: Duration,
     #[command(flatten)]
     pub common: ArenaCommon,
 }
@@ -335,14 +341,19 @@ pub struct ArenaBenchArgs {
     /// finding a server's limit.
     #[arg(long, value_name = "DURATION", value_parser = values::span_or_zero)]
     pub poll_every: Option<Duration>,
+    /// The swarms read their open sockets at most once per this long (`aggro arena swarm --read-every`,
+    /// default 1ms; 0: at each readiness).
+    #[arg(long, value_name = "DURATION", value_parser = values::span_or_zero)]
+    pub read_every: Option<Duration>,
     #[command(flatten)]
     pub common: ArenaCommon,
 }
 
 impl ArenaBenchArgs {
-    /// The swarm's command-line arguments for `--poll-every`, if given.
+    /// The swarm's command-line arguments for `--poll-every` and `--read-every`, if given.
     pub fn swarm_polling(&self) -> Vec<String> {
-        self.poll_every.iter().flat_map(|&p| ["--poll-every".to_string(), values::spell(p)]).collect()
+        let given = [("--poll-every", self.poll_every), ("--read-every", self.read_every)];
+        given.into_iter().filter_map(|(flag, d)| Some([flag.to_string(), values::spell(d?)])).flatten().collect()
     }
 }
 

@@ -57,6 +57,7 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
     cfg.seed = a.common.seed;
     cfg.first_client_id = a.first_client_id;
     cfg.poll_every = a.poll_every.unwrap_or_default();
+    cfg.read_every = a.read_every;
     if !(0.0..1.0).contains(&a.receive_loss) {
         return Err(BadInput(format!("--receive-loss: {} is not a fraction in [0, 1)", a.receive_loss)).into());
     }

@@ -73,7 +73,12 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
     define(lua, ctx, "__record", |_, c, (name, t0, n, first, second): (String, f64, i64, Value, Value)| {
         let mut c = c.borrow_mut();
         match super::measures::measured_failure(n, &first, &second)? {
-            None => c.measures.record(&name, now_us().saturating_sub(t0 as u64)),
+            // A call that waited ended when what woke it arrived (its kernel stamp, or a timer's due time);
+            // one that never waited, now.
+            None => {
+                let end = if c.now_us > t0 as u64 { c.now_us } else { now_us() };
+                c.measures.record(&name, end.saturating_sub(t0 as u64))
+            }
             Some((class, why)) => {
                 c.measures.fail(&name, class);
                 c.told(format!("{name} failed: {why}"));

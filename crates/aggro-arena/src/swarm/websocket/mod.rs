@@ -198,8 +198,13 @@ impl WebSockets {
         match result {
             Ok((ws, _)) => {
                 self.retried_opens += ws.get_ref().counted().retransmitted() as u64;
+                let answered_ns = ws.get_ref().counted().arrived_ns;
+                // Open: read with the others from now on.
+                if self.readiness.settle(ws.get_ref().counted().stream.as_raw_fd(), bot * 2).is_err() {
+                    self.errors += 1;
+                }
                 self.links[bot] = Link::Open(ws);
-                self.push(bot, Kind::Opened, &[]);
+                self.push_stamped(bot, Kind::Opened, &[], answered_ns);
                 // Bytes may have come with the handshake's answer.
                 self.links[bot].rearm(false);
                 self.drive(bot);
@@ -276,7 +281,8 @@ impl WebSockets {
             Ok(Answer::Complete { status, body, cookies, close }) => {
                 self.retried_opens += call.stream.as_ref().is_some_and(|s| !call.reused && s.counted().retransmitted()) as u64;
                 self.keep_cookies(bot, cookies);
-                self.push(bot, Kind::Response(status), &body);
+                let answered_ns = call.stream.as_ref().map_or(0, |s| s.counted().arrived_ns);
+                self.push_stamped(bot, Kind::Response(status), &body, answered_ns);
                 call.busy = false;
                 call.answer.clear();
                 if close || ended {
@@ -378,6 +384,13 @@ impl WebSockets {
                 self.pending.push(Ready::all(bot * 2 + 1));
             }
             Err(e) => self.push(bot, Kind::HttpFailed, format!("cannot connect to {}: {e}", self.server).as_bytes()),
+        }
+    }
+
+    /// A wait the kernel refused (other than for a signal) is a socket error.
+    fn wait_failed(&mut self, e: &io::Error) {
+        if e.kind() != io::ErrorKind::Interrupted {
+            self.errors += 1;
         }
     }
 
@@ -497,13 +510,22 @@ impl Transport for WebSockets {
     /// Nothing to do: messages went out as they were written.
     fn flush(&mut self) {}
 
-    fn wait(&mut self, deadline_us: u64) {
-        let now = crate::clock::now_us();
-        if let Err(e) = self.readiness.wait(Duration::from_micros(deadline_us.saturating_sub(now)), &mut self.pending)
-            && e.kind() != io::ErrorKind::Interrupted
-        {
-            self.errors += 1;
+    /// Connections on their way in (connecting, the handshake, HTTP calls) are hurried: driven as soon as
+    /// they are ready, however seldom the open WebSockets are read.
+    fn wait(&mut self, deadline_us: u64, all_from_us: u64) -> bool {
+        let left = |until: u64| Duration::from_micros(until.saturating_sub(crate::clock::now_us()));
+        if crate::clock::now_us() < all_from_us {
+            if let Err(e) = self.readiness.wait_hurried(left(all_from_us.min(deadline_us)), &mut self.pending) {
+                self.wait_failed(&e);
+            }
+            if !self.pending.is_empty() || all_from_us > deadline_us {
+                return false;
+            }
         }
+        self.readiness.wait(left(deadline_us), &mut self.pending).unwrap_or_else(|e| {
+            self.wait_failed(&e);
+            false
+        })
     }
 
     fn traffic(&self) -> Traffic {
