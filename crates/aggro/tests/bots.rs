@@ -219,6 +219,51 @@ every(500, function() measure("ping", ws.call, ws, { type = "ping" }) end)
     assert!(connected["p99_ns"].as_u64().unwrap() < 100_000_000, "a join waited for the seldom reads: {connected}");
 }
 
+/// `--net 40ms±10ms`: every bot's requests and arrivals are held 30–50 ms each way, in their order — a
+/// ping's round trip takes two of them, a move from one bot to another two (its sender's way out, its
+/// receiver's way in) — and the run says how much it added.
+#[test]
+#[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
+fn bots_behind_an_added_network_feel_its_delay_both_ways() {
+    let Some(dir) = examples() else { return };
+    let (mut server, port) = listening(&dir, "websocket-server.mjs");
+    let tmp = tempdir();
+    let out = path(tmp.path(), "net.json");
+    let script = dir.join("websocket-bot.lua").display().to_string();
+    let url = format!("ws://127.0.0.1:{port}");
+    let text = ok(&["arena", "swarm", "--script", &script, "--server", &url, "--ccu", "10", "--duration", "4s", "--net", "40ms±10ms", "--out", &out]);
+    server.kill().unwrap();
+    let r = result(std::path::Path::new(&out));
+    let ping = &op(&r, "ping")["latency"];
+    assert!(ping["count"].as_u64().unwrap() >= 20, "{text}");
+    assert!((60_000_000..150_000_000).contains(&ping["p50_ns"].as_u64().unwrap()), "a ping crosses the network twice: {ping}");
+    let t = &r["extra"]["arena_swarm"]["totals"];
+    let (c, delay) = (&t["counters"], &t["delay"]);
+    assert_eq!(c["reliable_missing"], 0, "{text}");
+    assert_eq!(c["reliable_disorder"], 0, "held in order: {text}");
+    assert!(delay["p50_ns"].as_u64().unwrap() >= 60_000_000, "a move crosses two bots' networks: {delay}");
+    assert!(c["net_held"].as_u64().unwrap() > 100, "{text}");
+    assert_eq!(c["net_retransmitted"], 0, "{text}");
+    let mean = c["net_added_us"].as_f64().unwrap() / c["net_held"].as_f64().unwrap();
+    assert!((30_000.0..=50_500.0).contains(&mean), "mean added {mean} µs for 40ms±10ms");
+    assert!(text.contains("--net held"), "{text}");
+}
+
+/// `--net` is for bots on TCP: a UDP swarm given one is refused as bad input, and so is a malformed one.
+#[test]
+fn a_network_for_the_udp_swarm_or_a_malformed_one_is_bad_input() {
+    let relay = crate::util::run(
+        &["arena", "swarm", "--mode", "relay", "--server", "127.0.0.1:9", "--ccu", "2", "--duration", "1s", "--net", "40ms"],
+        Duration::from_secs(30),
+    );
+    assert_eq!(relay.status.code(), Some(2), "{}", String::from_utf8_lossy(&relay.stderr));
+    assert!(String::from_utf8_lossy(&relay.stderr).contains("--net is for bots on TCP"));
+    let bad =
+        crate::util::run(&["arena", "swarm", "--script", "x.lua", "--server", "ws://127.0.0.1:9", "--net", "80ms±90ms"], Duration::from_secs(30));
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("the jitter is not above the delay"), "{}", String::from_utf8_lossy(&bad.stderr));
+}
+
 /// `--slo` on the stages: a threshold met passes, a stage no bot reached breaks its own — the run is a
 /// service failure (exit 3), its result written, each threshold printed with what was measured, and the
 /// bots that never got there counted as short of it.

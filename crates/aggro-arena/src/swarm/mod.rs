@@ -17,6 +17,7 @@ pub mod backoff;
 pub mod br;
 pub mod colyseus;
 pub mod datagrams;
+pub mod network;
 pub mod pacer;
 pub mod peers;
 pub mod profile;
@@ -95,6 +96,9 @@ pub struct SwarmConfig {
     /// once).
     #[serde(serialize_with = "crate::clock::secs")]
     pub read_every: Duration,
+    /// A network between a share of the bots and the server: delay, jitter and loss added in the swarm
+    /// (the WebSocket transport's bots; [`network`]).
+    pub net: Option<network::NetSpec>,
     /// TLS under the WebSocket transport's connections (`wss://`, `https://`).
     pub tls: Option<websocket::tls::TlsTarget>,
     #[serde(skip)]
@@ -125,6 +129,7 @@ impl SwarmConfig {
             drain: Duration::ZERO,
             poll_every: Duration::ZERO,
             read_every: Duration::from_millis(1),
+            net: None,
             tls: None,
             secret,
         }
@@ -387,7 +392,8 @@ impl<B: Behaviour> Swarm<B> {
                         std::thread::sleep(Duration::from_micros(self.looked + poll_every - now));
                     }
                 }
-                self.wait(next_tick.min(next_interval).min(end));
+                let held = self.transport.held_until().unwrap_or(u64::MAX);
+                self.wait(next_tick.min(next_interval).min(end).min(held));
                 if poll_every > 0 {
                     self.looked = now_us();
                 }

@@ -49,6 +49,14 @@ pub struct SwarmCounters {
     pub retried_opens: u64,
     /// Scripted bots stopped by an error their script raised.
     pub script_errors: u64,
+    /// `--net`: messages and requests its network held, those of them it lost once (a retransmission
+    /// later), and the time it held them in all, µs.
+    #[serde(default)]
+    pub net_held: u64,
+    #[serde(default)]
+    pub net_retransmitted: u64,
+    #[serde(default)]
+    pub net_added_us: u64,
 }
 }
 

@@ -36,6 +36,10 @@ pub trait Transport {
     /// the rest looked at from then (not at all when that is past the deadline). Returns whether any of the
     /// rest was ready.
     fn wait(&mut self, deadline_us: u64, all_from_us: u64) -> bool;
+    /// When the next message a network holds ([`super::network`]) is due, either way.
+    fn held_until(&self) -> Option<u64> {
+        None
+    }
     /// Messages and bytes moved so far.
     fn traffic(&self) -> Traffic;
     /// Memory and kernel queues now.

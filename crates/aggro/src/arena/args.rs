@@ -3,6 +3,7 @@
 use crate::cli::values::{self, checked};
 use aggro_arena::server::{Tier, parse_metres, parse_tiers};
 use aggro_arena::swarm::backoff::Backoff;
+use aggro_arena::swarm::network::NetSpec;
 use aggro_arena::verdict::Slo;
 use aggro_core::Share;
 use clap::{Args, Subcommand};
@@ -198,6 +199,12 @@ pub struct SwarmArgs {
     /// to the answer's stamp) comes up to this much later. 0: at each readiness.
     #[arg(long, value_name = "DURATION", value_parser = values::span_or_zero, default_value = "1ms")]
     pub read_every: Duration,
+    /// A network between a share of the bots and the server, added in the swarm (WebSocket, Socket.IO,
+    /// HTTP and Colyseus bots): `DELAY[±JITTER][,LOSS%][@SHARE%]`, such as 80ms±20ms,0.5%@40% — each way's
+    /// delay ± a uniform jitter, order kept as TCP keeps it, a lost message a retransmission (200 ms) later
+    /// holding back those behind it; for 40 % of the bots (default all). docs/BOTS.md says what it leaves out.
+    #[arg(long, value_name = "NETWORK", value_parser = NetSpec::parse)]
+    pub net: Option<NetSpec>,
     #[command(flatten)]
     pub common: ArenaCommon,
 }

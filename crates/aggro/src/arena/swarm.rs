@@ -58,6 +58,10 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
     cfg.first_client_id = a.first_client_id;
     cfg.poll_every = a.poll_every.unwrap_or_default();
     cfg.read_every = a.read_every;
+    if a.net.is_some() && !matches!(a.behaviour, Kind::Colyseus | Kind::Script) {
+        return Err(BadInput("--net is for bots on TCP (--script, --mode colyseus); the UDP swarm loses datagrams with --receive-loss".into()).into());
+    }
+    cfg.net = a.net;
     if !(0.0..1.0).contains(&a.receive_loss) {
         return Err(BadInput(format!("--receive-loss: {} is not a fraction in [0, 1)", a.receive_loss)).into());
     }
@@ -468,6 +472,14 @@ impl Reported for SwarmInterval {
         if self.round_trip.count > 0 {
             let r = self.round_trip;
             s.push_str(&format!(" | round trip p50 {:.1} p99 {:.1} ms ({} replies)", ms(r.p50_ns), ms(r.p99_ns), r.count));
+        }
+        if c.net_held > 0 {
+            s.push_str(&format!(
+                " | --net held {} messages {:.1} ms each on average (one way), {} of them lost and retransmitted",
+                c.net_held,
+                c.net_added_us as f64 / c.net_held as f64 / 1000.0,
+                c.net_retransmitted
+            ));
         }
         if c.retried_opens > 0 {
             s.push_str(&format!(" | {} connections retransmitted while opening (the server's listen queue overflowed?)", c.retried_opens));

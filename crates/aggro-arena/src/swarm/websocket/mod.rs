@@ -19,6 +19,7 @@ use readiness::{Readiness, Ready};
 use tls::{Tls, Wire};
 
 use super::SwarmConfig;
+use super::network::Network;
 use super::transport::Transport;
 use crate::arrival::Clocks;
 use crate::procstat::ProcessGauges;
@@ -70,6 +71,18 @@ pub enum WsEvent<'a> {
     HttpFailed { why: &'a str },
 }
 
+/// When an arrival reached its bot: the kernel's receive stamp (CLOCK_REALTIME ns, 0 unknown), or, once a
+/// network held it, when it let it go (the shared clock, µs).
+#[derive(Clone, Copy, Debug)]
+enum When {
+    Stamp(u64),
+    Shared(u64),
+}
+
+/// The random stream of a run's network (a bot's own stream is numbered by its client id, which never
+/// comes this far).
+const NETWORK_DRAWS: u64 = u64::MAX - 1;
+
 #[derive(Clone, Copy, Debug)]
 enum Kind {
     Response(u16),
@@ -96,8 +109,10 @@ pub struct WebSockets {
     /// Sockets that reported readiness (their token: bot × 2, + 1 for the HTTP connection), to drive on
     /// the next receive.
     pending: Vec<Ready>,
-    /// (bot, kind, start and end in the inbox, when the kernel received it: CLOCK_REALTIME ns, 0 unknown).
-    ready: Vec<(u32, Kind, u32, u32, u64)>,
+    /// (bot, kind, start and end in the inbox, when it arrived).
+    ready: Vec<(u32, Kind, u32, u32, When)>,
+    /// `--net`: the requests and arrivals of the bots behind it, held.
+    network: Option<Network<Request, (Kind, Vec<u8>)>>,
     /// Turns the kernel's receive stamps into the shared clock; read at each receive.
     clocks: Clocks,
     inbox: Vec<u8>,
@@ -120,7 +135,34 @@ impl WebSockets {
     fn push_stamped(&mut self, bot: usize, kind: Kind, bytes: &[u8], arrived_ns: u64) {
         let start = self.inbox.len() as u32;
         self.inbox.extend_from_slice(bytes);
-        self.ready.push((bot as u32, kind, start, self.inbox.len() as u32, arrived_ns));
+        self.ready.push((bot as u32, kind, start, self.inbox.len() as u32, When::Stamp(arrived_ns)));
+    }
+
+    /// Hands the network what just arrived for the bots behind it, and takes from it what is due.
+    fn pass_network(&mut self) {
+        let Some(mut net) = self.network.take() else { return };
+        let now = crate::clock::now_us();
+        let mut kept = 0;
+        for k in 0..self.ready.len() {
+            let (bot, kind, start, end, when) = self.ready[k];
+            if net.spec.covers(bot as usize) {
+                let arrived = match when {
+                    When::Stamp(ns) => self.clocks.shared_us(ns).unwrap_or(now),
+                    When::Shared(us) => us,
+                };
+                net.hold_in(bot as usize, arrived, (kind, self.inbox[start as usize..end as usize].to_vec()));
+            } else {
+                self.ready[kept] = self.ready[k];
+                kept += 1;
+            }
+        }
+        self.ready.truncate(kept);
+        while let Some((bot, at, (kind, bytes))) = net.inbound.pop_due(now) {
+            let start = self.inbox.len() as u32;
+            self.inbox.extend_from_slice(&bytes);
+            self.ready.push((bot as u32, kind, start, self.inbox.len() as u32, When::Shared(at)));
+        }
+        self.network = Some(net);
     }
 
     /// Replaces bot `bot`'s link, keeping the old one's byte counts.
@@ -433,6 +475,7 @@ impl Transport for WebSockets {
             cookies: vec![String::new(); cfg.bots],
             pending: Vec::new(),
             ready: Vec::new(),
+            network: cfg.net.map(|spec| Network::new(spec, cfg.bots, aggro_core::rng::Rng::stream(cfg.seed ^ cfg.first_client_id, NETWORK_DRAWS))),
             clocks: Clocks::default(),
             inbox: Vec::new(),
             retired: Traffic::default(),
@@ -476,6 +519,7 @@ impl Transport for WebSockets {
         pending.clear();
         // Driving starts no links, so nothing was added; the vector keeps its capacity.
         self.pending = pending;
+        self.pass_network();
         (self.ready.len(), false)
     }
 
@@ -496,19 +540,39 @@ impl Transport for WebSockets {
     /// A message's time is the kernel's receive timestamp of the last bytes read with it: never earlier
     /// than the message arrived, nor later than the latest arrival its read took (a read takes what came
     /// since the last look, so messages read together are timed at the latest one's arrival).
+    /// Behind a network (`--net`), when the network let it through.
     fn arrived_us(&self, k: usize) -> Option<u64> {
-        let &(_, _, _, _, arrived_ns) = self.ready.get(k)?;
-        self.clocks.shared_us(arrived_ns)
+        match self.ready.get(k)?.4 {
+            When::Stamp(ns) => self.clocks.shared_us(ns),
+            When::Shared(us) => Some(us),
+        }
     }
 
+    /// A bot behind a network has its requests held by it first.
     fn send(&mut self, bot: usize, out: &mut Requests) {
+        if let Some(net) = self.network.as_mut().filter(|n| n.spec.covers(bot)) {
+            let now = crate::clock::now_us();
+            for r in out.0.drain(..) {
+                net.hold_out(bot, now, r);
+            }
+            return;
+        }
         for r in out.0.drain(..) {
             self.start(bot, r);
         }
     }
 
-    /// Nothing to do: messages went out as they were written.
-    fn flush(&mut self) {}
+    /// Messages went out as they were written; those a network held go when due.
+    fn flush(&mut self) {
+        let now = crate::clock::now_us();
+        while let Some((bot, _, r)) = self.network.as_mut().and_then(|n| n.out.pop_due(now)) {
+            self.start(bot, r);
+        }
+    }
+
+    fn held_until(&self) -> Option<u64> {
+        self.network.as_ref()?.next_at()
+    }
 
     /// Connections on their way in (connecting, the handshake, HTTP calls) are hurried: driven as soon as
     /// they are ready, however seldom the open WebSockets are read.
@@ -551,5 +615,11 @@ impl Transport for WebSockets {
     fn count_into(&mut self, counters: &mut crate::swarm::SwarmCounters) {
         counters.socket_errors += std::mem::take(&mut self.errors);
         counters.retried_opens += std::mem::take(&mut self.retried_opens);
+        if let Some(net) = &mut self.network {
+            let n = net.take_counts();
+            counters.net_held += n.held;
+            counters.net_retransmitted += n.retransmitted;
+            counters.net_added_us += n.added_us;
+        }
     }
 }
