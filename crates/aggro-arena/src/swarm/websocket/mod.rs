@@ -111,6 +111,8 @@ pub struct WebSockets {
     pending: Vec<Ready>,
     /// (bot, kind, start and end in the inbox, when it arrived).
     ready: Vec<(u32, Kind, u32, u32, When)>,
+    /// How many of `ready` the last receive handed over (those after came since).
+    handed: usize,
     /// `--net`: the requests and arrivals of the bots behind it, held.
     network: Option<Network<Request, (Kind, Vec<u8>)>>,
     /// Turns the kernel's receive stamps into the shared clock; read at each receive.
@@ -136,6 +138,18 @@ impl WebSockets {
         let start = self.inbox.len() as u32;
         self.inbox.extend_from_slice(bytes);
         self.ready.push((bot as u32, kind, start, self.inbox.len() as u32, When::Stamp(arrived_ns)));
+    }
+
+    /// Drops the events the last [`receive`](Transport::receive) handed over, keeping those pushed since
+    /// (a request that failed as it was made: the next receive hands them over).
+    fn forget_handed(&mut self) {
+        let later = self.ready.split_off(self.handed.min(self.ready.len()));
+        self.ready.clear();
+        let base = later.first().map_or(self.inbox.len(), |e| e.2 as usize);
+        self.inbox.drain(..base);
+        let base = base as u32;
+        self.ready.extend(later.into_iter().map(|(bot, kind, start, end, when)| (bot, kind, start - base, end - base, when)));
+        self.handed = 0;
     }
 
     /// Hands the network what just arrived for the bots behind it, and takes from it what is due.
@@ -475,6 +489,7 @@ impl Transport for WebSockets {
             cookies: vec![String::new(); cfg.bots],
             pending: Vec::new(),
             ready: Vec::new(),
+            handed: 0,
             network: cfg.net.map(|spec| Network::new(spec, cfg.bots, aggro_core::rng::Rng::stream(cfg.seed ^ cfg.first_client_id, NETWORK_DRAWS))),
             clocks: Clocks::default(),
             inbox: Vec::new(),
@@ -488,8 +503,7 @@ impl Transport for WebSockets {
     }
 
     fn receive(&mut self) -> (usize, bool) {
-        self.ready.clear();
-        self.inbox.clear();
+        self.forget_handed();
         self.clocks = Clocks::now();
         // What is pending came from the last wait (every loop ends in one) and from links just started.
         let mut pending = std::mem::take(&mut self.pending);
@@ -520,7 +534,8 @@ impl Transport for WebSockets {
         // Driving starts no links, so nothing was added; the vector keeps its capacity.
         self.pending = pending;
         self.pass_network();
-        (self.ready.len(), false)
+        self.handed = self.ready.len();
+        (self.handed, false)
     }
 
     fn arrival(&self, k: usize) -> Option<(usize, WsEvent<'_>)> {
@@ -621,5 +636,29 @@ impl Transport for WebSockets {
             counters.net_retransmitted += n.retransmitted;
             counters.net_added_us += n.added_us;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get() -> Request {
+        Request::Http(HttpRequest { method: "GET".into(), path: "/".into(), headers: Vec::new(), body: Vec::new(), keep_alive: true })
+    }
+
+    #[test]
+    fn a_request_refused_as_it_is_made_is_handed_over_by_the_next_receive() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut cfg = SwarmConfig::new(listener.local_addr().unwrap(), arena_proto::Secret::from_passphrase("t"));
+        cfg.bots = 1;
+        let mut sockets = WebSockets::open(&cfg).unwrap();
+        // The second request comes while the first waits for its answer: refused at once, in `send`.
+        sockets.send(0, &mut Requests(vec![get(), get()]));
+        let (n, _) = sockets.receive();
+        let failed = (0..n).filter_map(|k| sockets.arrival(k)).find(|(bot, e)| *bot == 0 && matches!(e, WsEvent::HttpFailed { .. }));
+        assert!(failed.is_some(), "the refusal was dropped with the step that made it");
+        let (n, _) = sockets.receive();
+        assert!((0..n).filter_map(|k| sockets.arrival(k)).all(|(_, e)| !matches!(e, WsEvent::HttpFailed { .. })), "handed over once");
     }
 }
