@@ -52,14 +52,21 @@ fn serving(dir: &std::path::Path, server: &str, env: &[(&str, &str)], port: u16)
 /// `script` (Lua text) played by `ccu` bots for `duration` against the reference server `server`: the
 /// swarm's output and its result file; None (a skip) when the servers are not installed.
 fn played(server: &str, script: &str, ccu: &str, duration: &str) -> Option<(String, serde_json::Value)> {
+    played_with(server, script, ccu, duration, &[])
+}
+
+/// [`played`], with more of the swarm's flags.
+fn played_with(server: &str, script: &str, ccu: &str, duration: &str, flags: &[&str]) -> Option<(String, serde_json::Value)> {
     let dir = examples()?;
     let (mut child, port) = listening(&dir, server);
     let tmp = tempdir();
     let (out, file) = (path(tmp.path(), "result.json"), tmp.path().join("bot.lua"));
     std::fs::write(&file, script).unwrap();
     let url = format!("ws://127.0.0.1:{port}");
-    let text =
-        ok(&["arena", "swarm", "--script", &file.display().to_string(), "--server", &url, "--ccu", ccu, "--duration", duration, "--out", &out]);
+    let file = file.display().to_string();
+    let mut args = vec!["arena", "swarm", "--script", &file, "--server", &url, "--ccu", ccu, "--duration", duration, "--out", &out];
+    args.extend_from_slice(flags);
+    let text = ok(&args);
     child.kill().unwrap();
     Some((text, result(std::path::Path::new(&out))))
 }
@@ -184,30 +191,7 @@ local ws = assert(websocket.connect("/game", { format = "json", type = "type", r
 ws:call({ type = "hello", name = bot.name })
 every(500, function() measure("ping", ws.call, ws, { type = "ping" }) end)
 "#;
-    let Some(dir) = examples() else { return };
-    let (mut server, port) = listening(&dir, "websocket-server.mjs");
-    let tmp = tempdir();
-    let (out, file) = (path(tmp.path(), "result.json"), tmp.path().join("bot.lua"));
-    std::fs::write(&file, script).unwrap();
-    let url = format!("ws://127.0.0.1:{port}");
-    let text = ok(&[
-        "arena",
-        "swarm",
-        "--script",
-        &file.display().to_string(),
-        "--server",
-        &url,
-        "--ccu",
-        "10",
-        "--duration",
-        "4s",
-        "--read-every",
-        "300ms",
-        "--out",
-        &out,
-    ]);
-    server.kill().unwrap();
-    let r = result(std::path::Path::new(&out));
+    let Some((text, r)) = played_with("websocket-server.mjs", script, "10", "4s", &["--read-every", "300ms"]) else { return };
     assert_eq!(r["spec"]["swarm"]["read_every"], 0.3, "{text}");
     let ping = &op(&r, "ping")["latency"];
     assert!(ping["count"].as_u64().unwrap() >= 40, "{text}");
@@ -227,31 +211,9 @@ every(500, function() measure("ping", ws.call, ws, { type = "ping" }) end)
 #[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
 fn bots_behind_an_added_network_feel_its_delay_both_ways() {
     let Some(dir) = examples() else { return };
-    let (mut server, port) = listening(&dir, "websocket-server.mjs");
-    let tmp = tempdir();
-    let out = path(tmp.path(), "net.json");
-    let script = dir.join("websocket-bot.lua").display().to_string();
-    let url = format!("ws://127.0.0.1:{port}");
-    let text = ok(&[
-        "arena",
-        "swarm",
-        "--script",
-        &script,
-        "--server",
-        &url,
-        "--ccu",
-        "10",
-        "--duration",
-        "4s",
-        "--net",
-        "40ms±10ms",
-        "--slo",
-        "p99<=1s",
-        "--out",
-        &out,
-    ]);
-    server.kill().unwrap();
-    let r = result(std::path::Path::new(&out));
+    let script = std::fs::read_to_string(dir.join("websocket-bot.lua")).unwrap();
+    let flags = ["--net", "40ms±10ms", "--slo", "p99<=1s"];
+    let Some((text, r)) = played_with("websocket-server.mjs", &script, "10", "4s", &flags) else { return };
     let ping = &op(&r, "ping")["latency"];
     assert!(ping["count"].as_u64().unwrap() >= 20, "{text}");
     assert!((60_000_000..150_000_000).contains(&ping["p50_ns"].as_u64().unwrap()), "a ping crosses the network twice: {ping}");

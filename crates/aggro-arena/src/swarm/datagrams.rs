@@ -131,15 +131,7 @@ impl Transport for Datagrams {
         }
     }
 
-    /// Datagrams are all alike: nothing is looked at before `all_from_us`.
-    fn wait(&mut self, deadline_us: u64, all_from_us: u64) -> bool {
-        let now = crate::clock::now_us();
-        if now < all_from_us {
-            std::thread::sleep(std::time::Duration::from_micros(all_from_us.min(deadline_us).saturating_sub(now)));
-            if all_from_us > deadline_us {
-                return false;
-            }
-        }
+    fn wait(&mut self, deadline_us: u64) -> bool {
         crate::udp::wait_readable(&mut self.pollfds, deadline_us)
     }
 

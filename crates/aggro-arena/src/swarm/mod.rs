@@ -412,7 +412,10 @@ impl<B: Behaviour> Swarm<B> {
     fn wait(&mut self, deadline: u64) {
         let read_every = self.cfg.read_every.as_micros() as u64;
         let all_from = if self.reads_from <= deadline + read_every / 2 { self.reads_from.min(deadline) } else { self.reads_from };
-        if self.transport.wait(deadline, all_from) {
+        if now_us() < all_from && (self.transport.wait_hurried(all_from.min(deadline)) || all_from > deadline) {
+            return;
+        }
+        if self.transport.wait(deadline) {
             self.reads_from = now_us() + read_every;
         }
     }

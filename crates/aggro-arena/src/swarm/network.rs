@@ -93,7 +93,6 @@ pub struct Held<T> {
     heap: BinaryHeap<Entry<T>>,
     /// When each bot's last held item leaves (none leaves before it).
     last: Vec<u64>,
-    seq: u64,
 }
 
 #[derive(Debug)]
@@ -124,7 +123,7 @@ impl<T> Ord for Entry<T> {
 
 impl<T> Held<T> {
     pub fn new(bots: usize) -> Self {
-        Self { heap: BinaryHeap::new(), last: vec![0; bots], seq: 0 }
+        Self { heap: BinaryHeap::new(), last: vec![0; bots] }
     }
 
     /// When the next item leaves.
@@ -150,6 +149,8 @@ pub struct Network<Out, In> {
     pub out: Held<Out>,
     pub inbound: Held<In>,
     pub counts: NetCounts,
+    /// Items held so far: equal times leave in the order they were held.
+    seq: u64,
 }
 
 /// Which way a message goes.
@@ -162,7 +163,7 @@ pub enum Way {
 impl<Out, In> Network<Out, In> {
     /// The network for `bots` bots, its draws from `rng`.
     pub fn new(spec: NetSpec, bots: usize, rng: Rng) -> Self {
-        Self { spec, rng, out: Held::new(bots), inbound: Held::new(bots), counts: NetCounts::default() }
+        Self { spec, rng, out: Held::new(bots), inbound: Held::new(bots), counts: NetCounts::default(), seq: 0 }
     }
 
     /// When a message of bot `bot` that set off at `from` arrives across the network going `way`: after
@@ -201,8 +202,8 @@ impl<Out, In> Network<Out, In> {
     }
 
     fn next_seq(&mut self) -> u64 {
-        self.out.seq += 1;
-        self.out.seq
+        self.seq += 1;
+        self.seq
     }
 
     /// When the next held item, either way, is due.

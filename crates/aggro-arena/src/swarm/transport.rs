@@ -31,11 +31,15 @@ pub trait Transport {
     fn send(&mut self, bot: usize, out: &mut Self::Out);
     /// Pushes out what sends have queued.
     fn flush(&mut self);
-    /// Waits until something arrives or the clock reaches `deadline_us` (a deadline passed: only looks) —
-    /// before `all_from_us`, for sockets still on their way in (a connect, a handshake, an HTTP call) alone,
-    /// the rest looked at from then (not at all when that is past the deadline). Returns whether any of the
-    /// rest was ready.
-    fn wait(&mut self, deadline_us: u64, all_from_us: u64) -> bool;
+    /// Waits until something arrives or the clock reaches `deadline_us` (a deadline passed: only looks);
+    /// returns whether something did (sockets on their way in aside).
+    fn wait(&mut self, deadline_us: u64) -> bool;
+    /// Waits until `until_us` for sockets still on their way in (a connect, a handshake, an HTTP call) alone;
+    /// returns whether one is ready. A transport without such sockets sleeps.
+    fn wait_hurried(&mut self, until_us: u64) -> bool {
+        std::thread::sleep(std::time::Duration::from_micros(until_us.saturating_sub(crate::clock::now_us())));
+        false
+    }
     /// When the next message a network holds ([`super::network`]) is due, either way.
     fn held_until(&self) -> Option<u64> {
         None

@@ -143,13 +143,18 @@ impl WebSockets {
     /// Drops the events the last [`receive`](Transport::receive) handed over, keeping those pushed since
     /// (a request that failed as it was made: the next receive hands them over).
     fn forget_handed(&mut self) {
-        let later = self.ready.split_off(self.handed.min(self.ready.len()));
+        let handed = std::mem::take(&mut self.handed);
+        if handed >= self.ready.len() {
+            self.ready.clear();
+            self.inbox.clear();
+            return;
+        }
+        let later = self.ready.split_off(handed);
         self.ready.clear();
         let base = later.first().map_or(self.inbox.len(), |e| e.2 as usize);
         self.inbox.drain(..base);
         let base = base as u32;
         self.ready.extend(later.into_iter().map(|(bot, kind, start, end, when)| (bot, kind, start - base, end - base, when)));
-        self.handed = 0;
     }
 
     /// Hands the network what just arrived for the bots behind it, and takes from it what is due.
@@ -579,6 +584,9 @@ impl Transport for WebSockets {
 
     /// Messages went out as they were written; those a network held go when due.
     fn flush(&mut self) {
+        if self.network.is_none() {
+            return;
+        }
         let now = crate::clock::now_us();
         while let Some((bot, _, r)) = self.network.as_mut().and_then(|n| n.out.pop_due(now)) {
             self.start(bot, r);
@@ -589,22 +597,23 @@ impl Transport for WebSockets {
         self.network.as_ref()?.next_at()
     }
 
-    /// Connections on their way in (connecting, the handshake, HTTP calls) are hurried: driven as soon as
-    /// they are ready, however seldom the open WebSockets are read.
-    fn wait(&mut self, deadline_us: u64, all_from_us: u64) -> bool {
-        let left = |until: u64| Duration::from_micros(until.saturating_sub(crate::clock::now_us()));
-        if crate::clock::now_us() < all_from_us {
-            if let Err(e) = self.readiness.wait_hurried(left(all_from_us.min(deadline_us)), &mut self.pending) {
-                self.wait_failed(&e);
-            }
-            if !self.pending.is_empty() || all_from_us > deadline_us {
-                return false;
-            }
-        }
-        self.readiness.wait(left(deadline_us), &mut self.pending).unwrap_or_else(|e| {
+    /// Open WebSockets, and connections on their way in with them; returns whether an open one was ready.
+    fn wait(&mut self, deadline_us: u64) -> bool {
+        let left = Duration::from_micros(deadline_us.saturating_sub(crate::clock::now_us()));
+        self.readiness.wait(left, &mut self.pending).unwrap_or_else(|e| {
             self.wait_failed(&e);
             false
         })
+    }
+
+    /// Connections on their way in (connecting, the handshake, HTTP calls) are hurried: driven as soon as
+    /// they are ready, however seldom the open WebSockets are read.
+    fn wait_hurried(&mut self, until_us: u64) -> bool {
+        let left = Duration::from_micros(until_us.saturating_sub(crate::clock::now_us()));
+        if let Err(e) = self.readiness.wait_hurried(left, &mut self.pending) {
+            self.wait_failed(&e);
+        }
+        !self.pending.is_empty()
     }
 
     fn traffic(&self) -> Traffic {
