@@ -2,10 +2,10 @@
 
 use crate::cli::values::{self, checked};
 use aggro_arena::server::{Tier, parse_metres, parse_tiers};
-use aggro_arena::swarm::backoff::Backoff;
-use aggro_arena::swarm::network::NetSpec;
 use aggro_arena::verdict::Slo;
 use aggro_core::Share;
+use aggro_swarm::backoff::Backoff;
+use aggro_swarm::network::NetSpec;
 use clap::{Args, Subcommand};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -375,7 +375,7 @@ pub struct SwarmSlo {
 
 impl SwarmSlo {
     fn parse(text: &str) -> Result<SwarmSlo, String> {
-        use aggro_arena::swarm::{RECONNECT, STAGE};
+        use aggro_swarm::{RECONNECT, STAGE};
         let (stages, service): (Vec<&str>, Vec<&str>) = text
             .split(',')
             .map(str::trim)

@@ -5,11 +5,11 @@
 //! way in.
 
 use super::tally::Tally;
-use aggro_arena::swarm::STAGE;
 use aggro_arena::verdict::{Limit, Verdict};
 use aggro_core::units::format_nanos;
 use aggro_report::record::RunRecord;
 use aggro_stats::Summary;
+use aggro_swarm::STAGE;
 use serde::Serialize;
 
 /// One stage of the funnel.

@@ -6,8 +6,8 @@
 use super::record::{counts, interval, op};
 use super::soak::Watch;
 use super::tally::Tally;
-use aggro_arena::swarm::{Behaviour, SwarmCounters, SwarmInterval};
 use aggro_report::record::{IntervalRecord, OpRecord};
+use aggro_swarm::{Behaviour, SwarmCounters, SwarmInterval};
 
 /// The operation that counts the bots' sessions, so a report, its `errors` threshold and a merge see
 /// what the players met: a join is a success; a failed join (`connect`), a refusal (`server`) and a

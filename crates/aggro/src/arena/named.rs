@@ -9,10 +9,10 @@ use super::ms;
 use super::record::op;
 use super::storm::Storm;
 use super::tally::Tally;
-use aggro_arena::swarm::NamedMeasures;
-use aggro_arena::swarm::{RECONNECT, STAGE};
 use aggro_report::record::{OpRecord, RunRecord};
 use aggro_stats::{Histogram, Summary};
+use aggro_swarm::NamedMeasures;
+use aggro_swarm::{RECONNECT, STAGE};
 
 /// An interval's operations of a script's own: each name it timed, failures by class beside.
 pub fn interval_ops(interval: &NamedMeasures) -> Vec<OpRecord> {
@@ -83,6 +83,6 @@ fn with_failures(mut op: OpRecord, failed: &[(String, String, u64)]) -> OpRecord
 
 /// No bot joined, none was refused or failed by the server (no failed connection, refusal or HTTP
 /// failure), and scripts raised: the script, not the server, stopped the run — bad input, not a server gone.
-pub fn only_the_script_failed(c: &aggro_arena::swarm::SwarmCounters) -> bool {
+pub fn only_the_script_failed(c: &aggro_swarm::SwarmCounters) -> bool {
     c.script_errors > 0 && c.connects == 0 && c.failed_joins == 0 && c.refused == 0 && c.server_errors == 0
 }

@@ -11,10 +11,10 @@ use crate::cli::values::spell;
 use crate::exit::BadInput;
 use crate::session;
 use aggro_arena::relay::{RelayCounters, RelayInterval};
-use aggro_arena::swarm::SwarmCounters;
 use aggro_arena::verdict::{Evidence, Verdict, judge};
 use aggro_report::record::now_rfc3339;
 use aggro_stats::{Histogram, Summary};
+use aggro_swarm::SwarmCounters;
 use serde::Serialize;
 
 /// One run's figures.

@@ -4,11 +4,11 @@
 //! climbed steadily over at least `--leak-window` is a `Leak` verdict (unless the players were not served,
 //! which comes first); aggro's own climbing is a warning about the run.
 
-use aggro_arena::swarm::SwarmInterval;
 use aggro_arena::verdict::{Limit, Verdict};
 use aggro_report::host::{ServerSampler, ServerUse};
 use aggro_report::record::RunRecord;
 use aggro_report::soak::Soak;
+use aggro_swarm::SwarmInterval;
 
 /// The server's resources as intervals close.
 #[derive(Debug)]

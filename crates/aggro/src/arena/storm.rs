@@ -5,9 +5,9 @@
 //! player who never came back is a player not served.
 
 use super::tally::Tally;
-use aggro_arena::swarm::RECONNECT;
 use aggro_arena::verdict::{Limit, Verdict};
 use aggro_core::units::format_nanos;
+use aggro_swarm::RECONNECT;
 use serde::Serialize;
 
 /// The storm's figures.

@@ -9,19 +9,19 @@ use super::{address, metrics_server, ms};
 use crate::arena::args::{Behaviour as Kind, Receivers, SwarmArgs, SwarmSlo};
 use crate::exit::BadInput;
 use crate::live::Live;
-use aggro_arena::swarm::SwarmCounters;
-use aggro_arena::swarm::br::{Br, BrConfig};
-use aggro_arena::swarm::colyseus::ColyseusBots;
-use aggro_arena::swarm::colyseus::failures::Failures;
-use aggro_arena::swarm::colyseus::play::Play;
-use aggro_arena::swarm::colyseus::received::Received;
-use aggro_arena::swarm::profile::exposition;
-use aggro_arena::swarm::relay::RelayBots;
-use aggro_arena::swarm::{Behaviour, Swarm, SwarmConfig, SwarmInterval, run_threads};
 use aggro_arena::verdict::{Evidence, Limit, Service, Verdict, judge};
 use aggro_core::Share;
 use aggro_report::record::now_rfc3339;
 use aggro_report::record::{IntervalRecord, OpRecord};
+use aggro_swarm::SwarmCounters;
+use aggro_swarm::br::{Br, BrConfig};
+use aggro_swarm::colyseus::ColyseusBots;
+use aggro_swarm::colyseus::failures::Failures;
+use aggro_swarm::colyseus::play::Play;
+use aggro_swarm::colyseus::received::Received;
+use aggro_swarm::profile::exposition;
+use aggro_swarm::relay::RelayBots;
+use aggro_swarm::{Behaviour, Swarm, SwarmConfig, SwarmInterval, run_threads};
 use arena_proto::Secret;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -46,7 +46,7 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
         std::fs::metadata(file).map_err(|e| BadInput(format!("--ca-file {}: {e}", file.display())))?;
     }
     let mut cfg = SwarmConfig::new(server, Secret::from_passphrase(&a.common.secret));
-    cfg.tls = tls_host.map(|host| aggro_arena::swarm::websocket::tls::TlsTarget { host, ca_file: a.ca_file.clone() });
+    cfg.tls = tls_host.map(|host| aggro_swarm::websocket::tls::TlsTarget { host, ca_file: a.ca_file.clone() });
     cfg.duration = a.duration;
     cfg.interval = a.common.interval;
     cfg.sockets = a.sockets;
@@ -130,7 +130,7 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
 
 #[cfg(feature = "lua")]
 fn script(a: &SwarmArgs, mut cfg: SwarmConfig, share: &Share, worker: [u64; 2]) -> anyhow::Result<()> {
-    use aggro_arena::swarm::script::ScriptBots;
+    use aggro_swarm::script::ScriptBots;
     let file = a.script.as_deref().ok_or_else(|| BadInput("--mode script needs --script FILE".into()))?;
     let source = std::fs::read_to_string(file).map_err(|e| BadInput(format!("--script {}: {e}", file.display())))?;
     if source.trim().is_empty() {

@@ -4,7 +4,7 @@
 //! funnel ([`super::funnel`]) and the storm ([`super::storm`]) are read from it, as the run goes (the live
 //! view) and at its end.
 
-use aggro_arena::swarm::{NamedMeasures, SwarmInterval};
+use aggro_swarm::{NamedMeasures, SwarmInterval};
 
 /// The script's measures so far.
 #[derive(Debug, Default)]

@@ -1,9 +1,9 @@
 //! End to end: Colyseus bots against the real reference room (examples/colyseus, a Node process started
 //! here on a free loopback port), and against a fake server that sends garbage.
 
-use aggro_arena::swarm::colyseus::ColyseusBots;
-use aggro_arena::swarm::colyseus::play::Play;
-use aggro_arena::swarm::{Swarm, SwarmConfig, SwarmInterval};
+use aggro_swarm::colyseus::ColyseusBots;
+use aggro_swarm::colyseus::play::Play;
+use aggro_swarm::{Swarm, SwarmConfig, SwarmInterval};
 use arena_proto::Secret;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener};

@@ -4,8 +4,8 @@
 
 use super::convert::{placeholders, to_json};
 use super::state::{Format, Protocol};
-use crate::swarm::socketio;
-use crate::swarm::websocket::Request;
+use crate::socketio;
+use crate::websocket::Request;
 use mlua::{Lua, MultiValue, Table, Value};
 
 /// A socket's protocol from `socketio.connect`'s or `websocket.connect`'s options.

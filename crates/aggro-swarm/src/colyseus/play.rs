@@ -56,7 +56,7 @@ pub struct Play {
 pub struct Send {
     #[serde(rename = "type")]
     pub kind: String,
-    #[serde(serialize_with = "crate::clock::secs")]
+    #[serde(serialize_with = "aggro_arena::clock::secs")]
     pub every: Duration,
     #[serde(skip)]
     pub payload: Field,

@@ -156,7 +156,7 @@ mod tests {
         assert_eq!((odd.from, odd.seq, odd.t), (None, None, None));
         // A sender named by text (a player's name) is a sender: the same name, the same one.
         let named = read(r#"["acted",{"from":"bot17","seq":4,"t":5}]"#).unwrap();
-        assert_eq!(named.from, Some(crate::swarm::script::state::sender_of_text("bot17")));
+        assert_eq!(named.from, Some(crate::script::state::sender_of_text("bot17")));
         assert_ne!(named.from, read(r#"["acted",{"from":"bot18","seq":4,"t":5}]"#).unwrap().from);
         for bad in [r#"[]"#, r#"[1]"#, r#"{"a":1}"#, r#"["m",{"from":1}"#, r#"["m"] x"#] {
             assert!(read(bad).is_none(), "{bad}");

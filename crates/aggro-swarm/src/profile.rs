@@ -1,11 +1,11 @@
 //! The swarm's per-interval record: delays, timer lateness, traffic, its own CPU — one swarm thread's,
 //! or several threads' merged into one.
 
-use crate::span::{Record, Span};
+use aggro_arena::span::{Record, Span};
 use aggro_stats::{Histogram, Summary, encode};
 use serde::{Deserialize, Serialize};
 
-counters! {
+aggro_arena::counters! {
 /// What the swarm counts.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct SwarmCounters {
@@ -87,11 +87,11 @@ pub struct SwarmInterval {
     pub snapshots_per_bot_s: f64,
     pub kb_in_per_bot_s: f64,
     /// Resident memory, and its sockets' kernel receive queues and drops, when the interval closed.
-    pub gauges: crate::procstat::ProcessGauges,
+    pub gauges: aggro_arena::procstat::ProcessGauges,
     /// Set when the swarm itself may be the bottleneck (its CPU near a full core or its timers late).
     pub warning: Option<String>,
     /// Joins per second when the interval closed, while bots were still joining; and why the rate
-    /// was cut, when it was ([`crate::swarm::pacer`]).
+    /// was cut, when it was ([`crate::pacer`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub join_rate: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -222,33 +222,40 @@ fn three_histograms() -> [Histogram; 3] {
 }
 
 /// The swarm's profile: the open interval and the run.
-pub type SwarmProfile = crate::span::Profile<SwarmInterval>;
+pub type SwarmProfile = aggro_arena::span::Profile<SwarmInterval>;
 
 /// Read when an interval closes: bots in play (for the whole run: the most at any close), and memory and
 /// kernel queues.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SwarmGauges {
     pub active: u64,
-    pub process: crate::procstat::ProcessGauges,
+    pub process: aggro_arena::procstat::ProcessGauges,
 }
 
 const DELAY: usize = 0;
 const LATENESS: usize = 1;
 const ROUND_TRIP: usize = 2;
 
-impl crate::span::Profile<SwarmInterval> {
+/// What the swarm records in its profile's histograms (the profile type is the arena's).
+pub trait SwarmRecords {
     /// Records how late a tick went out.
-    pub fn lateness(&mut self, us: u64) {
+    fn lateness(&mut self, us: u64);
+    /// Records an action-to-observer delay.
+    fn delay(&mut self, us: u64);
+    /// Records a request→reply round trip.
+    fn round_trip(&mut self, us: u64);
+}
+
+impl SwarmRecords for SwarmProfile {
+    fn lateness(&mut self, us: u64) {
         self.record(LATENESS, us * 1000);
     }
 
-    /// Records an action-to-observer delay.
-    pub fn delay(&mut self, us: u64) {
+    fn delay(&mut self, us: u64) {
         self.record(DELAY, us * 1000);
     }
 
-    /// Records a request→reply round trip.
-    pub fn round_trip(&mut self, us: u64) {
+    fn round_trip(&mut self, us: u64) {
         self.record(ROUND_TRIP, us * 1000);
     }
 }
@@ -258,7 +265,7 @@ impl Record for SwarmInterval {
     type Gauges = SwarmGauges;
     const HISTOGRAMS: usize = 3;
     // A swarm thread's own: the process's would count its sibling threads too.
-    const CPU: fn() -> u64 = crate::clock::thread_cpu_us;
+    const CPU: fn() -> u64 = aggro_arena::clock::thread_cpu_us;
 
     fn summarise(span: Span<SwarmCounters>, g: &SwarmGauges) -> Self {
         let (secs, cpu_pct, c) = (span.secs(), span.cpu_pct(), span.counters);
@@ -308,7 +315,7 @@ impl Record for SwarmInterval {
 /// The swarm's Prometheus page: the run's totals (`total`, `cpu_s`) as counters, and the last interval's
 /// gauges.
 pub fn exposition(total: &SwarmCounters, cpu_s: f64, last: &SwarmInterval) -> String {
-    let mut e = crate::metrics::Exposition::default();
+    let mut e = aggro_arena::metrics::Exposition::default();
     let t = total;
     for (name, help, v) in [
         ("aggro_swarm_packets_in_total", "Datagrams received.", t.packets_in),

@@ -1,7 +1,7 @@
 //! A bot's TCP stream as the transport reads it: its bytes counted, whether
 //! it was drained, and when the kernel received its last bytes (`SO_TIMESTAMPNS`).
 
-use crate::arrival;
+use aggro_arena::arrival;
 use mio::net::TcpStream;
 use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;

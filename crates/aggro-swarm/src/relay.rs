@@ -11,7 +11,7 @@
 use super::datagrams::{Datagram, Datagrams};
 use super::peers::{Order, Peers};
 use super::{Behaviour, Churn, Heard, Player, SwarmConfig, arena_client, goodbye};
-use crate::relay::msg::{ANY_ROOM, Control, Event, frame, frames};
+use aggro_arena::relay::msg::{ANY_ROOM, Control, Event, frame, frames};
 use aggro_core::rng::Rng;
 use arena_proto::{Client, ClientEvent, ClientState};
 

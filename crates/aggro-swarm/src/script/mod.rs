@@ -65,14 +65,14 @@ impl ScriptBots {
     }
 
     /// The same bots, noting what the server said of failures into `failures` (one for the swarm's threads).
-    pub fn reporting_to(self, failures: std::sync::Arc<std::sync::Mutex<crate::swarm::colyseus::failures::Failures>>) -> Self {
+    pub fn reporting_to(self, failures: std::sync::Arc<std::sync::Mutex<crate::colyseus::failures::Failures>>) -> Self {
         self.engine.ctx.borrow_mut().failures = failures;
         self
     }
 
     /// The same bots, each coming back after `backoff` when it loses its server (else it leaves play,
     /// unless its script calls `reconnect()`).
-    pub fn reconnecting(self, backoff: Option<crate::swarm::backoff::Backoff>) -> Self {
+    pub fn reconnecting(self, backoff: Option<crate::backoff::Backoff>) -> Self {
         self.engine.ctx.borrow_mut().backoff = backoff;
         self
     }

@@ -3,9 +3,9 @@
 use aggro_arena::metrics::{LivePage, MetricsServer, parse, scrape};
 use aggro_arena::relay::profile::exposition;
 use aggro_arena::relay::{RelayConfig, RelayInterval, RelayServer};
-use aggro_arena::swarm::relay::RelayBots;
-use aggro_arena::swarm::{Swarm, SwarmConfig, SwarmInterval};
 use aggro_arena::udp::BatchSocket;
+use aggro_swarm::relay::RelayBots;
+use aggro_swarm::{Swarm, SwarmConfig, SwarmInterval};
 use arena_proto::Secret;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;

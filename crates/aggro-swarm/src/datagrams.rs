@@ -5,9 +5,9 @@
 
 use super::SwarmConfig;
 use super::transport::Transport;
-use crate::arrival::Clocks;
-use crate::procstat::ProcessGauges;
-use crate::udp::{BATCH, BatchSocket, Traffic};
+use aggro_arena::arrival::Clocks;
+use aggro_arena::procstat::ProcessGauges;
+use aggro_arena::udp::{BATCH, BatchSocket, Traffic};
 use std::net::{Ipv6Addr, SocketAddr};
 
 /// One received datagram, as a bot sees it.
@@ -132,7 +132,7 @@ impl Transport for Datagrams {
     }
 
     fn wait(&mut self, deadline_us: u64) -> bool {
-        crate::udp::wait_readable(&mut self.pollfds, deadline_us)
+        aggro_arena::udp::wait_readable(&mut self.pollfds, deadline_us)
     }
 
     fn traffic(&self) -> Traffic {

@@ -4,7 +4,7 @@
 //! per bot; and, as each interval closes, how many playing bots have not yet
 //! reached each stage (the funnel's "short of it").
 
-use crate::swarm::STAGE;
+use crate::STAGE;
 
 /// Stages a script may name in all (a bot's reached stages are the bits of a `u64`).
 pub const MAX: usize = 64;

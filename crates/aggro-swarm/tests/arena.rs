@@ -3,9 +3,9 @@
 use aggro_arena::metrics::{LivePage, MetricsServer, parse, scrape};
 use aggro_arena::server::profile::exposition;
 use aggro_arena::server::{GameServer, ServeConfig, parse_tiers};
-use aggro_arena::swarm::br::{Br, BrConfig};
-use aggro_arena::swarm::{Swarm, SwarmConfig};
 use aggro_arena::udp::BatchSocket;
+use aggro_swarm::br::{Br, BrConfig};
+use aggro_swarm::{Swarm, SwarmConfig};
 use arena_proto::Secret;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;

@@ -1,21 +1,34 @@
-//! The bot swarm: thousands of bots in one thread, one timer heap for every
-//! bot's ticks, one loop for every [`Behaviour`] — [`br`] (battle royale
-//! against the game server), [`relay`] (rooms of the relay server),
-//! [`colyseus`] (rooms of a Colyseus server) and `script` (Lua bots; feature
-//! `lua`) — over either [`Transport`]:
-//! the arena protocol's shared UDP sockets ([`datagrams`]) or one WebSocket per
-//! bot ([`websocket`]).
+//! The bot swarm: thousands of bots on a few threads, one timer heap per thread for every bot's
+//! ticks, one loop for every [`Behaviour`] — [`br`] (battle royale against aggro's game server),
+//! [`relay`] (rooms of the relay server), [`colyseus`] (rooms of a Colyseus server) and `script` (Lua
+//! bots; feature `lua`) — over either [`Transport`]: the arena protocol's shared UDP sockets
+//! ([`datagrams`]) or one WebSocket, Socket.IO or HTTP connection per bot ([`websocket`]).
 //!
-//! What it measures: the **action-to-observer delay** (a bot acts at t0 on
-//! the shared monotonic clock — a shot, a room event, a move; every bot that
-//! receives the server's relay of it records now − t0 — exact, because swarm and
-//! server read one clock on one machine), its own **timer lateness** (how late
-//! each tick went out), traffic, and its own CPU, and it warns when it, not the
-//! server, is the bottleneck.
+//! What it measures: the **action-to-observer delay** (a bot acts at t0 on the shared monotonic clock —
+//! a shot, a room event, a move; every bot that receives the server's relay of it records now − t0 —
+//! exact, because swarm and server read one clock on one machine), its own **timer lateness** (how late
+//! each tick went out), traffic, and its own CPU, and it warns when it, not the server, is the
+//! bottleneck. The servers it plays against, the shared clock and the wire protocol are the
+//! `aggro-arena` and `arena-proto` crates.
+//!
+//! # Layout
+//! - [`config`]: how the swarm runs, whatever its bots do.
+//! - [`threads`]: one event loop per thread, the bots spread over them, one result.
+//! - [`transport`]: what moves a bot's bytes; [`datagrams`] (shared UDP sockets) and [`websocket`]
+//!   (a connection per bot: WebSocket, TLS, HTTP/1.1, the hurried epoll set).
+//! - [`timers`]: the timer heap every bot's tick sits in.
+//! - [`pacer`]: joins that ramp up and back off when they fail or the server starves.
+//! - [`backoff`]: jittered exponential reconnects.
+//! - [`network`]: an added network (delay, jitter, loss) per share of bots (`--net`).
+//! - [`peers`]: who must receive what a bot sent: delivery and order checked across threads.
+//! - [`profile`]: the swarm's counters, intervals and named measures.
+//! - [`br`], [`relay`], [`colyseus`], `script`: the behaviours.
+//! - [`socketio`]: the Socket.IO and Engine.IO framing scripted bots speak.
 
 pub mod backoff;
 pub mod br;
 pub mod colyseus;
+pub mod config;
 pub mod datagrams;
 pub mod network;
 pub mod pacer;
@@ -30,116 +43,17 @@ pub mod timers;
 pub mod transport;
 pub mod websocket;
 
+pub use config::SwarmConfig;
 pub use profile::{NamedMeasures, RECONNECT, STAGE, SwarmCounters, SwarmInterval};
 pub use threads::run_threads;
 pub use transport::Transport;
 
-use crate::clock::{now_us, unix_ms};
+use aggro_arena::clock::{now_us, unix_ms};
 use aggro_core::rng::Rng;
-use arena_proto::{Client, ConnectToken, Secret};
-use profile::SwarmProfile;
-use std::net::SocketAddr;
+use arena_proto::{Client, ConnectToken};
+use profile::{SwarmProfile, SwarmRecords};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-
-/// How the swarm runs, whatever its bots do.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct SwarmConfig {
-    /// The server's address.
-    #[serde(serialize_with = "display")]
-    pub server: SocketAddr,
-    /// Bots kept in play.
-    pub bots: usize,
-    /// Each bot's tick: an input (br) or an event (relay) every this long.
-    #[serde(serialize_with = "crate::clock::secs")]
-    pub tick_every: Duration,
-    /// UDP sockets shared by the bots.
-    pub sockets: usize,
-    /// New connections per second while filling up: the rate, or with `pace_joins` the most.
-    pub connect_rate: u32,
-    /// Joins ramp up to `connect_rate` and back off when they fail or the server starves ([`pacer`]).
-    pub pace_joins: bool,
-    /// The server's process, when known: a pacer backs off when it waits for a core.
-    pub server_pid: Option<u32>,
-    /// A bot that left (died, or churned out) is replaced after this long.
-    #[serde(serialize_with = "crate::clock::secs")]
-    pub respawn_after: Duration,
-    /// Run length (from the first connection).
-    #[serde(serialize_with = "crate::clock::secs")]
-    pub duration: Duration,
-    /// Interval between records.
-    #[serde(serialize_with = "crate::clock::secs")]
-    pub interval: Duration,
-    /// Seed of every bot's choices.
-    pub seed: u64,
-    /// Client ids start here (so several swarms against one server do not collide).
-    pub first_client_id: u64,
-    /// Fault injection: this fraction of received datagrams is thrown away before any bot sees it.
-    pub receive_loss: f64,
-    /// Bots stop ticking this long before the end, so what they sent is received before they leave.
-    #[serde(serialize_with = "crate::clock::secs")]
-    pub drain: Duration,
-    /// The swarm looks at its sockets and timers at most once per this long, as a game client's frame
-    /// loop does: fewer wake-ups, less CPU per bot. What arrives meanwhile is timed by the kernel's stamp of
-    /// its arrival ([`Transport::arrived_us`]: a datagram exactly; a WebSocket message at the arrival of the
-    /// last bytes its read took, so messages read together err long by up to this much, never short); ticks
-    /// may go out as late (their lateness is counted from the look that found them due), so sends reach
-    /// the server in bunches, which it handles more cheaply than independent clients' (zero: as soon as
-    /// anything is ready).
-    #[serde(serialize_with = "crate::clock::secs")]
-    pub poll_every: Duration,
-    /// Once sockets were found ready, the swarm looks at them again no sooner than this long after —
-    /// while still waking for each tick exactly: a wake-up per so many readinesses instead of one per
-    /// readiness, where most of a busy swarm's CPU went. What arrives meanwhile is timed by the kernel's
-    /// stamp of its arrival, as with `poll_every`; what a bot does on an arrival (a reply, the end of a
-    /// `measure`d call, which counts to the answer's stamp) happens up to this much later (zero: at
-    /// once).
-    #[serde(serialize_with = "crate::clock::secs")]
-    pub read_every: Duration,
-    /// A network between a share of the bots and the server: delay, jitter and loss added in the swarm
-    /// (the WebSocket transport's bots; [`network`]).
-    pub net: Option<network::NetSpec>,
-    /// TLS under the WebSocket transport's connections (`wss://`, `https://`).
-    pub tls: Option<websocket::tls::TlsTarget>,
-    #[serde(skip)]
-    pub secret: Secret,
-}
-
-fn display<S: serde::Serializer>(a: &SocketAddr, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(a)
-}
-
-impl SwarmConfig {
-    /// 100 bots ticking at 30 Hz, 1,000 connects/s, 2 minutes, sockets read at most once a millisecond.
-    pub fn new(server: SocketAddr, secret: Secret) -> Self {
-        Self {
-            server,
-            bots: 100,
-            tick_every: Duration::from_micros(1_000_000 / 30),
-            sockets: 0,
-            connect_rate: 1000,
-            pace_joins: false,
-            server_pid: None,
-            respawn_after: Duration::from_secs(1),
-            duration: Duration::from_secs(120),
-            interval: Duration::from_secs(5),
-            seed: 1,
-            first_client_id: 1,
-            receive_loss: 0.0,
-            drain: Duration::ZERO,
-            poll_every: Duration::ZERO,
-            read_every: Duration::from_millis(1),
-            net: None,
-            tls: None,
-            secret,
-        }
-    }
-
-    /// Ticks per second of the whole swarm.
-    pub fn tick_rate(&self) -> f64 {
-        self.bots as f64 / self.tick_every.as_secs_f64().max(1e-6)
-    }
-}
 
 /// A kind of bot: makes them, and names the transport they speak over; the swarm runs any kind on one loop.
 pub trait Behaviour {
@@ -249,7 +163,7 @@ pub struct Swarm<B: Behaviour> {
     heard: Heard,
     out: <B::Transport as Transport>::Out,
     rng: Rng,
-    traffic_seen: crate::udp::Traffic,
+    traffic_seen: aggro_arena::udp::Traffic,
     /// Bots that left play since the loop last retired them.
     leaving: Vec<usize>,
     /// With `poll_every`, when the loop last looked at the sockets and timers: a tick that fell due
@@ -331,7 +245,7 @@ impl<B: Behaviour> Swarm<B> {
     /// is kept here: a run of hours holds its memory flat, and no interval is copied). Bots leave politely at
     /// the end. Returns the run's totals.
     pub fn run(&mut self, stop: &AtomicBool, mut on_interval: impl FnMut(SwarmInterval)) -> std::io::Result<SwarmInterval> {
-        crate::clock::tighten_timer_slack();
+        aggro_arena::clock::tighten_timer_slack();
         let start = now_us();
         self.profile = SwarmProfile::new(start);
         let period = (self.cfg.tick_every.as_micros() as u64).max(1);

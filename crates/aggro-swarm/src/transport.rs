@@ -2,8 +2,8 @@
 //! and records; a [`Transport`] moves their bytes — datagrams of the arena
 //! protocol ([`super::datagrams`]) or WebSocket connections ([`super::websocket`]).
 
-use crate::procstat::ProcessGauges;
-use crate::udp::Traffic;
+use aggro_arena::procstat::ProcessGauges;
+use aggro_arena::udp::Traffic;
 
 /// Carries bots' messages to and from the server.
 pub trait Transport {
@@ -37,7 +37,7 @@ pub trait Transport {
     /// Waits until `until_us` for sockets still on their way in (a connect, a handshake, an HTTP call) alone;
     /// returns whether one is ready. A transport without such sockets sleeps.
     fn wait_hurried(&mut self, until_us: u64) -> bool {
-        std::thread::sleep(std::time::Duration::from_micros(until_us.saturating_sub(crate::clock::now_us())));
+        std::thread::sleep(std::time::Duration::from_micros(until_us.saturating_sub(aggro_arena::clock::now_us())));
         false
     }
     /// When the next message a network holds ([`super::network`]) is due, either way.

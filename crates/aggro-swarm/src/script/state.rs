@@ -2,10 +2,10 @@
 //! timers, its socket and the coroutines waiting on them, its random stream.
 
 use super::held::Held;
-use crate::swarm::Heard;
-use crate::swarm::colyseus::failures::Failures;
-use crate::swarm::peers::{Order, Peers};
-use crate::swarm::websocket::Request;
+use crate::Heard;
+use crate::colyseus::failures::Failures;
+use crate::peers::{Order, Peers};
+use crate::websocket::Request;
 use aggro_core::rng::Rng;
 use mlua::{Function, Thread};
 use std::rc::Rc;
@@ -186,7 +186,7 @@ pub struct Context {
     pub stages: super::stages::Stages,
     /// How a bot that lost its server comes back (`--reconnect`); None: it leaves play unless its
     /// script calls `reconnect()`.
-    pub backoff: Option<crate::swarm::backoff::Backoff>,
+    pub backoff: Option<crate::backoff::Backoff>,
     /// A script called `binary(…)`: events are searched for attachments (not before, at no cost).
     pub binary_used: bool,
     /// The process's number of this state's first bot (`bot.index` counts across a swarm's threads).
@@ -214,7 +214,7 @@ impl Context {
         let bot = self.bot;
         if let Some(op) = self.stages.reach(&mut self.bots[bot].reached, name)? {
             let born_us = self.bots[bot].born_us;
-            self.measures.record(&op, crate::clock::now_us().saturating_sub(born_us));
+            self.measures.record(&op, aggro_arena::clock::now_us().saturating_sub(born_us));
         }
         Ok(())
     }

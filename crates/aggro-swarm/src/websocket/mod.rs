@@ -21,9 +21,9 @@ use tls::{Tls, Wire};
 use super::SwarmConfig;
 use super::network::Network;
 use super::transport::Transport;
-use crate::arrival::Clocks;
-use crate::procstat::ProcessGauges;
-use crate::udp::Traffic;
+use aggro_arena::arrival::Clocks;
+use aggro_arena::procstat::ProcessGauges;
+use aggro_arena::udp::Traffic;
 use mio::net::TcpStream;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
@@ -160,7 +160,7 @@ impl WebSockets {
     /// Hands the network what just arrived for the bots behind it, and takes from it what is due.
     fn pass_network(&mut self) {
         let Some(mut net) = self.network.take() else { return };
-        let now = crate::clock::now_us();
+        let now = aggro_arena::clock::now_us();
         let mut kept = 0;
         for k in 0..self.ready.len() {
             let (bot, kind, start, end, when) = self.ready[k];
@@ -571,7 +571,7 @@ impl Transport for WebSockets {
     /// A bot behind a network has its requests held by it first.
     fn send(&mut self, bot: usize, out: &mut Requests) {
         if let Some(net) = self.network.as_mut().filter(|n| n.spec.covers(bot)) {
-            let now = crate::clock::now_us();
+            let now = aggro_arena::clock::now_us();
             for r in out.0.drain(..) {
                 net.hold_out(bot, now, r);
             }
@@ -587,7 +587,7 @@ impl Transport for WebSockets {
         if self.network.is_none() {
             return;
         }
-        let now = crate::clock::now_us();
+        let now = aggro_arena::clock::now_us();
         while let Some((bot, _, r)) = self.network.as_mut().and_then(|n| n.out.pop_due(now)) {
             self.start(bot, r);
         }
@@ -599,7 +599,7 @@ impl Transport for WebSockets {
 
     /// Open WebSockets, and connections on their way in with them; returns whether an open one was ready.
     fn wait(&mut self, deadline_us: u64) -> bool {
-        let left = Duration::from_micros(deadline_us.saturating_sub(crate::clock::now_us()));
+        let left = Duration::from_micros(deadline_us.saturating_sub(aggro_arena::clock::now_us()));
         self.readiness.wait(left, &mut self.pending).unwrap_or_else(|e| {
             self.wait_failed(&e);
             false
@@ -609,7 +609,7 @@ impl Transport for WebSockets {
     /// Connections on their way in (connecting, the handshake, HTTP calls) are hurried: driven as soon as
     /// they are ready, however seldom the open WebSockets are read.
     fn wait_hurried(&mut self, until_us: u64) -> bool {
-        let left = Duration::from_micros(until_us.saturating_sub(crate::clock::now_us()));
+        let left = Duration::from_micros(until_us.saturating_sub(aggro_arena::clock::now_us()));
         if let Err(e) = self.readiness.wait_hurried(left, &mut self.pending) {
             self.wait_failed(&e);
         }
@@ -636,7 +636,7 @@ impl Transport for WebSockets {
         ProcessGauges::read([])
     }
 
-    fn count_into(&mut self, counters: &mut crate::swarm::SwarmCounters) {
+    fn count_into(&mut self, counters: &mut crate::SwarmCounters) {
         counters.socket_errors += std::mem::take(&mut self.errors);
         counters.retried_opens += std::mem::take(&mut self.retried_opens);
         if let Some(net) = &mut self.network {

@@ -6,10 +6,10 @@
 //! opens: timed from the moment it lost its server into operation `reconnect`.
 
 use super::state::{Context, Timer, Wake};
-use crate::clock::now_us;
-use crate::swarm::RECONNECT;
-use crate::swarm::backoff::Backoff;
-use crate::swarm::websocket::Request;
+use crate::RECONNECT;
+use crate::backoff::Backoff;
+use crate::websocket::Request;
+use aggro_arena::clock::now_us;
 
 impl Context {
     /// Bot `bot` lost its server now (or its script asked): its timers, coroutines and socket are dropped,

@@ -10,8 +10,8 @@ use super::check::one_line;
 use super::convert::{fill_attachments, to_lua};
 use super::held::Held;
 use super::state::{BotState, Context, Protocol, Timer, Waiter, Wake};
-use crate::swarm::Heard;
-use crate::swarm::websocket::{Request, Requests};
+use crate::Heard;
+use crate::websocket::{Request, Requests};
 use aggro_core::rng::Rng;
 use mlua::thread::ThreadStatus;
 use mlua::{Function, IntoLuaMulti, Lua, LuaOptions, MultiValue, StdLib, Table, Thread, Value};
@@ -421,8 +421,8 @@ mod tests {
         engine.add_bot(0, 1, Rng::seeded(1));
         let (mut out, mut heard) = (Requests::default(), Heard::default());
         engine.tick(0, 0, 0, &mut out, &mut heard);
-        engine.event(0, 1_000, crate::swarm::websocket::WsEvent::Opened);
-        engine.event(0, 2_000, crate::swarm::websocket::WsEvent::Closed { why: "the server went away" });
+        engine.event(0, 1_000, crate::websocket::WsEvent::Opened);
+        engine.event(0, 2_000, crate::websocket::WsEvent::Closed { why: "the server went away" });
         // Its timer began when the socket opened (1 ms): due at 11 and 21 ms.
         engine.tick(0, 15_000, 15_000, &mut out, &mut heard);
         engine.tick(0, 25_000, 25_000, &mut out, &mut heard);

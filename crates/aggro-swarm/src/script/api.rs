@@ -6,8 +6,8 @@
 use super::convert::{Bytes, to_json, to_lua};
 use super::held::Held;
 use super::state::{Context, Timer, Wake};
-use crate::clock::now_us;
-use crate::swarm::websocket::{HttpRequest, Request};
+use crate::websocket::{HttpRequest, Request};
+use aggro_arena::clock::now_us;
 use mlua::{FromLuaMulti, Function, IntoLuaMulti, Lua, Table, Value, Variadic};
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -7,8 +7,8 @@ use super::convert::to_json;
 use super::held::Held;
 use super::packets::{SocketIoPacket, protocol};
 use super::state::{Context, Format, Protocol, Socket};
-use crate::swarm::socketio::{self, Kind};
-use crate::swarm::websocket::Request;
+use crate::socketio::{self, Kind};
+use crate::websocket::Request;
 use mlua::{Function, Lua, MultiValue, Table, Value};
 
 pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {

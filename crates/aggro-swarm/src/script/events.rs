@@ -10,8 +10,8 @@ use super::message::Message;
 use super::packets::SocketIoPacket;
 use super::state::Context;
 use super::state::{Format, Protocol, Waiter};
-use crate::swarm::socketio::{self, Engine as Eio, Kind};
-use crate::swarm::websocket::{Request, WsEvent};
+use crate::socketio::{self, Engine as Eio, Kind};
+use crate::websocket::{Request, WsEvent};
 use mlua::{MultiValue, Value};
 use std::rc::Rc;
 

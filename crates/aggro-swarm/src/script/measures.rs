@@ -10,7 +10,7 @@ pub type Taken = (Vec<(String, Histogram)>, Vec<(String, u64)>);
 /// An interval's failures: (name, class, count).
 pub type Failed = Vec<(String, String, u64)>;
 
-use crate::swarm::profile::ERRORS_KEPT;
+use crate::profile::ERRORS_KEPT;
 
 /// Types of received messages counted by name; the rest are counted together.
 pub const RECEIVED_TYPES: usize = 16;

@@ -4,9 +4,9 @@
 
 use super::datagrams::{Datagram, Datagrams};
 use super::{Behaviour, Heard, Player, SwarmConfig, arena_client, goodbye};
-use crate::codec::msg::{ClientRpc, Input, ServerRpc};
-use crate::codec::view::View;
-use crate::game::map::MAP_M;
+use aggro_arena::codec::msg::{ClientRpc, Input, ServerRpc};
+use aggro_arena::codec::view::View;
+use aggro_arena::game::map::MAP_M;
 use aggro_core::rng::Rng;
 use arena_proto::{Client, ClientEvent, ClientState};
 
