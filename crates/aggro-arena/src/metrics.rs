@@ -3,7 +3,7 @@
 //! watch a long test. The server runs on its own thread and serves the text
 //! the run last published (every interval); it never touches the run's loop.
 
-use aggro_core::http::{Handler, PageServer, Response};
+use aggro_report::http::{Handler, PageServer, Response};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -104,7 +104,7 @@ impl MetricsServer {
 
 /// Fetches `http://addr/metrics` (for tests and for a bench that watches its server).
 pub fn scrape(addr: SocketAddr) -> std::io::Result<String> {
-    aggro_core::http::get(addr, "/metrics")
+    aggro_report::http::get(addr, "/metrics")
 }
 
 #[cfg(test)]

@@ -8,7 +8,6 @@
 //! - [`clock`]: a monotonic clock in nanoseconds since the run's origin, with a
 //!   precise (timerfd) waiter for real runs and a tokio-time one for tests on a
 //!   paused clock.
-//! - [`http`]: the loopback page server of `/metrics` and the live report.
 //! - [`schedule`]: load shapes — fixed rate, ramps, closed loop — as one iterator
 //!   of intended start times.
 //! - [`outcome`]: error classes; a failed request is a measurement, not a crash.
@@ -24,7 +23,6 @@
 #![deny(missing_docs)]
 
 pub mod clock;
-pub mod http;
 pub mod mmo;
 pub mod mobile;
 pub mod outcome;

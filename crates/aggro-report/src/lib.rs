@@ -21,6 +21,7 @@
 //! - [`merge`]: the shards of a run (`--worker I/N`) combined exactly.
 //! - [`slo`]: pass/fail thresholds (`p99<50ms,errors<0.1%`).
 //! - [`soak`]: a watched server's resources per interval, and the trends that find leaks.
+//! - [`http`]: the loopback page server of the live report and of a server's `/metrics`.
 #![deny(missing_docs)]
 
 pub mod csv;
@@ -28,6 +29,7 @@ pub mod generator;
 pub mod hdrlog;
 pub mod host;
 pub mod html;
+pub mod http;
 pub mod identity;
 pub mod merge;
 pub mod record;

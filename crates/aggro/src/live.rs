@@ -8,8 +8,8 @@
 //! than N intervals (a long poll: the page swaps it in as soon as an interval
 //! ends), `/record.json` the record so far.
 
-use aggro_core::http::{Handler, PageServer, Response};
 use aggro_report::html;
+use aggro_report::http::{Handler, PageServer, Response};
 use aggro_report::record::{IntervalRecord, RunRecord, op_records};
 use aggro_stats::Recorder;
 use std::net::SocketAddr;
