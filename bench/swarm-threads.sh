@@ -11,13 +11,14 @@
 # carry ≥ 0.75 × T × one thread's bots).
 # Prints Markdown tables for docs/BENCHMARKS.md.
 #   bash bench/swarm-threads.sh [SECONDS] [IDLE_BOTS] [RELAY_BOTS]   (defaults 10, 40000, 2000)
-# SWARM_FLAGS adds flags to every swarm (such as SWARM_FLAGS="--read-every 0" for the swarm that reads at
+# AGGRO_BIN=path measures that aggro build instead. SWARM_FLAGS adds flags to every swarm (such as SWARM_FLAGS="--read-every 0" for the swarm that reads at
 # each readiness).
 set -euo pipefail
 secs=${1:-10}
 idle_bots=${2:-40000}
 relay_bots=${3:-2000}
 source "$(dirname "$0")/release.sh"
+aggro=${AGGRO_BIN:-$aggro}
 work=$(mktemp -d /tmp/aggro-swarm-threads.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 cores=$(nproc)

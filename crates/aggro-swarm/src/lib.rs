@@ -16,7 +16,7 @@
 //! - [`threads`]: one event loop per thread, the bots spread over them, one result.
 //! - [`transport`]: what moves a bot's bytes; [`datagrams`] (shared UDP sockets) and [`websocket`]
 //!   (a connection per bot: WebSocket, TLS, HTTP/1.1, the hurried epoll set).
-//! - [`timers`]: the timer heap every bot's tick sits in.
+//! - [`timers`]: the timer heap every bot's tick sits in; [`grid`]: the moments a thread wakes for them.
 //! - [`pacer`]: joins that ramp up and back off when they fail or the server starves.
 //! - [`backoff`]: jittered exponential reconnects.
 //! - [`network`]: an added network (delay, jitter, loss) per share of bots (`--net`).
@@ -30,6 +30,7 @@ pub mod br;
 pub mod colyseus;
 pub mod config;
 pub mod datagrams;
+pub mod grid;
 pub mod network;
 pub mod pacer;
 pub mod peers;
@@ -157,6 +158,8 @@ pub struct Swarm<B: Behaviour> {
     bots: Vec<B::Bot>,
     generation: Vec<u32>,
     timers: timers::Timers,
+    /// When the loop wakes for ticks.
+    grid: grid::TickGrid,
     profile: SwarmProfile,
     /// The most bots in play at an interval's close, and the gauges of the last close (the run's totals).
     peak: profile::SwarmGauges,
@@ -184,12 +187,6 @@ impl<B: Behaviour> std::fmt::Debug for Swarm<B> {
         f.debug_struct("Swarm").field("cfg", &self.cfg).field("bots", &self.bots.len()).finish_non_exhaustive()
     }
 }
-
-/// The swarm wakes for its bots' ticks on a grid of this many µs: ticks due within one step go out
-/// together, late by less than a step (counted in the tick lateness), and a thread wakes at most
-/// 20,000 times a second for them, where with every bot on its own phase it woke for each tick —
-/// most of the CPU of a thread that is not saturated.
-const TICK_GRID_US: u64 = 50;
 
 /// The longest a round of ticks runs before the loop looks at the clock and the stop again.
 const TICK_ROUND_US: u64 = 100_000;
@@ -220,6 +217,7 @@ impl<B: Behaviour> Swarm<B> {
             bots: Vec::new(),
             generation: Vec::new(),
             timers: timers::Timers::default(),
+            grid: grid::TickGrid::default(),
             profile: SwarmProfile::new(now_us()),
             peak: Default::default(),
             heard: Heard::default(),
@@ -233,6 +231,13 @@ impl<B: Behaviour> Swarm<B> {
             next_join_at: 0,
             joins_closed: (0, 0),
         })
+    }
+
+    /// This swarm as thread `thread` of `threads`: it wakes for ticks on its share of the process's
+    /// wakes ([`grid`]).
+    pub fn sharing_wakes(mut self, thread: usize, threads: usize) -> Self {
+        self.grid = grid::TickGrid::shared(thread, threads);
+        self
     }
 
     fn make_bot(&mut self, index: usize, now: u64) -> B::Bot {
@@ -296,7 +301,7 @@ impl<B: Behaviour> Swarm<B> {
             }
             if !more {
                 // Ticks are woken for on a grid: those due within one step go out together.
-                let mut next_tick = if ticking { self.timers.earliest().map_or(now + 1000, |t| t.next_multiple_of(TICK_GRID_US)) } else { end };
+                let mut next_tick = if ticking { self.timers.earliest().map_or(now + 1000, |t| self.grid.wake_for(t)) } else { end };
                 if self.next_join < self.cfg.bots {
                     next_tick = next_tick.min(self.next_join_at);
                 }

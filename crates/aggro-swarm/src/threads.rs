@@ -45,7 +45,8 @@ where
         for t in 0..threads {
             let (tx, make, halt) = (tx.clone(), &make, &halt);
             let spawned = std::thread::Builder::new().name(format!("swarm-{t}")).spawn_scoped(scope, move || {
-                let run = make(t).and_then(|mut swarm| {
+                let run = make(t).and_then(|swarm| {
+                    let mut swarm = swarm.sharing_wakes(t, threads);
                     swarm.run(halt, |iv| {
                         let _ = tx.send((t, iv));
                     })
