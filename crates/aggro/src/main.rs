@@ -10,11 +10,9 @@
 //! # Layout
 //! - [`cli`]: the command line: the commands, shared argument groups, every flag's value parser; each
 //!   command's own arguments live beside its handler (`mmo/args.rs`, …).
-//! - The run layers, bottom to top: [`session`] (the runtime, Ctrl-C, the result record and where it
-//!   is written: every run command), [`run`] (one run of loaders through the executor into a record:
-//!   every command's loaders), [`drive`] (the rate-driven commands' flags — `mobile run`, `scenario
-//!   run`, `pgbench` — resolved into one such run and its written file) and [`find_max`] (the capacity
-//!   search: trials of such runs at rates the executor bisects).
+//! - [`run`]: the run layer every command goes through — the runtime, Ctrl-C and the result file
+//!   (`run::session`), one run of loaders through the executor (`run::Run`), the rate-driven
+//!   commands' flags (`run::drive`) and the capacity search (`run::find_max`).
 //! - [`mmo`]: `aggro mmo populate|login|play|verify` (the Versant paper).
 //! - [`mobile`]: `aggro mobile populate|run|find-max|verify` (after the DynamoDB/Spanner tool).
 //! - [`scenario`]: `aggro scenario …`, the user's own workload; [`pgbench`]: `aggro pgbench`, pgbench's
@@ -33,9 +31,7 @@
 mod arena;
 mod cli;
 mod console;
-mod drive;
 mod exit;
-mod find_max;
 mod huge_pages;
 mod live;
 mod mmo;
@@ -45,7 +41,6 @@ mod plan;
 mod results;
 mod run;
 mod scenario;
-mod session;
 #[cfg(feature = "stackdb")]
 mod store;
 mod tour;

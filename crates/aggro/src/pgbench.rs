@@ -2,8 +2,8 @@
 
 use crate::cli::shared::{ExecArgs, RateArgs};
 use crate::cli::values::{self, Rate};
-use crate::drive::{self, ExecSpec, Outputs};
 use crate::exit::BadInput;
+use crate::run::drive::{self, ExecSpec, Outputs};
 use crate::scenario::{Input, Populate, Run, on_target};
 use aggro_core::scenario::SqlProtocol;
 use aggro_targets::TargetUrl;
@@ -71,7 +71,7 @@ pub fn main(mut a: PgbenchArgs) -> anyhow::Result<()> {
         return Err(bad(format!("--scale must be at least 1, not {s}")));
     }
     let exec = ExecSpec::resolve(&a.exec);
-    let rt = crate::session::runtime(exec.threads)?;
+    let rt = crate::run::session::runtime(exec.threads)?;
     if a.init {
         let input = Input::Pgbench { scripts, scale: Some(a.scale.unwrap_or(1)), defines, per_command: false, protocol: protocol(a.mode) };
         return rt.block_on(on_target(&a.target, Populate { input, seed: exec.seed }));

@@ -1,7 +1,7 @@
 //! `aggro report`, `aggro compare`, `aggro merge`: what is done with result files.
 
 use crate::exit::{BadInput, ThresholdsFailed};
-use crate::session::{self, Exports};
+use crate::run::session::{self, Exports};
 use aggro_report::html::{self, compare::Labelled};
 use aggro_report::{merge, slo};
 use anyhow::Context;
@@ -76,7 +76,7 @@ pub struct ReportArgs {
     #[arg(long, value_parser = thresholds)]
     pub slo: Option<Thresholds>,
     #[command(flatten)]
-    pub exports: crate::session::Exports,
+    pub exports: crate::run::session::Exports,
 }
 
 /// `aggro compare`.

@@ -10,7 +10,7 @@ use super::record::{Whole, op, run_record};
 use crate::arena::args::ArenaBenchArgs;
 use crate::cli::values::spell;
 use crate::exit::BadInput;
-use crate::session;
+use crate::run::session;
 use aggro_arena::server::ServerInterval;
 use aggro_arena::server::profile::Counters;
 use aggro_report::record::now_rfc3339;

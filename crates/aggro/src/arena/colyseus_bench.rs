@@ -13,7 +13,7 @@ use super::storm::Storm;
 use crate::arena::args::ArenaBenchArgs;
 use crate::cli::values::spell;
 use crate::exit::BadInput;
-use crate::session;
+use crate::run::session;
 use aggro_arena::verdict::{Evidence, Limit, Verdict, judge};
 use aggro_core::clock::{process_cpu_s, process_wait_s};
 use aggro_report::record::now_rfc3339;

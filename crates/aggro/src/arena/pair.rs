@@ -4,7 +4,7 @@
 
 use crate::arena::args::ArenaCommon;
 use crate::cli::values::Pins;
-use crate::session;
+use crate::run::session;
 use aggro_arena::relay::RelayInterval;
 use aggro_arena::server::ServerInterval;
 use aggro_arena::verdict::Verdict;

@@ -5,7 +5,7 @@
 
 use super::stop_on_signal;
 use crate::arena::args::ArenaCommon;
-use crate::session;
+use crate::run::session;
 use aggro_arena::metrics::{LivePage, MetricsServer};
 use aggro_report::record::RunRecord;
 use std::sync::atomic::{AtomicBool, Ordering};

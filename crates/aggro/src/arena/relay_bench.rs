@@ -9,7 +9,7 @@ use super::record::{Whole, op, run_record};
 use crate::arena::args::{ArenaBenchArgs, Receivers};
 use crate::cli::values::spell;
 use crate::exit::BadInput;
-use crate::session;
+use crate::run::session;
 use aggro_arena::relay::{RelayCounters, RelayInterval};
 use aggro_arena::verdict::{Evidence, Verdict, judge};
 use aggro_report::record::now_rfc3339;

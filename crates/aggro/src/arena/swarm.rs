@@ -27,7 +27,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
-    crate::session::check_out(a.common.out.as_deref())?;
+    crate::run::session::check_out(a.common.out.as_deref())?;
     let mut a = a;
     if a.script.is_some() {
         a.behaviour = Kind::Script;
@@ -232,7 +232,7 @@ fn run<B: Behaviour>(
         return Err(BadInput("this worker's share is empty: fewer bots (or rooms) than workers".into()).into());
     }
     let units = cfg.bots.div_ceil(unit.max(1));
-    let threads = crate::session::cores(a.threads).min(units);
+    let threads = crate::run::session::cores(a.threads).min(units);
     spec["threads"] = threads.into();
     let watch = ServerWatch::from_flags(a.server_metrics, a.server_pid);
     let budget = a.uplink;

@@ -63,7 +63,7 @@ pub struct RateArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     #[command(flatten)]
-    pub exports: crate::session::Exports,
+    pub exports: crate::run::session::Exports,
     /// Serve the report on this loopback address while the run goes (open http://ADDR/).
     #[arg(long, value_name = "ADDR", value_parser = values::loopback)]
     pub live: Option<SocketAddr>,

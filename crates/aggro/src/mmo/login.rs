@@ -6,7 +6,7 @@ use super::{on_target, preflight};
 use crate::console::Verbosity;
 use crate::mmo::args::{LoginArgs, LoginClients};
 use crate::run::Run;
-use crate::session;
+use crate::run::session;
 use aggro_core::mmo::{MmoTarget, WorldSpec};
 use aggro_core::world::WorldRecord;
 use aggro_core::{ErrorSamples, Pacing, RatePlan};
@@ -149,7 +149,7 @@ pub fn main(a: LoginArgs) -> anyhow::Result<RunRecord> {
         out: session::result_path(a.run.out.clone(), "mmo-login")?,
     };
     let record = rt.block_on(on_target(&a.run.world.target, login))?;
-    crate::drive::unless_interrupted(&record)?;
+    crate::run::drive::unless_interrupted(&record)?;
     let errors = record.totals.first().map_or(0, |t| t.errors);
     if errors > 0 {
         anyhow::bail!("{errors} logins failed (the result file was written)");

@@ -11,7 +11,7 @@ use crate::console::Verbosity;
 use crate::exit::BadInput;
 use crate::mmo::args::PlayArgs;
 use crate::run::Run;
-use crate::session;
+use crate::run::session;
 use aggro_core::mmo::{MmoConn, MmoTarget, WorldSpec};
 use aggro_core::world::WorldRecord;
 use aggro_core::{ErrorSamples, Pacing, RatePlan};
@@ -263,7 +263,7 @@ impl MmoVisitor for Play {
             "shutdown_errors": shutdown_errors,
         }});
         drop(outcome);
-        crate::drive::note_nodes(&mut record, target.nodes());
+        crate::run::drive::note_nodes(&mut record, target.nodes());
         session::write(&record, &self.out, &session::Exports::default())?;
         self.print_outcome(&summary, &record, &shutdown_errors);
         println!("result: {}", self.out.display());
@@ -351,7 +351,7 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
         world_record,
     };
     let record = rt.block_on(on_target(&a.run.world.target, play))?;
-    crate::drive::unless_interrupted(&record)?;
+    crate::run::drive::unless_interrupted(&record)?;
     let failed = Failed::of(&record);
     if record.stop_reason.get("kind").and_then(|k| k.as_str()) == Some("failing") {
         anyhow::bail!("{}: {} (the result file was written)", record.stop_message, failed.describe());

@@ -62,7 +62,7 @@ impl MmoVisitor for Populate {
 /// Populates the world the arguments name.
 pub fn populate(a: &WorldArgs) -> anyhow::Result<Populated> {
     let world = super::world(a)?;
-    crate::session::runtime(0)?.block_on(on_target(&a.target, Populate { world }))
+    crate::run::session::runtime(0)?.block_on(on_target(&a.target, Populate { world }))
 }
 
 pub fn main(a: WorldArgs) -> anyhow::Result<()> {

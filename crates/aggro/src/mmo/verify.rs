@@ -77,10 +77,10 @@ struct Ledger {
 }
 
 pub fn main(a: MmoVerifyArgs) -> anyhow::Result<()> {
-    let results = a.results.iter().map(|p| Ok((p.clone(), crate::session::read(p)?))).collect::<anyhow::Result<Vec<_>>>()?;
+    let results = a.results.iter().map(|p| Ok((p.clone(), crate::run::session::read(p)?))).collect::<anyhow::Result<Vec<_>>>()?;
     crate::world::no_run_twice(&results)?;
     let Ledger { committed, incomplete } = ledger(&results)?;
-    let rt = crate::session::runtime(0)?;
+    let rt = crate::run::session::runtime(0)?;
     let (world, record) = super::settle_world(&rt, &a.world)?;
     crate::world::check_results(record.as_ref(), &results)?;
     let expected_items = world.players() as i64 * world.items_per_player as i64 + committed.iter().flatten().map(|(_, d)| d).sum::<i64>();

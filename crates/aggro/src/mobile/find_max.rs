@@ -2,9 +2,9 @@
 
 use super::spec::{self, DriveSpec};
 use super::{connect_loaders, on_target};
-use crate::find_max::FindMax;
 use crate::mobile::args::FindMaxArgs;
-use crate::session;
+use crate::run::find_max::FindMax;
+use crate::run::session;
 use aggro_core::ErrorSamples;
 use aggro_core::mobile::MobileTarget;
 use aggro_core::units::format_nanos;
@@ -51,7 +51,7 @@ impl MobileVisitor for Search {
         record.world = self.world;
         session::write(&record, &self.out, &session::Exports::default())?;
         println!("result: {}", self.out.display());
-        crate::drive::unless_interrupted(&record)?;
+        crate::run::drive::unless_interrupted(&record)?;
         Ok(record)
     }
 }

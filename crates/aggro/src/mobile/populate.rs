@@ -41,5 +41,5 @@ impl MobileVisitor for Populate {
 
 pub fn main(a: PopulateArgs) -> anyhow::Result<()> {
     let keys = spec::resolve_data(&a.data)?.keys();
-    crate::session::runtime(0)?.block_on(on_target(&a.data.target, Populate { keys }))
+    crate::run::session::runtime(0)?.block_on(on_target(&a.data.target, Populate { keys }))
 }

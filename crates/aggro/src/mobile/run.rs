@@ -2,8 +2,8 @@
 
 use super::spec::{self, DriveSpec};
 use super::{connect_loaders, on_target};
-use crate::drive::{self, Outputs};
 use crate::mobile::args::RunArgs;
+use crate::run::drive::{self, Outputs};
 use aggro_core::ErrorSamples;
 use aggro_core::mobile::MobileTarget;
 use aggro_core::world::WorldRecord;
@@ -50,7 +50,7 @@ pub fn main(a: RunArgs) -> anyhow::Result<()> {
     let data = spec::resolve_data(&a.drive.data)?;
     let mut drive = spec::resolve_drive(&a.drive, &data)?;
     let outputs = Outputs::resolve(a.run, &drive.exec, &a.drive.exec, drive.workload.name())?;
-    let rt = crate::session::runtime(drive.exec.threads)?;
+    let rt = crate::run::session::runtime(drive.exec.threads)?;
     let (keys, world) = super::settle(&rt, &data)?;
     drive.keys = keys;
     let record = rt.block_on(on_target(&a.drive.data.target, Run { world, outputs, drive }))?;

@@ -1,8 +1,8 @@
 //! Resolving the command line into a complete, recorded run description.
 
-use crate::drive::ExecSpec;
 use crate::exit::BadInput;
 use crate::mobile::args::{DataArgs, DriveArgs};
+use crate::run::drive::ExecSpec;
 use aggro_core::world::{WorldRecord, WorldShape, settle};
 use aggro_workloads::mobile::{KeySpace, Spread, Workload};
 use serde::Serialize;

@@ -3,7 +3,7 @@
 use super::{on_target, spec};
 use crate::exit::LedgerIncomplete;
 use crate::mobile::args::VerifyArgs;
-use crate::session;
+use crate::run::session;
 use crate::world::missing_runs;
 use aggro_core::mobile::MobileTarget;
 use aggro_report::RunRecord;

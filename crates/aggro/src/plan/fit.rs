@@ -7,7 +7,7 @@
 //! line no longer holds — and the prediction never goes past the smallest
 //! player count at which a run failed.
 
-use crate::session;
+use crate::run::session;
 use aggro_arena::verdict::STARVED_WAIT_PCT;
 use anyhow::Context;
 use serde::Serialize;

@@ -2,10 +2,10 @@
 //! p99 under a bound (the same search as `mobile find-max`).
 
 use super::{Input, connect_loaders, on_target};
-use crate::drive::ExecSpec;
-use crate::find_max::FindMax;
+use crate::run::drive::ExecSpec;
+use crate::run::find_max::FindMax;
+use crate::run::session;
 use crate::scenario::args::ScenarioFindMaxArgs;
-use crate::session;
 use aggro_core::ErrorSamples;
 use aggro_core::scenario::ScenarioTarget;
 use aggro_core::units::format_nanos;
@@ -62,7 +62,7 @@ impl ScenarioVisitor for Search {
         });
         session::write(&record, &self.out, &session::Exports::default())?;
         println!("result: {}", self.out.display());
-        crate::drive::unless_interrupted(&record)
+        crate::run::drive::unless_interrupted(&record)
     }
 }
 

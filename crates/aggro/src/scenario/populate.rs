@@ -65,5 +65,5 @@ impl ScenarioVisitor for Populate {
 
 pub fn main(a: ScenarioPopulateArgs) -> anyhow::Result<()> {
     let input = Input::file(a.scenario.file, &a.scenario.sets)?;
-    crate::session::runtime(0)?.block_on(on_target(&a.scenario.target, Populate { input, seed: a.seed }))
+    crate::run::session::runtime(0)?.block_on(on_target(&a.scenario.target, Populate { input, seed: a.seed }))
 }

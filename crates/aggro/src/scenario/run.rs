@@ -1,7 +1,7 @@
 //! `aggro scenario run` (and `aggro pgbench`): the mix through the executor.
 
 use super::{Input, connect_loaders, on_target};
-use crate::drive::{self, ExecSpec, Outputs};
+use crate::run::drive::{self, ExecSpec, Outputs};
 use crate::scenario::args::ScenarioRunArgs;
 use aggro_core::ErrorSamples;
 use aggro_core::scenario::ScenarioTarget;
@@ -72,7 +72,7 @@ pub fn main(mut a: ScenarioRunArgs) -> anyhow::Result<()> {
     }
     let exec = ExecSpec::resolve(&a.exec);
     let outputs = Outputs::resolve(a.run, &exec, &a.exec, &format!("scenario-{}", input.name()))?;
-    let rt = crate::session::runtime(exec.threads)?;
+    let rt = crate::run::session::runtime(exec.threads)?;
     let run = Run { command: "scenario run", input, exec, connections: a.sharing.connections, outputs, check: false };
     let record = rt.block_on(on_target(&a.scenario.target, run))?;
     drive::exit_status(&record)

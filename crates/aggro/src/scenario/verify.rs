@@ -127,8 +127,8 @@ impl ScenarioVisitor for Verify {
 
 pub fn main(a: ScenarioVerifyArgs) -> anyhow::Result<()> {
     let input = Input::file(a.scenario.file, &a.scenario.sets)?;
-    let records = a.results.iter().map(|p| crate::session::read(p)).collect::<anyhow::Result<Vec<_>>>()?;
+    let records = a.results.iter().map(|p| crate::run::session::read(p)).collect::<anyhow::Result<Vec<_>>>()?;
     let results: Vec<_> = a.results.iter().cloned().zip(records).collect();
     crate::world::no_run_twice(&results)?;
-    crate::session::runtime(0)?.block_on(on_target(&a.scenario.target, Verify { input, results }))
+    crate::run::session::runtime(0)?.block_on(on_target(&a.scenario.target, Verify { input, results }))
 }

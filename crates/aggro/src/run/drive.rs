@@ -7,7 +7,7 @@ use crate::cli::values::Rate;
 use crate::console::Verbosity;
 use crate::exit::{BadInput, Interrupted};
 use crate::run::Run;
-use crate::session;
+use crate::run::session;
 use aggro_core::{ErrorSamples, Nanos, Pacing, RatePlan};
 use aggro_report::RunRecord;
 use aggro_runner::{BacklogRule, Loader, Placement, RunPlan, StopHandle, StopReason, TimerMode};

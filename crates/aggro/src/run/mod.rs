@@ -1,9 +1,16 @@
-//! One run of loaders through the executor into a result record: every command's run goes through
-//! here — `mobile run`, `scenario run`, `pgbench`, each `find-max` trial, `mmo login` and `mmo play`.
+//! The run layer every command goes through, bottom to top: [`session`] (the runtime, Ctrl-C, the
+//! result record and where it is written — every run command, the arena's included), this module's
+//! [`Run`] (one run of loaders through the executor into a record — `mobile run`, `scenario run`,
+//! `pgbench`, each `find-max` trial, `mmo login` and `mmo play`, so `aggro run` too), [`drive`] (the
+//! rate-driven commands' flags resolved into one such run and its written file) and [`find_max`] (the
+//! capacity search: trials of such runs at rates the executor bisects).
+
+pub mod drive;
+pub mod find_max;
+pub mod session;
 
 use crate::console::{Console, Verbosity};
 use crate::live::Live;
-use crate::session;
 use aggro_core::{ErrorSamples, MonotonicClock};
 use aggro_report::RunRecord;
 use aggro_runner::{Loader, RunOutcome, RunPlan, StopHandle};

@@ -5,8 +5,8 @@
 
 use crate::cli::shared::SearchArgs;
 use crate::console::Verbosity;
-use crate::drive::ExecSpec;
 use crate::run::Run;
+use crate::run::drive::ExecSpec;
 use aggro_core::units::format_nanos;
 use aggro_core::{ErrorSamples, Nanos, RatePlan};
 use aggro_report::RunRecord;
@@ -92,7 +92,7 @@ impl FindMax {
                 loaders.push(connect_one().await.ok()?);
             }
             let mut plan = exec.plan(RatePlan::fixed(rate, self.step_ns), None);
-            crate::drive::place(&mut plan, blocking);
+            crate::run::drive::place(&mut plan, blocking);
             let run = Run {
                 command: "find-max trial",
                 spec: serde_json::json!({ "rate": rate }),
