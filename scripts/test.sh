@@ -53,6 +53,17 @@ fast() {
   cargo test --workspace --locked --doc "${features[@]}"
 }
 
+# Runs a command under a time limit; past it, says so and fails.
+bounded() {
+  local limit=$1
+  shift
+  timeout --kill-after=30s "$limit" "$@" || {
+    local rc=$?
+    [[ $rc -eq 124 || $rc -eq 137 ]] && echo "test.sh: '$*' ran past $limit: a test hangs (the last test names above)" >&2
+    return "$rc"
+  }
+}
+
 services() {
   echo "== services stage: integration tests against real servers"
   local dir
@@ -72,9 +83,11 @@ services() {
   # The sweeps that feed the planner need every point's players served, and their verdicts rightly
   # blame a machine whose cores another test took (a 40-CCU Colyseus point failed so in CI): they run
   # after the rest, one at a time.
-  cargo test --workspace --locked "${features[@]}" --test '*' -- --include-ignored --skip cassandra:: --skip feeds_the_planner
-  cargo test --workspace --locked "${features[@]}" --test '*' -- --include-ignored feeds_the_planner --test-threads 1
-  cargo test --workspace --locked "${features[@]}" --test '*' -- --include-ignored cassandra::
+  # Each under a time limit (building the test binaries included): a test that hangs fails the suite,
+  # named by the harness's last lines, instead of holding CI until its own limit.
+  bounded 40m cargo test --workspace --locked "${features[@]}" --test '*' -- --include-ignored --skip cassandra:: --skip feeds_the_planner
+  bounded 20m cargo test --workspace --locked "${features[@]}" --test '*' -- --include-ignored feeds_the_planner --test-threads 1
+  bounded 30m cargo test --workspace --locked "${features[@]}" --test '*' -- --include-ignored cassandra::
 }
 
 case "$stage" in

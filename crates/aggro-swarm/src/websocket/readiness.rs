@@ -158,8 +158,9 @@ mod tests {
         took.sort();
         assert!(ready.is_empty());
         assert!(took[0] >= Duration::from_micros(300), "a wait ended early: {:?}", took[0]);
-        // Rounded up to the millisecond, every wait would take ≥ 1 ms.
-        assert!(took[10] < Duration::from_micros(900), "median wait {:?} for 300 µs", took[10]);
+        // Rounded up to the millisecond, every wait would take ≥ 1 ms; the quickest of 21 tells, however
+        // busy the machine (a median under 900 µs was a timing assertion a loaded CI could fail).
+        assert!(took[0] < Duration::from_micros(900), "the quickest wait {:?} for 300 µs", took[0]);
     }
 
     #[test]
