@@ -44,6 +44,15 @@ fast() {
   # The lean build (no engine, no Lua, no store drivers) compiles too: its fallbacks (`not(feature = …)`)
   # are code a user builds.
   cargo check -p aggro --no-default-features --locked --quiet "${features[@]}"
+  # So does each feature alone, with no warning: a `cfg(feature = …)` that leans on another shows here.
+  local f
+  for f in $(python3 -c 'import json, sys; m = json.load(sys.stdin); print(*[k for p in m["packages"] if p["name"] == "aggro" for k in p["features"] if k != "default"])' \
+    < <(cargo metadata --no-deps --format-version 1 --locked)); do
+    check_clean "feature $f alone" -p aggro --no-default-features --features "aggro/$f"
+  done
+  # The fuzz targets' own workspaces compile (they run by hand on nightly; see their Cargo.toml).
+  check_clean "crates/stackdb/fuzz" --manifest-path crates/stackdb/fuzz/Cargo.toml
+  check_clean "crates/aggro-arena/fuzz" --manifest-path crates/aggro-arena/fuzz/Cargo.toml
   # The declared rust-version (Cargo.toml) builds the whole workspace: the oldest toolchain a user may use.
   local msrv
   msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
@@ -51,6 +60,18 @@ fast() {
   CARGO_TARGET_DIR="$CARGO_TARGET_DIR/msrv" cargo "+$msrv" check --workspace --locked --quiet "${features[@]}"
   cargo test --workspace --locked --lib --bins "${features[@]}"
   cargo test --workspace --locked --doc "${features[@]}"
+}
+
+# `cargo check ARGS`, failing on an error or a warning (cargo replays a cached crate's warnings), named
+# by its first argument.
+check_clean() {
+  local name=$1 out
+  shift
+  if ! out=$(cargo check --locked --message-format short "$@" 2>&1) || grep -q "warning" <<<"$out"; then
+    echo "test.sh: $name does not compile cleanly:" >&2
+    echo "$out" >&2
+    return 1
+  fi
 }
 
 # Runs a command under a time limit; past it, says so and fails.

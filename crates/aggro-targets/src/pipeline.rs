@@ -90,6 +90,7 @@ impl<P: Pipelined> Pipe<P> {
     }
 
     /// Changes what the connection is taken to know (a script whose loading failed is not loaded).
+    #[cfg(feature = "redis")]
     pub(crate) fn amend(&mut self, change: impl FnOnce(&mut P::Known)) {
         match self {
             Pipe::Own { known, .. } => change(known),
