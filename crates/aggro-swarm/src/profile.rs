@@ -101,9 +101,16 @@ pub struct SwarmInterval {
     #[serde(skip, default = "three_histograms")]
     pub histograms: [Histogram; 3],
     /// What the bots measured and counted by name (a script's `measure` and `count`) and the script
-    /// errors first seen in it; in-process only (a result file holds them as operations).
-    #[serde(skip)]
+    /// errors first seen in it; in-process only (a result file holds them as operations), but for the
+    /// players' attempts to come back, written as `reconnect_attempts` (what a merge of shards' storms
+    /// takes its peak from).
+    #[serde(rename = "reconnect_attempts", serialize_with = "attempts_only", skip_deserializing)]
     pub named: NamedMeasures,
+}
+
+/// Writes an interval's [`NamedMeasures`] as its players' attempts to come back.
+fn attempts_only<S: serde::Serializer>(named: &NamedMeasures, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(named.reconnect_attempts)
 }
 
 /// A script's stage `NAME` is timed into operation `stage:NAME`.

@@ -57,9 +57,17 @@ pub fn merge(a: MergeArgs) -> anyhow::Result<()> {
     let named: Vec<_> = a.files.iter().map(|f| f.as_path()).zip(&shards).collect();
     aggro_report::identity::shards_of_one_run(&named).map_err(BadInput)?;
     let labels: Vec<String> = a.files.iter().map(|f| f.display().to_string()).collect();
-    let merged = merge::merge(&shards, &labels).map_err(|e| BadInput(e.to_string()))?;
+    let mut merged = merge::merge(&shards, &labels).map_err(|e| BadInput(e.to_string()))?;
+    // A scripted swarm's funnel, storm and counts, taken again over the whole run.
+    let script =
+        crate::arena::merged::script_extra(&shards, &merged).map_err(|e| BadInput(format!("a shard's script figures are malformed: {e}")))?;
+    let lines = script.map(|(extra, lines)| {
+        merged.extra["script"] = extra;
+        lines
+    });
     session::write(&merged, &a.out, &Exports::default())?;
     session::print_summary(&merged);
+    lines.iter().flatten().for_each(|l| println!("{l}"));
     println!("merged {} shards: {}", shards.len(), a.out.display());
     Ok(())
 }

@@ -420,10 +420,24 @@ fn scripted_shards_started_together_merge_into_the_whole_run() {
         .collect();
     server.kill().unwrap();
     let merged = path(tmp.path(), "merged.json");
-    ok(&["merge", &outs[0], &outs[1], "--out", &merged]);
+    let printed = ok(&["merge", &outs[0], &outs[1], "--out", &merged]);
     let r = result(std::path::Path::new(&merged));
     assert_eq!(op(&r, "session")["ok"], 20, "each shard's 10 bots joined");
     assert!(op(&r, "ping")["latency"]["count"].as_u64().unwrap() >= 40, "both shards' pings");
+    // The script's figures are the whole run's: the funnel's bots and counts the shards' summed, its
+    // times those of the merged histogram.
+    let shards: Vec<serde_json::Value> = outs.iter().map(|o| result(std::path::Path::new(o))).collect();
+    let funnel = &r["extra"]["script"]["funnel"];
+    assert_eq!((funnel["started"].as_u64(), funnel["stages"][0]["name"].as_str()), (Some(20), Some("connected")), "{funnel}");
+    assert_eq!(funnel["stages"][0]["reached"], 20, "{funnel}");
+    let p99 = |x: &serde_json::Value| x["stages"][0]["p99_ms"].as_f64().unwrap();
+    let (lo, hi) = shards.iter().map(|s| p99(&s["extra"]["script"]["funnel"])).fold((f64::MAX, 0.0f64), |(lo, hi), p| (lo.min(p), hi.max(p)));
+    assert!(p99(funnel) >= lo && p99(funnel) <= hi, "the merged p99 lies between the shards': {funnel}");
+    let welcomed =
+        |x: &serde_json::Value| x["extra"]["script"]["counts"].as_array().unwrap().iter().find(|c| c[0] == "welcome").unwrap()[1].as_u64().unwrap();
+    assert_eq!(welcomed(&r), shards.iter().map(welcomed).sum::<u64>(), "{}", r["extra"]["script"]);
+    assert!(printed.contains("funnel, timed from each bot's intended start (20 bots started):"), "{printed}");
+    assert_eq!(shards[0]["extra"]["arena_swarm"]["intervals"][0]["reconnect_attempts"], 0, "each interval's attempts to come back are written");
 }
 
 #[test]

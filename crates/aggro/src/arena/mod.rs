@@ -6,6 +6,7 @@ pub mod colyseus_bench;
 pub mod funnel;
 pub mod kept;
 pub mod listener;
+pub mod merged;
 pub mod named;
 pub mod pair;
 pub mod process;

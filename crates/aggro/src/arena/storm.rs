@@ -7,6 +7,7 @@
 use super::tally::Tally;
 use aggro_arena::verdict::{Limit, Verdict};
 use aggro_core::units::format_nanos;
+use aggro_report::record::RunRecord;
 use aggro_swarm::RECONNECT;
 use serde::Serialize;
 
@@ -46,6 +47,29 @@ impl Storm {
             peak_attempts_per_s: tally.peak_attempts_per_s,
             out_at_end: w.out_of_play,
         })
+    }
+
+    /// The storm of shards' `record` merged (`aggro merge`), from their storms `shards` and each merged
+    /// interval's attempts (`attempts[k]`, the shards' summed): the way back's times from the merged
+    /// record's totals, the players and attempts summed, the peak from the merged intervals. None when no
+    /// shard had one.
+    pub fn merged(record: &RunRecord, shards: &[Storm], attempts: &[u64]) -> Result<Option<Storm>, aggro_stats::encode::DecodeError> {
+        if shards.is_empty() {
+            return Ok(None);
+        }
+        let h = aggro_report::timeline::merged(record.totals.iter().filter(|o| o.name == RECONNECT).map(|o| o.latency_hdr.as_str()))?;
+        let at = |q: f64| h.value_at_quantile(q) as f64 / 1e6;
+        let peak = record.intervals.iter().zip(attempts).map(|(iv, &n)| n as f64 / (iv.end_s - iv.start_s).max(1e-3)).fold(0.0, f64::max);
+        Ok(Some(Storm {
+            back: h.len(),
+            p50_ms: at(0.5),
+            p90_ms: at(0.9),
+            p99_ms: at(0.99),
+            max_ms: h.max() as f64 / 1e6,
+            attempts: shards.iter().map(|s| s.attempts).sum(),
+            peak_attempts_per_s: peak,
+            out_at_end: shards.iter().map(|s| s.out_at_end).sum(),
+        }))
     }
 
     /// The lines the run prints.
