@@ -22,6 +22,7 @@
 //! - [`network`]: an added network (delay, jitter, loss) per share of bots (`--net`).
 //! - [`peers`]: who must receive what a bot sent: delivery and order checked across threads.
 //! - [`profile`]: the swarm's counters, intervals and named measures.
+//! - [`way_in`]: the stages of a built-in bot's way in, timed as a script's `stage()` calls are.
 //! - [`br`], [`relay`], [`colyseus`], `script`: the behaviours.
 //! - [`socketio`]: the Socket.IO and Engine.IO framing scripted bots speak.
 
@@ -42,6 +43,7 @@ pub mod socketio;
 pub mod threads;
 pub mod timers;
 pub mod transport;
+pub mod way_in;
 pub mod websocket;
 
 pub use config::SwarmConfig;
@@ -68,6 +70,8 @@ pub trait Behaviour {
     /// Whether every bot asked for is meant to hold a seat at once (Colyseus' players), so bots never
     /// seated are players not served — not so where bots die and respawn (br) or wait for a room.
     const SEATS_EVERY_BOT: bool = false;
+    /// The stages of a bot's way in that aggro sees, in order ([`way_in`]; a script names its own).
+    const STAGES: way_in::StageNames = &[];
     /// Bot number `index` (client id `client_id`, made at `now_us`), drawing its choices from `rng`.
     fn bot(&mut self, cfg: &SwarmConfig, index: usize, client_id: u64, now_us: u64, rng: Rng) -> Self::Bot;
     /// What the bots measured and counted by name since the last call (a script's), taken as each
@@ -93,6 +97,11 @@ pub trait Player<T: Transport> {
     /// When the bot next wants to tick, if it keeps timers of its own (a scripted bot; `u64::MAX`: none
     /// set); None: one period after its last tick.
     fn next_tick(&self) -> Option<u64> {
+        None
+    }
+    /// The stages of its way in it reached (bits in [`Behaviour::STAGES`]' order) while it is on its way
+    /// in or playing — the swarm sending it away at the end included; None before it began and once gone.
+    fn reached(&self) -> Option<u64> {
         None
     }
 }
@@ -148,6 +157,10 @@ pub struct Heard {
     pub counters: SwarmCounters,
     /// Set when the bot just left play; the swarm retires and replaces it.
     pub gone: bool,
+    /// Set when the bot began its way in.
+    pub began: bool,
+    /// Stages of its way in it just reached: (stage, µs since its intended start).
+    pub reached: Vec<(usize, u64)>,
 }
 
 /// A running swarm of `B`'s bots.
@@ -164,6 +177,8 @@ pub struct Swarm<B: Behaviour> {
     /// The most bots in play at an interval's close, and the gauges of the last close (the run's totals).
     peak: profile::SwarmGauges,
     heard: Heard,
+    /// The bots' way in over the open interval.
+    way_in: way_in::WayIn,
     out: <B::Transport as Transport>::Out,
     rng: Rng,
     traffic_seen: aggro_arena::udp::Traffic,
@@ -221,6 +236,7 @@ impl<B: Behaviour> Swarm<B> {
             profile: SwarmProfile::new(now_us()),
             peak: Default::default(),
             heard: Heard::default(),
+            way_in: way_in::WayIn::new(B::STAGES),
             out: Default::default(),
             traffic_seen: Default::default(),
             leaving: Vec::new(),
@@ -295,7 +311,7 @@ impl<B: Behaviour> Swarm<B> {
                 false
             });
             if now >= next_interval {
-                let iv = self.close_interval(now);
+                let iv = self.close_interval(now, self.active());
                 on_interval(iv);
                 next_interval += interval;
             }
@@ -318,8 +334,10 @@ impl<B: Behaviour> Swarm<B> {
                 }
             }
         }
+        // The last interval's bots in play are those the end sends away, not the none left after.
+        let in_play = self.active();
         self.leave_all();
-        let iv = self.close_interval(now_us());
+        let iv = self.close_interval(now_us(), in_play);
         on_interval(iv);
         Ok(self.profile.totals(&self.peak).expect("an interval was closed"))
     }
@@ -410,9 +428,16 @@ impl<B: Behaviour> Swarm<B> {
         if std::mem::take(&mut self.heard.gone) {
             self.leaving.push(i);
         }
+        if std::mem::take(&mut self.heard.began) {
+            self.way_in.start();
+        }
+        for (k, us) in self.heard.reached.drain(..) {
+            self.way_in.reach(k, us);
+        }
     }
 
-    fn close_interval(&mut self, now: u64) -> SwarmInterval {
+    /// Closes the open interval at `now`, `active` bots in play as it closes.
+    fn close_interval(&mut self, now: u64, active: usize) -> SwarmInterval {
         let traffic = self.transport.traffic();
         let t = traffic.since(self.traffic_seen);
         self.traffic_seen = traffic;
@@ -423,12 +448,13 @@ impl<B: Behaviour> Swarm<B> {
         self.joins_closed.1 += c.failed_joins + c.retried_opens;
 
         self.profile.counters = c;
-        let gauges = profile::SwarmGauges { active: self.active() as u64, process: self.transport.gauges() };
+        let gauges = profile::SwarmGauges { active: active as u64, process: self.transport.gauges() };
         self.peak = profile::SwarmGauges { active: self.peak.active.max(gauges.active), process: gauges.process };
         let mut iv = self.profile.close(now, &gauges);
         iv.join_rate = (self.next_join < self.cfg.bots).then(|| self.pacer.rate());
         iv.join_news = Some(std::mem::take(&mut self.pacer.news).join("\n  ")).filter(|n| !n.is_empty());
         iv.named = self.behaviour.named();
+        self.way_in.close(&mut iv.named, self.bots.iter().filter_map(|b| b.reached()));
         iv
     }
 

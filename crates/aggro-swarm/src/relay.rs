@@ -10,6 +10,7 @@
 
 use super::datagrams::{Datagram, Datagrams};
 use super::peers::{Order, Peers};
+use super::way_in::{Reached, StageNames};
 use super::{Behaviour, Churn, Heard, Player, SwarmConfig, arena_client, goodbye};
 use aggro_arena::relay::msg::{ANY_ROOM, Control, Event, frame, frames};
 use aggro_core::rng::Rng;
@@ -40,6 +41,7 @@ impl Behaviour for RelayBots {
     type Transport = Datagrams;
     type Bot = RelayBot;
     const DELAY: &'static str = "relay_delay";
+    const STAGES: StageNames = &["connected", "joined", "matched"];
 
     fn bot(&mut self, cfg: &SwarmConfig, index: usize, client_id: u64, now_us: u64, mut rng: Rng) -> RelayBot {
         let client = arena_client(cfg, client_id, now_us, &mut rng);
@@ -61,6 +63,7 @@ impl Behaviour for RelayBots {
             peers: Peers::default(),
             out: Vec::new(),
             event: Vec::new(),
+            way: None,
         }
     }
 }
@@ -85,9 +88,30 @@ pub struct RelayBot {
     peers: Peers,
     out: Vec<u8>,
     event: Vec<u8>,
+    /// Its way in (connected, joined, matched: its room full), once its first tick began it.
+    way: Option<Reached>,
 }
 
+/// The relay bots' stages ([`RelayBots`]' `STAGES`).
+const CONNECTED: usize = 0;
+const JOINED: usize = 1;
+const MATCHED: usize = 2;
+
 impl RelayBot {
+    /// Marks stage `k` of its way in reached at `now_us`, for the swarm to time once.
+    fn reach(&mut self, k: usize, now_us: u64, heard: &mut Heard) {
+        if let Some(us) = self.way.as_mut().and_then(|w| w.reach(k, now_us)) {
+            heard.reached.push((k, us));
+        }
+    }
+
+    /// Its room is full: the match begins (its events go out from its next tick).
+    fn matched(&mut self, now_us: u64, heard: &mut Heard) {
+        if self.joined && self.members >= self.cfg.room_size {
+            self.reach(MATCHED, now_us, heard);
+        }
+    }
+
     fn event(&mut self, now_us: u64, bytes: &[u8], reliable: bool, heard: &mut Heard) {
         let c = &mut heard.counters;
         let Some(e) = Event::read(bytes) else {
@@ -112,6 +136,8 @@ impl RelayBot {
                 self.members = members;
                 heard.counters.joins += 1;
                 self.leave_at_us = self.churn.leave_at(now_us, &mut self.rng);
+                self.reach(JOINED, now_us, heard);
+                self.matched(now_us, heard);
             }
             // A full room: ask again next tick.
             Control::Refused { .. } => {
@@ -122,7 +148,10 @@ impl RelayBot {
                 self.members = self.members.saturating_sub(1);
                 self.peers.forget(member as u64);
             }
-            Control::MemberJoined { .. } => self.members = self.members.saturating_add(1),
+            Control::MemberJoined { .. } => {
+                self.members = self.members.saturating_add(1);
+                self.matched(now_us, heard);
+            }
             Control::Join { .. } => {}
         }
     }
@@ -137,7 +166,12 @@ impl Player<Datagrams> for RelayBot {
         self.gone
     }
 
-    fn tick(&mut self, _due_us: u64, now_us: u64, out: &mut Vec<u8>, heard: &mut Heard) -> bool {
+    fn tick(&mut self, due_us: u64, now_us: u64, out: &mut Vec<u8>, heard: &mut Heard) -> bool {
+        if self.way.is_none() {
+            // Its first tick is due at its intended moment to join: its way in is timed from there.
+            self.way = Some(Reached::born(due_us));
+            heard.began = true;
+        }
         if self.client.write_request(now_us, out) {
             return true;
         }
@@ -172,7 +206,10 @@ impl Player<Datagrams> for RelayBot {
 
     fn receive(&mut self, now_us: u64, arrival: Datagram<'_>, _: &mut Vec<u8>, heard: &mut Heard) -> bool {
         match self.client.process_packet(now_us, arrival.bytes) {
-            Ok(ClientEvent::Connected { .. }) => heard.counters.connects += 1,
+            Ok(ClientEvent::Connected { .. }) => {
+                heard.counters.connects += 1;
+                self.reach(CONNECTED, now_us, heard);
+            }
             Ok(ClientEvent::Data(payload)) => {
                 for e in frames(payload) {
                     self.event(now_us, e, false, heard);
@@ -188,6 +225,10 @@ impl Player<Datagrams> for RelayBot {
             }
         }
         false
+    }
+
+    fn reached(&self) -> Option<u64> {
+        self.way.filter(|_| !self.gone).map(|w| w.bits())
     }
 
     fn leave(&mut self, now_us: u64, out: &mut Vec<u8>) -> bool {

@@ -58,16 +58,11 @@ pub fn merge(a: MergeArgs) -> anyhow::Result<()> {
     aggro_report::identity::shards_of_one_run(&named).map_err(BadInput)?;
     let labels: Vec<String> = a.files.iter().map(|f| f.display().to_string()).collect();
     let mut merged = merge::merge(&shards, &labels).map_err(|e| BadInput(e.to_string()))?;
-    // A scripted swarm's funnel, storm and counts, taken again over the whole run.
-    let script =
-        crate::arena::merged::script_extra(&shards, &merged).map_err(|e| BadInput(format!("a shard's script figures are malformed: {e}")))?;
-    let lines = script.map(|(extra, lines)| {
-        merged.extra["script"] = extra;
-        lines
-    });
+    // A swarm's funnel, storm and script counts, taken again over the whole run.
+    let lines = crate::arena::merged::retake(&shards, &mut merged).map_err(|e| BadInput(format!("a shard's bots' figures are malformed: {e}")))?;
     session::write(&merged, &a.out, &Exports::default())?;
     session::print_summary(&merged);
-    lines.iter().flatten().for_each(|l| println!("{l}"));
+    lines.iter().for_each(|l| println!("{l}"));
     println!("merged {} shards: {}", shards.len(), a.out.display());
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! `aggro arena`: the bench end to end (server and swarm as processes on loopback), and bad input.
 
-use crate::util::{ok, path, result, run, tempdir};
+use crate::util::{ok, path, result, run, stages, tempdir};
 use std::time::Duration;
 
 #[test]
@@ -70,6 +70,8 @@ fn arena_bad_input_is_one_line_and_exit_code_2() {
         &["arena", "bench", "--mode", "relay", "--players", "2", "--room-size", "4"],
         &["arena", "swarm", "--behaviour", "relay", "--worker", "3/2", "--duration", "1s"],
         &["arena", "swarm", "--behaviour", "relay", "--uplink", "fast", "--duration", "1s"],
+        // The battle-royale bots mark no stages: a threshold on one could never be judged.
+        &["arena", "swarm", "--server", "127.0.0.1:9", "--slo", "stage:matched p99<1s", "--duration", "1s"],
         &["arena", "serve", "--metrics", "nowhere", "--duration", "1s"],
         &["plan", "--uplink", "100"],
         &["plan", "--from", "/nonexistent/sweep.json"],
@@ -170,8 +172,15 @@ fn swarm_workers_split_the_rooms_and_the_relay_serves_metrics() {
         let t = &r["extra"]["arena_swarm"]["totals"]["counters"];
         assert_eq!(t["joins"], 8, "{t}");
         assert!(t["events_received"].as_u64().unwrap() > 0);
+        assert_eq!(stages(&r["extra"]["funnel"]), [("connected", 8, 0), ("joined", 8, 0), ("matched", 8, 0)], "each bot's way in, its room filled");
     }
     assert_eq!(first_rooms, [0, 2], "shards take whole rooms, one after the other");
+    // Merged, the funnel is the whole run's.
+    let merged = path(dir.path(), "merged.json");
+    ok(&["merge", &outs[0], &outs[1], "--out", &merged]);
+    let m = result(std::path::Path::new(&merged));
+    assert_eq!(m["extra"]["funnel"]["started"], 16);
+    assert_eq!(stages(&m["extra"]["funnel"]), [("connected", 16, 0), ("joined", 16, 0), ("matched", 16, 0)]);
     let s = result(std::path::Path::new(&server_out));
     assert_eq!(s["extra"]["relay_server"]["totals"]["counters"]["joins"], 16);
 }

@@ -2,7 +2,7 @@
 //! over HTTP, join over Socket.IO or a plain WebSocket, play and are counted exactly; a killed server and a
 //! script that raises are reported, never a panic; a bad script is exit 2 with its line.
 
-use crate::util::{ok, path, result, run, tempdir};
+use crate::util::{ok, path, result, run, stages, tempdir};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -118,13 +118,7 @@ fn fifty_bots(threads: &str) -> Option<serde_json::Value> {
     // The way in, timed from each bot's start: logged in, then connected, then joined, every bot once.
     let funnel = &r["extra"]["script"]["funnel"];
     assert_eq!(funnel["started"], 50, "{funnel}");
-    let stages: Vec<(&str, u64, u64)> = funnel["stages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| (s["name"].as_str().unwrap(), s["reached"].as_u64().unwrap(), s["short_at_end"].as_u64().unwrap()))
-        .collect();
-    assert_eq!(stages, [("logged_in", 50, 0), ("connected", 50, 0), ("joined", 50, 0)], "{text}");
+    assert_eq!(stages(funnel), [("logged_in", 50, 0), ("connected", 50, 0), ("joined", 50, 0)], "{text}");
     assert_eq!(op(&r, "stage:joined")["latency"]["count"], 50, "a stage is an operation too: {text}");
     assert!(text.contains("funnel, timed from each bot's intended start (50 bots started)"), "{text}");
     Some(r)
@@ -271,10 +265,7 @@ fn a_stage_no_bot_reached_breaks_its_threshold_and_its_bots_are_short_of_it() {
     assert!(text.contains("FAIL stage:matched:rate>=1/s: no bot got there"), "{text}");
     let r = result(std::path::Path::new(&out));
     assert_eq!(r["extra"]["arena_swarm"]["verdict"]["limit"], "service", "{text}");
-    let stages = r["extra"]["script"]["funnel"]["stages"].as_array().unwrap().clone();
-    let funnel: Vec<(&str, u64, u64)> =
-        stages.iter().map(|s| (s["name"].as_str().unwrap(), s["reached"].as_u64().unwrap(), s["short_at_end"].as_u64().unwrap())).collect();
-    assert_eq!(funnel, [("connected", 10, 0), ("welcomed", 10, 0), ("matched", 0, 10)], "{text}");
+    assert_eq!(stages(&r["extra"]["script"]["funnel"]), [("connected", 10, 0), ("welcomed", 10, 0), ("matched", 0, 10)], "{text}");
     assert!(text.contains("matched: 0 (0.0 %)") && text.contains("10 short of it at the end"), "{text}");
 }
 

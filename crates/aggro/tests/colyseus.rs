@@ -1,7 +1,7 @@
 //! `aggro arena swarm|bench --mode colyseus` against the reference room (examples/colyseus): the result file
 //! when the server dies mid-run, a CCU sweep the planner fits, and bad input.
 
-use crate::util::{free_port, ok, path, result, run, tempdir};
+use crate::util::{free_port, ok, path, result, run, stages, tempdir};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -87,6 +87,30 @@ fn a_server_killed_mid_run_leaves_disconnects_in_a_valid_result_file() {
     assert!(totals["counters"]["failed_joins"].as_u64().unwrap() > 0, "replacements found nobody: {totals}");
     assert_eq!(r["operations"][0], "broadcast_delay");
     assert_eq!(r["spec"]["behaviour"], "colyseus");
+}
+
+/// Built-in Colyseus bots' way in is a funnel, as a script's stages are: a seat reserved, the socket
+/// connected, the room joined and its first state, each timed once per bot from its intended start, and
+/// a threshold on a stage judged.
+#[test]
+#[ignore = "needs the reference Colyseus room: bash scripts/test.sh services runs it"]
+fn colyseus_bots_way_in_is_a_funnel_of_their_stages() {
+    let Some(room) = reference_room() else { return };
+    let (mut server, url) = listening_room(&room);
+    let dir = tempdir();
+    let out = path(dir.path(), "way-in.json");
+    let args =
+        ["arena", "swarm", "--mode", "colyseus", "--server", &url, "--ccu", "20", "--duration", "3s", "--slo", "stage:joined p99<30s", "--out", &out];
+    let printed = ok(&args);
+    server.kill().unwrap();
+    let r = result(std::path::Path::new(&out));
+    let funnel = &r["extra"]["funnel"];
+    assert_eq!(funnel["started"], 20, "{funnel}");
+    assert_eq!(stages(funnel), [("seat", 20, 0), ("connected", 20, 0), ("joined", 20, 0), ("first_state", 20, 0)], "{printed}");
+    let joined = r["totals"].as_array().unwrap().iter().find(|o| o["name"] == "stage:joined").expect("stage:joined is an operation");
+    assert_eq!(joined["latency"]["count"], 20, "{joined}");
+    assert!(printed.contains("funnel, timed from each bot's intended start (20 bots started):"), "{printed}");
+    assert!(printed.contains("pass stage:joined p99<30s"), "{printed}");
 }
 
 #[test]

@@ -36,6 +36,13 @@ pub fn ok(args: &[&str]) -> String {
 
 pub use test_support::service;
 
+/// A funnel's stages (`extra.script.funnel` or `extra.funnel`): each one's name, the bots that reached it
+/// and the bots short of it at the end.
+pub fn stages(funnel: &serde_json::Value) -> Vec<(&str, u64, u64)> {
+    let stages = funnel["stages"].as_array().unwrap_or_else(|| panic!("no funnel: {funnel}"));
+    stages.iter().map(|s| (s["name"].as_str().unwrap(), s["reached"].as_u64().unwrap(), s["short_at_end"].as_u64().unwrap())).collect()
+}
+
 /// A loopback TCP port nobody listens on now (the kernel's pick), for a server a test starts.
 pub fn free_port() -> String {
     std::net::TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("its address").port().to_string()

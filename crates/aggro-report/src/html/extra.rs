@@ -59,6 +59,9 @@ pub(super) fn sections(h: &mut Html, r: &RunRecord) {
     if let Some(s) = e.get("script") {
         super::script::section(h, s);
     }
+    if let Some(f) = e.get("funnel").filter(|f| !f.is_null()) {
+        super::script::way_in(h, f);
+    }
     if let Some(s) = e.get("relay_server") {
         relay_server(h, s);
     }

@@ -1,6 +1,6 @@
 //! A scripted swarm's own figures in its report: what the script counted (`count("bought")`), its funnel
 //! (`stage("matched")`), how many bots its errors stopped and the first errors word for word
-//! (`extra.script`). The script's timed names
+//! (`extra.script`); and built-in bots' way in (`extra.funnel`). The script's timed names
 //! (`measure`, `http`) are operations, drawn with every other operation.
 
 use super::page::Html;
@@ -30,7 +30,14 @@ pub(super) fn section(h: &mut Html, script: &Value) {
     }
 }
 
-/// The way in (`stage("matched")`), when the script marked stages: each stage's bots, its time from a
+/// The section of built-in bots' way in (`extra.funnel`: a Colyseus bot's seat, connection, join and
+/// first state; a relay bot's connection, join and full room).
+pub(super) fn way_in(h: &mut Html, f: &Value) {
+    h.section("way-in", "The bots' way in");
+    funnel(h, f);
+}
+
+/// The way in (`stage("matched")`, or a built-in bot's stages), when there are stages: each stage's bots, its time from a
 /// bot's intended start, its peak rate, and the bots short of it at the end.
 fn funnel(h: &mut Html, funnel: &Value) {
     let Some(stages) = funnel["stages"].as_array() else { return };

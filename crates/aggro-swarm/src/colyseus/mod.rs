@@ -14,6 +14,7 @@ pub mod protocol;
 pub mod received;
 
 use super::peers::{Order, Peers};
+use super::way_in::{Reached, StageNames};
 use super::websocket::{HttpRequest, Request, Requests, WebSockets, WsEvent};
 use super::{Behaviour, Churn, Heard, Player, SwarmConfig};
 use aggro_core::rng::Rng;
@@ -74,6 +75,7 @@ impl Behaviour for ColyseusBots {
     const DELAY: &'static str = "broadcast_delay";
     const REFUSALS_FAIL: bool = true;
     const SEATS_EVERY_BOT: bool = true;
+    const STAGES: StageNames = &["seat", "connected", "joined", "first_state"];
 
     fn bot(&mut self, _: &SwarmConfig, _: usize, client_id: u64, _: u64, mut rng: Rng) -> ColyseusBot {
         let (x, y) = (rng.unit() * 1000.0, rng.unit() * 1000.0);
@@ -90,7 +92,9 @@ impl Behaviour for ColyseusBots {
             seq: 0,
             peers: Peers::default(),
             left: false,
+            sent_away: false,
             leave_at_us: None,
+            way: Reached::default(),
         }
     }
 }
@@ -126,6 +130,10 @@ pub struct ColyseusBot {
     peers: Peers,
     /// Its goodbye was written.
     left: bool,
+    /// The swarm sent it away while it was on its way in or playing (the run's end, not a failure).
+    sent_away: bool,
+    /// Its way in: the stages reached ([`ColyseusBots`]' `STAGES`: seat, connected, joined, first_state).
+    way: Reached,
     /// With churn: when it leaves play.
     leave_at_us: Option<u64>,
 }
@@ -145,6 +153,13 @@ impl ColyseusBot {
     /// Counts a failure told by `text` among the swarm's.
     fn failed(&self, text: String) {
         self.cfg.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner).note(text);
+    }
+
+    /// Marks stage `k` of its way in reached at `now_us`, for the swarm to time once.
+    fn reach(&mut self, k: usize, now_us: u64, heard: &mut Heard) {
+        if let Some(us) = self.way.reach(k, now_us) {
+            heard.reached.push((k, us));
+        }
     }
 
     fn gone(&mut self, heard: &mut Heard) {
@@ -242,9 +257,12 @@ impl Player<WebSockets> for ColyseusBot {
         self.stage == Stage::Gone
     }
 
-    fn tick(&mut self, _due_us: u64, now_us: u64, out: &mut Requests, heard: &mut Heard) -> bool {
+    fn tick(&mut self, due_us: u64, now_us: u64, out: &mut Requests, heard: &mut Heard) -> bool {
         match self.stage {
             Stage::Start => {
+                // Its first tick is due at its intended moment to join: its way in is timed from there.
+                self.way = Reached::born(due_us);
+                heard.began = true;
                 let play = &self.cfg.play;
                 // The templates' variables were all found when the play was read.
                 let options = play.join_options(self.id).expect("join options checked when read");
@@ -268,6 +286,7 @@ impl Player<WebSockets> for ColyseusBot {
         match event {
             WsEvent::Response { status, body } if self.stage == Stage::Matchmaking => match seat_path(status, body) {
                 Ok(path) => {
+                    self.reach(0, now_us, heard);
                     out.0.push(Request::Open { path, headers: Vec::new() });
                     self.stage = Stage::Connecting;
                     return true;
@@ -278,9 +297,11 @@ impl Player<WebSockets> for ColyseusBot {
                     self.gone(heard);
                 }
             },
-            WsEvent::Response { .. } | WsEvent::Opened => {}
+            WsEvent::Opened => self.reach(1, now_us, heard),
+            WsEvent::Response { .. } => {}
             WsEvent::Message(frame) => match protocol::read(frame) {
                 Ok(Frame::Joined) if self.stage == Stage::Connecting => {
+                    self.reach(2, now_us, heard);
                     self.stage = Stage::Playing;
                     heard.counters.connects += 1;
                     heard.counters.joins += 1;
@@ -289,7 +310,10 @@ impl Player<WebSockets> for ColyseusBot {
                     out.0.push(Request::Send(vec![protocol::JOIN_ROOM]));
                     return true;
                 }
-                Ok(Frame::State | Frame::Patch) => heard.counters.snapshots += 1,
+                Ok(Frame::State | Frame::Patch) => {
+                    self.reach(3, now_us, heard);
+                    heard.counters.snapshots += 1;
+                }
                 Ok(Frame::Data { kind, payload }) => self.message(now_us, kind, payload, heard),
                 // `onJoin` threw: the server refuses the seat with its error, then closes.
                 Ok(Frame::Error { code, message }) if self.stage == Stage::Connecting => {
@@ -334,7 +358,12 @@ impl Player<WebSockets> for ColyseusBot {
         false
     }
 
+    fn reached(&self) -> Option<u64> {
+        (matches!(self.stage, Stage::Matchmaking | Stage::Connecting | Stage::Playing) || self.sent_away).then(|| self.way.bits())
+    }
+
     fn leave(&mut self, _: u64, out: &mut Requests) -> bool {
+        self.sent_away |= matches!(self.stage, Stage::Matchmaking | Stage::Connecting | Stage::Playing);
         self.stage = Stage::Gone;
         if std::mem::replace(&mut self.left, true) {
             return false;

@@ -1,7 +1,7 @@
-//! A scripted swarm's shards merged (`aggro merge` of `--worker i/n` runs): its script's figures taken
-//! again over the whole run — the funnel and the storm from the merged record (each stage's and the way
-//! back's histograms merged across the shards, peaks from the merged intervals), counts and script
-//! errors added up — so the merged file says what the one run said of itself.
+//! A swarm's shards merged (`aggro merge` of `--worker i/n` runs): the bots' own figures taken again over
+//! the whole run — a script's funnel and storm, or built-in bots' funnel, from the merged record (each
+//! stage's and the way back's histograms merged across the shards, peaks from the merged intervals),
+//! counts and script errors added up — so the merged file says what the one run said of itself.
 
 use super::funnel::Funnel;
 use super::storm::Storm;
@@ -10,9 +10,26 @@ use aggro_swarm::profile::ERRORS_KEPT;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+/// Sets `record`'s (the merge of `shards`) `extra.script` when the shards ran a script, its
+/// `extra.funnel` when they were built-in bots with a way in; returns the lines that print them.
+pub fn retake(shards: &[RunRecord], record: &mut RunRecord) -> anyhow::Result<Vec<String>> {
+    let mut lines = Vec::new();
+    if let Some((script, printed)) = script_extra(shards, record)? {
+        record.extra["script"] = script;
+        lines = printed;
+    }
+    let funnels: Vec<&Value> = shards.iter().filter_map(|s| s.extra.get("funnel")).collect();
+    if !funnels.is_empty() {
+        let funnel = Funnel::merged(record, &each(&funnels, "")?)?;
+        lines.extend(funnel.iter().flat_map(Funnel::lines));
+        record.extra["funnel"] = json!(funnel);
+    }
+    Ok(lines)
+}
+
 /// `extra.script` of `record`, the merge of `shards`, with the lines that print it; None when no shard
 /// ran a script.
-pub fn script_extra(shards: &[RunRecord], record: &RunRecord) -> anyhow::Result<Option<(Value, Vec<String>)>> {
+fn script_extra(shards: &[RunRecord], record: &RunRecord) -> anyhow::Result<Option<(Value, Vec<String>)>> {
     let scripts: Vec<&Value> = shards.iter().filter_map(|s| s.extra.get("script")).collect();
     if scripts.is_empty() {
         return Ok(None);
@@ -40,9 +57,16 @@ pub fn script_extra(shards: &[RunRecord], record: &RunRecord) -> anyhow::Result<
     Ok(Some((json!({ "counts": counts, "errors": errors, "error_count": error_count, "funnel": funnel, "storm": storm }), lines)))
 }
 
-/// Each script's `field` read as `T`, those without one left out.
-fn each<T: DeserializeOwned>(scripts: &[&Value], field: &str) -> serde_json::Result<Vec<T>> {
-    scripts.iter().map(|s| &s[field]).filter(|v| !v.is_null()).map(|v| T::deserialize(v)).collect()
+/// Each value's `field` (the value itself for "") read as `T`, nulls left out.
+fn each<T: DeserializeOwned>(values: &[&Value], field: &str) -> serde_json::Result<Vec<T>> {
+    let mut out = Vec::with_capacity(values.len());
+    for &v in values {
+        let v = if field.is_empty() { v } else { &v[field] };
+        if !v.is_null() {
+            out.push(T::deserialize(v)?);
+        }
+    }
+    Ok(out)
 }
 
 /// The items of each script's list `field`, one after another, read as `T`.
@@ -109,8 +133,9 @@ mod tests {
             shard(&[100, 100, 100], [&[10, 10], &[20]], [4, 1], storm(3, 5, 1), funnel(4, 1)),
             shard(&[900], [&[30], &[]], [1, 1], storm(1, 2, 0), funnel(2, 1)),
         ];
-        let record = aggro_report::merge::merge(&shards, &["a".into(), "b".into()]).unwrap();
-        let (extra, lines) = script_extra(&shards, &record).unwrap().unwrap();
+        let mut record = aggro_report::merge::merge(&shards, &["a".into(), "b".into()]).unwrap();
+        let lines = retake(&shards, &mut record).unwrap();
+        let extra = &record.extra["script"];
         let storm: Storm = serde_json::from_value(extra["storm"].clone()).unwrap();
         assert_eq!((storm.back, storm.attempts, storm.out_at_end), (4, 7, 1));
         assert!((storm.p50_ms - 100.0).abs() < 1.0 && (storm.p99_ms - 900.0).abs() < 1.0, "from the merged histogram: {storm:?}");

@@ -19,8 +19,8 @@ pub fn interval_ops(interval: &NamedMeasures) -> Vec<OpRecord> {
     with_failed_names(interval).iter().map(|(name, h)| with_failures(op(name, h), &interval.failed)).collect()
 }
 
-/// Adds `tally`'s whole-run measures to `record` (its intervals have theirs, [`interval_ops`]); returns the
-/// lines to print about them.
+/// Adds `tally`'s whole-run measures to `record`'s operations (its intervals have theirs, [`interval_ops`]);
+/// returns the lines to print about them (a script's counts and errors, the funnel, the storm).
 pub fn add(record: &mut RunRecord, tally: &Tally) -> Vec<String> {
     let (whole, errors, error_count) = (&tally.whole, &tally.whole.errors, tally.script_errors);
     let (totals, failed, counts) = (with_failed_names(whole), &whole.failed, &whole.counted);
@@ -50,7 +50,6 @@ pub fn add(record: &mut RunRecord, tally: &Tally) -> Vec<String> {
     }
     lines.extend(Funnel::of(tally).iter().flat_map(Funnel::lines));
     lines.extend(Storm::of(tally).iter().flat_map(Storm::lines));
-    record.extra["script"] = script_extra(tally);
     lines
 }
 

@@ -237,6 +237,12 @@ fn run<B: Behaviour>(
     let watch = ServerWatch::from_flags(a.server_metrics, a.server_pid);
     let budget = a.uplink;
     let SwarmSlo { service: slo, stages: stage_slo } = a.slo.clone().unwrap_or_default();
+    let scripted = spec["behaviour"] == "script";
+    // Bots whose way in is timed in stages: a script's (`stage()`), or the built-in bots' own.
+    let staged = scripted || !B::STAGES.is_empty();
+    if !staged && let Some(t) = stage_slo.first() {
+        return Err(BadInput(format!("--slo {}: these bots have no stages (a script's `stage()`, Colyseus and relay bots have)", t.text())).into());
+    }
     let metrics = metrics_server(a.common.metrics)?;
     let started_at = now_rfc3339();
     let server = cfg.server;
@@ -247,7 +253,6 @@ fn run<B: Behaviour>(
     let server_before = watch.map(ServerWatch::read).transpose()?;
     let live = a.live.map(|addr| Live::start(addr, "arena swarm", &spec, &started_at, &[B::DELAY, SESSIONS])).transpose()?;
     let rate = planned_rate(&spec);
-    let scripted = spec["behaviour"] == "script";
     let mut kept = Kept::new(rate, a.server_pid);
     let make_swarm = |t: usize| {
         let (mine, block) = thread_block(&cfg, unit, t, threads);
@@ -262,6 +267,8 @@ fn run<B: Behaviour>(
                 feed_live::<B>(live, iv, record);
                 if scripted {
                     live.extra("script", super::named::script_extra(&kept.tally));
+                } else if staged {
+                    live.extra("funnel", serde_json::json!(super::funnel::Funnel::of(&kept.tally)));
                 }
             }
         })
@@ -327,8 +334,13 @@ fn run<B: Behaviour>(
     }
     let mut record = swarm_record::<B>(&spec, started_at, ivs, (intervals, totals), &verdict, (&failures, &received), done.interrupted);
     let mut notes = vec![format!("verdict: {:?} — {}", verdict.limit, verdict.evidence)];
-    if scripted {
+    if staged {
         notes.extend(super::named::add(&mut record, &kept.tally));
+        if scripted {
+            record.extra["script"] = super::named::script_extra(&kept.tally);
+        } else {
+            record.extra["funnel"] = serde_json::json!(super::funnel::Funnel::of(&kept.tally));
+        }
         if let Some(v) = super::funnel::judge(&stage_slo, &record, &mut notes, &verdict) {
             restate(&mut record, &mut notes, &mut verdict, v);
         }
