@@ -104,6 +104,10 @@ pub trait Player<T: Transport> {
     fn reached(&self) -> Option<u64> {
         None
     }
+    /// It lost its server and is not back in play yet (coming back: `--reconnect`).
+    fn coming_back(&self) -> bool {
+        false
+    }
 }
 
 /// An arena-protocol client for bot `client_id`, its connect token signed with the swarm's secret.
@@ -161,6 +165,10 @@ pub struct Heard {
     pub began: bool,
     /// Stages of its way in it just reached: (stage, µs since its intended start).
     pub reached: Vec<(usize, u64)>,
+    /// Set when a player who lost its server just tried to come back.
+    pub attempted: bool,
+    /// Set when a player who lost its server is back in play: µs since it lost it.
+    pub back_after_us: Option<u64>,
 }
 
 /// A running swarm of `B`'s bots.
@@ -434,6 +442,12 @@ impl<B: Behaviour> Swarm<B> {
         for (k, us) in self.heard.reached.drain(..) {
             self.way_in.reach(k, us);
         }
+        if std::mem::take(&mut self.heard.attempted) {
+            self.way_in.attempt();
+        }
+        if let Some(us) = self.heard.back_after_us.take() {
+            self.way_in.back(us);
+        }
     }
 
     /// Closes the open interval at `now`, `active` bots in play as it closes.
@@ -454,7 +468,10 @@ impl<B: Behaviour> Swarm<B> {
         iv.join_rate = (self.next_join < self.cfg.bots).then(|| self.pacer.rate());
         iv.join_news = Some(std::mem::take(&mut self.pacer.news).join("\n  ")).filter(|n| !n.is_empty());
         iv.named = self.behaviour.named();
-        self.way_in.close(&mut iv.named, self.bots.iter().filter_map(|b| b.reached()));
+        if !B::STAGES.is_empty() {
+            let out_of_play = self.bots.iter().filter(|b| b.coming_back()).count() as u64;
+            self.way_in.close(&mut iv.named, self.bots.iter().filter_map(|b| b.reached()), out_of_play);
+        }
         iv
     }
 

@@ -1,9 +1,11 @@
 //! A built-in bot's way in (Colyseus: a seat reserved, the socket connected, the room joined, its first
 //! state; relay: connected, joined, its room full): the stages aggro sees, each timed from the bot's intended start into operation `stage:NAME`
 //! once per bot, and, as each interval closes, how many playing bots are short of each — the same
-//! funnel a script's `stage()` calls make (`script/stages.rs`), for bots that have no script.
+//! funnel a script's `stage()` calls make (`script/stages.rs`), for bots that have no script. And their
+//! way back (Colyseus bots with `--reconnect`): each player's time from losing its server to its seat
+//! again (operation `reconnect`), the attempts, and the players still out of play as an interval closes.
 
-use crate::profile::{NamedMeasures, STAGE};
+use crate::profile::{NamedMeasures, RECONNECT, STAGE};
 use aggro_stats::Histogram;
 
 /// The stages one kind of bot passes, in order (a bot's reached stages are the bits of a `u64`).
@@ -17,12 +19,16 @@ pub struct WayIn {
     times: Vec<Histogram>,
     /// Bots that began their way in this interval.
     started: u64,
+    /// Players' ways back to play this interval (ns from losing their server), and their attempts.
+    back: Histogram,
+    attempts: u64,
 }
 
 impl WayIn {
     pub fn new(names: StageNames) -> Self {
         assert!(names.len() <= 64, "a bot's stages are the bits of a u64");
-        Self { names, times: names.iter().map(|_| aggro_stats::new_histogram()).collect(), started: 0 }
+        let times = names.iter().map(|_| aggro_stats::new_histogram()).collect();
+        Self { names, times, started: 0, back: aggro_stats::new_histogram(), attempts: 0 }
     }
 
     /// A bot began its way in.
@@ -36,12 +42,28 @@ impl WayIn {
         let _ = self.times[k].record(us.saturating_mul(1000));
     }
 
+    /// A player who lost its server tried to come back.
+    pub fn attempt(&mut self) {
+        self.attempts += 1;
+    }
+
+    /// A player is back in play, `us` µs after it lost its server.
+    pub fn back(&mut self, us: u64) {
+        let _ = self.back.record(us.saturating_mul(1000));
+    }
+
     /// Closes the interval into `named`: each stage a bot reached in it as `stage:NAME`, the bots started,
-    /// and, of the bots playing now whose reached stages are the bits of `playing`, those short of each.
-    pub fn close(&mut self, named: &mut NamedMeasures, playing: impl Iterator<Item = u64>) {
+    /// of the bots playing now whose reached stages are the bits of `playing` those short of each; and the
+    /// ways back, with the attempts, and the `out_of_play` players not back yet.
+    pub fn close(&mut self, named: &mut NamedMeasures, playing: impl Iterator<Item = u64>, out_of_play: u64) {
         if self.names.is_empty() {
             return;
         }
+        if !self.back.is_empty() {
+            named.timed.push((RECONNECT.to_string(), std::mem::replace(&mut self.back, aggro_stats::new_histogram())));
+        }
+        named.reconnect_attempts += std::mem::take(&mut self.attempts);
+        named.out_of_play += out_of_play;
         for (name, h) in self.names.iter().zip(&mut self.times) {
             if !h.is_empty() {
                 named.timed.push((format!("{STAGE}{name}"), std::mem::replace(h, aggro_stats::new_histogram())));
@@ -100,7 +122,7 @@ mod tests {
         assert_eq!(bot.reach(0, 9_000), None, "once per bot");
         way.reach(0, 2_000);
         let mut named = NamedMeasures::default();
-        way.close(&mut named, [bot.bits(), 0b11].into_iter());
+        way.close(&mut named, [bot.bits(), 0b11].into_iter(), 0);
         assert_eq!(named.timed.len(), 1, "no bot joined this interval: {:?}", named.timed);
         let (name, h) = &named.timed[0];
         assert_eq!((name.as_str(), h.len()), ("stage:seat", 1));
@@ -108,7 +130,7 @@ mod tests {
         assert_eq!(named.started, 1);
         assert_eq!(named.short_of, [("seat".to_string(), 0), ("joined".to_string(), 1)]);
         let mut next = NamedMeasures::default();
-        way.close(&mut next, std::iter::empty());
+        way.close(&mut next, std::iter::empty(), 0);
         assert!(next.timed.is_empty() && next.started == 0, "each interval its own");
     }
 }

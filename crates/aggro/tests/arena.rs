@@ -70,6 +70,8 @@ fn arena_bad_input_is_one_line_and_exit_code_2() {
         &["arena", "bench", "--mode", "relay", "--players", "2", "--room-size", "4"],
         &["arena", "swarm", "--behaviour", "relay", "--worker", "3/2", "--duration", "1s"],
         &["arena", "swarm", "--behaviour", "relay", "--uplink", "fast", "--duration", "1s"],
+        // Relay bots that lose their server are replaced, not brought back.
+        &["arena", "swarm", "--behaviour", "relay", "--reconnect", "100ms..1s", "--duration", "1s"],
         // The battle-royale bots mark no stages: a threshold on one could never be judged.
         &["arena", "swarm", "--server", "127.0.0.1:9", "--slo", "stage:matched p99<1s", "--duration", "1s"],
         &["arena", "serve", "--metrics", "nowhere", "--duration", "1s"],

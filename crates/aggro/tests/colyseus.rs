@@ -24,9 +24,13 @@ fn listening_room(room: &std::path::Path) -> (std::process::Child, String) {
 
 /// The same, with more of its environment (`METRICS_PORT`, `REFUSE_EVERY`, …).
 fn listening_room_with(room: &std::path::Path, env: &[(&str, &str)]) -> (std::process::Child, String) {
-    let port = free_port();
+    listening_room_on(room, env, &free_port())
+}
+
+/// The reference room started on `port`, once it listens.
+fn listening_room_on(room: &std::path::Path, env: &[(&str, &str)], port: &str) -> (std::process::Child, String) {
     let server =
-        Command::new("node").arg("server.mjs").current_dir(room).env("PORT", &port).envs(env.iter().copied()).stdout(Stdio::null()).spawn().unwrap();
+        Command::new("node").arg("server.mjs").current_dir(room).env("PORT", port).envs(env.iter().copied()).stdout(Stdio::null()).spawn().unwrap();
     let addr = format!("127.0.0.1:{port}").parse().unwrap();
     let started = std::time::Instant::now();
     while std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
@@ -111,6 +115,47 @@ fn colyseus_bots_way_in_is_a_funnel_of_their_stages() {
     assert_eq!(joined["latency"]["count"], 20, "{joined}");
     assert!(printed.contains("funnel, timed from each bot's intended start (20 bots started):"), "{printed}");
     assert!(printed.contains("pass stage:joined p99<30s"), "{printed}");
+}
+
+/// A reconnect storm for Colyseus bots: the room's server killed mid-run and started again on its port;
+/// with `--reconnect` each seated player asks matchmaking for a seat again after a jittered backoff — the
+/// same player, its way in reached once — timed from losing its server, none left out of play.
+#[test]
+#[ignore = "needs the reference Colyseus room: bash scripts/test.sh services runs it"]
+fn colyseus_players_who_lose_their_server_come_back_as_themselves() {
+    let Some(room) = reference_room() else { return };
+    let port = free_port();
+    let (mut server, url) = listening_room_on(&room, &[], &port);
+    let dir = tempdir();
+    let out = path(dir.path(), "storm.json");
+    // The restart disconnects every player on purpose, and the broadcasts sent while they were away are
+    // missed: the thresholds are the way back's.
+    let slo = "disconnects<=100%,reconnect:p99<30s";
+    let args = ["arena", "swarm", "--mode", "colyseus", "--server", &url, "--ccu", "10", "--connect-rate", "1000", "--duration", "6s"];
+    let swarm = crate::util::aggro()
+        .args(args)
+        .args(["--reconnect", "100ms..1s", "--slo", slo, "--out", &out])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The server dies 2 s in, and is back on its port half a second later.
+    std::thread::sleep(Duration::from_secs(2));
+    server.kill().unwrap();
+    server.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let (mut again, _) = listening_room_on(&room, &[], &port);
+    let done = swarm.wait_with_output().unwrap();
+    again.kill().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&done.stdout), String::from_utf8_lossy(&done.stderr));
+    assert_eq!(done.status.code(), Some(0), "{text}");
+    let r = result(std::path::Path::new(&out));
+    let s = &r["extra"]["storm"];
+    assert_eq!((s["back"].as_u64(), s["out_at_end"].as_u64()), (Some(10), Some(0)), "every player came back: {text}");
+    assert!(s["attempts"].as_u64().unwrap() >= 10 && s["p99_ms"].as_f64().unwrap() >= 400.0, "the server was away half a second: {s}");
+    assert_eq!(stages(&r["extra"]["funnel"])[2], ("joined", 10, 0), "the same players, not newcomers: {text}");
+    assert!(text.contains("reconnects: 10 players came back after losing their server"), "{text}");
+    assert!(text.contains("pass reconnect:p99<30s"), "{text}");
 }
 
 #[test]

@@ -6,13 +6,16 @@
 //! their bytes, decodes every message, and for the observed message type (the
 //! reference room's `moved`, a broadcast of another bot's move) records the
 //! action-to-observer delay from the sender's `t` and checks each sender's
-//! `seq`: every broadcast received once, in order, or the gap counted.
+//! `seq`: every broadcast received once, in order, or the gap counted. With `--reconnect`, a seated
+//! player who loses its server comes back as the same player after a jittered backoff (matchmaking
+//! again), timed from losing it to its seat again.
 
 pub mod failures;
 pub mod play;
 pub mod protocol;
 pub mod received;
 
+use super::backoff::Backoff;
 use super::peers::{Order, Peers};
 use super::way_in::{Reached, StageNames};
 use super::websocket::{HttpRequest, Request, Requests, WebSockets, WsEvent};
@@ -38,6 +41,9 @@ pub struct ColyseusBots {
     pub churn_per_s: f64,
     /// Bots in the swarm (for the lifetime that gives the churn rate).
     pub bots: usize,
+    /// A seated player who loses its server comes back after this backoff (None: it leaves play, and a
+    /// newcomer takes its place).
+    pub reconnect: Option<Backoff>,
     /// Bots joined so far (shared by the swarm's bots).
     #[serde(skip)]
     pub joined: Arc<AtomicUsize>,
@@ -62,6 +68,7 @@ impl ColyseusBots {
             start_at,
             churn_per_s,
             bots,
+            reconnect: None,
             joined: Arc::new(AtomicUsize::new(0)),
             failures: Arc::default(),
             received: Arc::default(),
@@ -95,6 +102,8 @@ impl Behaviour for ColyseusBots {
             sent_away: false,
             leave_at_us: None,
             way: Reached::default(),
+            began: false,
+            lost: None,
         }
     }
 }
@@ -134,8 +143,20 @@ pub struct ColyseusBot {
     sent_away: bool,
     /// Its way in: the stages reached ([`ColyseusBots`]' `STAGES`: seat, connected, joined, first_state).
     way: Reached,
+    /// Its way in began (a player coming back keeps its way in).
+    began: bool,
+    /// With `--reconnect`: it lost its server and is not back in play yet.
+    lost: Option<Lost>,
     /// With churn: when it leaves play.
     leave_at_us: Option<u64>,
+}
+
+/// A player on its way back: when it lost its server, its attempts so far, and when it next tries.
+#[derive(Clone, Copy, Debug)]
+struct Lost {
+    at_us: u64,
+    attempts: u32,
+    next_us: u64,
 }
 
 /// Reading a seat reservation: the WebSocket's path, or why there is none.
@@ -160,6 +181,22 @@ impl ColyseusBot {
         if let Some(us) = self.way.reach(k, now_us) {
             heard.reached.push((k, us));
         }
+    }
+
+    /// It lost its server (or failed an attempt to come back): with `--reconnect` it tries again after
+    /// the backoff's next wait, the same player; without, it is gone. Returns whether it will come back.
+    fn lose(&mut self, now_us: u64, out: &mut Requests, heard: &mut Heard) -> bool {
+        let Some(backoff) = self.cfg.reconnect else {
+            self.gone(heard);
+            return false;
+        };
+        let lost = self.lost.get_or_insert(Lost { at_us: now_us, attempts: 0, next_us: now_us });
+        lost.next_us = now_us + backoff.wait_us(lost.attempts, self.rng.unit());
+        lost.attempts += 1;
+        (self.stage, self.next_send) = (Stage::Start, Vec::new());
+        self.leave_at_us = None;
+        out.0.push(Request::Close);
+        true
     }
 
     fn gone(&mut self, heard: &mut Heard) {
@@ -259,10 +296,15 @@ impl Player<WebSockets> for ColyseusBot {
 
     fn tick(&mut self, due_us: u64, now_us: u64, out: &mut Requests, heard: &mut Heard) -> bool {
         match self.stage {
+            Stage::Start if self.lost.is_some_and(|l| now_us < l.next_us) => false,
             Stage::Start => {
-                // Its first tick is due at its intended moment to join: its way in is timed from there.
-                self.way = Reached::born(due_us);
-                heard.began = true;
+                if self.lost.is_some() {
+                    heard.attempted = true;
+                } else if !std::mem::replace(&mut self.began, true) {
+                    // Its first tick is due at its intended moment to join: its way in is timed from there.
+                    self.way = Reached::born(due_us);
+                    heard.began = true;
+                }
                 let play = &self.cfg.play;
                 // The templates' variables were all found when the play was read.
                 let options = play.join_options(self.id).expect("join options checked when read");
@@ -292,9 +334,12 @@ impl Player<WebSockets> for ColyseusBot {
                     return true;
                 }
                 Err(why) => {
-                    heard.counters.refused += 1;
+                    // A player coming back that is turned away tries again: an attempt of the storm's.
+                    heard.counters.refused += u64::from(self.lost.is_none());
                     self.failed(format!("refused by matchmaking: {why}"));
-                    self.gone(heard);
+                    if self.lost.is_none() || !self.lose(now_us, out, heard) {
+                        self.gone(heard);
+                    }
                 }
             },
             WsEvent::Opened => self.reach(1, now_us, heard),
@@ -305,7 +350,14 @@ impl Player<WebSockets> for ColyseusBot {
                     self.stage = Stage::Playing;
                     heard.counters.connects += 1;
                     heard.counters.joins += 1;
-                    self.cfg.joined.fetch_add(1, Ordering::Relaxed);
+                    match self.lost.take() {
+                        // The same player, back in play: a new session, owed only what is sent from now on.
+                        Some(lost) => {
+                            heard.back_after_us = Some(now_us.saturating_sub(lost.at_us));
+                            self.peers = Peers::default();
+                        }
+                        None => drop(self.cfg.joined.fetch_add(1, Ordering::Relaxed)),
+                    }
                     self.leave_at_us = self.churn.leave_at(now_us, &mut self.rng);
                     out.0.push(Request::Send(vec![protocol::JOIN_ROOM]));
                     return true;
@@ -327,7 +379,7 @@ impl Player<WebSockets> for ColyseusBot {
                 }
                 Ok(Frame::Leave) => {
                     heard.counters.disconnects += 1;
-                    self.gone(heard);
+                    self.lose(now_us, out, heard);
                 }
                 Ok(Frame::Joined | Frame::Other(_)) => heard.counters.other_messages += 1,
                 Err(_) => heard.counters.decode_errors += 1,
@@ -335,35 +387,54 @@ impl Player<WebSockets> for ColyseusBot {
             // Colyseus speaks binary only.
             WsEvent::Text(_) => heard.counters.decode_errors += 1,
             WsEvent::HttpFailed { why } if self.stage == Stage::Matchmaking => {
-                heard.counters.failed_joins += 1;
+                heard.counters.failed_joins += u64::from(self.lost.is_none());
                 self.failed(format!("join failed: {why}"));
-                self.gone(heard);
+                if self.lost.is_none() || !self.lose(now_us, out, heard) {
+                    self.gone(heard);
+                }
             }
             WsEvent::HttpFailed { .. } => {}
             WsEvent::Closed { why } => {
-                match self.stage {
+                let coming_back = match self.stage {
                     Stage::Playing => {
                         heard.counters.disconnects += 1;
                         self.failed(format!("disconnected: {why}"));
+                        self.lose(now_us, out, heard)
                     }
-                    Stage::Gone => {}
+                    Stage::Gone => false,
+                    // Waiting for its next attempt: the close of the link it lost.
+                    Stage::Start => true,
                     _ => {
-                        heard.counters.failed_joins += 1;
+                        heard.counters.failed_joins += u64::from(self.lost.is_none());
                         self.failed(format!("join failed: {why}"));
+                        self.lost.is_some() && self.lose(now_us, out, heard)
                     }
+                };
+                if !coming_back {
+                    self.gone(heard);
                 }
-                self.gone(heard);
             }
         }
-        false
+        // A player losing its server closes what is left of its link.
+        !out.0.is_empty()
     }
 
     fn reached(&self) -> Option<u64> {
-        (matches!(self.stage, Stage::Matchmaking | Stage::Connecting | Stage::Playing) || self.sent_away).then(|| self.way.bits())
+        (matches!(self.stage, Stage::Matchmaking | Stage::Connecting | Stage::Playing) || self.lost.is_some() || self.sent_away)
+            .then(|| self.way.bits())
+    }
+
+    fn coming_back(&self) -> bool {
+        self.lost.is_some()
+    }
+
+    fn next_tick(&self) -> Option<u64> {
+        // Waiting to come back: its next attempt; else one period after its last tick.
+        self.lost.filter(|_| self.stage == Stage::Start).map(|l| l.next_us)
     }
 
     fn leave(&mut self, _: u64, out: &mut Requests) -> bool {
-        self.sent_away |= matches!(self.stage, Stage::Matchmaking | Stage::Connecting | Stage::Playing);
+        self.sent_away |= matches!(self.stage, Stage::Matchmaking | Stage::Connecting | Stage::Playing) || self.lost.is_some();
         self.stage = Stage::Gone;
         if std::mem::replace(&mut self.left, true) {
             return false;

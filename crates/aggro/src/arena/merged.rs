@@ -1,5 +1,5 @@
 //! A swarm's shards merged (`aggro merge` of `--worker i/n` runs): the bots' own figures taken again over
-//! the whole run — a script's funnel and storm, or built-in bots' funnel, from the merged record (each
+//! the whole run — a script's funnel and storm, or built-in bots' funnel and storm, from the merged record (each
 //! stage's and the way back's histograms merged across the shards, peaks from the merged intervals),
 //! counts and script errors added up — so the merged file says what the one run said of itself.
 
@@ -11,18 +11,21 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 /// Sets `record`'s (the merge of `shards`) `extra.script` when the shards ran a script, its
-/// `extra.funnel` when they were built-in bots with a way in; returns the lines that print them.
+/// `extra.funnel` and `extra.storm` when they were built-in bots with a way in; returns the lines that
+/// print them.
 pub fn retake(shards: &[RunRecord], record: &mut RunRecord) -> anyhow::Result<Vec<String>> {
     let mut lines = Vec::new();
     if let Some((script, printed)) = script_extra(shards, record)? {
         record.extra["script"] = script;
         lines = printed;
     }
-    let funnels: Vec<&Value> = shards.iter().filter_map(|s| s.extra.get("funnel")).collect();
-    if !funnels.is_empty() {
-        let funnel = Funnel::merged(record, &each(&funnels, "")?)?;
+    let extras: Vec<&Value> = shards.iter().map(|s| &s.extra).filter(|e| e.get("funnel").is_some()).collect();
+    if !extras.is_empty() {
+        let funnel = Funnel::merged(record, &each(&extras, "funnel")?)?;
+        let storm = Storm::merged(record, &each(&extras, "storm")?, &attempts_by_interval(shards, record.intervals.len()))?;
         lines.extend(funnel.iter().flat_map(Funnel::lines));
-        record.extra["funnel"] = json!(funnel);
+        lines.extend(storm.iter().flat_map(Storm::lines));
+        (record.extra["funnel"], record.extra["storm"]) = (json!(funnel), json!(storm));
     }
     Ok(lines)
 }
@@ -57,16 +60,9 @@ fn script_extra(shards: &[RunRecord], record: &RunRecord) -> anyhow::Result<Opti
     Ok(Some((json!({ "counts": counts, "errors": errors, "error_count": error_count, "funnel": funnel, "storm": storm }), lines)))
 }
 
-/// Each value's `field` (the value itself for "") read as `T`, nulls left out.
+/// Each value's `field` read as `T`, those without one left out.
 fn each<T: DeserializeOwned>(values: &[&Value], field: &str) -> serde_json::Result<Vec<T>> {
-    let mut out = Vec::with_capacity(values.len());
-    for &v in values {
-        let v = if field.is_empty() { v } else { &v[field] };
-        if !v.is_null() {
-            out.push(T::deserialize(v)?);
-        }
-    }
-    Ok(out)
+    values.iter().map(|v| &v[field]).filter(|v| !v.is_null()).map(T::deserialize).collect()
 }
 
 /// The items of each script's list `field`, one after another, read as `T`.

@@ -66,6 +66,9 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
         return Err(BadInput(format!("--receive-loss: {} is not a fraction in [0, 1)", a.receive_loss)).into());
     }
     cfg.receive_loss = a.receive_loss;
+    if a.reconnect.is_some() && !matches!(a.behaviour, Kind::Colyseus | Kind::Script) {
+        return Err(BadInput("--reconnect is for players that come back as themselves (--script, --mode colyseus)".into()).into());
+    }
     let share = a.worker.unwrap_or_default();
     let worker = [share.index + 1, share.of];
     match a.behaviour {
@@ -119,7 +122,10 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
             let (room, observe) = (play.room.clone(), play.observe.clone());
             // One set of bots' settings for every thread: the joined count (--start-together), the server's
             // failures and the messages received are the process's, shared.
-            let bots = ColyseusBots::new(play, if c.start_together { cfg.bots } else { 0 }, cfg.bots, churn(&a, &share)?);
+            let bots = ColyseusBots {
+                reconnect: a.reconnect,
+                ..ColyseusBots::new(play, if c.start_together { cfg.bots } else { 0 }, cfg.bots, churn(&a, &share)?)
+            };
             let told = Told { room: Some(room), observe, failures: Arc::clone(&bots.failures), received: Arc::clone(&bots.received) };
             let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "colyseus", "colyseus": &bots, "worker": worker });
             run(&a, cfg, 1, spec, Some(told), |_, _| Ok(bots.clone()))
@@ -269,6 +275,7 @@ fn run<B: Behaviour>(
                     live.extra("script", super::named::script_extra(&kept.tally));
                 } else if staged {
                     live.extra("funnel", serde_json::json!(super::funnel::Funnel::of(&kept.tally)));
+                    live.extra("storm", serde_json::json!(super::storm::Storm::of(&kept.tally)));
                 }
             }
         })
@@ -340,6 +347,7 @@ fn run<B: Behaviour>(
             record.extra["script"] = super::named::script_extra(&kept.tally);
         } else {
             record.extra["funnel"] = serde_json::json!(super::funnel::Funnel::of(&kept.tally));
+            record.extra["storm"] = serde_json::json!(super::storm::Storm::of(&kept.tally));
         }
         if let Some(v) = super::funnel::judge(&stage_slo, &record, &mut notes, &verdict) {
             restate(&mut record, &mut notes, &mut verdict, v);
