@@ -561,8 +561,9 @@ fn a_bench_restarts_the_server_and_the_players_come_back() {
     assert!(text.contains("10 CCU, the server restarted: reconnects: 10 players came back"), "{text}");
     let storm = &result(std::path::Path::new(&out))["extra"]["colyseus_bench"]["rows"][0]["storm"];
     assert_eq!((storm["back"].as_u64(), storm["out_at_end"].as_u64()), (Some(10), Some(0)), "{text}");
-    let refused = run(&["arena", "bench", "--server-cmd", &cmd, "--mode", "colyseus", "--restart-at", "2s"], Duration::from_secs(30));
-    assert_eq!(refused.status.code(), Some(2), "only scripted bots come back");
+    let refused =
+        run(&["arena", "bench", "--server-cmd", &cmd, "--script", &script, "--restart-at", "9s", "--duration", "4s"], Duration::from_secs(30));
+    assert_eq!(refused.status.code(), Some(2), "a restart after the run's end is refused");
 }
 
 /// An HTTP request that gets no answer is a failure of `http`, by class, printed and in the result file

@@ -158,6 +158,22 @@ fn colyseus_players_who_lose_their_server_come_back_as_themselves() {
     assert!(text.contains("pass reconnect:p99<30s"), "{text}");
 }
 
+/// `aggro arena bench --mode colyseus --restart-at`: the bench restarts the room's server mid-run and its
+/// Colyseus bots come back (`--reconnect`), each row saying how.
+#[test]
+#[ignore = "needs the reference Colyseus room: bash scripts/test.sh services runs it"]
+fn a_colyseus_bench_restarts_the_server_and_the_players_come_back() {
+    let Some(room) = reference_room() else { return };
+    let dir = tempdir();
+    let out = path(dir.path(), "storm.json");
+    let (cmd, port) = (format!("node {}/server.mjs", room.display()), free_port());
+    let args = ["--players", "10", "--warmup", "1s", "--duration", "4s", "--restart-at", "2s", "--port", &port, "--out", &out];
+    let text = ok(&[&["arena", "bench", "--mode", "colyseus", "--server-cmd", &cmd][..], &args[..]].concat());
+    assert!(text.contains("10 CCU, the server restarted: reconnects: 10 players came back"), "{text}");
+    let storm = &result(std::path::Path::new(&out))["extra"]["colyseus_bench"]["rows"][0]["storm"];
+    assert_eq!((storm["back"].as_u64(), storm["out_at_end"].as_u64()), (Some(10), Some(0)), "{text}");
+}
+
 #[test]
 #[ignore = "needs the reference Colyseus room: bash scripts/test.sh services runs it"]
 fn a_lua_bot_plays_the_room_by_hand_in_messagepack() {

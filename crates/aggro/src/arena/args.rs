@@ -301,7 +301,7 @@ pub struct ArenaBenchArgs {
     /// (and {port} in the command replaced), such as "node examples/colyseus/server.mjs".
     #[arg(long, value_name = "CMD")]
     pub server_cmd: Option<String>,
-    /// A reconnect storm in each run (with --script and --server-cmd): the server is killed this long after
+    /// A reconnect storm in each run (with --server-cmd; Colyseus bots or --script): the server is killed this long after
     /// the swarm starts and started again on its port; the bots come back (--reconnect 250ms..30s), and each
     /// row says how long the players took to come back and how many never did.
     #[arg(long, value_name = "DURATION", value_parser = values::span)]

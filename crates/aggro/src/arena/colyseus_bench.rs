@@ -45,7 +45,7 @@ pub struct Row {
     pub swarm_lateness: Summary,
     /// Broadcasts never received (gaps in a sender's numbers).
     pub missing: f64,
-    /// With `--restart-at`: the players' way back after the restart (the swarm's `extra.script.storm`).
+    /// With `--restart-at`: the players' way back after the restart (the swarm's storm).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub storm: Option<Storm>,
     pub verdict: Verdict,
@@ -76,8 +76,8 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     if let Some(script) = &a.script {
         std::fs::metadata(script).map_err(|e| BadInput(format!("--script {}: {e}", script.display())))?;
     }
-    if a.restart_at.is_some_and(|at| a.script.is_none() || at >= a.warmup + a.duration) {
-        return Err(BadInput("--restart-at: scripted bots come back (give --script), within the run (before --warmup + --duration)".into()).into());
+    if a.restart_at.is_some_and(|at| at >= a.warmup + a.duration) {
+        return Err(BadInput("--restart-at: the restart falls within the run (before --warmup + --duration)".into()).into());
     }
     let (measure, warmup) = (a.duration, a.warmup);
     if a.players.is_empty() || a.players.contains(&0) {
@@ -214,7 +214,9 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
     };
     let mut extra = child_extra(&out)?;
     let run = child_run::<SwarmInterval>(&mut extra, &out, super::record::SWARM)?;
-    let storm = a.restart_at.and_then(|_| serde_json::from_value(extra["script"]["storm"].take()).ok());
+    // A script's storm is in its figures; Colyseus bots' beside their funnel.
+    let storm_at = if a.script.is_some() { &mut extra["script"]["storm"] } else { &mut extra["storm"] };
+    let storm = a.restart_at.and_then(|_| serde_json::from_value(storm_at.take()).ok());
     let sw = window(&run.intervals, warmup.as_secs_f64(), (warmup + measure).as_secs_f64() + 0.05);
     if sw.is_empty() {
         anyhow::bail!("the run at {ccu} CCU left no measured interval; use a longer --duration");
