@@ -238,6 +238,40 @@ fn a_network_for_the_udp_swarm_or_a_malformed_one_is_bad_input() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("the jitter is not above the delay"), "{}", String::from_utf8_lossy(&bad.stderr));
 }
 
+/// The matchmaking queue of the reference Socket.IO game (`MATCH_RATE`): every bot's way in — logged in,
+/// connected, queued, matched, the match's first state — is in the funnel once, and the matches the bots
+/// count are the server's own count.
+#[test]
+#[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
+fn a_matchmaking_queues_funnel_agrees_with_the_servers_count_of_matches() {
+    let Some(dir) = examples() else { return };
+    let (mut server, port) = listening_with(&dir, "socketio-server.mjs", &[("MATCH_RATE", "20"), ("ROOM_SIZE", "4")]);
+    let tmp = tempdir();
+    let (script, url, out) = (dir.join("socketio-queue.lua").display().to_string(), format!("ws://127.0.0.1:{port}"), path(tmp.path(), "queue.json"));
+    let text = ok(&["arena", "swarm", "--script", &script, "--server", &url, "--ccu", "40", "--duration", "4s", "--out", &out]);
+    let stats = server_stats(port);
+    server.kill().unwrap();
+    let r = result(std::path::Path::new(&out));
+    let ways: Vec<(&str, u64, u64)> = stages(&r["extra"]["script"]["funnel"]);
+    assert_eq!(ways, [("logged_in", 40, 0), ("connected", 40, 0), ("queued", 40, 0), ("matched", 40, 0), ("first_state", 40, 0)], "{text}");
+    assert_eq!((stats["queued"].as_u64(), stats["matches"].as_u64()), (Some(40), Some(10)), "rooms of 4: {stats}");
+    let counts = &r["extra"]["script"]["counts"];
+    assert!(counts.as_array().unwrap().iter().any(|c| c[0] == "matched" && c[1] == 40), "{counts}");
+    let received = r["extra"]["arena_swarm"]["totals"]["counters"]["events_received"].as_u64().unwrap();
+    assert_eq!(received, stats["broadcasts"].as_u64().unwrap(), "every move the server broadcast was heard: {text}");
+}
+
+/// The reference Socket.IO game's own counts (`GET /stats`).
+fn server_stats(port: u16) -> serde_json::Value {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    conn.write_all(b"GET /stats HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    conn.read_to_string(&mut answer).unwrap();
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("/stats: {e}: {answer}"))
+}
+
 /// `--slo` on the stages: a threshold met passes, a stage no bot reached breaks its own — the run is a
 /// service failure (exit 3), its result written, each threshold printed with what was measured, and the
 /// bots that never got there counted as short of it.
