@@ -261,6 +261,41 @@ fn a_matchmaking_queues_funnel_agrees_with_the_servers_count_of_matches() {
     assert_eq!(received, stats["broadcasts"].as_u64().unwrap(), "every move the server broadcast was heard: {text}");
 }
 
+/// A storm through a login and a queue: the server restarted while every player is matched; each logs in,
+/// queues and is matched again. Its logins refused while the server was away are the storm's attempts,
+/// not failed requests: every player is back and the run is served (exit 0).
+#[test]
+#[ignore = "needs the reference bot servers: bash scripts/test.sh services runs it"]
+fn players_logging_in_again_through_a_storm_are_its_attempts_not_failed_requests() {
+    let Some(dir) = examples() else { return };
+    let env = [("MATCH_RATE", "20"), ("ROOM_SIZE", "2")];
+    let (mut server, port) = listening_with(&dir, "socketio-server.mjs", &env);
+    let tmp = tempdir();
+    let (script, url, out) = (dir.join("socketio-queue.lua").display().to_string(), format!("ws://127.0.0.1:{port}"), path(tmp.path(), "storm.json"));
+    let args = ["arena", "swarm", "--script", &script, "--server", &url, "--ccu", "10", "--duration", "6s", "--reconnect", "100ms..1s"];
+    let swarm = crate::util::aggro()
+        .args(args)
+        .args(["--slo", "disconnects<=100%", "--out", &out])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    server.kill().unwrap();
+    server.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let (mut again, _) = serving(&dir, "socketio-server.mjs", &env, port);
+    let done = swarm.wait_with_output().unwrap();
+    again.kill().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&done.stdout), String::from_utf8_lossy(&done.stderr));
+    assert_eq!(done.status.code(), Some(0), "{text}");
+    let r = result(std::path::Path::new(&out));
+    let storm = &r["extra"]["script"]["storm"];
+    assert_eq!((storm["back"].as_u64(), storm["out_at_end"].as_u64()), (Some(10), Some(0)), "{text}");
+    assert!(storm["attempts"].as_u64().unwrap() > 10, "some logins were refused while the server was away: {storm}");
+    assert_eq!((op(&r, "http")["errors"].as_u64(), op(&r, "login")["errors"].as_u64()), (Some(0), Some(0)), "{text}");
+}
+
 /// The reference Socket.IO game's own counts (`GET /stats`).
 fn server_stats(port: u16) -> serde_json::Value {
     use std::io::{Read, Write};

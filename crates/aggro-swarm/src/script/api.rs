@@ -80,7 +80,11 @@ pub fn register(lua: &Lua, ctx: &Shared) -> mlua::Result<()> {
                 c.measures.record(&name, end.saturating_sub(t0 as u64))
             }
             Some((class, why)) => {
-                c.measures.fail(&name, class);
+                // A player coming back after losing its server fails while it is away: an attempt of the
+                // storm's (counted there), not a failure of the operation.
+                if !c.coming_back(c.bot) {
+                    c.measures.fail(&name, class);
+                }
                 c.told(format!("{name} failed: {why}"));
             }
         }

@@ -49,8 +49,11 @@ impl Engine {
             match failure_class(&answer) {
                 None => c.measures.record("http", now.saturating_sub(waiter.since_us)),
                 Some(class) => {
-                    c.measures.fail("http", class);
-                    c.heard.counters.server_errors += 1;
+                    // A player coming back after losing its server: an attempt of the storm's, not a failed request.
+                    if !c.coming_back(bot) {
+                        c.measures.fail("http", class);
+                        c.heard.counters.server_errors += 1;
+                    }
                     c.told(match answer {
                         Ok((status, body)) => format!("HTTP {status}: {}", String::from_utf8_lossy(&body[..body.len().min(120)]).trim()),
                         Err(why) => why.to_string(),
