@@ -17,8 +17,8 @@ source "$(dirname "$0")/../release.sh"
 aggro=${AGGRO_BIN:-$aggro}
 work=$(mktemp -d /tmp/aggro-funnel.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-port=$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
-(cd examples/bots && [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+bash scripts/npm-example.sh install bots >/dev/null
+port=$(python3 scripts/free-port.py)
 (cd examples/bots && PORT=$port MATCH_RATE=$rate ROOM_SIZE=$room exec taskset -c 0 node socketio-server.mjs >/dev/null 2>&1) &
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/stats" >/dev/null && break; sleep 0.1; done
 # The queue player, its moves left out.
