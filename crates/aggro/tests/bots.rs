@@ -2,7 +2,7 @@
 //! over HTTP, join over Socket.IO or a plain WebSocket, play and are counted exactly; a killed server and a
 //! script that raises are reported, never a panic; a bad script is exit 2 with its line.
 
-use crate::util::{ok, path, result, run, stages, tempdir};
+use crate::util::{ok, path, result, run, stages, tempdir, through_a_restart};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -269,26 +269,13 @@ fn a_matchmaking_queues_funnel_agrees_with_the_servers_count_of_matches() {
 fn players_logging_in_again_through_a_storm_are_its_attempts_not_failed_requests() {
     let Some(dir) = examples() else { return };
     let env = [("MATCH_RATE", "20"), ("ROOM_SIZE", "2")];
-    let (mut server, port) = listening_with(&dir, "socketio-server.mjs", &env);
+    let (server, port) = listening_with(&dir, "socketio-server.mjs", &env);
     let tmp = tempdir();
     let (script, url, out) = (dir.join("socketio-queue.lua").display().to_string(), format!("ws://127.0.0.1:{port}"), path(tmp.path(), "storm.json"));
     let args = ["arena", "swarm", "--script", &script, "--server", &url, "--ccu", "10", "--duration", "6s", "--reconnect", "100ms..1s"];
-    let swarm = crate::util::aggro()
-        .args(args)
-        .args(["--slo", "disconnects<=100%", "--out", &out])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_secs(2));
-    server.kill().unwrap();
-    server.wait().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
-    let (mut again, _) = serving(&dir, "socketio-server.mjs", &env, port);
-    let done = swarm.wait_with_output().unwrap();
-    again.kill().unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&done.stdout), String::from_utf8_lossy(&done.stderr));
-    assert_eq!(done.status.code(), Some(0), "{text}");
+    let args = [&args[..], &["--slo", "disconnects<=100%", "--out", &out]].concat();
+    let (code, text) = through_a_restart(&args, server, || serving(&dir, "socketio-server.mjs", &env, port).0);
+    assert_eq!(code, Some(0), "{text}");
     let r = result(std::path::Path::new(&out));
     let storm = &r["extra"]["script"]["storm"];
     assert_eq!((storm["back"].as_u64(), storm["out_at_end"].as_u64()), (Some(10), Some(0)), "{text}");
@@ -384,25 +371,17 @@ fn players_who_lose_their_server_come_back_and_the_storm_is_measured() {
     let Some(dir) = examples() else { return };
     // The restart disconnects every player on purpose: `slo` is judged beside disconnects<=100%.
     let storm = |reconnect: &[&str], slo: &str| {
-        let (mut server, port) = listening(&dir, "websocket-server.mjs");
+        let (server, port) = listening(&dir, "websocket-server.mjs");
         let slo = format!("disconnects<=100%{slo}");
         let tmp = tempdir();
         let (script, url, out) =
             (dir.join("websocket-bot.lua").display().to_string(), format!("ws://127.0.0.1:{port}"), path(tmp.path(), "storm.json"));
         let args =
             ["arena", "swarm", "--script", &script, "--server", &url, "--ccu", "10", "--connect-rate", "1000", "--duration", "6s", "--slo", &slo];
-        let swarm =
-            crate::util::aggro().args(args).args(reconnect).args(["--out", &out]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         // The server dies 2 s in, and is back on its port half a second later.
-        std::thread::sleep(Duration::from_secs(2));
-        server.kill().unwrap();
-        server.wait().unwrap();
-        std::thread::sleep(Duration::from_millis(500));
-        let (mut again, _) = listening_on(&dir, "websocket-server.mjs", port);
-        let done = swarm.wait_with_output().unwrap();
-        again.kill().unwrap();
-        let text = format!("{}{}", String::from_utf8_lossy(&done.stdout), String::from_utf8_lossy(&done.stderr));
-        (done.status.code(), text, result(std::path::Path::new(&out)))
+        let (code, text) =
+            through_a_restart(&[&args[..], reconnect, &["--out", &out]].concat(), server, || listening_on(&dir, "websocket-server.mjs", port).0);
+        (code, text, result(std::path::Path::new(&out)))
     };
     let (code, text, r) = storm(&["--reconnect", "100ms..1s"], ",reconnect:p99<30s");
     assert_eq!(code, Some(0), "{text}");

@@ -1,7 +1,7 @@
 //! `aggro arena swarm|bench --mode colyseus` against the reference room (examples/colyseus): the result file
 //! when the server dies mid-run, a CCU sweep the planner fits, and bad input.
 
-use crate::util::{free_port, ok, path, result, run, stages, tempdir};
+use crate::util::{free_port, ok, path, result, run, stages, tempdir, through_a_restart};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -125,30 +125,16 @@ fn colyseus_bots_way_in_is_a_funnel_of_their_stages() {
 fn colyseus_players_who_lose_their_server_come_back_as_themselves() {
     let Some(room) = reference_room() else { return };
     let port = free_port();
-    let (mut server, url) = listening_room_on(&room, &[], &port);
+    let (server, url) = listening_room_on(&room, &[], &port);
     let dir = tempdir();
     let out = path(dir.path(), "storm.json");
-    // The restart disconnects every player on purpose, and the broadcasts sent while they were away are
-    // missed: the thresholds are the way back's.
+    // The restart disconnects every player on purpose: the thresholds are the way back's.
     let slo = "disconnects<=100%,reconnect:p99<30s";
     let args = ["arena", "swarm", "--mode", "colyseus", "--server", &url, "--ccu", "10", "--connect-rate", "1000", "--duration", "6s"];
-    let swarm = crate::util::aggro()
-        .args(args)
-        .args(["--reconnect", "100ms..1s", "--slo", slo, "--out", &out])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let args = [&args[..], &["--reconnect", "100ms..1s", "--slo", slo, "--out", &out]].concat();
     // The server dies 2 s in, and is back on its port half a second later.
-    std::thread::sleep(Duration::from_secs(2));
-    server.kill().unwrap();
-    server.wait().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
-    let (mut again, _) = listening_room_on(&room, &[], &port);
-    let done = swarm.wait_with_output().unwrap();
-    again.kill().unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&done.stdout), String::from_utf8_lossy(&done.stderr));
-    assert_eq!(done.status.code(), Some(0), "{text}");
+    let (code, text) = through_a_restart(&args, server, || listening_room_on(&room, &[], &port).0);
+    assert_eq!(code, Some(0), "{text}");
     let r = result(std::path::Path::new(&out));
     let s = &r["extra"]["storm"];
     assert_eq!((s["back"].as_u64(), s["out_at_end"].as_u64()), (Some(10), Some(0)), "every player came back: {text}");

@@ -36,6 +36,21 @@ pub fn ok(args: &[&str]) -> String {
 
 pub use test_support::service;
 
+/// `aggro ARGS` run through a server restart: its server `server` killed 2 s in and, half a second later,
+/// started again by `restart` (on its port), which returns the new one; the run's exit code and output.
+pub fn through_a_restart(args: &[&str], mut server: std::process::Child, restart: impl FnOnce() -> std::process::Child) -> (Option<i32>, String) {
+    let swarm = aggro().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    server.kill().unwrap();
+    server.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let mut again = restart();
+    let done = swarm.wait_with_output().unwrap();
+    again.kill().unwrap();
+    again.wait().unwrap();
+    (done.status.code(), format!("{}{}", String::from_utf8_lossy(&done.stdout), String::from_utf8_lossy(&done.stderr)))
+}
+
 /// A funnel's stages (`extra.script.funnel` or `extra.funnel`): each one's name, the bots that reached it
 /// and the bots short of it at the end.
 pub fn stages(funnel: &serde_json::Value) -> Vec<(&str, u64, u64)> {
