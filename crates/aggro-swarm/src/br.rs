@@ -58,7 +58,7 @@ impl Behaviour for Br {
     const DELAY: &'static str = "gunfire_delay";
 
     fn bot(&mut self, cfg: &SwarmConfig, index: usize, client_id: u64, now_us: u64, mut rng: Rng) -> Bot {
-        let client = arena_client(cfg, client_id, now_us, &mut rng);
+        let client = arena_client(&cfg.secret, client_id, now_us, &mut rng);
         let (cx, cy) = self.clusters[index / self.cfg.cluster.max(1) % self.clusters.len()];
         let drop_at = (cx + (self.rng.unit() as f32 - 0.5) * 200.0, cy + (self.rng.unit() as f32 - 0.5) * 200.0);
         let fire_every = (1e6 / self.cfg.fire_hz.max(0.01) as f64) as u64;

@@ -110,10 +110,10 @@ pub trait Player<T: Transport> {
     }
 }
 
-/// An arena-protocol client for bot `client_id`, its connect token signed with the swarm's secret.
-pub fn arena_client(cfg: &SwarmConfig, client_id: u64, now_us: u64, rng: &mut Rng) -> Client {
+/// An arena-protocol client for bot `client_id`, its connect token signed with the swarm's `secret`.
+pub fn arena_client(secret: &arena_proto::Secret, client_id: u64, now_us: u64, rng: &mut Rng) -> Client {
     let token = ConnectToken { client_id, expires_at_ms: unix_ms() + 3_600_000, nonce: rng.next_u64() };
-    let (bytes, key) = token.issue(&cfg.secret);
+    let (bytes, key) = token.issue(secret);
     Client::new(bytes, key, now_us)
 }
 

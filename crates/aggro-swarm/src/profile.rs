@@ -104,13 +104,18 @@ pub struct SwarmInterval {
     /// errors first seen in it; in-process only (a result file holds them as operations), but for the
     /// players' attempts to come back, written as `reconnect_attempts` (what a merge of shards' storms
     /// takes its peak from).
-    #[serde(rename = "reconnect_attempts", serialize_with = "attempts_only", skip_deserializing)]
+    #[serde(rename = "reconnect_attempts", serialize_with = "attempts_only", deserialize_with = "attempts_read", default)]
     pub named: NamedMeasures,
 }
 
 /// Writes an interval's [`NamedMeasures`] as its players' attempts to come back.
 fn attempts_only<S: serde::Serializer>(named: &NamedMeasures, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(named.reconnect_attempts)
+}
+
+/// Reads an interval's attempts to come back, the one part of its [`NamedMeasures`] written.
+fn attempts_read<'de, D: serde::Deserializer<'de>>(d: D) -> Result<NamedMeasures, D::Error> {
+    Ok(NamedMeasures { reconnect_attempts: u64::deserialize(d)?, ..NamedMeasures::default() })
 }
 
 /// A script's stage `NAME` is timed into operation `stage:NAME`.
@@ -181,15 +186,6 @@ fn add_counts(mine: &mut Vec<(String, u64)>, theirs: &[(String, u64)]) {
 }
 
 impl SwarmInterval {
-    /// The interval without its histograms and named measures, once reported (its `_hdr` fields keep the
-    /// three histograms, encoded): what a run keeps of each, so hours of intervals hold their memory flat
-    /// (a histogram's counters outweigh its compressed encoding by orders of magnitude).
-    pub fn compacted(mut self) -> SwarmInterval {
-        self.histograms = std::array::from_fn(|_| Histogram::new(0).expect("0 significant digits is a valid precision"));
-        self.named = NamedMeasures::default();
-        self
-    }
-
     /// One stretch of several swarm threads as one: histograms added, counters and bots summed, CPU
     /// summed (the busiest thread kept apart), sockets' queues summed, memory the process's.
     pub fn merge(parts: &[SwarmInterval]) -> SwarmInterval {

@@ -7,14 +7,23 @@
 //! counts unreliable events lost or late, never expecting them again. With
 //! churn, bots leave after a random lifetime and are replaced, so joins and
 //! leaves go on through the run.
+//!
+//! A bot whose server says goodbye, or falls silent for the protocol's 5 s, has lost it: it is replaced
+//! by a newcomer a second later or, with `--reconnect`, comes back as the same player after a jittered
+//! backoff — a new session (a new token for its client id) and its room joined again, owed only the
+//! events sent from then on — timed into `reconnect` from the last moment it heard its server.
 
+use super::backoff::{Backoff, Lost};
 use super::datagrams::{Datagram, Datagrams};
 use super::peers::{Order, Peers};
 use super::way_in::{Reached, StageNames};
 use super::{Behaviour, Churn, Heard, Player, SwarmConfig, arena_client, goodbye};
 use aggro_arena::relay::msg::{ANY_ROOM, Control, Event, frame, frames};
 use aggro_core::rng::Rng;
-use arena_proto::{Client, ClientEvent, ClientState};
+use arena_proto::{Client, ClientEvent, ClientState, Secret};
+
+/// An attempt to come back that no accept answers within this long (the protocol's silence timeout) failed.
+const ATTEMPT_US: u64 = 5_000_000;
 
 /// The relay behaviour's settings.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -35,6 +44,9 @@ pub struct RelayBots {
     pub first_room: u32,
     /// Bots in the swarm (for the lifetime that gives the churn rate).
     pub bots: usize,
+    /// A bot that loses its server comes back as the same player after this backoff (None: it leaves
+    /// play, and a newcomer takes its place).
+    pub reconnect: Option<Backoff>,
 }
 
 impl Behaviour for RelayBots {
@@ -44,11 +56,15 @@ impl Behaviour for RelayBots {
     const STAGES: StageNames = &["connected", "joined", "matched"];
 
     fn bot(&mut self, cfg: &SwarmConfig, index: usize, client_id: u64, now_us: u64, mut rng: Rng) -> RelayBot {
-        let client = arena_client(cfg, client_id, now_us, &mut rng);
+        let client = arena_client(&cfg.secret, client_id, now_us, &mut rng);
         let room = if self.matchmaking { ANY_ROOM } else { self.first_room + (index / self.room_size.max(1) as usize) as u32 };
         let churn = Churn::new(self.bots, self.churn_per_s);
         RelayBot {
             client,
+            secret: cfg.secret.clone(),
+            client_id,
+            lost: None,
+            trying_since: None,
             room,
             cfg: self.clone(),
             churn,
@@ -72,6 +88,13 @@ impl Behaviour for RelayBots {
 #[derive(Debug)]
 pub struct RelayBot {
     client: Client,
+    /// What it needs to start a new session as the same player.
+    secret: Secret,
+    client_id: u64,
+    /// With `--reconnect`: it lost its server and is not back in play yet.
+    lost: Option<Lost>,
+    /// When its current attempt to come back began (its new session's first request).
+    trying_since: Option<u64>,
     room: u32,
     cfg: RelayBots,
     churn: Churn,
@@ -129,12 +152,54 @@ impl RelayBot {
         }
     }
 
+    /// It lost its server at `at_us` (or failed an attempt to come back): with `--reconnect` it tries again
+    /// after the backoff's next wait, the same player; without, it leaves play.
+    fn lose(&mut self, at_us: u64, now_us: u64, heard: &mut Heard) {
+        let Some(backoff) = self.cfg.reconnect else {
+            self.gone = true;
+            heard.gone = true;
+            return;
+        };
+        // The first loss is timed from `at_us`; each failed attempt waits from now.
+        let first = self.lost.is_none();
+        backoff.again(&mut self.lost, now_us, self.rng.unit());
+        if first && let Some(l) = self.lost.as_mut() {
+            l.at_us = at_us;
+        }
+        (self.trying_since, self.joined, self.join_sent, self.members, self.leave_at_us) = (None, false, false, 0, None);
+    }
+
+    /// On its way back: waits for its next attempt, starts it (a new session) or gives up on one no accept
+    /// answered. False while it has nothing to send.
+    fn come_back(&mut self, now_us: u64, heard: &mut Heard) -> bool {
+        let Some(lost) = self.lost else { return true };
+        match self.trying_since {
+            None if now_us < lost.next_us => false,
+            None => {
+                self.client = arena_client(&self.secret, self.client_id, now_us, &mut self.rng);
+                (self.trying_since, self.left, self.peers) = (Some(now_us), false, Peers::default());
+                heard.attempted = true;
+                true
+            }
+            Some(t) if matches!(self.client.state(), ClientState::Denied(_)) || now_us.saturating_sub(t) > ATTEMPT_US => {
+                self.lose(now_us, now_us, heard);
+                false
+            }
+            Some(_) => true,
+        }
+    }
+
     fn control(&mut self, now_us: u64, c: Control, heard: &mut Heard) {
         match c {
             Control::Joined { members, .. } => {
                 self.joined = true;
                 self.members = members;
                 heard.counters.joins += 1;
+                if let Some(lost) = self.lost.take() {
+                    // The same player, back in play: a new session, owed only what is sent from now on.
+                    heard.back_after_us = Some(now_us.saturating_sub(lost.at_us));
+                    self.trying_since = None;
+                }
                 self.leave_at_us = self.churn.leave_at(now_us, &mut self.rng);
                 self.reach(JOINED, now_us, heard);
                 self.matched(now_us, heard);
@@ -171,6 +236,16 @@ impl Player<Datagrams> for RelayBot {
             // Its first tick is due at its intended moment to join: its way in is timed from there.
             self.way = Some(Reached::born(due_us));
             heard.began = true;
+        }
+        if !self.come_back(now_us, heard) {
+            return false;
+        }
+        // Connected, its server silent for the protocol's timeout: it is gone (timed from its last word).
+        let heard_last = self.client.connection().map(|c| c.last_received_us());
+        if self.client.update(now_us) {
+            heard.counters.disconnects += 1;
+            self.lose(heard_last.unwrap_or(now_us), now_us, heard);
+            return false;
         }
         if self.client.write_request(now_us, out) {
             return true;
@@ -215,7 +290,10 @@ impl Player<Datagrams> for RelayBot {
                     self.event(now_us, e, false, heard);
                 }
             }
-            Ok(ClientEvent::Disconnected) => heard.counters.disconnects += 1,
+            Ok(ClientEvent::Disconnected) => {
+                heard.counters.disconnects += 1;
+                self.lose(now_us, now_us, heard);
+            }
             _ => {}
         }
         while let Some(m) = self.client.connection().and_then(|c| c.receive_reliable()) {
@@ -229,6 +307,15 @@ impl Player<Datagrams> for RelayBot {
 
     fn reached(&self) -> Option<u64> {
         self.way.filter(|_| !self.gone).map(|w| w.bits())
+    }
+
+    fn coming_back(&self) -> bool {
+        self.lost.is_some()
+    }
+
+    fn next_tick(&self) -> Option<u64> {
+        // Waiting to come back: its next attempt; else one period after its last tick.
+        self.lost.filter(|_| self.trying_since.is_none()).map(|l| l.next_us)
     }
 
     fn leave(&mut self, now_us: u64, out: &mut Vec<u8>) -> bool {

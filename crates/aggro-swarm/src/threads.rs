@@ -18,25 +18,15 @@ const STOP_CHECK: Duration = Duration::from_millis(50);
 
 /// Runs the swarms `make(t)` builds for `t` in `0..threads`, each made and run on a thread of its own,
 /// until the duration passes or `stop` is set; `on_interval` sees each interval merged. One thread
-/// runs on the caller's. If a thread fails, the others are stopped and its error is returned. The
-/// intervals returned are [`SwarmInterval::compacted`]: `on_interval` is the one to see their histograms.
-pub fn run_threads<B, F>(
-    threads: usize,
-    make: F,
-    stop: &AtomicBool,
-    mut on_interval: impl FnMut(&SwarmInterval),
-) -> io::Result<(Vec<SwarmInterval>, SwarmInterval)>
+/// runs on the caller's. If a thread fails, the others are stopped and its error is returned. Returns
+/// the whole run: the caller keeps what it wants of each interval.
+pub fn run_threads<B, F>(threads: usize, make: F, stop: &AtomicBool, mut on_interval: impl FnMut(&SwarmInterval)) -> io::Result<SwarmInterval>
 where
     B: Behaviour,
     F: Fn(usize) -> io::Result<Swarm<B>> + Sync,
 {
     if threads <= 1 {
-        let mut kept = Vec::new();
-        let totals = make(0)?.run(stop, |iv| {
-            on_interval(&iv);
-            kept.push(iv.compacted());
-        })?;
-        return Ok((kept, totals));
+        return make(0)?.run(stop, |iv| on_interval(&iv));
     }
     let halt = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel::<(usize, SwarmInterval)>();
@@ -81,7 +71,7 @@ where
             totals.push(h.join().map_err(|_| io::Error::other("a swarm thread panicked"))??);
         }
         merger.finish(&mut on_interval);
-        Ok((merger.merged, SwarmInterval::merge(&totals)))
+        Ok(SwarmInterval::merge(&totals))
     })
 }
 
@@ -90,18 +80,19 @@ struct Merger {
     threads: usize,
     /// Intervals each thread has closed so far.
     closed: Vec<usize>,
-    /// Parts of the intervals not yet merged, from `merged.len()` on.
+    /// Parts of the intervals not yet merged, from the `merged`-th on.
     waiting: Vec<Vec<SwarmInterval>>,
-    merged: Vec<SwarmInterval>,
+    /// Intervals merged so far.
+    merged: usize,
 }
 
 impl Merger {
     fn new(threads: usize) -> Self {
-        Self { threads, closed: vec![0; threads], waiting: Vec::new(), merged: Vec::new() }
+        Self { threads, closed: vec![0; threads], waiting: Vec::new(), merged: 0 }
     }
 
     fn take(&mut self, thread: usize, iv: SwarmInterval, on_interval: &mut impl FnMut(&SwarmInterval)) {
-        let k = self.closed[thread] - self.merged.len();
+        let k = self.closed[thread] - self.merged;
         self.closed[thread] += 1;
         if self.waiting.len() <= k {
             self.waiting.resize_with(k + 1, Vec::new);
@@ -115,9 +106,8 @@ impl Merger {
     /// Merges the oldest waiting interval, with the parts it has.
     fn emit(&mut self, on_interval: &mut impl FnMut(&SwarmInterval)) {
         let parts = self.waiting.remove(0);
-        let iv = SwarmInterval::merge(&parts);
-        on_interval(&iv);
-        self.merged.push(iv.compacted());
+        on_interval(&SwarmInterval::merge(&parts));
+        self.merged += 1;
     }
 
     /// Every thread has ended: intervals some thread did not close (one ended a little early) are

@@ -37,7 +37,7 @@ fn fifty_bots_play_a_match_and_every_figure_is_measured() {
         sc.duration = Duration::from_secs(4);
         sc.interval = Duration::from_secs(1);
         let swarm = Swarm::new(sc, Br::new(BrConfig { fire_hz: 6.0, cluster: 25 }, 50, 1)).unwrap().run(&stop, |_| {}).unwrap();
-        let (_, totals) = server.join().unwrap();
+        let totals = server.join().unwrap();
         let c = &totals.counters;
         let page = parse(&scrape(metrics.local_addr()).unwrap()).unwrap();
         assert_eq!(page["aggro_arena_frames_total"], c.frames as f64, "/metrics holds the run's totals");

@@ -68,10 +68,10 @@ fn config(addr: SocketAddr, bots: usize, secs: f64) -> SwarmConfig {
     cfg
 }
 
-/// The swarm's intervals (compacted, as a run keeps them) and its totals.
+/// The swarm's intervals and its totals.
 fn swarm(cfg: SwarmConfig, bots: ColyseusBots, stop: &AtomicBool) -> (Vec<SwarmInterval>, SwarmInterval) {
     let mut intervals = Vec::new();
-    let totals = Swarm::new(cfg, bots).unwrap().run(stop, |iv| intervals.push(iv.compacted())).unwrap();
+    let totals = Swarm::new(cfg, bots).unwrap().run(stop, |iv| intervals.push(iv)).unwrap();
     (intervals, totals)
 }
 

@@ -39,13 +39,13 @@ fn run(bots: usize, server_s: f64, swarm_s: f64, bots_cfg: RelayBots, tune: impl
         sc.interval = Duration::from_millis(500);
         tune(&mut sc);
         let swarm = Swarm::new(sc, bots_cfg).unwrap().run(&stop, |_| {}).unwrap();
-        let (_, server) = server.join().unwrap();
+        let server = server.join().unwrap();
         Run { server, swarm }
     })
 }
 
 fn rooms_of_four(bots: usize, reliable: bool, to_all: bool) -> RelayBots {
-    RelayBots { room_size: 4, msg_bytes: 200, reliable, to_all, churn_per_s: 0.0, matchmaking: false, first_room: 0, bots }
+    RelayBots { room_size: 4, msg_bytes: 200, reliable, to_all, churn_per_s: 0.0, matchmaking: false, first_room: 0, bots, reconnect: None }
 }
 
 #[test]
@@ -100,8 +100,17 @@ fn unreliable_loss_is_counted_and_never_retried() {
 fn a_join_burst_with_matchmaking_and_churn_loses_no_one_and_metrics_are_served() {
     // 1,000 bots connect within half a second, matchmade into rooms of 4; 100 leave (and are replaced) per second.
     let metrics = MetricsServer::start("127.0.0.1:0".parse().unwrap()).unwrap();
-    let bots =
-        RelayBots { room_size: 4, msg_bytes: 100, reliable: true, to_all: false, churn_per_s: 100.0, matchmaking: true, first_room: 0, bots: 1000 };
+    let bots = RelayBots {
+        room_size: 4,
+        msg_bytes: 100,
+        reliable: true,
+        to_all: false,
+        churn_per_s: 100.0,
+        matchmaking: true,
+        first_room: 0,
+        bots: 1000,
+        reconnect: None,
+    };
     let r = run(
         1000,
         4.5,

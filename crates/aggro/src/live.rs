@@ -6,7 +6,9 @@
 //! page costs the run nothing between requests and a closed one nothing at all.
 //! `/` is the page, `/main?after=N` the report's body once the run has more
 //! than N intervals (a long poll: the page swaps it in as soon as an interval
-//! ends), `/record.json` the record so far.
+//! ends), `/record.json` the record so far. The view keeps the last [`WINDOW`]
+//! intervals (the result file has them all), so a run of hours with the view
+//! open holds its memory flat.
 
 use aggro_report::html;
 use aggro_report::http::{Handler, PageServer, Response};
@@ -19,8 +21,13 @@ struct State {
     record: RunRecord,
     totals: Recorder,
     names: Vec<&'static str>,
+    /// Intervals added so far (the record keeps the last [`WINDOW`] of them).
+    seen: usize,
     ended: bool,
 }
+
+/// The most intervals the view keeps: an hour of 1-second intervals.
+pub const WINDOW: usize = 3600;
 
 /// The live view of one run.
 pub struct Live {
@@ -37,7 +44,7 @@ impl Live {
     /// Serves the view of the `command` run described by `spec`, started at `started_at`, on `addr`.
     pub fn start(addr: SocketAddr, command: &str, spec: &serde_json::Value, started_at: &str, names: &[&'static str]) -> anyhow::Result<Self> {
         let record = RunRecord::begun(command, spec.clone(), started_at.to_string(), names);
-        let state = Arc::new(Mutex::new(State { record, totals: Recorder::new(names.len()), names: names.to_vec(), ended: false }));
+        let state = Arc::new(Mutex::new(State { record, totals: Recorder::new(names.len()), names: names.to_vec(), seen: 0, ended: false }));
         let s = state.clone();
         let handler: Handler = Arc::new(move |path: &str| {
             let (route, query) = path.split_once('?').unwrap_or((path, ""));
@@ -50,7 +57,11 @@ impl Live {
                 let State { record, totals, names, .. } = &mut *state;
                 record.totals = op_records(names, totals);
             }
-            let body = || html::body(&state.record, &[]).unwrap_or_else(|e| format!("<p class=\"warn\">{e}</p>"));
+            // How many intervals the run has, beside the last ones the view keeps, for the page's next ask.
+            let body = || match html::body(&state.record, &[]) {
+                Ok(body) => format!("<span hidden data-seen=\"{}\"></span>{body}", state.seen),
+                Err(e) => format!("<p class=\"warn\">{e}</p>"),
+            };
             match route {
                 "/" => Response::ok("text/html; charset=utf-8", html::page(&html::title(&state.record), &body(), Some(GAP_MS))),
                 "/main" if state.ended => Response { status: "410 Gone", content_type: "text/html; charset=utf-8", body: body() },
@@ -68,12 +79,20 @@ impl Live {
     pub fn interval(&self, record: &IntervalRecord, merged: &Recorder) {
         let mut state = lock(&self.state);
         state.totals.merge(merged);
+        state.seen += 1;
+        let shown = match state.seen > WINDOW {
+            true => format!(" (the charts: its last {WINDOW} intervals)"),
+            false => String::new(),
+        };
         let run = &mut state.record;
         run.elapsed_s = record.end_s;
-        run.stop_message = format!("running: {:.0} s so far", record.end_s);
+        run.stop_message = format!("running: {:.0} s so far{shown}", record.end_s);
         // The headline's counts so far (the interval's are the run's, by its end).
         (run.due, run.started, run.backlog_at_end) = (record.due, record.started, record.backlog);
         run.completed += record.ops.first().map_or(0, |o| o.ok + o.errors + o.conflicts);
+        if run.intervals.len() == WINDOW {
+            run.intervals.remove(0);
+        }
         run.intervals.push(record.clone());
     }
 
@@ -98,10 +117,29 @@ fn wait_for_interval(state: &Mutex<State>, after: usize) {
     let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while std::time::Instant::now() < until {
         let s = lock(state);
-        if s.ended || s.record.intervals.len() > after {
+        if s.ended || s.seen > after {
             return;
         }
         drop(s);
         std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_view_keeps_the_last_intervals_and_counts_them_all() {
+        let live = Live::start("127.0.0.1:0".parse().unwrap(), "arena swarm", &serde_json::json!({}), "now", &["delay"]).unwrap();
+        let none = Recorder::new(1);
+        for k in 0..WINDOW + 2 {
+            let record = crate::arena::record::interval(k as f64, k as f64 + 1.0, 0, None, Vec::new(), Default::default(), 0.0);
+            live.interval(&record, &none);
+        }
+        let state = lock(&live.state);
+        assert_eq!((state.seen, state.record.intervals.len()), (WINDOW + 2, WINDOW));
+        assert_eq!(state.record.intervals[0].start_s, 2.0, "the oldest go first");
+        assert!(state.record.stop_message.ends_with(&format!("(the charts: its last {WINDOW} intervals)")), "{}", state.record.stop_message);
     }
 }

@@ -70,8 +70,8 @@ fn arena_bad_input_is_one_line_and_exit_code_2() {
         &["arena", "bench", "--mode", "relay", "--players", "2", "--room-size", "4"],
         &["arena", "swarm", "--behaviour", "relay", "--worker", "3/2", "--duration", "1s"],
         &["arena", "swarm", "--behaviour", "relay", "--uplink", "fast", "--duration", "1s"],
-        // Relay bots that lose their server are replaced, not brought back.
-        &["arena", "swarm", "--behaviour", "relay", "--reconnect", "100ms..1s", "--duration", "1s"],
+        // Battle-royale bots that lose their server are replaced, not brought back.
+        &["arena", "swarm", "--server", "127.0.0.1:9", "--reconnect", "100ms..1s", "--duration", "1s"],
         // The battle-royale bots mark no stages: a threshold on one could never be judged.
         &["arena", "swarm", "--server", "127.0.0.1:9", "--slo", "stage:matched p99<1s", "--duration", "1s"],
         &["arena", "serve", "--metrics", "nowhere", "--duration", "1s"],
@@ -185,4 +185,41 @@ fn swarm_workers_split_the_rooms_and_the_relay_serves_metrics() {
     assert_eq!(stages(&m["extra"]["funnel"]), [("connected", 16, 0), ("joined", 16, 0), ("matched", 16, 0)]);
     let s = result(std::path::Path::new(&server_out));
     assert_eq!(s["extra"]["relay_server"]["totals"]["counters"]["joins"], 16);
+}
+
+/// A relay server on `listen` for `secs`, quiet, its result to `out`.
+fn relay_server(listen: &str, secs: u32, out: &str) -> std::process::Child {
+    let args = ["arena", "serve", "--mode", "relay", "--listen", listen, "--duration", &format!("{secs}s"), "--quiet", "--out", out];
+    let child = crate::util::aggro().args(args).stdout(std::process::Stdio::null()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    child
+}
+
+/// A reconnect storm for relay bots: the relay killed 2 s in and started again on its port; each bot hears
+/// its server fall silent (the protocol's 5 s) and, with `--reconnect`, opens a new session and joins its
+/// room again — the same player, timed from the last word it heard — and plays on.
+#[test]
+fn relay_players_who_lose_their_server_come_back_as_themselves() {
+    let dir = tempdir();
+    let out = path(dir.path(), "storm.json");
+    let listen = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let args = ["arena", "swarm", "--mode", "relay", "--server", &listen, "--ccu", "8", "--room-size", "4", "--duration", "10s", "--interval", "1s"];
+    let slo = ["--reconnect", "100ms..1s", "--slo", "disconnects<=100%,reconnect:p99<30s", "--out", &out];
+    let (code, text) =
+        crate::util::through_a_restart(&[&args[..], &slo[..]].concat(), relay_server(&listen, 30, &path(dir.path(), "first.json")), || {
+            relay_server(&listen, 30, &path(dir.path(), "again.json"))
+        });
+    assert_eq!(code, Some(0), "{text}");
+    let r = result(std::path::Path::new(&out));
+    let s = &r["extra"]["storm"];
+    assert_eq!((s["back"].as_u64(), s["out_at_end"].as_u64()), (Some(8), Some(0)), "every player came back: {text}");
+    assert!(s["p50_ms"].as_f64().unwrap() >= 5000.0, "timed from the last word heard, 5 s of silence before a bot knows: {s}");
+    let by_interval: u64 =
+        r["extra"]["arena_swarm"]["intervals"].as_array().unwrap().iter().map(|iv| iv["reconnect_attempts"].as_u64().unwrap()).sum();
+    assert_eq!(Some(by_interval), s["attempts"].as_u64(), "{s}");
+    assert_eq!(stages(&r["extra"]["funnel"]), [("connected", 8, 0), ("joined", 8, 0), ("matched", 8, 0)], "the same players, not newcomers: {text}");
+    let c = &r["extra"]["arena_swarm"]["totals"]["counters"];
+    assert_eq!((c["joins"].as_u64(), c["disconnects"].as_u64()), (Some(16), Some(8)), "each joined twice, lost its server once: {c}");
+    assert_eq!(c["reliable_missing"], 0, "owed only what was sent after it came back: {c}");
+    assert!(text.contains("reconnects: 8 players came back"), "{text}");
 }

@@ -139,6 +139,9 @@ fn colyseus_players_who_lose_their_server_come_back_as_themselves() {
     let s = &r["extra"]["storm"];
     assert_eq!((s["back"].as_u64(), s["out_at_end"].as_u64()), (Some(10), Some(0)), "every player came back: {text}");
     assert!(s["attempts"].as_u64().unwrap() >= 10 && s["p99_ms"].as_f64().unwrap() >= 400.0, "the server was away half a second: {s}");
+    let by_interval: u64 =
+        r["extra"]["arena_swarm"]["intervals"].as_array().unwrap().iter().map(|iv| iv["reconnect_attempts"].as_u64().unwrap()).sum();
+    assert_eq!(Some(by_interval), s["attempts"].as_u64(), "each interval keeps its attempts, for a merge's peak");
     assert_eq!(stages(&r["extra"]["funnel"])[2], ("joined", 10, 0), "the same players, not newcomers: {text}");
     assert!(text.contains("reconnects: 10 players came back after losing their server"), "{text}");
     assert!(text.contains("pass reconnect:p99<30s"), "{text}");

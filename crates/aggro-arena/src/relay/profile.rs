@@ -78,15 +78,6 @@ pub struct RelayInterval {
     pub histogram: Histogram,
 }
 
-impl RelayInterval {
-    /// The interval without its histogram, once reported (`loop_lateness_hdr` keeps it encoded): what a
-    /// run keeps of each, so a relay running for hours holds its memory flat.
-    pub fn compacted(mut self) -> RelayInterval {
-        self.histogram = Histogram::new(0).expect("0 significant digits is a valid precision");
-        self
-    }
-}
-
 /// The relay server's profile: the open interval and the run.
 pub type RelayProfile = crate::span::Profile<RelayInterval>;
 

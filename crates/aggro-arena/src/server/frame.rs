@@ -90,9 +90,8 @@ impl GameServer {
     }
 
     /// Runs frames at the target rate until `stop` is set or the configured duration passes; `on_interval`
-    /// sees each interval's profile. Returns every interval ([`ServerInterval::compacted`]: `on_interval` is
-    /// the one to see their histograms) and the whole run.
-    pub fn run(&mut self, stop: &AtomicBool, mut on_interval: impl FnMut(&ServerInterval)) -> std::io::Result<(Vec<ServerInterval>, ServerInterval)> {
+    /// sees each interval's profile (the caller keeps what it wants of each). Returns the whole run.
+    pub fn run(&mut self, stop: &AtomicBool, mut on_interval: impl FnMut(&ServerInterval)) -> std::io::Result<ServerInterval> {
         crate::clock::tighten_timer_slack();
         let period_us = 1_000_000 / self.cfg.tick_hz.max(1) as u64;
         let start = now_us();
@@ -102,7 +101,6 @@ impl GameServer {
         let interval_us = self.cfg.interval.as_micros().max(1) as u64;
         let mut next_interval = start + interval_us;
         let mut next_frame = start;
-        let mut intervals = Vec::new();
         while !stop.load(Ordering::Relaxed) && end.is_none_or(|e| next_frame < e) {
             sleep_until(next_frame);
             let ns = self.frame()?;
@@ -111,7 +109,6 @@ impl GameServer {
             if done >= next_interval {
                 let iv = self.close_interval(done);
                 on_interval(&iv);
-                intervals.push(iv.compacted());
                 next_interval += interval_us;
             }
             self.profile.frame(ns, self.proto.sessions() as u64);
@@ -120,10 +117,9 @@ impl GameServer {
         let iv = self.close_interval(now_us());
         on_interval(&iv);
         let (clients, queued) = (iv.clients, iv.queued_reliable);
-        intervals.push(iv.compacted());
         let drops = drop_counts(&self.proto.stats().drops, &arena_proto::Drops::default());
         let totals = self.profile.totals(&ServerGauges { clients, queued_reliable: queued, drops }).expect("an interval was closed");
-        Ok((intervals, totals))
+        Ok(totals)
     }
 
     fn close_interval(&mut self, now: u64) -> ServerInterval {

@@ -86,15 +86,6 @@ pub struct ServerInterval {
     pub histograms: Vec<Histogram>,
 }
 
-impl ServerInterval {
-    /// The interval without its histograms, once reported (its phases keep their summaries): what a run
-    /// keeps of each, so a server running for hours holds its memory flat.
-    pub fn compacted(mut self) -> ServerInterval {
-        self.histograms = Vec::new();
-        self
-    }
-}
-
 /// Collects one interval at a time and the whole run.
 pub type Profile = crate::span::Profile<ServerInterval>;
 

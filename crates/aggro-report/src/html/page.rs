@@ -98,12 +98,15 @@ if(e.length)console.error('charts without data: '+e.join(', '))}aggroCheck();\
 document.body.setAttribute('data-first-intervals',document.body.getAttribute('data-intervals'));";
 
 /// While a run goes, the page asks for its body again (`/main?after=N`,
-/// which the server answers once it has more than N intervals) and swaps it
-/// in, counting swaps in `data-swaps`; it waits `gap_ms` between requests and
-/// stops when the run has ended (`410`) or the process is gone.
+/// which the server answers once it has more than N intervals: the body's
+/// `data-seen` when it has one — a live view that keeps only the last
+/// intervals says how many the run has — else its `data-intervals`) and swaps
+/// it in, counting swaps in `data-swaps`; it waits `gap_ms` between requests
+/// and stops when the run has ended (`410`) or the process is gone.
 fn live_script(gap_ms: u64) -> String {
     format!(
-        "var aggroSwaps=0;function aggroPoll(){{var n=document.body.getAttribute('data-intervals')||0;\
+        "var aggroSwaps=0;function aggroPoll(){{var s=document.querySelector('main [data-seen]');\
+var n=s?s.getAttribute('data-seen'):(document.body.getAttribute('data-intervals')||0);\
 fetch('/main?after='+n,{{cache:'no-store'}}).then(function(r){{var ended=r.status===410;return r.text().then(function(t){{\
 swap(t,ended?'run ended':'live');if(!ended)setTimeout(aggroPoll,{gap_ms})}})}})\
 .catch(function(){{document.getElementById('live').textContent='run process gone'}})}}\

@@ -15,7 +15,7 @@ pub mod play;
 pub mod protocol;
 pub mod received;
 
-use super::backoff::Backoff;
+use super::backoff::{Backoff, Lost};
 use super::peers::{Order, Peers};
 use super::way_in::{Reached, StageNames};
 use super::websocket::{HttpRequest, Request, Requests, WebSockets, WsEvent};
@@ -151,14 +151,6 @@ pub struct ColyseusBot {
     leave_at_us: Option<u64>,
 }
 
-/// A player on its way back: when it lost its server, its attempts so far, and when it next tries.
-#[derive(Clone, Copy, Debug)]
-struct Lost {
-    at_us: u64,
-    attempts: u32,
-    next_us: u64,
-}
-
 /// Reading a seat reservation: the WebSocket's path, or why there is none.
 fn seat_path(status: u16, body: &[u8]) -> Result<String, String> {
     let v: serde_json::Value =
@@ -190,9 +182,7 @@ impl ColyseusBot {
             self.gone(heard);
             return false;
         };
-        let lost = self.lost.get_or_insert(Lost { at_us: now_us, attempts: 0, next_us: now_us });
-        lost.next_us = now_us + backoff.wait_us(lost.attempts, self.rng.unit());
-        lost.attempts += 1;
+        backoff.again(&mut self.lost, now_us, self.rng.unit());
         (self.stage, self.next_send) = (Stage::Start, Vec::new());
         self.leave_at_us = None;
         out.0.push(Request::Close);

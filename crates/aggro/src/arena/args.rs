@@ -153,8 +153,9 @@ pub struct SwarmArgs {
     pub slo: Option<SwarmSlo>,
     /// Players that lose their server come back as real clients do, the same player, after a jittered
     /// exponential backoff from BASE doubling up to CAP (250ms..30s): a scripted bot runs its script again
-    /// from the top, a Colyseus bot asks matchmaking for a seat again. Without it a bot sent away leaves play
-    /// (a newcomer takes a Colyseus bot's place; a script may call reconnect()).
+    /// from the top, a Colyseus bot asks matchmaking for a seat again, a relay bot opens a new session and
+    /// joins its room again. Without it a bot sent away leaves play (a newcomer takes a Colyseus or relay
+    /// bot's place; a script may call reconnect()).
     #[arg(long, value_name = "BASE..CAP", value_parser = Backoff::parse)]
     pub reconnect: Option<Backoff>,
     /// With --server-pid: the shortest stretch, after every bot joined, over which a steady climb of the

@@ -1,7 +1,7 @@
-//! What `arena swarm` keeps of each interval as it closes, so a run of hours holds its memory flat: the
-//! interval's record for the result file (its histograms encoded, a script's own operations among them),
-//! the script's running tally and the watched server's readings — never the interval's histograms, which
-//! the swarm threads compact once reported ([`SwarmInterval::compacted`]).
+//! What `arena swarm` makes of each interval as it closes: the interval's record for the result file
+//! (its histograms encoded, a script's own operations among them), which the arena's process keeps on
+//! disk ([`super::process`]), and what runs across intervals — the script's tally and the watched
+//! server's readings — kept here. The interval's histograms are never kept.
 
 use super::record::{counts, interval, op};
 use super::soak::Watch;
@@ -24,13 +24,11 @@ pub fn sessions<B: Behaviour>(c: &SwarmCounters) -> aggro_stats::OpStats {
     counts(c.connects, &[(ErrorClass::Connect, c.failed_joins), (ErrorClass::Server, refused), (ErrorClass::Disconnected, c.disconnects)])
 }
 
-/// Each interval's record and what runs across them.
+/// What runs across the intervals, and how each interval's record is made.
 #[derive(Debug)]
 pub struct Kept {
     /// The bots' planned ticks per second.
     rate: Option<f64>,
-    /// Each interval's record, a round-trip operation in each (taken out at the end when the run timed none).
-    records: Vec<IntervalRecord>,
     pub tally: Tally,
     pub soak: Watch,
 }
@@ -38,11 +36,12 @@ pub struct Kept {
 impl Kept {
     /// Nothing kept yet; `rate`: the bots' planned ticks per second; `server_pid`: the server to watch.
     pub fn new(rate: Option<f64>, server_pid: Option<u32>) -> Self {
-        Self { rate, records: Vec::new(), tally: Tally::default(), soak: Watch::new(server_pid) }
+        Self { rate, tally: Tally::default(), soak: Watch::new(server_pid) }
     }
 
-    /// Keeps what the result needs of `iv` (its histograms read now), and returns its record.
-    pub fn interval<B: Behaviour>(&mut self, iv: &SwarmInterval) -> &IntervalRecord {
+    /// Keeps what runs across intervals of `iv` (its histograms read now), and returns its record, a
+    /// round-trip operation in it.
+    pub fn interval<B: Behaviour>(&mut self, iv: &SwarmInterval) -> IntervalRecord {
         let ops = [op(B::DELAY, &iv.histograms[0]), OpRecord::from_stats(SESSIONS, &sessions::<B>(&iv.counters)), op(ROUND_TRIP, &iv.histograms[2])];
         let named = super::named::interval_ops(&iv.named);
         let mut record =
@@ -50,16 +49,11 @@ impl Kept {
         record.cpu.generator_rss_bytes = iv.gauges.rss_bytes;
         self.tally.add(iv);
         self.soak.interval();
-        self.records.push(record);
-        self.records.last().expect("pushed")
+        record
     }
+}
 
-    /// The intervals' records, with their round trips only when the run timed some.
-    pub fn records(&mut self, round_trips: bool) -> Vec<IntervalRecord> {
-        let mut records = std::mem::take(&mut self.records);
-        if !round_trips {
-            records.iter_mut().for_each(|r| r.ops.retain(|o| o.name != ROUND_TRIP));
-        }
-        records
-    }
+/// Takes the round-trip operation out of every record of a run that timed none.
+pub fn drop_round_trips(records: &mut [IntervalRecord]) {
+    records.iter_mut().for_each(|r| r.ops.retain(|o| o.name != ROUND_TRIP));
 }

@@ -1,17 +1,21 @@
 //! What the arena's long-running processes — `arena serve` (game server and
 //! relay) and `arena swarm` — share around their loops: each interval printed
-//! (unless `--quiet`) and served at `--metrics`, the stop signal, and at the
-//! end the result file, the whole run's line and where the file went.
+//! (unless `--quiet`) and served at `--metrics`, each interval and its record
+//! kept on disk as it closes (so a run of hours holds its memory flat:
+//! [`Spill`]), the stop signal, and at the end the result file, the whole run's
+//! line and where the file went.
 
 use super::stop_on_signal;
 use crate::arena::args::ArenaCommon;
 use crate::run::session;
+use crate::run::spill::Spill;
 use aggro_arena::metrics::{LivePage, MetricsServer};
-use aggro_report::record::RunRecord;
+use aggro_report::record::{IntervalRecord, RunRecord};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// An interval record one of the processes reports.
-pub trait Reported {
+/// An interval record one of the processes reports: written to disk as it closes, read back at the end.
+pub trait Reported: serde::Serialize + serde::de::DeserializeOwned {
     /// The counters `/metrics` totals over the run.
     type Counters: Copy + Default + std::ops::AddAssign;
     /// The interval as one printed line.
@@ -22,41 +26,51 @@ pub trait Reported {
     fn exposition(&self, total: &Self::Counters, cpu_s: f64) -> String;
 }
 
-/// A finished loop: its intervals, the whole run, and whether a signal stopped it.
+/// A finished loop: its intervals and their records, the whole run, whether a signal stopped it, and
+/// where its result goes.
 pub struct Finished<I> {
     pub intervals: Vec<I>,
+    /// Each interval's record for the result file, as the process made it.
+    pub records: Vec<IntervalRecord>,
     pub totals: I,
     pub interrupted: bool,
+    pub out: PathBuf,
 }
 
-/// The loop's result or its I/O error.
-type Looped<I> = std::io::Result<(Vec<I>, I)>;
-
-/// Runs a process's loop (`run` gets the stop flag and the per-interval callback) until it ends or a signal
-/// stops it, printing and serving every interval.
+/// Runs a process's loop until it ends or a signal stops it, printing and serving every interval and
+/// keeping it with its record; `run` gets the stop flag and the callback each interval and its record
+/// go to, and returns the whole run. `kind` names the result file when `--out` does not.
 pub fn run<I: Reported>(
     common: &ArenaCommon,
+    kind: &str,
     metrics: Option<&MetricsServer>,
-    run: impl FnOnce(&AtomicBool, &mut dyn FnMut(&I)) -> Looped<I>,
+    run: impl FnOnce(&AtomicBool, &mut dyn FnMut(&I, IntervalRecord)) -> std::io::Result<I>,
 ) -> anyhow::Result<Finished<I>> {
     session::check_out(common.out.as_deref())?;
+    let out = common.out.clone().unwrap_or_else(|| session::default_out(kind));
+    let (mut intervals, mut records) = (Spill::beside(&out), Spill::beside(&out));
     let stop = stop_on_signal();
     let mut live = LivePage::new(metrics);
-    let (intervals, totals) = run(&stop, &mut |iv: &I| {
+    let totals = run(&stop, &mut |iv: &I, record| {
         let (counters, cpu_pct, secs) = iv.live();
         live.interval(counters, cpu_pct, secs, |total, cpu_s| iv.exposition(total, cpu_s));
         if !common.quiet {
             println!("{}", iv.line());
         }
+        intervals.push(iv);
+        records.push(&record);
     })?;
-    Ok(Finished { intervals, totals, interrupted: stop.load(Ordering::Relaxed) })
+    let (intervals, trouble) = intervals.into_vec();
+    let (records, also) = records.into_vec();
+    if let Some(why) = trouble.or(also) {
+        eprintln!("warning: {why}");
+    }
+    Ok(Finished { intervals, records, totals, interrupted: stop.load(Ordering::Relaxed), out })
 }
 
-/// Writes the record to `--out` (or a default name ending in `kind`), then prints the whole run, the `notes`
-/// and the result's path.
-pub fn finish<I: Reported>(common: &ArenaCommon, kind: &str, record: &RunRecord, totals: &I, notes: &[String]) -> anyhow::Result<()> {
-    let out = common.out.clone().unwrap_or_else(|| session::default_out(kind));
-    session::write(record, &out, &session::Exports::default())?;
+/// Writes the record to `out`, then prints the whole run, the `notes` and the result's path.
+pub fn finish<I: Reported>(out: &Path, record: &RunRecord, totals: &I, notes: &[String]) -> anyhow::Result<()> {
+    session::write(record, out, &session::Exports::default())?;
     println!("whole run: {}", totals.line());
     for n in notes {
         println!("{n}");

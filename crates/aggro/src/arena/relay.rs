@@ -26,16 +26,11 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<()> {
     if !a.common.quiet {
         println!("relay server on {listen}{}", metrics.as_ref().map_or(String::new(), |m| format!(", metrics at http://{}/metrics", m.local_addr())));
     }
-    // Each interval's record is made as it closes: the intervals the server keeps have no histogram.
-    let mut records = Vec::new();
-    let done = process::run(&a.common, metrics.as_ref(), |stop, on_interval| {
-        server.run(stop, |iv| {
-            records.push(interval_record(iv));
-            on_interval(iv);
-        })
-    })?;
-    let record = relay_record(&spec, started_at, records, (&done.intervals, &done.totals), done.interrupted);
-    process::finish(&a.common, "arena-relay", &record, &done.totals, &[])
+    // Each interval's record is made as it closes, its histograms read then.
+    let done =
+        process::run(&a.common, "arena-relay", metrics.as_ref(), |stop, on_interval| server.run(stop, |iv| on_interval(iv, interval_record(iv))))?;
+    let record = relay_record(&spec, started_at, done.records, (&done.intervals, &done.totals), done.interrupted);
+    process::finish(&done.out, &record, &done.totals, &[])
 }
 
 impl Reported for RelayInterval {

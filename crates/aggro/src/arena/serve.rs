@@ -30,16 +30,12 @@ pub fn main(a: ServeArgs) -> anyhow::Result<()> {
         );
     }
     let metrics = metrics_server(a.common.metrics)?;
-    // Each interval's record is made as it closes: the intervals the server keeps have no histograms.
-    let mut records = Vec::new();
-    let done = process::run(&a.common, metrics.as_ref(), |stop, on_interval| {
-        server.run(stop, |iv| {
-            records.push(interval_record(iv, cfg.tick_hz as f64));
-            on_interval(iv);
-        })
+    // Each interval's record is made as it closes, its histograms read then.
+    let done = process::run(&a.common, "arena-serve", metrics.as_ref(), |stop, on_interval| {
+        server.run(stop, |iv| on_interval(iv, interval_record(iv, cfg.tick_hz as f64)))
     })?;
-    let record = server_record(&spec, started_at, records, (&done.intervals, &done.totals), done.interrupted);
-    process::finish(&a.common, "arena-serve", &record, &done.totals, &[])
+    let record = server_record(&spec, started_at, done.records, (&done.intervals, &done.totals), done.interrupted);
+    process::finish(&done.out, &record, &done.totals, &[])
 }
 
 impl Reported for ServerInterval {

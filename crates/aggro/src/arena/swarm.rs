@@ -1,7 +1,7 @@
 //! `aggro arena swarm`: bots against an arena server (`br`), a relay server (`relay`), a Colyseus server
 //! over WebSocket (`colyseus`), or any server a Lua script plays (`script`).
 
-use super::kept::{Kept, ROUND_TRIP, SESSIONS, sessions};
+use super::kept::{Kept, ROUND_TRIP, SESSIONS, drop_round_trips, sessions};
 use super::process::{self, Reported};
 use super::record::{Whole, op, run_record, timed};
 use super::server_watch::ServerWatch;
@@ -66,8 +66,8 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
         return Err(BadInput(format!("--receive-loss: {} is not a fraction in [0, 1)", a.receive_loss)).into());
     }
     cfg.receive_loss = a.receive_loss;
-    if a.reconnect.is_some() && !matches!(a.behaviour, Kind::Colyseus | Kind::Script) {
-        return Err(BadInput("--reconnect is for players that come back as themselves (--script, --mode colyseus)".into()).into());
+    if a.reconnect.is_some() && a.behaviour == Kind::Br {
+        return Err(BadInput("--reconnect is for players that come back as themselves (--script, --mode colyseus, --mode relay)".into()).into());
     }
     let share = a.worker.unwrap_or_default();
     let worker = [share.index + 1, share.of];
@@ -99,6 +99,7 @@ pub fn main(a: SwarmArgs) -> anyhow::Result<()> {
                 matchmaking: r.matchmaking,
                 first_room: first_room as u32,
                 bots: cfg.bots,
+                reconnect: a.reconnect,
             };
             let spec = serde_json::json!({ "swarm": &cfg, "behaviour": "relay", "relay": &bots, "worker": worker });
             // Threads take whole rooms too; a bot's lifetime under churn is the worker's.
@@ -265,12 +266,11 @@ fn run<B: Behaviour>(
         let bots = make(&mine, block)?;
         Swarm::new(mine, bots).map_err(|e| std::io::Error::new(e.kind(), format!("cannot open the swarm's sockets: {e}")))
     };
-    let done = process::run(&a.common, metrics.as_ref(), |stop, on_interval| {
+    let done = process::run(&a.common, "arena-swarm", metrics.as_ref(), |stop, on_interval| {
         run_threads(threads, make_swarm, stop, |iv: &SwarmInterval| {
             let record = kept.interval::<B>(iv);
-            on_interval(iv);
             if let Some(live) = &live {
-                feed_live::<B>(live, iv, record);
+                feed_live::<B>(live, iv, &record);
                 if scripted {
                     live.extra("script", super::named::script_extra(&kept.tally));
                 } else if staged {
@@ -278,10 +278,14 @@ fn run<B: Behaviour>(
                     live.extra("storm", serde_json::json!(super::storm::Storm::of(&kept.tally)));
                 }
             }
+            on_interval(iv, record);
         })
     })?;
     let (intervals, totals) = (&done.intervals, &done.totals);
-    let ivs = kept.records(totals.round_trip.count > 0);
+    let mut ivs = done.records;
+    if totals.round_trip.count == 0 {
+        drop_round_trips(&mut ivs);
+    }
     // The server may have died during the run: its figures are then unknown, and the result is written anyway.
     let server_after = watch.and_then(|w| match w.read() {
         Ok(t) => Some(t),
@@ -386,7 +390,7 @@ fn run<B: Behaviour>(
     if let Some(live) = &live {
         live.finish(&record);
     }
-    process::finish(&a.common, "arena-swarm", &record, totals, &notes)?;
+    process::finish(&done.out, &record, totals, &notes)?;
     if done.interrupted {
         return Err(crate::exit::Interrupted.into());
     }

@@ -3,11 +3,14 @@
 //! [`Run`] (one run of loaders through the executor into a record — `mobile run`, `scenario run`,
 //! `pgbench`, each `find-max` trial, `mmo login` and `mmo play`, so `aggro run` too), [`drive`] (the
 //! rate-driven commands' flags resolved into one such run and its written file) and [`find_max`] (the
-//! capacity search: trials of such runs at rates the executor bisects).
+//! capacity search: trials of such runs at rates the executor bisects). [`spill`] keeps a long run's
+//! interval records on disk until its result is written, so its memory stays flat (the arena's
+//! processes).
 
 pub mod drive;
 pub mod find_max;
 pub mod session;
+pub mod spill;
 
 use crate::console::{Console, Verbosity};
 use crate::live::Live;

@@ -178,16 +178,36 @@ pub async fn wait_until(at: Option<SystemTime>) {
 
 /// Writes `record` as JSON to `path` (creating its directory), and any
 /// `exports`. Writes to a temporary file and renames, so a crash never
-/// leaves half a result.
+/// leaves half a result — but for a path that is not a regular file
+/// (`/dev/null`, a FIFO), which is written in place, never replaced.
 pub fn write(record: &RunRecord, path: &Path, exports: &Exports) -> anyhow::Result<()> {
+    if special(path) {
+        encode(record, path).with_context(|| format!("cannot write {}", path.display()))?;
+        return exports.write(record);
+    }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
     let tmp = path.with_extension("json.partial");
-    let json = serde_json::to_vec_pretty(record).context("cannot encode the result")?;
-    std::fs::write(&tmp, json).with_context(|| format!("cannot write {}", tmp.display()))?;
+    if let Err(e) = encode(record, &tmp) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e.context(format!("cannot write {}", tmp.display())));
+    }
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
     exports.write(record)
+}
+
+/// Whether `path` exists and is not a regular file (a device, a FIFO).
+pub fn special(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
+/// Writes `record` to `path` as it is encoded: an hours-long run's result is never held twice in memory.
+fn encode(record: &RunRecord, path: &Path) -> anyhow::Result<()> {
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    serde_json::to_writer_pretty(&mut file, record)?;
+    file.into_inner().map_err(|e| e.into_error())?;
+    Ok(())
 }
 
 /// Reads a result file.
@@ -224,5 +244,30 @@ pub fn print_summary(record: &RunRecord) {
         for s in &record.generator_signals {
             println!("  {}: {}", s.signal.name(), s.message);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_to_a_fifo_is_written_through_it_not_over_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("result.fifo");
+        let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo reads a NUL-terminated path we own.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let reader = std::thread::spawn({
+            let fifo = fifo.clone();
+            move || std::fs::read(fifo).unwrap()
+        });
+        let record = RunRecord::begun("mobile run", serde_json::json!({}), now_rfc3339(), &["request"]);
+        write(&record, &fifo, &Exports::default()).unwrap();
+        let read: RunRecord = serde_json::from_slice(&reader.join().unwrap()).unwrap();
+        assert_eq!(read.command, "mobile run");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo(), "still a FIFO, not replaced by a file");
+        assert!(!dir.path().join("result.json.partial").exists());
     }
 }
