@@ -68,6 +68,7 @@ fn arena_bad_input_is_one_line_and_exit_code_2() {
         &["arena", "bench", "--compare", "faster"],
         &["arena", "bench", "--players", "0"],
         &["arena", "bench", "--mode", "relay", "--players", "2", "--room-size", "4"],
+        &["arena", "bench", "--mode", "relay", "--players", "8", "--restart-at", "2s"],
         &["arena", "swarm", "--behaviour", "relay", "--worker", "3/2", "--duration", "1s"],
         &["arena", "swarm", "--behaviour", "relay", "--uplink", "fast", "--duration", "1s"],
         // Battle-royale bots that lose their server are replaced, not brought back.

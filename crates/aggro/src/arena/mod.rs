@@ -42,6 +42,10 @@ pub fn main(command: ArenaCommand) -> anyhow::Result<()> {
         ArenaCommand::Bench(a) => {
             match a.mode {
                 _ if a.script.is_some() => colyseus_bench::main(a),
+                Mode::Relay | Mode::Game if a.restart_at.is_some() => Err(BadInput(
+                    "--restart-at restarts the server of --server-cmd (--mode colyseus, --script); for aggro's own relay, run `arena swarm --mode relay --reconnect` and restart the relay by hand".into(),
+                )
+                .into()),
                 Mode::Relay => relay_bench::main(a),
                 Mode::Colyseus => colyseus_bench::main(a),
                 Mode::Game => bench::main(a),
