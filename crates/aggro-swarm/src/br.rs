@@ -1,6 +1,7 @@
 //! One bot: a protocol client, what it sees, and the `br` behaviour — drop in
 //! with a cluster, run between waypoints, turn, shoot at the nearest visible
-//! enemy, die and leave.
+//! enemy, die and leave. A bot whose server says goodbye or falls silent for the
+//! protocol's 5 s has lost it, and leaves too (a newcomer takes its place).
 
 use super::datagrams::{Datagram, Datagrams};
 use super::{Behaviour, Heard, Player, SwarmConfig, arena_client, goodbye};
@@ -83,6 +84,8 @@ pub struct Bot {
     rng: Rng,
     joined: bool,
     dead: bool,
+    /// Its server said goodbye or fell silent.
+    lost: bool,
     left: bool,
     out: Vec<u8>,
 }
@@ -105,8 +108,17 @@ impl Bot {
             rng,
             joined: false,
             dead: false,
+            lost: false,
             left: false,
             out: Vec::with_capacity(64),
+        }
+    }
+
+    /// It lost its server: it leaves play, once.
+    fn lose(&mut self, heard: &mut Heard) {
+        if !std::mem::replace(&mut self.lost, true) && !self.dead {
+            heard.counters.disconnects += 1;
+            heard.gone = true;
         }
     }
 
@@ -160,12 +172,16 @@ impl Player<Datagrams> for Bot {
     }
 
     fn gone(&self) -> bool {
-        self.dead
+        self.dead || self.lost
     }
 
     /// One input tick: connect request while connecting, else input (and maybe a shot). Returns the
     /// datagram to send (in `out`), if any.
-    fn tick(&mut self, _due_us: u64, now_us: u64, out: &mut Vec<u8>, _heard: &mut Heard) -> bool {
+    fn tick(&mut self, _due_us: u64, now_us: u64, out: &mut Vec<u8>, heard: &mut Heard) -> bool {
+        if self.client.update(now_us) {
+            self.lose(heard);
+            return false;
+        }
         if self.client.write_request(now_us, out) {
             return true;
         }
@@ -223,7 +239,7 @@ impl Player<Datagrams> for Bot {
                 c.snapshots += 1;
                 self.take_snapshot(seq, payload, heard);
             }
-            Ok(ClientEvent::Disconnected) => c.disconnects += 1,
+            Ok(ClientEvent::Disconnected) => self.lose(heard),
             _ => {}
         }
         let Some(conn) = self.client.connection() else { return false };

@@ -188,9 +188,9 @@ fn swarm_workers_split_the_rooms_and_the_relay_serves_metrics() {
     assert_eq!(s["extra"]["relay_server"]["totals"]["counters"]["joins"], 16);
 }
 
-/// A relay server on `listen` for `secs`, quiet, its result to `out`.
-fn relay_server(listen: &str, secs: u32, out: &str) -> std::process::Child {
-    let args = ["arena", "serve", "--mode", "relay", "--listen", listen, "--duration", &format!("{secs}s"), "--quiet", "--out", out];
+/// A relay server (`mode` relay, else the game server) on `listen` for `secs`, quiet, its result to `out`.
+fn arena_server(mode: &str, listen: &str, secs: u32, out: &str) -> std::process::Child {
+    let args = ["arena", "serve", "--mode", mode, "--listen", listen, "--duration", &format!("{secs}s"), "--quiet", "--out", out];
     let child = crate::util::aggro().args(args).stdout(std::process::Stdio::null()).spawn().unwrap();
     std::thread::sleep(Duration::from_millis(300));
     child
@@ -207,8 +207,8 @@ fn relay_players_who_lose_their_server_come_back_as_themselves() {
     let args = ["arena", "swarm", "--mode", "relay", "--server", &listen, "--ccu", "8", "--room-size", "4", "--duration", "10s", "--interval", "1s"];
     let slo = ["--reconnect", "100ms..1s", "--slo", "disconnects<=100%,reconnect:p99<30s", "--out", &out];
     let (code, text) =
-        crate::util::through_a_restart(&[&args[..], &slo[..]].concat(), relay_server(&listen, 30, &path(dir.path(), "first.json")), || {
-            relay_server(&listen, 30, &path(dir.path(), "again.json"))
+        crate::util::through_a_restart(&[&args[..], &slo[..]].concat(), arena_server("relay", &listen, 30, &path(dir.path(), "first.json")), || {
+            arena_server("relay", &listen, 30, &path(dir.path(), "again.json"))
         });
     assert_eq!(code, Some(0), "{text}");
     let r = result(std::path::Path::new(&out));
@@ -223,4 +223,22 @@ fn relay_players_who_lose_their_server_come_back_as_themselves() {
     assert_eq!((c["joins"].as_u64(), c["disconnects"].as_u64()), (Some(16), Some(8)), "each joined twice, lost its server once: {c}");
     assert_eq!(c["reliable_missing"], 0, "owed only what was sent after it came back: {c}");
     assert!(text.contains("reconnects: 8 players came back"), "{text}");
+}
+
+/// Battle-royale bots whose server falls silent leave play after the protocol's 5 s, and newcomers take
+/// their places on the server started again (they do not come back as themselves: `--reconnect` is refused).
+#[test]
+fn battle_royale_bots_that_lose_their_server_are_replaced() {
+    let dir = tempdir();
+    let out = path(dir.path(), "br.json");
+    let listen = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let args = ["arena", "swarm", "--server", &listen, "--ccu", "10", "--duration", "10s", "--interval", "1s"];
+    let slo = ["--slo", "disconnects<=100%", "--out", &out];
+    let (code, text) =
+        crate::util::through_a_restart(&[&args[..], &slo[..]].concat(), arena_server("game", &listen, 30, &path(dir.path(), "first.json")), || {
+            arena_server("game", &listen, 30, &path(dir.path(), "again.json"))
+        });
+    assert_eq!(code, Some(0), "{text}");
+    let c = &result(std::path::Path::new(&out))["extra"]["arena_swarm"]["totals"]["counters"];
+    assert_eq!((c["connects"].as_u64(), c["disconnects"].as_u64()), (Some(20), Some(10)), "each lost its server once, a newcomer in its place: {c}");
 }
