@@ -4,8 +4,8 @@
 //! file. Only intervals after the warm-up count; their histograms are merged,
 //! never averaged.
 
-use super::ms;
 use super::pair::{Measured, Pair, cpu, merged, scratch, secs, sum};
+use super::record::ms;
 use super::record::{Whole, op, run_record};
 use crate::arena::args::ArenaBenchArgs;
 use crate::cli::values::spell;

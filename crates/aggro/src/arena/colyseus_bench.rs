@@ -6,8 +6,8 @@
 //! run, and one result file (`extra.colyseus_bench.rows`, the fields `aggro
 //! plan --from` fits, as relay sweeps have).
 
-use super::ms;
 use super::pair::{busiest, child_extra, child_run, cpu, merged, pin, scratch, secs, sum, window};
+use super::record::ms;
 use super::record::{Whole, op, run_record};
 use super::storm::Storm;
 use crate::arena::args::ArenaBenchArgs;
@@ -206,7 +206,7 @@ fn run_one(a: &ArenaBenchArgs, cmd: &str, port: u16, ccu: u32, warmup: Duration,
     let ((cpu0, wait0, t0), (cpu1, wait1, t1)) = (opened.expect("the window opened"), closed.expect("the window closed"));
     let status = swarm.wait().context("cannot wait for the swarm")?;
     drop(server);
-    if !super::swarm_measured(status) {
+    if !super::pair::swarm_measured(status) {
         anyhow::bail!("the swarm failed ({status}) at {ccu} CCU; run `aggro arena swarm` by hand against `{cmd}` to see why");
     }
     let (Some(cpu0), Some(cpu1)) = (cpu0, cpu1) else {

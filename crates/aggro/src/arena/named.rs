@@ -5,7 +5,7 @@
 //! (`count("bought")`), first errors and funnel go beside.
 
 use super::funnel::Funnel;
-use super::ms;
+use super::record::ms;
 use super::record::op;
 use super::storm::Storm;
 use super::tally::Tally;

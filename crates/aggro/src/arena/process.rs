@@ -5,13 +5,14 @@
 //! [`Spill`]), the stop signal, and at the end the result file, the whole run's
 //! line and where the file went.
 
-use super::stop_on_signal;
 use crate::arena::args::ArenaCommon;
 use crate::run::session;
 use crate::run::spill::Spill;
 use aggro_arena::metrics::{LivePage, MetricsServer};
 use aggro_report::record::{IntervalRecord, RunRecord};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// An interval record one of the processes reports: written to disk as it closes, read back at the end.
@@ -77,4 +78,27 @@ pub fn finish<I: Reported>(out: &Path, record: &RunRecord, totals: &I, notes: &[
     }
     println!("result: {}", out.display());
     Ok(())
+}
+
+/// The `/metrics` endpoint `--metrics ADDR` asks for, started.
+pub fn metrics_server(addr: Option<SocketAddr>) -> anyhow::Result<Option<MetricsServer>> {
+    let Some(addr) = addr else { return Ok(None) };
+    Ok(Some(MetricsServer::start(addr).map_err(|e| anyhow::anyhow!("--metrics: cannot listen on {addr}: {e}"))?))
+}
+
+/// A flag set by Ctrl-C (and SIGTERM), so a run stops cleanly and still writes its result.
+pub fn stop_on_signal() -> Arc<AtomicBool> {
+    static STOP: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+    let flag = STOP.get_or_init(|| Arc::new(AtomicBool::new(false))).clone();
+    extern "C" fn on_signal(_: libc::c_int) {
+        if let Some(f) = STOP.get() {
+            f.store(true, Ordering::Relaxed);
+        }
+    }
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+    flag
 }

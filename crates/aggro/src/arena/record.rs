@@ -83,3 +83,8 @@ pub fn run_record(w: Whole, intervals: Vec<IntervalRecord>) -> RunRecord {
         ..RunRecord::begun(w.command, w.spec, w.started_at, &operations)
     }
 }
+
+/// Milliseconds from ns, for tables.
+pub fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}

@@ -1,8 +1,9 @@
 //! `aggro arena serve --mode relay`: the room relay server (after Photon's load tests).
 
+use super::process::metrics_server;
 use super::process::{self, Reported};
+use super::record::ms;
 use super::record::{Whole, interval, op, run_record};
-use super::{metrics_server, ms};
 use crate::arena::args::ServeArgs;
 use aggro_arena::relay::profile::{RelayCounters, exposition};
 use aggro_arena::relay::{RelayConfig, RelayInterval, RelayServer};

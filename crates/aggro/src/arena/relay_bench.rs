@@ -3,8 +3,8 @@
 //! the Photon counters and a bottleneck verdict per run, and one result file
 //! (`extra.relay_bench.rows`) that `aggro plan --from` fits.
 
-use super::ms;
 use super::pair::{Measured, Pair, busiest, cpu, merged, scratch, secs, sum};
+use super::record::ms;
 use super::record::{Whole, op, run_record};
 use crate::arena::args::{ArenaBenchArgs, Receivers};
 use crate::cli::values::spell;

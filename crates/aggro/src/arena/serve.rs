@@ -1,15 +1,18 @@
 //! `aggro arena serve`: the reference game server.
 
+use super::process::metrics_server;
 use super::process::{self, Reported};
+use super::record::ms;
 use super::record::{Whole, interval, op, run_record};
-use super::{metrics_server, ms, server_config};
-use crate::arena::args::ServeArgs;
+use crate::arena::args::{ServeArgs, ServerGameArgs};
 use aggro_arena::server::profile::{Counters, exposition};
-use aggro_arena::server::{GameServer, PHASES, ServerInterval};
+use aggro_arena::server::{GameServer, PHASES, ServeConfig, ServerInterval};
 use aggro_arena::udp::BatchSocket;
 use aggro_report::record::now_rfc3339;
 use aggro_stats::Summary;
 use anyhow::Context;
+use arena_proto::Secret;
+use std::time::Duration;
 
 pub fn main(a: ServeArgs) -> anyhow::Result<()> {
     let listen = a.listen;
@@ -107,4 +110,17 @@ pub fn server_record(
         extra: serde_json::json!({ super::record::GAME_SERVER: { "intervals": intervals, "totals": totals } }),
     };
     run_record(w, ivs)
+}
+
+/// The server's game settings from the arguments.
+pub fn server_config(g: &ServerGameArgs, secret: &str, seed: u64, interval: Duration) -> ServeConfig {
+    let mut cfg = ServeConfig::new(Secret::from_passphrase(secret));
+    cfg.tick_hz = g.tick;
+    cfg.send_flush = g.send_flush;
+    cfg.tiers = g.interleave.clone().map(|t| t.0).unwrap_or_default();
+    cfg.interest_m = g.interest;
+    cfg.zone_shrink_s = g.zone.as_secs_f64();
+    cfg.seed = seed;
+    cfg.interval = interval;
+    cfg
 }

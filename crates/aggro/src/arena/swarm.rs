@@ -2,10 +2,11 @@
 //! over WebSocket (`colyseus`), or any server a Lua script plays (`script`).
 
 use super::kept::{Kept, ROUND_TRIP, SESSIONS, drop_round_trips, sessions};
+use super::process::metrics_server;
 use super::process::{self, Reported};
+use super::record::ms;
 use super::record::{Whole, op, run_record, timed};
 use super::server_watch::ServerWatch;
-use super::{address, metrics_server, ms};
 use crate::arena::args::{Behaviour as Kind, Receivers, SwarmArgs, SwarmSlo};
 use crate::exit::BadInput;
 use crate::live::Live;
@@ -567,4 +568,9 @@ pub fn swarm_record<B: Behaviour>(
         extra: serde_json::json!({ super::record::SWARM: { "intervals": intervals, "totals": totals, "verdict": verdict, "failures": failures, "received": received } }),
     };
     run_record(w, ivs)
+}
+
+/// A socket address argument (host:port), or bad input.
+fn address(text: &str, what: &str) -> anyhow::Result<SocketAddr> {
+    crate::cli::values::address(text).map_err(|e| BadInput(format!("--{what}: {e}")).into())
 }

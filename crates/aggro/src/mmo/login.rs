@@ -2,7 +2,7 @@
 //! until logins/s stops rising by 5% (the paper added clients until the
 //! server's CPU reached ~80%).
 
-use super::{on_target, preflight};
+use super::target::{on_target, preflight};
 use crate::console::Verbosity;
 use crate::mmo::args::{LoginArgs, LoginClients};
 use crate::run::Run;
@@ -136,7 +136,7 @@ pub fn main(a: LoginArgs) -> anyhow::Result<RunRecord> {
     };
     let interval_ns = a.run.interval.as_nanos() as u64;
     let rt = session::runtime(a.run.threads)?;
-    let (world, world_record) = super::settle_world(&rt, &a.run.world)?;
+    let (world, world_record) = super::target::settle_world(&rt, &a.run.world)?;
     let login = Login {
         world,
         world_record,

@@ -6,7 +6,7 @@
 //! as its last ends; `--realtime` paces one period per game-minute per zone
 //! through the same executor, open loop, and reports latency and backlog.
 
-use super::{on_target, owner_id, preflight};
+use super::target::{on_target, owner_id, preflight};
 use crate::console::Verbosity;
 use crate::exit::BadInput;
 use crate::mmo::args::PlayArgs;
@@ -297,7 +297,7 @@ pub fn main(a: PlayArgs) -> anyhow::Result<RunRecord> {
         return Err(BadInput(format!("--worker {}: this shard's share of {} zones is empty", share.index + 1, a.clients)).into());
     }
     let rt = session::runtime(a.run.threads)?;
-    let (world, world_record) = super::settle_world(&rt, &a.run.world)?;
+    let (world, world_record) = super::target::settle_world(&rt, &a.run.world)?;
     if a.players as u64 * a.clients as u64 > world.players() as u64 / 2 {
         return Err(BadInput(format!(
             "{} zones of {} players need a world of more than {} players; this one has {} (populate more --accounts)",

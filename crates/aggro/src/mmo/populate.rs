@@ -1,6 +1,6 @@
 //! `aggro mmo populate`.
 
-use super::on_target;
+use super::target::on_target;
 use crate::mmo::args::WorldArgs;
 use aggro_core::mmo::{MmoTarget, WorldSpec};
 use aggro_core::world::WorldShape;
@@ -61,7 +61,7 @@ impl MmoVisitor for Populate {
 
 /// Populates the world the arguments name.
 pub fn populate(a: &WorldArgs) -> anyhow::Result<Populated> {
-    let world = super::world(a)?;
+    let world = super::target::world(a)?;
     crate::run::session::runtime(0)?.block_on(on_target(&a.target, Populate { world }))
 }
 

@@ -1,6 +1,6 @@
 //! `aggro mmo verify`.
 
-use super::on_target;
+use super::target::on_target;
 use crate::exit::BadInput;
 use crate::exit::LedgerIncomplete;
 use crate::mmo::args::MmoVerifyArgs;
@@ -81,7 +81,7 @@ pub fn main(a: MmoVerifyArgs) -> anyhow::Result<()> {
     crate::world::no_run_twice(&results)?;
     let Ledger { committed, incomplete } = ledger(&results)?;
     let rt = crate::run::session::runtime(0)?;
-    let (world, record) = super::settle_world(&rt, &a.world)?;
+    let (world, record) = super::target::settle_world(&rt, &a.world)?;
     crate::world::check_results(record.as_ref(), &results)?;
     let expected_items = world.players() as i64 * world.items_per_player as i64 + committed.iter().flatten().map(|(_, d)| d).sum::<i64>();
     // With a run that could not shut down cleanly only what holds whatever the ledger misses is checked,

@@ -1,7 +1,7 @@
 //! `aggro mobile find-max`: the highest rate with backlog 0 and p99 under a bound.
 
 use super::spec::{self, DriveSpec};
-use super::{connect_loaders, on_target};
+use super::target::{connect_loaders, on_target};
 use crate::mobile::args::FindMaxArgs;
 use crate::run::find_max::FindMax;
 use crate::run::session;
@@ -61,7 +61,7 @@ pub fn main(a: FindMaxArgs) -> anyhow::Result<()> {
     let mut drive = spec::resolve_drive(&a.drive, &data)?;
     let find = FindMax::resolve(&a.search);
     let rt = session::runtime(drive.exec.threads)?;
-    let (keys, world) = super::settle(&rt, &data)?;
+    let (keys, world) = super::target::settle(&rt, &data)?;
     drive.keys = keys;
     let out = session::result_path(a.out, &format!("find-max-{}", drive.workload.name()))?;
     rt.block_on(on_target(&a.drive.data.target, Search { find, out, drive, world })).map(drop)

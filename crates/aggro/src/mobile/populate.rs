@@ -1,6 +1,7 @@
 //! `aggro mobile populate`.
 
-use super::{on_target, spec};
+use super::spec;
+use super::target::on_target;
 use crate::mobile::args::PopulateArgs;
 use aggro_core::mobile::MobileTarget;
 use aggro_core::world::WorldShape;

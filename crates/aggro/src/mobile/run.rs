@@ -1,7 +1,7 @@
 //! `aggro mobile run`.
 
 use super::spec::{self, DriveSpec};
-use super::{connect_loaders, on_target};
+use super::target::{connect_loaders, on_target};
 use crate::mobile::args::RunArgs;
 use crate::run::drive::{self, Outputs};
 use aggro_core::ErrorSamples;
@@ -51,7 +51,7 @@ pub fn main(a: RunArgs) -> anyhow::Result<()> {
     let mut drive = spec::resolve_drive(&a.drive, &data)?;
     let outputs = Outputs::resolve(a.run, &drive.exec, &a.drive.exec, drive.workload.name())?;
     let rt = crate::run::session::runtime(drive.exec.threads)?;
-    let (keys, world) = super::settle(&rt, &data)?;
+    let (keys, world) = super::target::settle(&rt, &data)?;
     drive.keys = keys;
     let record = rt.block_on(on_target(&a.drive.data.target, Run { world, outputs, drive }))?;
     drive::exit_status(&record)

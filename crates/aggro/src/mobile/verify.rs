@@ -1,6 +1,7 @@
 //! `aggro mobile verify`: the store's invariants against the runs' ledgers.
 
-use super::{on_target, spec};
+use super::spec;
+use super::target::on_target;
 use crate::exit::LedgerIncomplete;
 use crate::mobile::args::VerifyArgs;
 use crate::run::session;
@@ -88,7 +89,7 @@ pub fn main(a: VerifyArgs) -> anyhow::Result<()> {
     let results = a.results.iter().map(|p| Ok((p.clone(), session::read(p)?))).collect::<anyhow::Result<Vec<_>>>()?;
     crate::world::no_run_twice(&results)?;
     let rt = session::runtime(1)?;
-    let (keys, world) = super::settle(&rt, &flags)?;
+    let (keys, world) = super::target::settle(&rt, &flags)?;
     crate::world::check_results(world.as_ref(), &results)?;
     let ok = rt.block_on(on_target(&a.data.target, Verify { keys, results }))?;
     if !ok {

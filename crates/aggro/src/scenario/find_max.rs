@@ -1,7 +1,8 @@
 //! `aggro scenario find-max`: the highest rate of the mix with backlog 0 and
 //! p99 under a bound (the same search as `mobile find-max`).
 
-use super::{Input, connect_loaders, on_target};
+use super::input::Input;
+use super::target::{connect_loaders, on_target, operation_names, read_world, refuse_unpopulated};
 use crate::run::drive::ExecSpec;
 use crate::run::find_max::FindMax;
 use crate::run::session;
@@ -25,10 +26,10 @@ impl ScenarioVisitor for Search {
     type Output = anyhow::Result<()>;
 
     async fn visit<T: ScenarioTarget>(mut self, target: T) -> anyhow::Result<()> {
-        let world = super::read_world(&target).await?;
+        let world = read_world(&target).await?;
         self.input.settle(world.as_ref())?;
         let scenario = self.input.compile(&target).await?;
-        super::refuse_unpopulated(&target, &scenario).await?;
+        refuse_unpopulated(&target, &scenario).await?;
         let samples = Arc::new(ErrorSamples::default());
         let loaders = connect_loaders(&target, &scenario, self.exec.loaders, self.connections, self.exec.seed, &samples).await?;
         // Logged, but its result file does not claim the id (as `mobile find-max`): the file keeps only the last
@@ -47,7 +48,7 @@ impl ScenarioVisitor for Search {
             let mut one = connect_loaders(&target, &scenario, 1, None, self.exec.seed, &samples).await?;
             one.pop().ok_or_else(|| anyhow::anyhow!("no loader"))
         };
-        let names = super::operation_names(&scenario);
+        let names = operation_names(&scenario);
         let mut record = self.find.run(&self.exec, target.blocking(), names, loaders, connect_one, &samples).await?;
         record.command = "scenario find-max".into();
         record.world = world;

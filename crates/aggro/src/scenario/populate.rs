@@ -1,6 +1,7 @@
 //! `aggro scenario populate` (and `aggro pgbench -i`).
 
-use super::{Input, on_target};
+use super::input::Input;
+use super::target::on_target;
 use crate::scenario::args::ScenarioPopulateArgs;
 use aggro_core::scenario::{Family, ScenarioTarget};
 use aggro_targets::ScenarioVisitor;

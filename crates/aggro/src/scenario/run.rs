@@ -1,6 +1,7 @@
 //! `aggro scenario run` (and `aggro pgbench`): the mix through the executor.
 
-use super::{Input, connect_loaders, on_target};
+use super::input::Input;
+use super::target::{connect_loaders, on_target, operation_names, read_world, refuse_unpopulated};
 use crate::run::drive::{self, ExecSpec, Outputs};
 use crate::scenario::args::ScenarioRunArgs;
 use aggro_core::ErrorSamples;
@@ -25,10 +26,10 @@ impl ScenarioVisitor for Run {
     type Output = anyhow::Result<RunRecord>;
 
     async fn visit<T: ScenarioTarget>(mut self, target: T) -> anyhow::Result<RunRecord> {
-        let world = super::read_world(&target).await?;
+        let world = read_world(&target).await?;
         self.input.settle(world.as_ref())?;
         let scenario = self.input.compile(&target).await?;
-        super::refuse_unpopulated(&target, &scenario).await?;
+        refuse_unpopulated(&target, &scenario).await?;
         drive::place(&mut self.outputs.plan, target.blocking());
         let samples = Arc::new(ErrorSamples::default());
         let loaders = connect_loaders(&target, &scenario, self.exec.loaders, self.connections, self.exec.seed, &samples).await?;
@@ -43,7 +44,7 @@ impl ScenarioVisitor for Run {
             self.outputs.describe_rate(),
             self.exec.seed
         );
-        let names = super::operation_names(&scenario);
+        let names = operation_names(&scenario);
         let spec = serde_json::json!({
             "scenario": { "name": scenario.name, "input": self.input.describe(), "transactions": scenario.transactions.iter().map(|t| &t.name).collect::<Vec<_>>() },
             "exec": self.exec,

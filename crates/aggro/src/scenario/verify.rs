@@ -2,7 +2,8 @@
 //! the runs since population — and, when they break, the store's run log,
 //! to tell a run whose result file is missing from data the store lost.
 
-use super::{Input, on_target};
+use super::input::Input;
+use super::target::{on_target, read_world};
 use crate::exit::BadInput;
 use crate::exit::LedgerIncomplete;
 use crate::scenario::args::ScenarioVerifyArgs;
@@ -89,7 +90,7 @@ impl ScenarioVisitor for Verify {
     async fn visit<T: ScenarioTarget>(mut self, target: T) -> anyhow::Result<()> {
         // Verify only reads: it changes nothing in the store, not even what opening it repairs.
         target.only_read();
-        let world = super::read_world(&target).await?;
+        let world = read_world(&target).await?;
         self.input.settle(world.as_ref())?;
         crate::world::check_results(world.as_ref(), &self.results)?;
         let records: Vec<RunRecord> = self.results.into_iter().map(|(_, r)| r).collect();
