@@ -152,7 +152,8 @@ fn swarm_workers_split_the_rooms_and_the_relay_serves_metrics() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    // It binds its UDP port, then serves /metrics.
+    crate::util::until_listening(&metrics);
     let shard = |i: &str, out: &str| {
         let args =
             ["arena", "swarm", "--behaviour", "relay", "--server", &listen, "--ccu", "16", "--worker", i, "--duration", "2s", "--interval", "1s"];
@@ -192,7 +193,7 @@ fn swarm_workers_split_the_rooms_and_the_relay_serves_metrics() {
 fn arena_server(mode: &str, listen: &str, secs: u32, out: &str) -> std::process::Child {
     let args = ["arena", "serve", "--mode", mode, "--listen", listen, "--duration", &format!("{secs}s"), "--quiet", "--out", out];
     let child = crate::util::aggro().args(args).stdout(std::process::Stdio::null()).spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    crate::util::until_udp_bound(listen);
     child
 }
 

@@ -26,6 +26,27 @@ pub fn run(args: &[&str], limit: Duration) -> Output {
     child.wait_with_output().expect("output")
 }
 
+/// Waits (at most 10 s) until a UDP socket is bound to `addr` (`127.0.0.1:PORT`) on this machine, as
+/// `/proc/net/udp` lists it: a UDP server's "listening", which no connect can probe.
+pub fn until_udp_bound(addr: &str) {
+    let port = addr.rsplit(':').next().and_then(|p| p.parse::<u16>().ok()).expect("an address with a port");
+    let local = format!("0100007F:{port:04X}");
+    let start = Instant::now();
+    while !std::fs::read_to_string("/proc/net/udp").unwrap_or_default().lines().any(|l| l.split_whitespace().nth(1) == Some(&local)) {
+        assert!(start.elapsed() < Duration::from_secs(10), "nothing bound {addr} in 10 s");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Waits (at most 10 s) until something accepts TCP connections on `addr`.
+pub fn until_listening(addr: &str) {
+    let start = Instant::now();
+    while std::net::TcpStream::connect(addr).is_err() {
+        assert!(start.elapsed() < Duration::from_secs(10), "nothing listens on {addr} after 10 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Runs aggro and insists it succeeds.
 pub fn ok(args: &[&str]) -> String {
     let out = run(args, Duration::from_secs(120));
@@ -115,11 +136,7 @@ pub fn private_redis(dir: &Path) -> (std::process::Child, String) {
         .spawn()
         .expect("redis-server is installed (scripts/install-deps.sh)");
     let addr = format!("127.0.0.1:{port}");
-    let start = Instant::now();
-    while std::net::TcpStream::connect(&addr).is_err() {
-        assert!(start.elapsed() < Duration::from_secs(10), "private redis did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    until_listening(&addr);
     (child, format!("redis://{addr}"))
 }
 

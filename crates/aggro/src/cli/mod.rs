@@ -3,6 +3,8 @@
 //! `pgbench.rs`, `results.rs`, `tour.rs`); the groups several commands share in [`shared`], and
 //! every flag's value parser in [`values`], so bad input is refused as the line is read.
 
+#[cfg(test)]
+mod documented;
 pub mod shared;
 pub mod target;
 pub mod values;
