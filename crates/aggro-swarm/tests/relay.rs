@@ -149,11 +149,13 @@ fn a_swarm_looking_every_20ms_times_events_at_their_arrival() {
         assert_eq!(s.events_in, w.events_sent, "every raised event reached the server");
         assert!(w.events_received * 100 >= s.events_out * 95, "received {} of {}", w.events_received, s.events_out);
     }
+    // Timed at the look, the median event would wait half the 20 ms between looks: under that, it was
+    // timed at its arrival (how far under is the machine's: `bench/relay.sh`).
     let (fast, slow) = (&at_once.swarm.delay, &paced.swarm.delay);
-    assert!(slow.p50_ns > 0 && slow.p50_ns < 4_000_000, "timed at the look, not the arrival: paced {slow:?}, at once {fast:?}");
+    assert!(slow.p50_ns > 0 && slow.p50_ns < 10_000_000, "timed at the look, not the arrival: paced {slow:?}, at once {fast:?}");
     assert!(paced.swarm.counters.events_sent * 100 >= at_once.swarm.counters.events_sent * 95, "ticks still went out");
     // Ticks wait for the next look by design: late only from the look that found them due (counted from
-    // when due, half would be 10 ms late or more). The median, not the p99: a p99 under 5 ms failed twice
-    // in CI on a busy machine (a 7 ms hiccup among 1,920 ticks) — timing belongs in benchmarks.
-    assert!(paced.swarm.timer_lateness.p50_ns < 5_000_000, "tick lateness {:?}", paced.swarm.timer_lateness);
+    // when due, half would be 10 ms late or more, the bound here; a p99 bound had failed in CI on a busy
+    // machine — timing belongs in benchmarks).
+    assert!(paced.swarm.timer_lateness.p50_ns < 10_000_000, "tick lateness {:?}", paced.swarm.timer_lateness);
 }

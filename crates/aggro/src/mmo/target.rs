@@ -24,7 +24,8 @@ pub fn world(a: &WorldArgs) -> anyhow::Result<WorldSpec> {
 
 /// The world the store's record names, with every shape flag given checked
 /// against it; the flags' (or their defaults) when the store holds no MMO
-/// world record. Reads the record on `rt`.
+/// world record. Reads the record on `rt`, opening the store read-only for it
+/// alone (a command refused here has changed nothing in the store).
 pub fn settle_world(rt: &tokio::runtime::Runtime, a: &WorldArgs) -> anyhow::Result<(WorldSpec, Option<WorldRecord>)> {
     let flags = world(a)?;
     let record = rt.block_on(on_target(&a.target, ReadWorld("mmo")))?;

@@ -17,7 +17,9 @@ pub async fn on_target<V: aggro_targets::MobileVisitor<Output = anyhow::Result<R
 }
 
 /// Reads the store's mobile world record and settles the key space with
-/// the shape flags (`spec::settle_keys`).
+/// the shape flags (`spec::settle_keys`). The store is opened for this alone,
+/// read-only (`ReadWorld`), before the command opens it to work: a command
+/// refused for its flags or an unpopulated store has changed nothing in it.
 pub fn settle(rt: &tokio::runtime::Runtime, flags: &spec::DataFlags) -> anyhow::Result<(KeySpace, Option<WorldRecord>)> {
     let world = rt.block_on(on_target(&flags.target, ReadWorld("mobile")))?;
     let keys = spec::settle_keys(flags, world.as_ref())?;
