@@ -197,6 +197,13 @@ fn arena_server(mode: &str, listen: &str, secs: u32, out: &str) -> std::process:
     child
 }
 
+/// `args` (a swarm of the server on `listen`, its result under `dir`) run through a restart of an arena
+/// server of `mode` there ([`crate::util::through_a_restart`]): the exit code and output.
+fn through_an_arena_restart(mode: &str, listen: &str, dir: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let server = |name: &str| arena_server(mode, listen, 30, &path(dir, name));
+    crate::util::through_a_restart(args, server("first.json"), || server("again.json"))
+}
+
 /// A reconnect storm for relay bots: the relay killed 2 s in and started again on its port; each bot hears
 /// its server fall silent (the protocol's 5 s) and, with `--reconnect`, opens a new session and joins its
 /// room again — the same player, timed from the last word it heard — and plays on.
@@ -207,10 +214,7 @@ fn relay_players_who_lose_their_server_come_back_as_themselves() {
     let listen = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
     let args = ["arena", "swarm", "--mode", "relay", "--server", &listen, "--ccu", "8", "--room-size", "4", "--duration", "10s", "--interval", "1s"];
     let slo = ["--reconnect", "100ms..1s", "--slo", "disconnects<=100%,reconnect:p99<30s", "--out", &out];
-    let (code, text) =
-        crate::util::through_a_restart(&[&args[..], &slo[..]].concat(), arena_server("relay", &listen, 30, &path(dir.path(), "first.json")), || {
-            arena_server("relay", &listen, 30, &path(dir.path(), "again.json"))
-        });
+    let (code, text) = through_an_arena_restart("relay", &listen, dir.path(), &[&args[..], &slo[..]].concat());
     assert_eq!(code, Some(0), "{text}");
     let r = result(std::path::Path::new(&out));
     let s = &r["extra"]["storm"];
@@ -235,10 +239,7 @@ fn battle_royale_bots_that_lose_their_server_are_replaced() {
     let listen = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
     let args = ["arena", "swarm", "--server", &listen, "--ccu", "10", "--duration", "10s", "--interval", "1s"];
     let slo = ["--slo", "disconnects<=100%", "--out", &out];
-    let (code, text) =
-        crate::util::through_a_restart(&[&args[..], &slo[..]].concat(), arena_server("game", &listen, 30, &path(dir.path(), "first.json")), || {
-            arena_server("game", &listen, 30, &path(dir.path(), "again.json"))
-        });
+    let (code, text) = through_an_arena_restart("game", &listen, dir.path(), &[&args[..], &slo[..]].concat());
     assert_eq!(code, Some(0), "{text}");
     let c = &result(std::path::Path::new(&out))["extra"]["arena_swarm"]["totals"]["counters"];
     assert_eq!((c["connects"].as_u64(), c["disconnects"].as_u64()), (Some(20), Some(10)), "each lost its server once, a newcomer in its place: {c}");
