@@ -257,8 +257,11 @@ fn a_matchmaking_queues_funnel_agrees_with_the_servers_count_of_matches() {
     assert_eq!((stats["queued"].as_u64(), stats["matches"].as_u64()), (Some(40), Some(10)), "rooms of 4: {stats}");
     let counts = &r["extra"]["script"]["counts"];
     assert!(counts.as_array().unwrap().iter().any(|c| c[0] == "matched" && c[1] == 40), "{counts}");
+    // Every move the server broadcast was heard, but for those in flight as the run ended: at most one
+    // per bot, to its 3 room-mates (CI once saw 4,378 of 4,380 heard).
     let received = r["extra"]["arena_swarm"]["totals"]["counters"]["events_received"].as_u64().unwrap();
-    assert_eq!(received, stats["broadcasts"].as_u64().unwrap(), "every move the server broadcast was heard: {text}");
+    let broadcast = stats["broadcasts"].as_u64().unwrap();
+    assert!(received <= broadcast && broadcast - received <= 40 * 3, "heard {received} of {broadcast} broadcast moves: {text}");
 }
 
 /// A storm through a login and a queue: the server restarted while every player is matched; each logs in,
