@@ -33,10 +33,10 @@ impl Backoff {
         (ceiling as f64 * unit) as u64
     }
 
-    /// A player lost its server at `now_us` (`lost` None), or failed an attempt to come back then: its
-    /// next attempt is after the next wait (`unit` a uniform draw in [0, 1)).
-    pub fn again(&self, lost: &mut Option<Lost>, now_us: u64, unit: f64) {
-        let lost = lost.get_or_insert(Lost { at_us: now_us, attempts: 0, next_us: now_us });
+    /// A player lost its server at `lost_at_us` (`lost` None), or failed an attempt to come back: its next
+    /// attempt is the next wait after `now_us` (`unit` a uniform draw in [0, 1)).
+    pub fn again(&self, lost: &mut Option<Lost>, lost_at_us: u64, now_us: u64, unit: f64) {
+        let lost = lost.get_or_insert(Lost { at_us: lost_at_us, attempts: 0, next_us: now_us });
         lost.next_us = now_us + self.wait_us(lost.attempts, unit);
         lost.attempts += 1;
     }
@@ -70,8 +70,8 @@ mod tests {
     #[test]
     fn a_lost_player_keeps_when_it_lost_its_server_through_its_attempts() {
         let (b, mut lost) = (Backoff::parse("1s..4s").unwrap(), None);
-        b.again(&mut lost, 10_000_000, 0.5);
-        b.again(&mut lost, 12_000_000, 0.5);
+        b.again(&mut lost, 10_000_000, 10_000_000, 0.5);
+        b.again(&mut lost, 0, 12_000_000, 0.5);
         let l = lost.unwrap();
         assert_eq!((l.at_us, l.attempts, l.next_us), (10_000_000, 2, 13_000_000), "the second wait's ceiling is 2 s");
     }

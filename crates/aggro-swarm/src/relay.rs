@@ -160,12 +160,7 @@ impl RelayBot {
             heard.gone = true;
             return;
         };
-        // The first loss is timed from `at_us`; each failed attempt waits from now.
-        let first = self.lost.is_none();
-        backoff.again(&mut self.lost, now_us, self.rng.unit());
-        if first && let Some(l) = self.lost.as_mut() {
-            l.at_us = at_us;
-        }
+        backoff.again(&mut self.lost, at_us, now_us, self.rng.unit());
         (self.trying_since, self.joined, self.join_sent, self.members, self.leave_at_us) = (None, false, false, 0, None);
     }
 

@@ -182,7 +182,7 @@ impl ColyseusBot {
             self.gone(heard);
             return false;
         };
-        backoff.again(&mut self.lost, now_us, self.rng.unit());
+        backoff.again(&mut self.lost, now_us, now_us, self.rng.unit());
         (self.stage, self.next_send) = (Stage::Start, Vec::new());
         self.leave_at_us = None;
         out.0.push(Request::Close);
