@@ -39,4 +39,4 @@ pub mod soak;
 pub mod text;
 pub mod timeline;
 
-pub use record::{IntervalRecord, OpRecord, RunRecord};
+pub use record::{IntervalRecord, OpCount, OpRecord, RunRecord};

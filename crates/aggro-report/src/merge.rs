@@ -3,7 +3,7 @@
 //! by interval and over the whole run, so every percentile of the merged
 //! file is exactly what one histogram of all the shards' requests would say.
 
-use crate::record::{ErrorSample, IntervalRecord, OpRecord, RunRecord};
+use crate::record::{ErrorSample, IntervalRecord, OpCount, OpRecord, RunRecord};
 use crate::timeline::merged;
 use aggro_stats::{Summary, encode};
 use serde_json::json;
@@ -136,6 +136,18 @@ pub fn merge(shards: &[RunRecord], labels: &[String]) -> Result<RunRecord, Merge
         extra: json!({ "merge": { "shards": listing }, "shard_extras": shards.iter().map(|s| s.extra.clone()).collect::<Vec<_>>() }),
         world: first.world.clone(),
         run_ids: shards.iter().flat_map(|s| s.run_ids.iter().cloned()).collect(),
+        // Searches' shards: every trial of each, summed (a shard without them counts its totals).
+        all_trials: match shards.iter().any(|s| !s.all_trials.is_empty()) {
+            true => first
+                .operations
+                .iter()
+                .map(|name| {
+                    let done: Vec<_> = shards.iter().filter_map(|s| s.done(name)).collect();
+                    OpCount { name: name.clone(), ok: done.iter().map(|d| d.ok).sum(), errors: done.iter().map(|d| d.errors).sum() }
+                })
+                .collect(),
+            false => Vec::new(),
+        },
     })
 }
 
@@ -206,6 +218,7 @@ mod tests {
             extra: json!(null),
             world: None,
             run_ids: vec![],
+            all_trials: vec![],
         }
     }
 

@@ -180,6 +180,22 @@ pub struct RunRecord {
     /// runs the given files cover.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub run_ids: Vec<String>,
+    /// What the whole command did, per operation, where `totals` show only part of it: a capacity
+    /// search's every trial (its `totals` are one trial's), so that a verify counts every commit.
+    /// Absent when `totals` are the whole command.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub all_trials: Vec<OpCount>,
+}
+
+/// An operation's successes and failures (not conflicts) over a whole command.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct OpCount {
+    /// Operation name.
+    pub name: String,
+    /// Successful requests.
+    pub ok: u64,
+    /// Failures that are not conflicts (a commit among them is in doubt).
+    pub errors: u64,
 }
 
 impl RunRecord {
@@ -211,12 +227,22 @@ impl RunRecord {
             extra: serde_json::Value::Null,
             world: None,
             run_ids: Vec::new(),
+            all_trials: Vec::new(),
         }
     }
 
     /// The whole-run figures of operation `name`.
     pub fn total(&self, name: &str) -> Option<&OpRecord> {
         self.totals.iter().find(|o| o.name == name)
+    }
+
+    /// Operation `name`'s successes and failures over the whole command: every trial of a capacity
+    /// search ([`RunRecord::all_trials`]), else the run's totals.
+    pub fn done(&self, name: &str) -> Option<OpCount> {
+        match self.all_trials.is_empty() {
+            true => self.total(name).map(|o| OpCount { name: o.name.clone(), ok: o.ok, errors: o.errors }),
+            false => self.all_trials.iter().find(|o| o.name == name).cloned(),
+        }
     }
 }
 

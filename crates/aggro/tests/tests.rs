@@ -281,6 +281,27 @@ fn find_max_brackets_a_capacity() {
     assert_eq!(r["extra"]["best"], 4000.0);
 }
 
+/// A search's result file accounts for every trial's commits (its totals are one trial's): a verify
+/// given it and the run before it finds the store's counts, where it used to end with exit 4, the
+/// search's run named as having no file.
+#[test]
+fn a_verify_counts_every_trial_of_a_search() {
+    let dir = tempdir();
+    let target = format!("stackdb:{}", path(dir.path(), "world"));
+    ok(&["mobile", "populate", "--target", &target, "--users", "500"]);
+    let run = path(dir.path(), "run.json");
+    ok(&["mobile", "run", "--target", &target, "--rate", "300", "--duration", "1s", "-q", "--out", &run]);
+    let search = path(dir.path(), "search.json");
+    let args = ["--start-rate", "200", "--max-rate", "800", "--step", "500ms", "--interval", "250ms", "--loaders", "2", "--p99", "500ms"];
+    ok(&[&["mobile", "find-max", "--target", &target, "--out", &search][..], &args[..]].concat());
+    let r = result(std::path::Path::new(&search));
+    let trials = r["extra"]["trials"].as_array().unwrap().len();
+    let counted = r["all_trials"][0]["ok"].as_u64().unwrap();
+    assert!(trials >= 2 && counted > r["totals"][0]["ok"].as_u64().unwrap(), "{trials} trials, {counted} counted: {r:#}");
+    let text = ok(&["mobile", "verify", "--target", &target, "--result", &run, "--result", &search]);
+    assert!(text.contains("verify: ok") && text.contains(&format!("result files say: {} writes committed", 300 + counted)), "{text}");
+}
+
 /// A search that ends on a failed trial keeps the record of the rate it held, not of that failure:
 /// its figures are the answer's.
 #[test]

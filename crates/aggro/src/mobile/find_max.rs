@@ -29,10 +29,8 @@ impl MobileVisitor for Search {
         let d = &self.drive;
         let samples = Arc::new(ErrorSamples::default());
         let loaders = connect_loaders(&target, d.exec.loaders, d.workload, d.keys, d.exec.seed, &samples).await?;
-        // Logged, but its result file does not claim the id: the file keeps
-        // only the last trial's counts, so it cannot account for what every
-        // trial committed, and a verify names the search instead of blaming the store.
-        crate::world::log_run(&target, &target.describe(), "mobile", "mobile find-max", d.workload.name(), d.workload.commits()).await?;
+        // The result file claims the id: its `all_trials` count what every trial committed.
+        let run_id = crate::world::log_run(&target, &target.describe(), "mobile", "mobile find-max", d.workload.name(), d.workload.commits()).await?;
         println!(
             "aggro mobile find-max: {} on {}, {} loaders, {:.0}s per trial, p99 ≤ {}",
             d.workload.name(),
@@ -49,6 +47,7 @@ impl MobileVisitor for Search {
         record.command = "mobile find-max".into();
         record.spec = serde_json::json!({ "drive": d, "search": self.find.search, "p99_bound_ns": self.find.p99_bound_ns, "step_ns": self.find.step_ns, "target": target.describe() });
         record.world = self.world;
+        record.run_ids = vec![run_id];
         session::write(&record, &self.out, &session::Exports::default())?;
         println!("result: {}", self.out.display());
         crate::run::drive::unless_interrupted(&record)?;

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 pub fn ledger_of(record: &RunRecord) -> Ledger {
     // A failure that is not a conflict may have committed before it failed
     // (a timeout after COMMIT was sent): it is "in doubt", not "lost".
-    let counts = |name: &str| record.total(name).map_or((0, 0), |o| (o.ok, o.errors));
+    let counts = |name: &str| record.done(name).map_or((0, 0), |o| (o.ok, o.errors));
     let (transfers, transfers_in_doubt) = counts("write");
     let (gold_adds, gold_adds_in_doubt) = counts("add-gold");
     Ledger { transfers, transfers_in_doubt, gold_adds, gold_adds_in_doubt }

@@ -9,7 +9,7 @@ use crate::run::Run;
 use crate::run::drive::ExecSpec;
 use aggro_core::units::format_nanos;
 use aggro_core::{ErrorSamples, Nanos, RatePlan};
-use aggro_report::RunRecord;
+use aggro_report::{OpCount, RunRecord};
 use aggro_runner::search::{SearchPlan, Trial};
 use aggro_runner::{Loader, StopHandle, StopReason};
 use serde::Serialize;
@@ -61,8 +61,9 @@ impl FindMax {
     /// Runs the search with `loaders`, topping them up with `connect_one`
     /// after a trial that abandoned some; prints a line per trial and the
     /// answer. Returns the record of the trial at the best rate held (the
-    /// last trial's when none held), the search's result in its `extra` (its
-    /// command and spec for the caller to fill).
+    /// last trial's when none held), the search's result in its `extra`, every
+    /// trial's counts in its `all_trials` (its command and spec for the caller
+    /// to fill).
     #[allow(clippy::too_many_arguments)]
     pub async fn run<L, F, Fut>(
         &self,
@@ -83,6 +84,8 @@ impl FindMax {
         println!("{:>12} {:>12} {:>10} {:>8} {:>8}  verdict", "rate/s", "achieved/s", "p99", "backlog", "errors");
         // The record of the best rate held (the answer's), else of the last trial run.
         let (mut held, mut last): (Option<(f64, RunRecord)>, Option<RunRecord>) = (None, None);
+        // Every trial's counts, for a verify: each trial commits.
+        let mut all_trials: Vec<OpCount> = names.iter().map(|n| OpCount { name: n.to_string(), ..OpCount::default() }).collect();
         let started_at = aggro_report::record::now_rfc3339();
         let result = aggro_runner::search::find_max(&self.search, async |rate| {
             if stop.is_stopped() {
@@ -106,6 +109,10 @@ impl FindMax {
             };
             let (outcome, record) = run.go(std::mem::take(&mut loaders), &stop).await.ok()?;
             loaders = outcome.loaders;
+            for (sum, op) in all_trials.iter_mut().zip(&record.totals) {
+                sum.ok += op.ok;
+                sum.errors += op.errors;
+            }
             if outcome.stop_reason == StopReason::Interrupted {
                 return None;
             }
@@ -145,6 +152,7 @@ impl FindMax {
         let mut record = held.or(last).ok_or_else(|| anyhow::anyhow!("interrupted before the first trial finished"))?;
         record.started_at = started_at;
         record.extra = serde_json::to_value(&result)?;
+        record.all_trials = all_trials;
         if stop.is_stopped() {
             record.stop_reason = serde_json::to_value(StopReason::Interrupted)?;
             record.stop_message = StopReason::Interrupted.to_string();

@@ -32,9 +32,8 @@ impl ScenarioVisitor for Search {
         refuse_unpopulated(&target, &scenario).await?;
         let samples = Arc::new(ErrorSamples::default());
         let loaders = connect_loaders(&target, &scenario, self.exec.loaders, self.connections, self.exec.seed, &samples).await?;
-        // Logged, but its result file does not claim the id (as `mobile find-max`): the file keeps only the last
-        // trial's counts, so a verify names the search instead of blaming the store.
-        super::verify::log(&target, "scenario find-max", &scenario).await?;
+        // The result file claims the id (as `mobile find-max`): its `all_trials` count what every trial committed.
+        let run_id = super::verify::log(&target, "scenario find-max", &scenario).await?;
         println!(
             "aggro scenario find-max: {} on {}, {} loaders, {:.0}s per trial, p99 ≤ {}",
             scenario.name,
@@ -52,6 +51,7 @@ impl ScenarioVisitor for Search {
         let mut record = self.find.run(&self.exec, target.blocking(), names, loaders, connect_one, &samples).await?;
         record.command = "scenario find-max".into();
         record.world = world;
+        record.run_ids = run_id.into_iter().collect();
         record.spec = serde_json::json!({
             "scenario": { "name": scenario.name, "input": self.input.describe() },
             "exec": self.exec,

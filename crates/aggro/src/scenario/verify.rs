@@ -38,7 +38,7 @@ pub fn committed(scenario: &Scenario, records: &[RunRecord]) -> Vec<u64> {
         .iter()
         .map(|t| {
             let name = &scenario.operations[t.op];
-            records.iter().map(|r| r.totals.iter().find(|o| &o.name == name).map_or(0, |o| o.ok)).sum()
+            records.iter().map(|r| r.done(name).map_or(0, |o| o.ok)).sum()
         })
         .collect()
 }
