@@ -255,3 +255,18 @@ fn three_shards_merge_into_the_whole_run() {
         assert_eq!(out.status.code(), Some(2), "{bad:?} is bad input: {}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+/// Runs that start within one second, without `--out`, each keep their own result file: the second
+/// used to replace the first's (`aggro-results/<second>-<name>.json` for both).
+#[test]
+fn runs_of_one_second_keep_a_result_file_each() {
+    let dir = tempdir();
+    for _ in 0..3 {
+        let mut command = aggro();
+        command.args(["mobile", "run", "--target", "null:", "--requests", "5", "-q"]).current_dir(dir.path());
+        let out = run_command(command, Duration::from_secs(30));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let files = std::fs::read_dir(dir.path().join("aggro-results")).unwrap().count();
+    assert_eq!(files, 3, "one result file per run");
+}

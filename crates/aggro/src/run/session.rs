@@ -92,7 +92,6 @@ pub fn record<L>(
     record
 }
 
-/// The default result path: `./aggro-results/<UTC time>-<name>.json`.
 /// Where a run's result goes: `given` (`--out`), checked before the run — a directory, or a place no
 /// file can be made, is refused then rather than after the run — or [`default_out`]`(name)`.
 pub fn result_path(given: Option<PathBuf>, name: &str) -> Result<PathBuf, crate::exit::BadInput> {
@@ -121,9 +120,17 @@ pub fn check_out(given: Option<&std::path::Path>) -> Result<(), crate::exit::Bad
     Ok(())
 }
 
+/// The default result path: `./aggro-results/<UTC time>-<name>.json`, or `…-<name>-2.json` (3, …) when a
+/// run of the same second has that name.
 pub fn default_out(name: &str) -> PathBuf {
     let stamp = now_rfc3339().replace([':', '-'], "");
-    PathBuf::from("aggro-results").join(format!("{stamp}-{}.json", file_name_part(name)))
+    let name = file_name_part(name);
+    // Runs started within one second (a search, then a verify's run) must not share a file: the
+    // second would replace the first's result.
+    (1..)
+        .map(|n| PathBuf::from("aggro-results").join(if n == 1 { format!("{stamp}-{name}.json") } else { format!("{stamp}-{name}-{n}.json") }))
+        .find(|p| !p.exists())
+        .expect("a free name")
 }
 
 /// `name` (a scenario's, which its file chooses) as part of a file name: letters (any script), digits,
