@@ -20,7 +20,7 @@ fn node_pid(url: &str, host: &str) -> u32 {
 }
 
 /// Everything on the one cluster, in turn (the last step kills a node, which would fail any test
-/// running beside it): YCSB, the leases, the MMO world, then the trio.
+/// running beside it): YCSB, the leases, the MMO world, the docs' Cassandra lines, then the trio.
 #[test]
 #[ignore = "needs Cassandra: bash scripts/test.sh services runs it"]
 fn the_cluster_runs_ycsb_leases_and_the_trio_then_outlives_a_node() {
@@ -28,6 +28,8 @@ fn the_cluster_runs_ycsb_leases_and_the_trio_then_outlives_a_node() {
     crate::scenario::ycsb_on(&url, "100", &[]);
     a_lightweight_transaction_grants_each_lease_once(&url);
     crate::mmo::mmo_round_trip(&url, 40, 50, 6);
+    let failures = crate::documented::cassandra_lines(&url);
+    assert!(failures.is_empty(), "documented Cassandra lines that do not run as written:\n{}", failures.join("\n"));
     the_trio_runs_verifies_and_outlives_a_node(&url);
 }
 

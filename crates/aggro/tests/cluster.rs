@@ -34,13 +34,13 @@ fn every_workload_runs_and_verifies_on_a_redis_cluster() {
 }
 
 /// A cluster of this test's own (killing a master of the shared one would change it under other tests).
-struct OwnCluster {
+pub(crate) struct OwnCluster {
     dir: tempfile::TempDir,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl OwnCluster {
-    fn start() -> Self {
+    pub(crate) fn start() -> Self {
         let dir = tempdir();
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/redis-cluster.sh");
         let out = Command::new("bash").arg(script).arg("start").arg(dir.path()).output().unwrap();

@@ -10,7 +10,7 @@ fn scenarios() -> PathBuf {
 
 /// A database of its own on the test server (the mobile tests use the
 /// same table names in the default one), made with psql if missing.
-fn pg_database(url: &str, name: &str) -> String {
+pub(crate) fn pg_database(url: &str, name: &str) -> String {
     let bin = std::env::var("AGGRO_PG_BIN").unwrap_or_else(|_| "/usr/bin".into());
     let out =
         std::process::Command::new(Path::new(&bin).join("psql")).args([url, "-qc", &format!("CREATE DATABASE {name}")]).output().expect("psql runs");

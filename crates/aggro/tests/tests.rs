@@ -5,6 +5,7 @@ mod bots;
 mod cassandra;
 mod cluster;
 mod colyseus;
+mod documented;
 mod mmo;
 mod results;
 mod scenario;

@@ -14,12 +14,19 @@ pub fn aggro() -> Command {
 
 /// Runs aggro with `args`, killing it if it outlives `limit`.
 pub fn run(args: &[&str], limit: Duration) -> Output {
-    let mut child = aggro().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("aggro starts");
+    let mut command = aggro();
+    command.args(args);
+    run_command(command, limit)
+}
+
+/// Runs `command` (its output captured), killing it if it outlives `limit`.
+pub fn run_command(mut command: Command, limit: Duration) -> Output {
+    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("it starts");
     let start = Instant::now();
     while child.try_wait().expect("wait").is_none() {
         if start.elapsed() > limit {
             let _ = child.kill();
-            panic!("aggro {args:?} ran longer than {limit:?}");
+            panic!("{command:?} ran longer than {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
     }

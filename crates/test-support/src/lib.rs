@@ -1,9 +1,11 @@
 //! What the workspace's integration tests share (a dev-dependency only): whether the test script
-//! started every server, and the URL of one of them. Under `scripts/test.sh` (which sets
-//! `AGGRO_REQUIRE_SERVICES=1`) and in CI, something a test needs and cannot find fails the test; a
-//! developer running a plain `cargo test` gets a skip, said on stderr.
+//! started every server, the URL of one of them, and the shell lines the docs show ([`docs`]). Under
+//! `scripts/test.sh` (which sets `AGGRO_REQUIRE_SERVICES=1`) and in CI, something a test needs and
+//! cannot find fails the test; a developer running a plain `cargo test` gets a skip, said on stderr.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+
+pub mod docs;
 
 /// Whether the test script asked for every server: a missing one then fails the test.
 pub fn required() -> bool {

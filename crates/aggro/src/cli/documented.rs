@@ -1,45 +1,18 @@
 //! Every `aggro …` command line the README and docs/*.md show in a code block parses as this build
 //! reads it: a flag renamed, a value its parser refuses, a parser that panics (`--interleave` once did,
 //! exit 101) fails here, in the fast stage, instead of in a user's first try. The lines' placeholders
-//! (`URL`, `postgres://…`, `$!`, `[--optional flags]`) are filled in first; running them is for the tests
-//! of each command.
+//! (`URL`, `postgres://…`, `$!`, `[--optional flags]`) are filled in first. The services stage runs
+//! them too, block by block (`tests/documented.rs`).
 
 use super::Cli;
 use clap::Parser;
 use std::path::Path;
-
-/// The documents whose code blocks are read, from the repository's root.
-fn documents(root: &Path) -> Vec<std::path::PathBuf> {
-    let mut docs: Vec<_> =
-        std::fs::read_dir(root.join("docs")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "md")).collect();
-    docs.sort();
-    docs.insert(0, root.join("README.md"));
-    docs
-}
-
-/// The `aggro …` lines of `text`'s fenced code blocks (a line continued with `\` joined), each as written.
-fn command_lines(text: &str) -> Vec<String> {
-    let mut lines = Vec::new();
-    for (k, block) in text.split("```").enumerate() {
-        // Odd pieces are inside a fence; their first line is the fence's language.
-        if k % 2 == 0 {
-            continue;
-        }
-        let body = block.split_once('\n').map_or("", |(_, b)| b).replace("\\\n", " ");
-        for line in body.lines() {
-            let line = line.trim().trim_start_matches("$ ");
-            if line.starts_with("aggro ") && !line.contains('→') && !line.contains(": ") && !line.ends_with(':') {
-                lines.push(line.to_string());
-            }
-        }
-    }
-    lines
-}
+use test_support::docs;
 
 /// The line's words with its placeholders filled in: optional `[…]` parts kept, a trailing `# comment`
 /// dropped, and the names a reader replaces given a value that parses.
 fn words(line: &str) -> Vec<String> {
-    let line = line.split(" # ").next().unwrap_or(line).replace(['[', ']'], " ");
+    let line = docs::without_comment(line).replace(['[', ']'], " ");
     let line = line
         .replace("postgres://…", "postgres://user@127.0.0.1/db")
         .replace("redis://…", "redis://127.0.0.1:6379")
@@ -62,13 +35,13 @@ fn every_documented_command_line_parses() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut checked = 0;
     let mut failed = Vec::new();
-    for doc in documents(&root) {
-        let text = std::fs::read_to_string(&doc).unwrap();
-        for line in command_lines(&text) {
+    for block in docs::documents(&root).iter().flat_map(|d| docs::blocks(d)) {
+        let doc = &block.doc;
+        for line in block.lines.iter().filter(|l| docs::is_aggro(l)) {
             if line.contains("cassandra://") && !cfg!(feature = "cassandra") {
                 continue;
             }
-            let args = words(&line);
+            let args = words(line);
             let parsed = std::panic::catch_unwind(|| Cli::try_parse_from(&args).map(drop).map_err(|e| e.to_string()));
             match parsed {
                 Ok(Ok(())) => checked += 1,
