@@ -240,6 +240,9 @@ impl Player<Datagrams> for Bot {
                 self.take_snapshot(seq, payload, heard);
             }
             Ok(ClientEvent::Disconnected) => self.lose(heard),
+            // A full server turned it away: a join that failed (it used to sit out the run unseen, and a
+            // verdict counted only the bots let in).
+            Ok(ClientEvent::Denied(_)) => c.failed_joins += 1,
             _ => {}
         }
         let Some(conn) = self.client.connection() else { return false };

@@ -38,14 +38,19 @@ pub struct Datagrams {
 const NO_BOT: u32 = u32::MAX;
 
 impl Datagrams {
+    /// The bot of a client id this swarm gave out.
+    fn bot_of(first_client_id: u64, bots: usize, client_id: u64) -> Option<u32> {
+        let index = (client_id.wrapping_sub(first_client_id) & 0xffff_ffff) as usize;
+        (index < bots).then_some(index as u32)
+    }
+
     /// Learns a slot's bot from the server's accept packet (which names the client id).
     fn learn_slot(&mut self, slot: u32, client_id: u64) {
-        let index = (client_id.wrapping_sub(self.first_client_id) & 0xffff_ffff) as usize;
-        if index < self.bots {
+        if let Some(bot) = Self::bot_of(self.first_client_id, self.bots, client_id) {
             if self.slot_to_bot.len() <= slot as usize {
                 self.slot_to_bot.resize(slot as usize + 1, NO_BOT);
             }
-            self.slot_to_bot[slot as usize] = index as u32;
+            self.slot_to_bot[slot as usize] = bot;
         }
     }
 }
@@ -97,10 +102,16 @@ impl Transport for Datagrams {
             for k in 0..n {
                 let (_, bytes) = self.sockets[s].received(k);
                 let Some(h) = arena_proto::wire::read_header(bytes) else { continue };
+                // A refusal has no slot: it names its client.
+                let denied = arena_proto::client::peek_denied(bytes);
                 if let Some((slot, client_id)) = arena_proto::client::peek_accept(bytes) {
                     self.learn_slot(slot, client_id);
                 }
-                if let Some(&bot) = self.slot_to_bot.get(h.slot as usize).filter(|b| **b != NO_BOT) {
+                let bot = match denied {
+                    Some(client_id) => Self::bot_of(self.first_client_id, self.bots, client_id),
+                    None => self.slot_to_bot.get(h.slot as usize).copied().filter(|b| *b != NO_BOT),
+                };
+                if let Some(bot) = bot {
                     self.ready.push((s as u16, k as u16, bot, h.seq));
                 }
             }

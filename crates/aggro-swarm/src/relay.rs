@@ -289,6 +289,9 @@ impl Player<Datagrams> for RelayBot {
                 heard.counters.disconnects += 1;
                 self.lose(now_us, now_us, heard);
             }
+            // A full server turned its first session away: a join that failed (on its way back, a refusal is
+            // one of the storm's attempts: `come_back`).
+            Ok(ClientEvent::Denied(_)) if self.lost.is_none() => heard.counters.failed_joins += 1,
             _ => {}
         }
         while let Some(m) = self.client.connection().and_then(|c| c.receive_reliable()) {

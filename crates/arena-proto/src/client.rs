@@ -156,3 +156,14 @@ pub fn peek_accept(packet: &[u8]) -> Option<(u32, u64)> {
     (h.kind == ACCEPT).then_some(())?;
     Some((h.slot, Reader::new(wire::body(packet)).u64()?))
 }
+
+/// The client id a denied packet names (after its reason byte), unauthenticated: as [`peek_accept`],
+/// for a process whose clients share one socket. `None` for another kind, or a server's refusal that
+/// names no client (before 2026-11-29).
+pub fn peek_denied(packet: &[u8]) -> Option<u64> {
+    let h = wire::read_header(packet)?;
+    (h.kind == DENIED).then_some(())?;
+    let mut r = Reader::new(wire::body(packet));
+    r.u8()?;
+    r.u64()
+}

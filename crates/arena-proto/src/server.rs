@@ -166,10 +166,12 @@ impl<A: Copy + Eq + Hash> Server<A> {
             return Ok(ServerEvent::Handled);
         }
         if self.sessions() >= self.cfg.max_clients {
-            // A refusal is one sealed packet; no connection is made for it.
-            let mut out = Vec::with_capacity(wire::HEADER + 1 + wire::TAG);
+            // A refusal is one sealed packet; no connection is made for it. It names the client (as an
+            // accept does), so a process whose clients share one socket can hand it to the right one.
+            let mut out = Vec::with_capacity(wire::HEADER + 9 + wire::TAG);
             wire::write_header(&mut out, Header { kind: DENIED, slot: u32::MAX, seq: 1 });
             out.push(DenyReason::Full as u8);
+            out.extend_from_slice(&token.client_id.to_le_bytes());
             wire::seal(&key, &mut out);
             self.handshakes.push((from, out));
             return Ok(ServerEvent::Handled);
