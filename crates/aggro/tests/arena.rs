@@ -55,6 +55,18 @@ fn the_server_takes_every_documented_game_option() {
     assert!(result.exists());
 }
 
+/// The bench's interleave variant runs the server with the `--tiers` asked for.
+#[test]
+fn the_interleave_variant_takes_its_tiers() {
+    let dir = tempdir();
+    let out = path(dir.path(), "tiers.json");
+    let port = crate::util::free_port();
+    let args = ["arena", "bench", "--players", "10", "--compare", "interleave", "--tiers", "50m:1,300m:3", "--duration", "1s", "--warmup", "1s"];
+    let text = ok(&[&args[..], &["--port", &port, "--out", &out]].concat());
+    assert!(text.contains("| 10 | interleave |"), "{text}");
+    assert_eq!(result(std::path::Path::new(&out))["spec"]["tiers"], "50m:1,300m:3");
+}
+
 #[test]
 fn arena_bad_input_is_one_line_and_exit_code_2() {
     // The help names the flags as the docs do.
@@ -118,6 +130,14 @@ fn a_relay_sweep_feeds_the_planner_and_the_arithmetic_matches_the_guide() {
     }
     let plan = ok(&["plan", "--from", &out, "--cores", "4", "--nic", "1gbit", "--ccu", "3000"]);
     assert!(plan.contains("fitted on 2 runs") && plan.contains("prediction:") && plan.contains("CCU per server, bound by"), "{plan}");
+    // Less headroom, fewer CCU the cores allow.
+    let allowed = |text: &str| -> f64 {
+        let line = text.lines().find(|l| l.contains("core(s) at ≤")).unwrap_or_else(|| panic!("{text}"));
+        line.split(" allows ").nth(1).and_then(|r| r.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{line}"))
+    };
+    let lean = ok(&["plan", "--from", &out, "--cores", "4", "--headroom", "0.4"]);
+    assert!(lean.contains("at ≤ 40% each"), "{lean}");
+    assert!(allowed(&lean) < allowed(&plan), "--headroom 0.4 allows fewer CCU than the default 0.8: {lean}\n{plan}");
     let guide = ok(&["plan", "--room-size", "4", "--send-every", "100ms", "--msg-bytes", "200", "--ccu", "1000", "--uplink", "100mbit"]);
     assert!(guide.contains("40 messages in + 160 out = 200 messages/s, 40.0 KB/s"), "{guide}");
     assert!(guide.contains("1000 CCU in 250 rooms: 50000 messages/s, 10.00 MB/s"), "{guide}");
@@ -243,4 +263,103 @@ fn battle_royale_bots_that_lose_their_server_are_replaced() {
     assert_eq!(code, Some(0), "{text}");
     let c = &result(std::path::Path::new(&out))["extra"]["arena_swarm"]["totals"]["counters"];
     assert_eq!((c["connects"].as_u64(), c["disconnects"].as_u64()), (Some(20), Some(10)), "each lost its server once, a newcomer in its place: {c}");
+}
+
+/// A full server's refusals are failed joins, for the game server and the relay alike: 8 bots against
+/// room for 6 is no "every player served". The session flags in their valid forms on the way: the
+/// secret both sides sign with, the server's `--max-clients`, and the swarm's own client ids, input rate
+/// and shared sockets.
+#[test]
+fn a_full_servers_refusals_are_failed_joins() {
+    for mode in ["game", "relay"] {
+        let dir = tempdir();
+        let listen = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+        let (server_out, out) = (path(dir.path(), "server.json"), path(dir.path(), "swarm.json"));
+        let serve = ["arena", "serve", "--mode", mode, "--listen", &listen, "--max-clients", "6", "--secret", "s3cret", "--duration", "6s"];
+        let mut server =
+            crate::util::aggro().args(serve).args(["--quiet", "--out", &server_out]).stdout(std::process::Stdio::null()).spawn().unwrap();
+        crate::util::until_udp_bound(&listen);
+        let swarm = ["arena", "swarm", "--server", &listen, "--secret", "s3cret", "--ccu", "8", "--first-client-id", "100", "--sockets", "2"];
+        let own: &[&str] = match mode {
+            "game" => &["--mode", "br", "--input-hz", "10"],
+            _ => &["--mode", "relay", "--room-size", "2"],
+        };
+        let o = run(&[&swarm[..], own, &["--duration", "3s", "--interval", "1s", "--out", &out]].concat(), Duration::from_secs(30));
+        let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert!(server.wait().unwrap().success());
+        assert_eq!(o.status.code(), Some(3), "{mode}: 2 of 8 turned away breaks the joins threshold: {text}");
+        let c = &result(std::path::Path::new(&out))["extra"]["arena_swarm"]["totals"]["counters"];
+        assert_eq!((c["connects"].as_u64(), c["failed_joins"].as_u64()), (Some(6), Some(2)), "{mode}: {c}");
+        assert!(text.contains("25.0% of joins failed (2 of 8)"), "{mode}: {text}");
+        if mode == "game" {
+            // 6 bots sending 10 inputs a second for 3 s (and their shots and acks): not the default 30.
+            let s = result(std::path::Path::new(&server_out));
+            let packets = s["extra"]["arena_server"]["totals"]["counters"]["packets_in"].as_u64().unwrap();
+            assert!((6 * 10 * 2..=6 * 10 * 5).contains(&packets), "{packets} packets in at --input-hz 10: {s:#}");
+        }
+    }
+}
+
+/// A relay swarm's own flags in their valid forms: events to the others of a room only (3 of 4
+/// members), seats by matchmaking, sockets looked at once a millisecond; then players leaving and
+/// newcomers taking their places, with received datagrams thrown away on purpose.
+#[test]
+fn the_relay_swarm_takes_its_receivers_matchmaking_churn_and_losses() {
+    let dir = tempdir();
+    let listen = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let server = arena_server("relay", &listen, 12, &path(dir.path(), "relay.json"));
+    // The exit code (3 where the losses thrown away break the delivery threshold, as they should) and counts.
+    let swarm = |name: &str, own: &[&str]| {
+        let out = path(dir.path(), name);
+        let args =
+            ["arena", "swarm", "--mode", "relay", "--server", &listen, "--ccu", "8", "--room-size", "4", "--duration", "3s", "--interval", "1s"];
+        let code = run(&[&args[..], own, &["--out", &out]].concat(), Duration::from_secs(30)).status.code();
+        (code, result(std::path::Path::new(&out))["extra"]["arena_swarm"]["totals"]["counters"].clone())
+    };
+    let (code, c) = swarm("others.json", &["--receivers", "others", "--matchmaking", "--poll-every", "1ms"]);
+    assert_eq!(code, Some(0), "{c}");
+    let (sent, received) = (c["events_sent"].as_f64().unwrap(), c["events_received"].as_f64().unwrap());
+    assert!(sent > 0.0 && (2.5..=3.0).contains(&(received / sent)), "each event to the 3 others of its room (all would be 4): {c}");
+    assert_eq!(c["joins"], 8, "{c}");
+    let (code, c) = swarm("churn.json", &["--churn", "2", "--receive-loss", "0.2"]);
+    assert!(matches!(code, Some(0 | 3)), "{c}");
+    assert!(c["joins"].as_u64().unwrap() > 8, "players left and newcomers joined: {c}");
+    assert!(c["injected_losses"].as_u64().unwrap() > 0, "{c}");
+    drop(server);
+}
+
+/// The battle royale's flags in their valid forms: the zone's closing time, the bots' hot-drop clusters
+/// and their rate of fire (eight times the shots at 4 a second as at 0.5, bots that see each other).
+#[test]
+fn the_battle_royale_takes_its_zone_clusters_and_rate_of_fire() {
+    let dir = tempdir();
+    let shots = |rate: &str| {
+        let listen = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+        let out = path(dir.path(), &format!("serve-{rate}.json"));
+        let serve = ["arena", "serve", "--listen", &listen, "--zone", "1m", "--duration", "5s", "--quiet", "--out", &out];
+        let mut server = crate::util::aggro().args(serve).stdout(std::process::Stdio::null()).spawn().unwrap();
+        crate::util::until_udp_bound(&listen);
+        let swarm_out = path(dir.path(), &format!("swarm-{rate}.json"));
+        ok(&[
+            "arena",
+            "swarm",
+            "--server",
+            &listen,
+            "--ccu",
+            "10",
+            "--cluster",
+            "10",
+            "--fire-rate",
+            rate,
+            "--duration",
+            "3s",
+            "--quiet",
+            "--out",
+            &swarm_out,
+        ]);
+        assert!(server.wait().unwrap().success());
+        result(std::path::Path::new(&out))["extra"]["arena_server"]["totals"]["counters"]["shots"].as_u64().unwrap()
+    };
+    let (slow, fast) = (shots("0.5"), shots("4"));
+    assert!(fast > 2 * slow.max(1), "{fast} shots at 4 a second against {slow} at 0.5");
 }

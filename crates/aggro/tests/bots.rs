@@ -757,3 +757,23 @@ fn bots_play_over_tls_with_a_certificate_of_the_servers_own() {
     assert!(said.to_lowercase().contains("certificate"), "the certificate is named: {said}");
     server.kill().unwrap();
 }
+
+/// `--script-budget` in its valid form: a bot whose call runs past it is stopped where its script stood,
+/// and the swarm goes on (its other bots' callbacks, the run's end). No server: the bots only tick.
+#[test]
+fn a_script_past_its_budget_is_stopped_where_it_stood() {
+    let tmp = tempdir();
+    let script = tmp.path().join("spin.lua");
+    std::fs::write(&script, "every(100, function() count('tick') end)\nif bot.index == 0 then\n  while true do end\nend\n").unwrap();
+    let (script, out) = (script.display().to_string(), path(tmp.path(), "spin.json"));
+    let args = ["arena", "swarm", "--script", &script, "--server", "ws://127.0.0.1:9", "--ccu", "4", "--script-budget", "20ms"];
+    let o = run(&[&args[..], &["--duration", "2s", "--interval", "1s", "--out", &out]].concat(), Duration::from_secs(30));
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    // No bot joined (none tried; no server listens): the script's errors are the verdict's reason, exit 2.
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(text.contains("spin.lua:3: ran 20 ms of CPU without waiting (--script-budget): stopped"), "{text}");
+    let r = result(std::path::Path::new(&out));
+    // The spinning slot's bot, and each newcomer in its place; the other three ticked on.
+    assert!(r["extra"]["script"]["error_count"].as_u64().unwrap() >= 1, "{text}");
+    assert!(text.contains("bot1: runtime error") && !text.contains("bot2: runtime error") && text.contains("counted: tick"), "{text}");
+}

@@ -103,8 +103,24 @@ fn colyseus_bots_way_in_is_a_funnel_of_their_stages() {
     let (mut server, url) = listening_room(&room);
     let dir = tempdir();
     let out = path(dir.path(), "way-in.json");
-    let args =
-        ["arena", "swarm", "--mode", "colyseus", "--server", &url, "--ccu", "20", "--duration", "3s", "--slo", "stage:joined p99<30s", "--out", &out];
+    // `--start-together` in its valid form: the moves wait for the whole swarm's seats, not the funnel.
+    let args = [
+        "arena",
+        "swarm",
+        "--mode",
+        "colyseus",
+        "--server",
+        &url,
+        "--ccu",
+        "20",
+        "--start-together",
+        "--duration",
+        "3s",
+        "--slo",
+        "stage:joined p99<30s",
+        "--out",
+        &out,
+    ];
     let printed = ok(&args);
     server.kill().unwrap();
     let r = result(std::path::Path::new(&out));

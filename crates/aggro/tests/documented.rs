@@ -1,22 +1,24 @@
 //! Every shell block of the README and docs/*.md, run as a reader runs it (the fast stage only
 //! parses their `aggro` lines): each document on a desk of its own (`desk.rs`: its relative paths,
 //! free ports for its fixed ones, the test servers for its URLs), each `aggro` line made short
-//! (`short.rs`). An `aggro` line must end 0 or 3 (served, or a threshold broken on a busy test
-//! machine), any other line 0; a line ending in `&` (or an `arena serve` with no length, which a
-//! reader leaves running in a terminal of its own) is a server the block's later lines reach: it must
-//! still be running when the block ends. What a reader is assumed to bring, the walk makes first and
-//! says so: a world for a run on a store nothing populated yet, a result file for `report` to read.
+//! (`short.rs`), a world made first where a line needs one (`worlds.rs`). An `aggro` line must end 0
+//! or 3 (served, or a threshold broken on a busy test machine), any other line 0; a line ending in `&`
+//! (or an `arena serve` with no length, which a reader leaves running in a terminal of its own) is a
+//! server the block's later lines reach: it must still be running when the block ends. What a reader
+//! is assumed to bring, the walk makes first and says so: a world for a run on a store nothing
+//! populated yet, a result file for `report` to read.
 
 mod desk;
 mod short;
+mod worlds;
 
 use crate::util::*;
 use desk::{Desk, Servers};
-use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 use test_support::docs;
+use worlds::Worlds;
 
 /// How long one line may run (a bench's few points included).
 const LINE_LIMIT: Duration = Duration::from_secs(180);
@@ -29,15 +31,8 @@ fn root() -> std::path::PathBuf {
 pub(crate) fn walk(documents: &[std::path::PathBuf], servers: &Servers, wanted: impl Fn(&str) -> bool) -> Vec<String> {
     let mut failures = Vec::new();
     for doc in documents {
-        let mut walk = Walk {
-            desk: Desk::new(&root()),
-            servers,
-            worlds: HashSet::new(),
-            populated: HashMap::new(),
-            failures: Vec::new(),
-            doc: doc.clone(),
-            servers_started: 0,
-        };
+        let mut walk =
+            Walk { desk: Desk::new(&root()), servers, worlds: Worlds::default(), failures: Vec::new(), doc: doc.clone(), servers_started: 0 };
         for block in docs::blocks(doc) {
             walk.block(block.lines.iter().map(|l| docs::without_comment(l)).filter(|l| wanted(l)));
         }
@@ -76,10 +71,7 @@ impl Drop for Background {
 struct Walk<'a> {
     desk: Desk,
     servers: &'a Servers,
-    /// The stores given a world so far, as `family@target`.
-    worlds: HashSet<String>,
-    /// When each store was last populated: a verify's `--result …` is every run on it since.
-    populated: HashMap<String, SystemTime>,
+    worlds: Worlds,
     failures: Vec<String>,
     doc: std::path::PathBuf,
     /// Servers started so far (each one's log is named by its number).
@@ -215,7 +207,7 @@ impl Walk<'_> {
             let output = i > 0 && matches!(args[i - 1].as_str(), "-o" | "--out" | "--csv" | "--hdr-log");
             if !output && (word.contains('…') || word.contains('*')) {
                 let found = self.desk.matches(word);
-                let since = target.as_ref().and_then(|t| self.populated.get(t)).copied().unwrap_or(SystemTime::UNIX_EPOCH);
+                let since = self.worlds.populated(target.as_deref());
                 let own = |p: &&std::path::PathBuf| {
                     std::fs::metadata(p).and_then(|m| m.modified()).is_ok_and(|m| m >= since)
                         && target.as_ref().is_none_or(|t| std::fs::read_to_string(p).is_ok_and(|r| r.contains(t.as_str())))
@@ -252,44 +244,13 @@ impl Walk<'_> {
         Ok(())
     }
 
-    /// A world on the line's store, made first when the line runs on one nothing has populated (the
-    /// docs show each command against any store); a populate line's store noted.
+    /// A world on the line's store first, when the line runs on one nothing has populated ([`Worlds`]).
     fn world_for(&mut self, line: &str, args: &[String]) {
-        let Some(target) = value(args, "--target").filter(|t| *t != "null:").map(str::to_string) else { return };
-        let file = args.get(2).filter(|f| !f.starts_with('-')).cloned().unwrap_or_default();
-        let family = match (args[0].as_str(), file.contains("ycsb")) {
-            (_, true) => "ycsb",
-            ("scenario", false) => "scenario-mobile",
-            _ => "mobile",
-        };
-        let (needs, populate): (&str, Vec<&str>) = match (args[0].as_str(), args[1].as_str()) {
-            ("mobile", "populate") | ("scenario", "populate") | ("mmo", "populate") => ("", vec![]),
-            ("pgbench", _) if args.iter().any(|a| a == "-i") => ("", vec![]),
-            ("mobile", "run" | "find-max") => ("mobile", vec!["mobile", "populate", "--users", "1000"]),
-            ("scenario", "run" | "find-max") if family == "ycsb" => ("ycsb", vec!["scenario", "populate", &file, "--set", "records=1000"]),
-            ("scenario", "run" | "find-max") => ("scenario-mobile", vec!["scenario", "populate", &file, "--set", "users=1000"]),
-            ("pgbench", _) => ("pgbench", vec!["pgbench", "-i", "-s", "1"]),
-            ("mmo", "login" | "play") => ("mmo", vec!["mmo", "populate", "--accounts", "500"]),
-            _ => return,
-        };
-        if populate.is_empty() {
-            let made = match (args[0].as_str(), args[1].as_str()) {
-                ("scenario", _) => family,
-                ("pgbench", _) => "pgbench",
-                (made, _) => made,
-            };
-            self.worlds.insert(format!("{made}@{target}"));
-            self.populated.insert(target, SystemTime::now());
-            return;
-        }
-        if self.worlds.insert(format!("{needs}@{target}")) {
-            self.populated.insert(target.clone(), SystemTime::now());
-            let populate: Vec<String> = populate.iter().map(|s| s.to_string()).chain(["--target".into(), target.clone()]).collect();
-            eprintln!("documented: first a world on {target}: aggro {}", populate.join(" "));
-            let out = run_in(self.desk.path(), &populate);
-            if !out.status.success() {
-                self.fail(line, format!("the world it needs: aggro {populate:?}: {}", String::from_utf8_lossy(&out.stderr)));
-            }
+        let Some(populate) = self.worlds.needed(args) else { return };
+        eprintln!("documented: first a world: aggro {}", populate.join(" "));
+        let out = run_in(self.desk.path(), &populate);
+        if !out.status.success() {
+            self.fail(line, format!("the world it needs: aggro {populate:?}: {}", String::from_utf8_lossy(&out.stderr)));
         }
     }
 
@@ -330,6 +291,7 @@ impl Walk<'_> {
     }
 }
 
+/// The value the line gives `flag`.
 fn value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
     args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).map(String::as_str)
 }
@@ -392,7 +354,8 @@ fn every_documented_shell_line_runs() {
 
 /// The docs' Cassandra lines, on the test cluster in a keyspace of their own.
 pub(crate) fn cassandra_lines(url: &str) -> Vec<String> {
-    let (nodes, _) = url.rsplit_once('/').expect("a keyspace in the URL");
-    let servers = Servers { postgres: None, redis: None, cluster: None, dynamodb: None, cassandra: Some(format!("{nodes}/documented")) };
+    // The test cluster's nodes, with a keyspace of the walk's own in place of the URL's (if any).
+    let nodes = url.strip_prefix("cassandra://").and_then(|r| r.split(['/', '?']).next()).expect("a cassandra:// URL");
+    let servers = Servers { postgres: None, redis: None, cluster: None, dynamodb: None, cassandra: Some(format!("cassandra://{nodes}/documented")) };
     walk(&docs::documents(&root()), &servers, |line| line.contains("cassandra://"))
 }

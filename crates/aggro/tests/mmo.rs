@@ -23,7 +23,23 @@ pub(crate) fn mmo_round_trip(target: &str, accounts: u32, players: u32, periods:
     let args: Vec<&str> = ["mmo", "play"]
         .into_iter()
         .chain(world)
-        .chain(["--clients", "2", "--players", &players, "--periods", &periods, "--table-every", "5", "--seed", "7", "--out", &play])
+        // `--max-errors` in its valid form: no period fails here, so the figure is given.
+        .chain([
+            "--clients",
+            "2",
+            "--players",
+            &players,
+            "--periods",
+            &periods,
+            "--table-every",
+            "5",
+            "--seed",
+            "7",
+            "--max-errors",
+            "2.5%",
+            "--out",
+            &play,
+        ])
         .collect();
     let text = ok(&args);
     assert!(text.contains("T_last = "), "{text}");

@@ -293,7 +293,22 @@ fn a_verify_counts_every_trial_of_a_search() {
     let run = path(dir.path(), "run.json");
     ok(&["mobile", "run", "--target", &target, "--rate", "300", "--duration", "1s", "-q", "--out", &run]);
     let search = path(dir.path(), "search.json");
-    let args = ["--start-rate", "200", "--max-rate", "800", "--step", "500ms", "--interval", "250ms", "--loaders", "2", "--p99", "500ms"];
+    let args = [
+        "--start-rate",
+        "200",
+        "--max-rate",
+        "800",
+        "--precision",
+        "0.5",
+        "--step",
+        "500ms",
+        "--interval",
+        "250ms",
+        "--loaders",
+        "2",
+        "--p99",
+        "500ms",
+    ];
     ok(&[&["mobile", "find-max", "--target", &target, "--out", &search][..], &args[..]].concat());
     let r = result(std::path::Path::new(&search));
     let trials = r["extra"]["trials"].as_array().unwrap().len();

@@ -58,5 +58,5 @@ pub fn without_comment(line: &str) -> &str {
 /// Whether `line` is an `aggro …` command (not a diagram's label that starts with the word).
 pub fn is_aggro(line: &str) -> bool {
     let line = without_comment(line);
-    line.starts_with("aggro ") && !line.contains('→') && !line.contains(": ") && !line.ends_with(':')
+    line.starts_with("aggro ") && !line.contains('→')
 }

@@ -5,6 +5,8 @@
 
 #[cfg(test)]
 mod documented;
+#[cfg(test)]
+mod flags_tested;
 pub mod shared;
 pub mod target;
 pub mod values;

@@ -3,6 +3,7 @@
 //! millions. Every change is to a flag's value, or a length added to a run that gives none (its
 //! default is half a minute or more); the command and its other flags stay the reader's.
 
+use super::value;
 use std::time::{Duration, SystemTime};
 
 /// The line's arguments (without `aggro`) shortened; `port` is a free port for a bench's own server.
@@ -63,10 +64,6 @@ pub fn shorten(args: &mut Vec<String>, port: u16) {
 
 fn has(args: &[String], flag: &str) -> bool {
     args.iter().any(|a| a == flag)
-}
-
-fn value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
-    args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).map(String::as_str)
 }
 
 /// `flag`'s value, where the line gives it, replaced by `to`.
