@@ -7,6 +7,7 @@ use std::time::Duration;
 fn the_arena_bench_runs_server_and_swarm_processes_and_writes_one_table_and_result() {
     let dir = tempdir();
     let out = path(dir.path(), "bench.json");
+    let port = crate::util::free_port();
     // Two rounds: base, send-flush, base, send-flush; each row merges its variant's two runs.
     let text = ok(&[
         "arena",
@@ -24,7 +25,7 @@ fn the_arena_bench_runs_server_and_swarm_processes_and_writes_one_table_and_resu
         "--rounds",
         "2",
         "--port",
-        "7870",
+        &port,
         "--out",
         &out,
     ]);
@@ -102,6 +103,7 @@ fn arena_bad_input_is_one_line_and_exit_code_2() {
 fn a_relay_sweep_feeds_the_planner_and_the_arithmetic_matches_the_guide() {
     let dir = tempdir();
     let out = path(dir.path(), "relay.json");
+    let port = crate::util::free_port();
     let text = ok(&[
         "arena",
         "bench",
@@ -115,7 +117,7 @@ fn a_relay_sweep_feeds_the_planner_and_the_arithmetic_matches_the_guide() {
         "1s",
         "--reliable",
         "--port",
-        "7880",
+        &port,
         "--out",
         &out,
     ]);
