@@ -141,10 +141,7 @@ pub fn merge(shards: &[RunRecord], labels: &[String]) -> Result<RunRecord, Merge
             true => first
                 .operations
                 .iter()
-                .map(|name| {
-                    let done: Vec<_> = shards.iter().filter_map(|s| s.done(name)).collect();
-                    OpCount { name: name.clone(), ok: done.iter().map(|d| d.ok).sum(), errors: done.iter().map(|d| d.errors).sum() }
-                })
+                .map(|name| shards.iter().filter_map(|s| s.done(name)).fold(OpCount { name: name.clone(), ..OpCount::default() }, OpCount::plus))
                 .collect(),
             false => Vec::new(),
         },

@@ -198,6 +198,15 @@ pub struct OpCount {
     pub errors: u64,
 }
 
+impl OpCount {
+    /// `self` and `other` counted together (under `self`'s name).
+    pub fn plus(mut self, other: OpCount) -> OpCount {
+        self.ok += other.ok;
+        self.errors += other.errors;
+        self
+    }
+}
+
 impl RunRecord {
     /// The record of a run that has begun and recorded nothing yet (stop
     /// reason `running`), on this machine; runs fill in the rest as they end.

@@ -102,14 +102,20 @@ impl Transport for Datagrams {
             for k in 0..n {
                 let (_, bytes) = self.sockets[s].received(k);
                 let Some(h) = arena_proto::wire::read_header(bytes) else { continue };
-                // A refusal has no slot: it names its client.
-                let denied = arena_proto::client::peek_denied(bytes);
-                if let Some((slot, client_id)) = arena_proto::client::peek_accept(bytes) {
-                    self.learn_slot(slot, client_id);
-                }
-                let bot = match denied {
-                    Some(client_id) => Self::bot_of(self.first_client_id, self.bots, client_id),
-                    None => self.slot_to_bot.get(h.slot as usize).copied().filter(|b| *b != NO_BOT),
+                // Only a handshake's answer is looked into: an accept teaches its slot, a refusal (which has
+                // no slot) names its client; every other datagram is found by its slot alone.
+                let bot = match h.kind {
+                    arena_proto::wire::DENIED => {
+                        arena_proto::client::peek_denied(bytes).and_then(|id| Self::bot_of(self.first_client_id, self.bots, id))
+                    }
+                    kind => {
+                        if kind == arena_proto::wire::ACCEPT
+                            && let Some((slot, client_id)) = arena_proto::client::peek_accept(bytes)
+                        {
+                            self.learn_slot(slot, client_id);
+                        }
+                        self.slot_to_bot.get(h.slot as usize).copied().filter(|b| *b != NO_BOT)
+                    }
                 };
                 if let Some(bot) = bot {
                     self.ready.push((s as u16, k as u16, bot, h.seq));

@@ -55,6 +55,11 @@ pub fn without_comment(line: &str) -> &str {
     line.split(" # ").next().unwrap_or(line).trim_end()
 }
 
+/// `line` without its comment, its optional `[…]` parts kept as if given.
+pub fn with_options(line: &str) -> String {
+    without_comment(line).replace(['[', ']'], " ")
+}
+
 /// Whether `line` is an `aggro …` command (not a diagram's label that starts with the word).
 pub fn is_aggro(line: &str) -> bool {
     let line = without_comment(line);

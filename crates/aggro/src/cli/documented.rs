@@ -12,7 +12,7 @@ use test_support::docs;
 /// The line's words with its placeholders filled in: optional `[…]` parts kept, a trailing `# comment`
 /// dropped, and the names a reader replaces given a value that parses.
 fn words(line: &str) -> Vec<String> {
-    let line = docs::without_comment(line).replace(['[', ']'], " ");
+    let line = docs::with_options(line);
     let line = line
         .replace("postgres://…", "postgres://user@127.0.0.1/db")
         .replace("redis://…", "redis://127.0.0.1:6379")

@@ -41,7 +41,7 @@ fn every_flag_has_a_test_of_its_valid_form() {
         .flat_map(|d| docs::blocks(d))
         .flat_map(|b| b.lines)
         .filter(|l| docs::is_aggro(l))
-        .flat_map(|l| docs::without_comment(&l).replace(['[', ']'], " ").split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        .flat_map(|l| docs::with_options(&l).split_whitespace().map(str::to_string).collect::<Vec<_>>())
         .collect();
     let given = |flag: &str| tests.contains(&format!("\"{flag}\"")) || documented.contains(flag);
     let mut all = Vec::new();
