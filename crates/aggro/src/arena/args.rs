@@ -342,7 +342,7 @@ pub struct ArenaBenchArgs {
     /// Bandwidth budget for the verdict, such as 100mbit or 1gbit.
     #[arg(long, value_parser = values::bandwidth)]
     pub uplink: Option<f64>,
-    /// First UDP port to use (each run takes the next).
+    /// First port to use; each run takes the next one free on 127.0.0.1 (TCP and UDP).
     #[arg(long, default_value_t = 7800)]
     pub port: u16,
     /// The swarms look at their sockets at most once per this long (`aggro arena swarm --poll-every`): less

@@ -78,6 +78,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     let dir = scratch()?;
     let started_at = now_rfc3339();
     let mut rows = Vec::new();
+    let mut ports = super::ports::Ports::from(a.port);
     let total = a.players.len() * variants.len() * a.rounds as usize;
     let mut k = 0;
     for &players in &a.players {
@@ -91,7 +92,7 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
                     v.name,
                     a.rounds
                 );
-                let pair = Pair::new(dir.path(), &a.common, a.pin.as_ref(), a.port, k, warmup, measure)?;
+                let pair = Pair::new(dir.path(), &a.common, a.pin.as_ref(), ports.take()?, warmup, measure)?;
                 runs.push(run_pair(&pair, &a, players, v)?);
                 k += 1;
             }

@@ -86,8 +86,9 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     let dir = scratch()?;
     let started_at = now_rfc3339();
     let mut rows = Vec::new();
+    let mut ports = super::ports::Ports::from(a.port);
     for (k, &ccu) in a.players.iter().enumerate() {
-        let port = u16::try_from(k).ok().and_then(|k| a.port.checked_add(k)).ok_or_else(|| BadInput("--port: too high for this many runs".into()))?;
+        let port = ports.take()?;
         eprintln!("[{}/{}] {ccu} CCU against `{cmd}` on port {port}: {warmup:?} warm-up + {measure:?} measured", k + 1, a.players.len());
         rows.push(run_one(&a, cmd, port, ccu, warmup, measure, dir.path())?);
     }

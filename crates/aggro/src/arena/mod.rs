@@ -9,6 +9,7 @@ pub mod listener;
 pub mod merged;
 pub mod named;
 pub mod pair;
+pub mod ports;
 pub mod process;
 pub mod record;
 pub mod relay;

@@ -78,20 +78,15 @@ impl ServerRecord for RelayInterval {
 const HEAD_START: Duration = Duration::from_millis(300);
 
 impl<'a> Pair<'a> {
-    /// The `k`th run of a bench, on port `first_port + k`.
+    /// A run of a bench on `port` (from [`super::ports::Ports`]).
     pub fn new(
         dir: &'a Path,
         common: &'a ArenaCommon,
         pin: Option<&'a Pins>,
-        first_port: u16,
-        k: usize,
+        port: u16,
         warmup: Duration,
         measure: Duration,
     ) -> anyhow::Result<Self> {
-        let port = u16::try_from(k)
-            .ok()
-            .and_then(|k| first_port.checked_add(k))
-            .ok_or_else(|| crate::exit::BadInput("--port: too high for this many runs".into()))?;
         let exe = std::env::current_exe().context("cannot find the aggro executable")?;
         Ok(Self { exe, dir, common, pin, port, warmup, measure })
     }

@@ -56,9 +56,10 @@ pub fn main(a: ArenaBenchArgs) -> anyhow::Result<()> {
     let dir = scratch()?;
     let started_at = now_rfc3339();
     let mut rows = Vec::new();
+    let mut ports = super::ports::Ports::from(a.port);
     for (k, ccu) in a.players.iter().enumerate() {
         eprintln!("[{}/{}] {ccu} CCU in rooms of {}: {warmup:?} warm-up + {measure:?} measured", k + 1, a.players.len(), a.relay.room_size);
-        let pair = Pair::new(dir.path(), &a.common, a.pin.as_ref(), a.port, k, warmup, measure)?;
+        let pair = Pair::new(dir.path(), &a.common, a.pin.as_ref(), ports.take()?, warmup, measure)?;
         rows.push(run_one(&pair, &a, *ccu, budget)?);
     }
     print_table(&rows);
