@@ -68,6 +68,13 @@ impl ErrorClass {
         matches!(self, ErrorClass::Conflict | ErrorClass::Deadlock | ErrorClass::Locked)
     }
 
+    /// Whether a request that failed so may still have committed: its answer never came or could not
+    /// be read (a timeout, a broken connection, a reply not understood, a sync that failed), as against
+    /// a store that refused it. A verify counts these commits as in doubt.
+    pub fn may_have_committed(self) -> bool {
+        matches!(self, ErrorClass::Timeout | ErrorClass::Disconnected | ErrorClass::Protocol | ErrorClass::InDoubt | ErrorClass::Other)
+    }
+
     /// The name used in reports and result files.
     pub fn name(self) -> &'static str {
         match self {

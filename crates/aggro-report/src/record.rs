@@ -194,15 +194,25 @@ pub struct OpCount {
     pub name: String,
     /// Successful requests.
     pub ok: u64,
-    /// Failures that are not conflicts (a commit among them is in doubt).
+    /// Failures that are not conflicts.
     pub errors: u64,
+    /// Those of the failures that may still have committed ([`ErrorClass::may_have_committed`]).
+    #[serde(default)]
+    pub in_doubt: u64,
 }
 
 impl OpCount {
+    /// An operation's counts over a whole run.
+    pub fn of(o: &OpRecord) -> OpCount {
+        let in_doubt = ErrorClass::ALL.iter().filter(|c| c.may_have_committed()).map(|&c| o.failures_of(c)).sum();
+        OpCount { name: o.name.clone(), ok: o.ok, errors: o.errors, in_doubt }
+    }
+
     /// `self` and `other` counted together (under `self`'s name).
     pub fn plus(mut self, other: OpCount) -> OpCount {
         self.ok += other.ok;
         self.errors += other.errors;
+        self.in_doubt += other.in_doubt;
         self
     }
 }
@@ -249,7 +259,7 @@ impl RunRecord {
     /// search ([`RunRecord::all_trials`]), else the run's totals.
     pub fn done(&self, name: &str) -> Option<OpCount> {
         match self.all_trials.is_empty() {
-            true => self.total(name).map(|o| OpCount { name: o.name.clone(), ok: o.ok, errors: o.errors }),
+            true => self.total(name).map(OpCount::of),
             false => self.all_trials.iter().find(|o| o.name == name).cloned(),
         }
     }

@@ -132,8 +132,11 @@ equals = "committed(take)"
         Duration::from_secs(60),
     );
     let text = String::from_utf8_lossy(&o.stdout) + String::from_utf8_lossy(&o.stderr);
-    let (done, errors, _) = totals(&result(Path::new(&out)));
-    assert_eq!(done, 10, "each of the 10 leases granted once, {errors} takes refused: {text}");
+    let r = result(Path::new(&out));
+    let (done, errors, _) = totals(&r);
+    // A take whose quorum answered too late is in doubt: it may have granted its lease.
+    let in_doubt = r["totals"][0]["failures"]["in-doubt"].as_u64().unwrap_or(0);
+    assert!(done <= 10 && done + in_doubt >= 10, "each of the 10 leases granted once, {errors} takes refused: {text}");
     assert!(errors > 100, "the takes after the last lease went are refused: {errors}: {text}");
     assert!(text.contains("touched 0 rows, expected 1"), "{text}");
     let text = ok(&["scenario", "verify", &scenario, "--target", url, "--result", &out]);

@@ -688,6 +688,38 @@ fn a_scenario_world_keeps_its_variables() {
     assert!(err.contains("the store's population of mobile-write did not finish"), "{err}");
 }
 
+/// A transaction that failed without an answer may have committed: a verify allows for it (the store may
+/// hold it or not), while a refusal counted as such is not a commit. The run's file is edited as a node
+/// that timed out would have left it: two of its commits counted as timeouts, then as refusals.
+#[test]
+fn a_verify_allows_for_commits_in_doubt_and_no_more() {
+    let dir = tempdir();
+    let target = format!("sqlite:{}", path(dir.path(), "w.db"));
+    let write = file("mobile/write.toml");
+    ok(&["scenario", "populate", &write, "--target", &target, "--set", "users=500"]);
+    let out = path(dir.path(), "w.json");
+    ok(&["scenario", "run", &write, "--target", &target, "--rate", "100", "--duration", "1s", "-q", "--out", &out]);
+    let verify_as = |class: &str| {
+        let mut r = result(Path::new(&out));
+        let t = &mut r["totals"][0];
+        let ok = t["ok"].as_u64().unwrap();
+        assert!(ok > 2, "{r:#}");
+        t["ok"] = (ok - 2).into();
+        t["errors"] = 2.into();
+        t["failures"] = serde_json::json!({ class: 2 });
+        let edited = path(dir.path(), &format!("{class}.json"));
+        std::fs::write(&edited, serde_json::to_vec(&r).unwrap()).unwrap();
+        let o = run(&["scenario", "verify", &write, "--target", &target, "--result", &edited], Duration::from_secs(30));
+        (o.status.code(), format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
+    };
+    let (code, text) = verify_as("timeout");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("(+2 in doubt)") && text.contains("with the commits in doubt") && !text.contains("BROKEN"), "{text}");
+    let (code, text) = verify_as("server");
+    assert_ne!(code, Some(0), "{text}");
+    assert!(text.contains("BROKEN") && text.contains("lost or phantom updates"), "{text}");
+}
+
 /// pgbench's compatibility suite (bench/pgbench-compat/*.sql), smallest form: each script run by
 /// pgbench itself and by `aggro pgbench` (4 clients × 5 transactions) on two databases initialised
 /// alike, in pgbench's default mode (-M simple) and, for the scripts the mode decides, in the others

@@ -33,7 +33,7 @@ pub mod ycsb;
 
 pub use loader::ScenarioLoader;
 pub use populate::populate;
-pub use verify::{Check, verify};
+pub use verify::{Check, Committed, verify};
 
 use aggro_core::scenario::{Command, Load, Value};
 use aggro_stats::OpId;

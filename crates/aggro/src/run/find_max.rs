@@ -109,9 +109,8 @@ impl FindMax {
             };
             let (outcome, record) = run.go(std::mem::take(&mut loaders), &stop).await.ok()?;
             loaders = outcome.loaders;
-            for (sum, op) in all_trials.iter_mut().zip(&record.totals) {
-                sum.ok += op.ok;
-                sum.errors += op.errors;
+            for sum in &mut all_trials {
+                *sum = std::mem::take(sum).plus(record.total(&sum.name).map(OpCount::of).unwrap_or_default());
             }
             if outcome.stop_reason == StopReason::Interrupted {
                 return None;

@@ -11,7 +11,7 @@ use crate::world::{log_run, missing_runs};
 use aggro_core::scenario::{Family, ScenarioTarget};
 use aggro_report::RunRecord;
 use aggro_targets::ScenarioVisitor;
-use aggro_workloads::scenario::Scenario;
+use aggro_workloads::scenario::{Committed, Scenario};
 
 /// The store's run log every scenario that may write logs its runs in, and
 /// every scenario population empties: one for all scenarios, since scenarios
@@ -30,15 +30,18 @@ pub async fn log<T: ScenarioTarget>(target: &T, command: &str, scenario: &Scenar
     log_run(target, &target.describe(), RUN_LOG, command, &scenario.name, true).await.map(Some)
 }
 
-/// Each transaction's committed count summed over `records`: the `ok` of
-/// the transaction's operation (operation 0 when it is the only one).
-pub fn committed(scenario: &Scenario, records: &[RunRecord]) -> Vec<u64> {
+/// Each transaction's commits summed over `records`: the `ok` of the transaction's operation
+/// (operation 0 when it is the only one), and its failures that may have committed.
+pub fn committed(scenario: &Scenario, records: &[RunRecord]) -> Vec<Committed> {
     scenario
         .transactions
         .iter()
         .map(|t| {
             let name = &scenario.operations[t.op];
-            records.iter().map(|r| r.done(name).map_or(0, |o| o.ok)).sum()
+            records
+                .iter()
+                .filter_map(|r| r.done(name))
+                .fold(Committed::default(), |c, o| Committed { ok: c.ok + o.ok, in_doubt: c.in_doubt + o.in_doubt })
         })
         .collect()
 }
@@ -49,7 +52,7 @@ pub fn committed(scenario: &Scenario, records: &[RunRecord]) -> Vec<u64> {
 /// ledger is incomplete (exit code 4); one breaks with every logged run
 /// counted — the store lost or invented updates. When they hold: how many
 /// logged runs had no record (they hold regardless).
-pub async fn judge<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed: &[u64], records: &[RunRecord]) -> anyhow::Result<usize> {
+pub async fn judge<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed: &[Committed], records: &[RunRecord]) -> anyhow::Result<usize> {
     let broken = check(target, scenario, committed).await?;
     let missing = missing_runs(target, &target.describe(), RUN_LOG, records).await?;
     match (broken.is_empty(), missing.is_empty()) {
@@ -65,12 +68,13 @@ pub async fn judge<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed
 }
 
 /// Runs the invariants and prints each; the names of those that broke.
-async fn check<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed: &[u64]) -> anyhow::Result<Vec<String>> {
+async fn check<T: ScenarioTarget>(target: &T, scenario: &Scenario, committed: &[Committed]) -> anyhow::Result<Vec<String>> {
     let checks = aggro_workloads::scenario::verify(target, scenario, committed).await.map_err(|e| crate::exit::store_error(target.describe(), e))?;
     let mut broken = Vec::new();
     for c in &checks {
         let mark = if c.held { "holds" } else { "BROKEN" };
-        println!("invariant {:<32} {mark}: store {}, expected {}", c.name, c.got.to_text(), c.want.to_text());
+        let also = c.want_all.as_ref().map_or(String::new(), |all| format!(" (to {} with the commits in doubt)", all.to_text()));
+        println!("invariant {:<32} {mark}: store {}, expected {}{also}", c.name, c.got.to_text(), c.want.to_text());
         if !c.held {
             broken.push(c.name.clone());
         }
@@ -116,13 +120,21 @@ impl ScenarioVisitor for Verify {
             scenario.name,
             target.describe(),
             records.len(),
-            scenario.transactions.iter().zip(&committed).map(|(t, n)| format!("{} {n}", t.name)).collect::<Vec<_>>().join(", ")
+            scenario.transactions.iter().zip(&committed).map(|(t, c)| counted(&t.name, c)).collect::<Vec<_>>().join(", ")
         );
         let unfiled = judge(&target, &scenario, &committed, &records).await?;
         if unfiled > 0 {
             println!("note: {unfiled} logged run(s) have no result file here; the invariants hold regardless");
         }
         Ok(())
+    }
+}
+
+/// `take 9` or `take 9 (+1 in doubt)`.
+fn counted(name: &str, c: &Committed) -> String {
+    match c.in_doubt {
+        0 => format!("{name} {}", c.ok),
+        d => format!("{name} {} (+{d} in doubt)", c.ok),
     }
 }
 
