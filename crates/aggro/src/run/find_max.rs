@@ -110,7 +110,8 @@ impl FindMax {
             let (outcome, record) = run.go(std::mem::take(&mut loaders), &stop).await.ok()?;
             loaders = outcome.loaders;
             for sum in &mut all_trials {
-                *sum = std::mem::take(sum).plus(record.total(&sum.name).map(OpCount::of).unwrap_or_default());
+                let this_trial = record.total(&sum.name).map(OpCount::of).unwrap_or_default();
+                *sum = std::mem::take(sum).plus(this_trial);
             }
             if outcome.stop_reason == StopReason::Interrupted {
                 return None;
