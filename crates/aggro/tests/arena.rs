@@ -140,6 +140,17 @@ fn a_relay_sweep_feeds_the_planner_and_the_arithmetic_matches_the_guide() {
     let lean = ok(&["plan", "--from", &out, "--cores", "4", "--headroom", "0.4"]);
     assert!(lean.contains("at ≤ 40% each"), "{lean}");
     assert!(allowed(&lean) < allowed(&plan), "--headroom 0.4 allows fewer CCU than the default 0.8: {lean}\n{plan}");
+    // A sweep whose server CPU falls as players are added gives no line: bad input, as a missing file is.
+    let mut falling = r.clone();
+    for (row, cpu) in falling["extra"]["relay_bench"]["rows"].as_array_mut().unwrap().iter_mut().zip([30.0, 20.0]) {
+        row["server_cpu_pct"] = cpu.into();
+    }
+    let falling_out = out.replace(".json", "-falling.json");
+    std::fs::write(&falling_out, serde_json::to_vec(&falling).unwrap()).unwrap();
+    let o = run(&["plan", "--from", &falling_out, "--cores", "4"], Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--from: server CPU does not grow with players"), "{err}");
     let guide = ok(&["plan", "--room-size", "4", "--send-every", "100ms", "--msg-bytes", "200", "--ccu", "1000", "--uplink", "100mbit"]);
     assert!(guide.contains("40 messages in + 160 out = 200 messages/s, 40.0 KB/s"), "{guide}");
     assert!(guide.contains("1000 CCU in 250 rooms: 50000 messages/s, 10.00 MB/s"), "{guide}");

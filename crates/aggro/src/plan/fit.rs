@@ -75,7 +75,9 @@ pub fn read_points(files: &[PathBuf]) -> anyhow::Result<(Vec<Point>, Vec<Failed>
                 });
             }
         } else {
-            anyhow::bail!("--from {}: not a sweep (run `aggro arena bench --mode relay` to make one)", path.display());
+            return Err(
+                crate::exit::BadInput(format!("--from {}: not a sweep (run `aggro arena bench --mode relay` to make one)", path.display())).into()
+            );
         }
     }
     points.retain(|p| p.ccu > 0.0);

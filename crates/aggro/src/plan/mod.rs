@@ -34,7 +34,8 @@ pub fn main(a: PlanArgs) -> anyhow::Result<()> {
     }
     let (points, failed) = fit::read_points(&a.from)?;
     fit::enough(&points, &failed)?;
-    let model = fit::Model::fit(&points)?;
+    // Sweeps that give no line to plan on are input this command cannot use, like a missing file.
+    let model = fit::Model::fit(&points).map_err(|e| BadInput(format!("--from: {e:#}")))?;
     let plan = model.plan(a.cores.max(1), nic, a.headroom, &failed);
     fit::print(&model, &plan, a.ccu.map(f64::from));
     for line in cost::Cost::of(plan.ccu, model.bytes_per_ccu, a.price_per_hour, a.price_per_gb).lines() {
