@@ -81,3 +81,6 @@ impl std::hash::Hasher for MapHasher {
 
 /// A `HashMap` with [`MapHasher`].
 pub type FastMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<MapHasher>>;
+
+/// A `HashSet` with [`MapHasher`].
+pub type FastSet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault<MapHasher>>;

@@ -10,6 +10,7 @@ use crate::hash::FastMap;
 use crate::map::FileMap;
 use crate::page::{self, ENTRIES_PER_PAGE, PAGE, PageSet, WAITING_PAGE_BYTES, Waiting};
 pub use crate::page::{Entry, MAX_SHARED};
+use crate::recent::RecentSets;
 use crate::storage::StorageBackend;
 use std::sync::Arc;
 
@@ -191,6 +192,8 @@ pub struct Heads {
     pub(crate) waiting_bytes: usize,
     /// Entries set since open: a page's waiting entries carry the count when last set.
     pub(crate) sets: u64,
+    /// The buckets set lately, for a write transaction's confirmation of what it looked up.
+    pub(crate) recent: RecentSets,
     /// Bytes of RAM they may hold.
     budget: usize,
     /// Pages below this are on disk, each written whole with its trailer.
@@ -261,6 +264,7 @@ impl Heads {
             waiting_pages: PageSet::default(),
             waiting_bytes: 0,
             sets: 0,
+            recent: RecentSets::default(),
             budget: ram,
             disk_pages: 0,
             round: None,
@@ -427,6 +431,7 @@ impl Heads {
         });
         grew += waiting.set(slot, entry);
         self.sets += 1;
+        self.recent.note(bucket);
         waiting.set_at = self.sets;
         self.waiting_bytes += grew;
         if let Some(round) = &mut self.round {

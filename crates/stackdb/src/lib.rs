@@ -17,7 +17,8 @@
 //!   commit).
 //! - [`heads`]: the head table — entries in checksummed pages, those not yet written held in RAM
 //!   within the budget, the header [`State`](heads::State), a checkpoint round under way and the
-//!   sweeps' estimates; `stack` (walking and rebuilding a bucket's stack).
+//!   sweeps' estimates, and `recent` (the buckets set lately, which a write transaction asks to
+//!   confirm what it looked up before the writer); `stack` (walking and rebuilding a bucket's stack).
 //! - `apply` (what a split's or a sweep's batch does to the table: one applier for a commit and
 //!   for recovery's replay), `checkpoint` (rounds writing the table a slice at a time through the
 //!   doublewrite file), `plan` (the sweep's reads), `compaction` (when and which sweep), `worker`
@@ -44,6 +45,7 @@ mod map;
 pub mod overlay;
 mod page;
 mod plan;
+mod recent;
 pub mod record;
 pub mod repair;
 mod salvage;

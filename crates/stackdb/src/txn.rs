@@ -20,7 +20,7 @@
 
 use crate::db::Database;
 use crate::error::{Error, Result};
-use crate::hash::{FastMap, hash};
+use crate::hash::{FastMap, FastSet, hash};
 use crate::log::{Commit, Durability};
 use crate::page::Entry;
 use crate::record::{check_lengths, padded_len};
@@ -37,6 +37,14 @@ enum Committed {
     /// Its newest record is a put at this log offset, with a value this long, pushed on the record at
     /// `beneath` (0: none).
     Live { offset: u64, value_len: usize, beneath: u64 },
+}
+
+/// Where the table stood when a transaction looked keys up: the last commit, and how many entries
+/// had been set ([`RecentSets::mark`](crate::recent::RecentSets::mark)).
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    commit_seq: u64,
+    sets: u64,
 }
 
 /// How a key stood at the last commit, and where it was looked up: its bucket and that bucket's
@@ -150,12 +158,13 @@ impl<'db> WriteTxn<'db> {
     }
 
     /// Looks up, all together, how the keys `unknown` stood at the last commit: their buckets' head
-    /// entries, then their stacks walked side by side. Returns the last commit's sequence number as
-    /// it read the entries (every change of an entry is a commit).
-    fn look_up(&mut self, unknown: &[usize]) -> Result<u64> {
-        let (commit_seq, places) = {
+    /// entries, then their stacks walked side by side. Returns where the table stood as it read the
+    /// entries.
+    fn look_up(&mut self, unknown: &[usize]) -> Result<Seen> {
+        let (seen, places) = {
             let mut heads = lock(&self.db.core.heads);
-            (heads.state.commit_seq, heads.places(unknown.iter().map(|&i| self.keys[i].hash))?)
+            let seen = Seen { commit_seq: heads.state.commit_seq, sets: heads.recent.mark() };
+            (seen, heads.places(unknown.iter().map(|&i| self.keys[i].hash))?)
         };
         let mut tops = Vec::with_capacity(unknown.len());
         for (&i, &(bucket, entry)) in unknown.iter().zip(&places) {
@@ -176,16 +185,15 @@ impl<'db> WriteTxn<'db> {
                 }
             },
         )?;
-        Ok(commit_seq)
+        Ok(seen)
     }
 
-    /// Looks up the keys not yet known without the writer; returns the last commit's sequence number
-    /// as it saw it. A walk that meets the log freed under it leaves them all to be looked up with the
-    /// writer.
-    fn look_ahead(&mut self) -> Option<u64> {
+    /// Looks up the keys not yet known without the writer; returns where the table stood as it saw
+    /// them. A walk that meets the log freed under it leaves them all to be looked up with the writer.
+    fn look_ahead(&mut self) -> Option<Seen> {
         let unknown = self.unknown();
         match self.look_up(&unknown) {
-            Ok(commit_seq) => Some(commit_seq),
+            Ok(seen) => Some(seen),
             Err(_) => {
                 for &i in &unknown {
                     self.keys[i].found = None;
@@ -199,21 +207,36 @@ impl<'db> WriteTxn<'db> {
     /// key whose place has changed since — the bucket its hash addresses now (a split moved it) or
     /// that bucket's head entry. A key's records all lie in its bucket's stack, so a commit that
     /// left both as they were left the key as it was; splits of other buckets do not matter. With
-    /// no commit since (every change of an entry is one), nothing has changed.
-    fn confirm(&mut self, seen_at: u64) -> Result<()> {
+    /// no commit since (every change of an entry is one), nothing has changed. The buckets set
+    /// since are asked of the table's recent sets, so a key none of them addresses is not read
+    /// again; when they are no longer kept, or outnumber the keys, every key's entry is read again.
+    fn confirm(&mut self, seen_at: Seen) -> Result<()> {
         let seen: Vec<(usize, Found)> = self.keys.iter().enumerate().filter_map(|(i, k)| k.found.map(|f| (i, f))).collect();
         if seen.is_empty() {
             return Ok(());
         }
-        let now = {
-            let mut heads = lock(&self.db.core.heads);
-            if heads.state.commit_seq == seen_at {
-                return Ok(());
+        let mut heads = lock(&self.db.core.heads);
+        if heads.state.commit_seq == seen_at.commit_seq {
+            return Ok(());
+        }
+        let moved: Vec<bool> = match heads.recent.since(seen_at.sets).filter(|set| set.len() <= 4 * seen.len()) {
+            Some(set) => {
+                let set: FastSet<u64> = set.iter().copied().collect();
+                seen.iter()
+                    .map(|&(i, f)| {
+                        let bucket = heads.state.address(self.keys[i].hash);
+                        bucket != f.bucket || set.contains(&bucket)
+                    })
+                    .collect()
             }
-            heads.places(seen.iter().map(|&(i, _)| self.keys[i].hash))?
+            None => {
+                let now = heads.places(seen.iter().map(|&(i, _)| self.keys[i].hash))?;
+                seen.iter().zip(now).map(|(&(_, f), place)| place != (f.bucket, f.entry)).collect()
+            }
         };
-        for (&(i, f), place) in seen.iter().zip(now) {
-            if place != (f.bucket, f.entry) {
+        drop(heads);
+        for (&(i, _), moved) in seen.iter().zip(moved) {
+            if moved {
                 self.keys[i].found = None;
             }
         }
