@@ -210,10 +210,15 @@ impl OpCount {
 
     /// `self` and `other` counted together (under `self`'s name).
     pub fn plus(mut self, other: OpCount) -> OpCount {
+        self.add(&other);
+        self
+    }
+
+    /// Counts `other` into `self` (under `self`'s name).
+    pub fn add(&mut self, other: &OpCount) {
         self.ok += other.ok;
         self.errors += other.errors;
         self.in_doubt += other.in_doubt;
-        self
     }
 }
 

@@ -110,8 +110,9 @@ impl FindMax {
             let (outcome, record) = run.go(std::mem::take(&mut loaders), &stop).await.ok()?;
             loaders = outcome.loaders;
             for sum in &mut all_trials {
-                let this_trial = record.total(&sum.name).map(OpCount::of).unwrap_or_default();
-                *sum = std::mem::take(sum).plus(this_trial);
+                if let Some(op) = record.total(&sum.name) {
+                    sum.add(&OpCount::of(op));
+                }
             }
             if outcome.stop_reason == StopReason::Interrupted {
                 return None;

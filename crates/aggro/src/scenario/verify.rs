@@ -9,7 +9,7 @@ use crate::exit::LedgerIncomplete;
 use crate::scenario::args::ScenarioVerifyArgs;
 use crate::world::{log_run, missing_runs};
 use aggro_core::scenario::{Family, ScenarioTarget};
-use aggro_report::RunRecord;
+use aggro_report::{OpCount, RunRecord};
 use aggro_targets::ScenarioVisitor;
 use aggro_workloads::scenario::{Committed, Scenario};
 
@@ -38,10 +38,8 @@ pub fn committed(scenario: &Scenario, records: &[RunRecord]) -> Vec<Committed> {
         .iter()
         .map(|t| {
             let name = &scenario.operations[t.op];
-            records
-                .iter()
-                .filter_map(|r| r.done(name))
-                .fold(Committed::default(), |c, o| Committed { ok: c.ok + o.ok, in_doubt: c.in_doubt + o.in_doubt })
+            let done = records.iter().filter_map(|r| r.done(name)).fold(OpCount::default(), OpCount::plus);
+            Committed { ok: done.ok, in_doubt: done.in_doubt }
         })
         .collect()
 }
