@@ -9,8 +9,10 @@
 //! - [`login`]: the login test's loader.
 //! - [`populate`]: generating and inserting the world.
 //! - [`verify`]: the world's invariants, checked in the store.
+//! - [`ledger`]: the items the zones committed, and what pushes in doubt may have added.
 
 pub mod book;
+pub mod ledger;
 pub mod login;
 pub mod period;
 pub mod populate;
@@ -20,6 +22,7 @@ pub mod verify;
 pub mod zone;
 
 pub use book::{PeriodBook, PlaySummary};
+pub use ledger::ItemLedger;
 pub use login::LoginLoader;
 pub use period::PeriodLoader;
 pub use profile::{Action, OPERATIONS, Profile};

@@ -5,10 +5,13 @@
 //! - every player's recorded item count equals the items it holds (the two
 //!   are written in one commit);
 //! - with the play runs' result files: every player holds exactly the
-//!   population's items plus what the clients committed (created − deleted);
+//!   population's items plus what the clients committed (created − deleted),
+//!   or, for a player whose last push failed in doubt, what that push would
+//!   have added besides ([`ItemLedger`]);
 //! - no lease is left held (after a clean run every player is released or
 //!   its lease has run out).
 
+use super::ledger::ItemLedger;
 use aggro_core::mmo::{WorldScan, WorldSpec};
 use std::collections::HashMap;
 
@@ -57,6 +60,8 @@ pub struct MmoVerdict {
     pub leases_explained: bool,
     /// Whether the ledger of committed changes was checked.
     pub ledger_checked: bool,
+    /// Players whose count the ledger allows for pushes in doubt.
+    pub players_in_doubt: u64,
 }
 
 impl MmoVerdict {
@@ -101,14 +106,18 @@ impl MmoVerdict {
                 n => lines.push(format!("FAIL  {name}: {n} violations, e.g. {}", v.examples.join("; "))),
             }
         }
+        if self.ledger_checked && self.players_in_doubt > 0 {
+            lines.push(format!("      {} player(s) last pushed in a commit that failed in doubt: either count is theirs", self.players_in_doubt));
+        }
         lines
     }
 }
 
-/// Checks `scan` against the world's invariants; `committed` is the net
-/// item change per player that the play runs committed since population
-/// (`None`: not checked); leases ending after `now_ms` count as held.
-pub fn verify(scan: &WorldScan, world: &WorldSpec, committed: Option<&HashMap<u32, i64>>, now_ms: u64) -> MmoVerdict {
+/// Checks `scan` against the world's invariants; `ledger` is the net item
+/// change per player that the play runs committed since population, and what
+/// pushes in doubt may have added (`None`: not checked); leases ending after
+/// `now_ms` count as held.
+pub fn verify(scan: &WorldScan, world: &WorldSpec, ledger: Option<&ItemLedger>, now_ms: u64) -> MmoVerdict {
     let mut v = MmoVerdict { players: scan.players.len() as u64, items: scan.items.len() as u64, ..Default::default() };
     let mut held: HashMap<u32, u32> = HashMap::with_capacity(scan.players.len());
     for p in &scan.players {
@@ -131,10 +140,10 @@ pub fn verify(scan: &WorldScan, world: &WorldSpec, committed: Option<&HashMap<u3
         if actual != p.item_count {
             v.item_count_mismatches.add(|| format!("player {} records {} items and holds {actual}", p.id, p.item_count));
         }
-        if let Some(committed) = committed {
-            let expected = world.items_per_player as i64 + committed.get(&p.id).copied().unwrap_or(0);
-            if actual as i64 != expected {
-                v.ledger_mismatches.add(|| format!("player {} holds {actual} items, the clients committed {expected}", p.id));
+        if let Some(ledger) = ledger {
+            let base = world.items_per_player as i64;
+            if !ledger.allows(p.id, base, actual as i64) {
+                v.ledger_mismatches.add(|| format!("player {} holds {actual} items, the clients committed {}", p.id, ledger.expected(p.id, base)));
             }
         }
         if let Some(until) = p.lease_until_ms.filter(|&u| u > now_ms) {
@@ -142,7 +151,8 @@ pub fn verify(scan: &WorldScan, world: &WorldSpec, committed: Option<&HashMap<u3
             v.last_lease_lapses_in_ms = v.last_lease_lapses_in_ms.max(Some(until - now_ms));
         }
     }
-    v.ledger_checked = committed.is_some();
+    v.ledger_checked = ledger.is_some();
+    v.players_in_doubt = ledger.map_or(0, |l| l.players_in_doubt() as u64);
     v
 }
 
@@ -162,10 +172,29 @@ mod tests {
     #[test]
     fn a_consistent_world_passes() {
         let scan = WorldScan { players: vec![player(0, 2), player(1, 3)], items: vec![(1, 0), (2, 0), (3, 1), (4, 1), (5, 1)] };
-        let committed = HashMap::from([(1, 1)]);
-        let v = verify(&scan, &world(), Some(&committed), 0);
+        let ledger = ItemLedger { committed: HashMap::from([(1, 1)]), ..Default::default() };
+        let v = verify(&scan, &world(), Some(&ledger), 0);
         assert!(v.ok(), "{:?}", v.lines());
         assert_eq!(v.lines().len(), 6);
+    }
+
+    #[test]
+    fn a_push_in_doubt_allows_either_count_and_no_other() {
+        // Player 1 was pushed with one item more, unacknowledged, and then not again.
+        let mut ledger = ItemLedger::default();
+        ledger.doubted(1, 1);
+        let world_with = |held: u32| WorldScan {
+            players: vec![player(0, 2), player(1, held)],
+            items: (0..2).map(|i| (i, 0)).chain((0..u64::from(held)).map(|i| (10 + i, 1))).collect(),
+        };
+        for held in [2, 3] {
+            let v = verify(&world_with(held), &world(), Some(&ledger), 0);
+            assert!(v.ok(), "{held}: {:?}", v.lines());
+            assert!(v.lines().iter().any(|l| l.contains("1 player(s) last pushed in a commit that failed in doubt")));
+        }
+        let v = verify(&world_with(4), &world(), Some(&ledger), 0);
+        assert_eq!(v.ledger_mismatches.count, 1);
+        assert!(v.ledger_mismatches.examples[0].contains("the clients committed 2 (or 3 with pushes in doubt)"), "{:?}", v.ledger_mismatches);
     }
 
     #[test]
@@ -174,7 +203,7 @@ mod tests {
             players: vec![player(0, 2), PlayerCheck { id: 1, item_count: 1, lease_until_ms: Some(500) }],
             items: vec![(1, 0), (1, 1), (3, 9)],
         };
-        let v = verify(&scan, &world(), Some(&HashMap::new()), 100);
+        let v = verify(&scan, &world(), Some(&ItemLedger::default()), 100);
         assert_eq!(v.duplicated_items.count, 1);
         assert_eq!(v.orphaned_items.count, 1);
         assert_eq!(v.item_count_mismatches.count, 1);

@@ -5,11 +5,12 @@
 //! EjectList, Checkpoint) reach the store; every other action changes objects
 //! in memory and marks them dirty, as the paper's game-server clients do.
 
+use super::ledger::ItemLedger;
 use super::profile::Action;
 use aggro_core::mmo::*;
 use aggro_core::rng::Rng;
 use aggro_core::{ErrorClass, StoreError};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// Ids reserved from the store at a time.
 const ID_BLOCK: u64 = 10_000;
@@ -109,8 +110,8 @@ pub struct Zone<C> {
     present: HashSet<u32>,
     chosen: Option<u32>,
     ids: std::ops::Range<u64>,
-    /// Net items committed per player (created − deleted), for `verify`.
-    pub committed_items: HashMap<u32, i64>,
+    /// Net items per player (created − deleted), committed and in doubt, for `verify`.
+    pub ledger: ItemLedger,
     /// Running counts.
     pub counts: ZoneCounts,
 }
@@ -130,7 +131,7 @@ impl<C: MmoConn> Zone<C> {
             present: HashSet::new(),
             chosen: None,
             ids: 0..0,
-            committed_items: HashMap::new(),
+            ledger: ItemLedger::default(),
             counts: ZoneCounts::default(),
         }
     }
@@ -433,6 +434,9 @@ impl<C: MmoConn> Zone<C> {
             // deleting one later must delete it there too — or the player holds an item it no longer counts.
             for &i in chosen {
                 players[i].marks.iter_mut().for_each(|m| m.fresh = false);
+                if e.class.may_have_committed() {
+                    self.ledger.doubted(players[i].core.id, players[i].item_delta);
+                }
             }
             return Err(e);
         }
@@ -446,10 +450,8 @@ impl<C: MmoConn> Zone<C> {
             p.moved = None;
             p.dirty = false;
             p.lease_until_ms = until;
-            if p.item_delta != 0 {
-                *self.committed_items.entry(p.core.id).or_default() += p.item_delta;
-                p.item_delta = 0;
-            }
+            self.ledger.acknowledged(p.core.id, p.item_delta);
+            p.item_delta = 0;
         }
         Ok(())
     }

@@ -1,6 +1,8 @@
 //! `aggro mmo …`: the MMO player-minute benchmark (the Versant paper).
 
 pub mod args;
+#[cfg(all(test, feature = "stackdb"))]
+mod doubt;
 pub mod login;
 pub mod play;
 pub mod populate;

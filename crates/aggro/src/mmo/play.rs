@@ -19,8 +19,7 @@ use aggro_report::RunRecord;
 use aggro_runner::{BacklogRule, Placement, RunPlan, StopHandle, TimerMode};
 use aggro_targets::MmoVisitor;
 use aggro_workloads::mmo::book::{PeriodBook, PlaySummary, summary_lines};
-use aggro_workloads::mmo::{OPERATIONS, PeriodLoader, Profile, Zone};
-use std::collections::HashMap;
+use aggro_workloads::mmo::{ItemLedger, OPERATIONS, PeriodLoader, Profile, Zone};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -177,19 +176,18 @@ async fn fill_zones<T: MmoTarget>(
 }
 
 /// A clean shutdown: every zone writes what is dirty and releases its leases. Returns the items each
-/// player's account gained or lost in committed pushes, and the zones' shutdown errors.
-async fn shut_down<C: MmoConn>(loaders: &mut [PeriodLoader<C>]) -> (HashMap<u32, i64>, Vec<String>) {
-    let mut committed: HashMap<u32, i64> = HashMap::new();
+/// player's account gained or lost in committed pushes and what pushes in doubt may have added, and the
+/// zones' shutdown errors.
+async fn shut_down<C: MmoConn>(loaders: &mut [PeriodLoader<C>]) -> (ItemLedger, Vec<String>) {
+    let mut ledger = ItemLedger::default();
     let mut shutdown_errors = Vec::new();
     for loader in loaders {
         if let Err(e) = loader.zone_mut().shutdown().await {
             shutdown_errors.push(e.to_string());
         }
-        for (&p, &d) in &loader.zone().committed_items {
-            *committed.entry(p).or_default() += d;
-        }
+        ledger.add(&loader.zone().ledger);
     }
-    (committed, shutdown_errors)
+    (ledger, shutdown_errors)
 }
 
 impl MmoVisitor for Play {
@@ -239,7 +237,7 @@ impl MmoVisitor for Play {
             live: self.live,
         };
         let (mut outcome, mut record) = run.go(loaders, &stop).await?;
-        let (committed, shutdown_errors) = shut_down(&mut outcome.loaders).await;
+        let (ledger, shutdown_errors) = shut_down(&mut outcome.loaders).await;
         let summary = book.summary(&outcome.totals);
         let ledger_complete = outcome.loaders.len() == s.zones.len() && shutdown_errors.is_empty();
         let extrapolated = s.players as f64 * summary.player_minute_ratio;
@@ -258,7 +256,8 @@ impl MmoVisitor for Play {
             "fill_seconds": fill_s,
             "counts": summary.counts,
             "table": summary.table,
-            "committed_items": committed,
+            "committed_items": ledger.committed,
+            "items_in_doubt": ledger.in_doubt,
             "ledger_complete": ledger_complete,
             "shutdown_errors": shutdown_errors,
         }});

@@ -9,13 +9,13 @@ use aggro_core::mmo::{MmoTarget, WorldSpec};
 use aggro_core::world::RunEntry;
 use aggro_report::RunRecord;
 use aggro_targets::MmoVisitor;
+use aggro_workloads::mmo::ItemLedger;
 use aggro_workloads::mmo::verify::{MmoVerdict, verify};
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 struct Verify {
     world: WorldSpec,
-    committed: Option<HashMap<u32, i64>>,
+    committed: Option<ItemLedger>,
     /// The result files given, read.
     results: Vec<(PathBuf, RunRecord)>,
 }
@@ -52,27 +52,31 @@ fn ledger(results: &[(PathBuf, RunRecord)]) -> anyhow::Result<Ledger> {
     if results.is_empty() {
         return Ok(Ledger { committed: None, incomplete: Vec::new() });
     }
-    let mut total: HashMap<u32, i64> = HashMap::new();
+    let mut total = ItemLedger::default();
     let mut incomplete = Vec::new();
     for (path, record) in results {
         let play = record.extra.get("mmo_play").ok_or_else(|| BadInput(format!("{} is not an `aggro mmo play` result", path.display())))?;
         if play.get("ledger_complete") != Some(&serde_json::Value::Bool(true)) {
             incomplete.push(path.clone());
         }
-        let items: HashMap<u32, i64> =
-            serde_json::from_value(play["committed_items"].clone()).map_err(|e| BadInput(format!("{}: bad committed_items: {e}", path.display())))?;
-        for (p, d) in items {
-            *total.entry(p).or_default() += d;
-        }
+        let bad = |name: &'static str| move |e: serde_json::Error| BadInput(format!("{}: bad {name}: {e}", path.display()));
+        let run = ItemLedger {
+            committed: serde_json::from_value(play["committed_items"].clone()).map_err(bad("committed_items"))?,
+            // Files from before pushes in doubt were noted have none.
+            in_doubt: serde_json::from_value(play.get("items_in_doubt").cloned().unwrap_or_else(|| serde_json::json!({})))
+                .map_err(bad("items_in_doubt"))?,
+        };
+        total.add(&run);
     }
     // A run that could not shut down cleanly leaves totals that cannot be checked.
     Ok(Ledger { committed: incomplete.is_empty().then_some(total), incomplete })
 }
 
-/// What the play results say was committed: per player, the items gained or lost (none without files, or
-/// with a run whose ledger is incomplete), and the files of runs that ended without a clean shutdown.
+/// What the play results say was committed: per player, the items gained or lost and what pushes in doubt
+/// may have added (none without files, or with a run whose ledger is incomplete), and the files of runs
+/// that ended without a clean shutdown.
 struct Ledger {
-    committed: Option<HashMap<u32, i64>>,
+    committed: Option<ItemLedger>,
     incomplete: Vec<PathBuf>,
 }
 
@@ -83,7 +87,7 @@ pub fn main(a: MmoVerifyArgs) -> anyhow::Result<()> {
     let rt = crate::run::session::runtime(0)?;
     let (world, record) = super::target::settle_world(&rt, &a.world)?;
     crate::world::check_results(record.as_ref(), &results)?;
-    let expected_items = world.players() as i64 * world.items_per_player as i64 + committed.iter().flatten().map(|(_, d)| d).sum::<i64>();
+    let expected_items = world.players() as i64 * world.items_per_player as i64 + committed.iter().flat_map(|l| l.committed.values()).sum::<i64>();
     // With a run that could not shut down cleanly only what holds whatever the ledger misses is checked,
     // and the leases its zones still hold are told, not failed.
     let Found { mut verdict, missing } = rt.block_on(on_target(&a.world.target, Verify { world, committed, results }))?;
