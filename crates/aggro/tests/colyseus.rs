@@ -463,8 +463,11 @@ fn your_own_room_gets_templated_joins_and_its_refusals_are_told_in_its_words() {
     assert!(ops.iter().any(|(name, n)| name == "round_trip" && *n > 30), "{ops:?}");
     server.kill().unwrap();
     server.wait().unwrap();
+    // The join options' `$bot` arrived filled in. (Which bots the room turns away — every fourth to arrive —
+    // depends on the order they reach it, so no one bot is sure to have joined.)
     let joined = std::fs::read_to_string(&log).unwrap();
-    assert!(joined.contains("joined bot-1\n") && !joined.contains("$bot"), "{joined}");
+    let named = |l: &str| l.strip_prefix("joined bot-").is_some_and(|n| n.parse::<u64>().is_ok());
+    assert!(joined.lines().any(named) && !joined.contains("$bot"), "{joined}");
 }
 
 /// `--live` on the swarm: while it plays, its report's record has the intervals so far and the
