@@ -73,7 +73,7 @@ for t in "${points[@]}"; do
     [[ $how == apart && $t == 1 ]] && continue
     swarm idle "$how" "$t" 1000000 --script "$work/idle.lua" --server ws://127.0.0.1:9 --ccu "$idle_bots"
     read -r cpu busiest _ errors < <(python3 bench/steady.py 2 "$work"/idle-*.json)
-    per_s=$(python3 -c "import json,sys; print(round(sum(dict(json.load(open(f))['extra']['script']['counts']).get('tick', 0) / json.load(open(f))['extra']['arena_swarm']['totals']['end_s'] for f in sys.argv[1:])))" "$work"/idle-*.json)
+    per_s=$(python3 -c "import json,sys; rs=[json.load(open(f))['extra'] for f in sys.argv[1:]]; print(round(sum(dict(r['script']['counts']).get('tick', 0) / r['arena_swarm']['totals']['end_s'] for r in rs)))" "$work"/idle-*.json)
     us=$(python3 -c "print(f'{$cpu * 1e4 / max($per_s, 1):.2f}')")
     [[ -z "$one" ]] && one=$us
     [[ $how == threads ]] && mine=$us

@@ -184,7 +184,7 @@ impl Heads {
         round.ending = last;
         let header = if last { round.next } else { self.written };
         let (file, doublewrite) = (Arc::clone(&self.file), Arc::clone(&self.doublewrite));
-        Ok(Some(Slice { pages, set_at: self.sets, body, header, last, log_end, file, doublewrite }))
+        Ok(Some(Slice { pages, set_at: self.recent.mark(), body, header, last, log_end, file, doublewrite }))
     }
 
     /// Takes the holes young sweeps left that a header reflecting the log up to `log_end` no longer

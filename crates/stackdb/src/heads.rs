@@ -190,9 +190,9 @@ pub struct Heads {
     pub(crate) waiting_pages: PageSet,
     /// Bytes of RAM the waiting entries hold.
     pub(crate) waiting_bytes: usize,
-    /// Entries set since open: a page's waiting entries carry the count when last set.
-    pub(crate) sets: u64,
-    /// The buckets set lately, for a write transaction's confirmation of what it looked up.
+    /// The buckets set lately, for a write transaction's confirmation of what it looked up, and how
+    /// many entries were set since open ([`RecentSets::mark`]: a page's waiting entries carry the
+    /// count when last set).
     pub(crate) recent: RecentSets,
     /// Bytes of RAM they may hold.
     budget: usize,
@@ -263,7 +263,6 @@ impl Heads {
             waiting: FastMap::default(),
             waiting_pages: PageSet::default(),
             waiting_bytes: 0,
-            sets: 0,
             recent: RecentSets::default(),
             budget: ram,
             disk_pages: 0,
@@ -430,9 +429,8 @@ impl Heads {
             Waiting::default()
         });
         grew += waiting.set(slot, entry);
-        self.sets += 1;
         self.recent.note(bucket);
-        waiting.set_at = self.sets;
+        waiting.set_at = self.recent.mark();
         self.waiting_bytes += grew;
         if let Some(round) = &mut self.round {
             round.added += grew;

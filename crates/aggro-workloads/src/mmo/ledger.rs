@@ -17,7 +17,7 @@ pub struct ItemLedger {
     /// In acknowledged pushes.
     pub committed: HashMap<u32, i64>,
     /// For a player whose push failed in doubt and who was not pushed again: what each such push would
-    /// have added beyond `committed` (at most one of them took effect per game server).
+    /// have added beyond `committed` (at most one of them took effect per game server); never empty.
     pub in_doubt: HashMap<u32, Vec<i64>>,
 }
 
@@ -31,10 +31,14 @@ impl ItemLedger {
         self.in_doubt.remove(&player);
     }
 
-    /// A push of a player carrying `delta` net items failed and may have committed.
+    /// A push of a player carrying `delta` net items failed and may have committed (one with none adds
+    /// no other count).
     pub fn doubted(&mut self, player: u32, delta: i64) {
+        if delta == 0 {
+            return;
+        }
         let doubts = self.in_doubt.entry(player).or_default();
-        if delta != 0 && !doubts.contains(&delta) {
+        if !doubts.contains(&delta) {
             doubts.push(delta);
         }
     }
@@ -52,7 +56,9 @@ impl ItemLedger {
             all.sort_unstable();
             all.dedup();
             all.retain(|&d| d != 0);
-            self.in_doubt.insert(p, all);
+            if !all.is_empty() {
+                self.in_doubt.insert(p, all);
+            }
         }
     }
 
@@ -65,7 +71,7 @@ impl ItemLedger {
     /// What player `player` should hold from `base`: the count, and the other counts pushes in doubt allow.
     pub fn expected(&self, player: u32, base: i64) -> String {
         let expected = base + self.committed.get(&player).copied().unwrap_or(0);
-        match self.in_doubt.get(&player).filter(|d| !d.is_empty()) {
+        match self.in_doubt.get(&player) {
             Some(d) => {
                 let others: Vec<String> = d.iter().map(|extra| (expected + extra).to_string()).collect();
                 format!("{expected} (or {} with pushes in doubt)", others.join(" or "))
@@ -76,7 +82,7 @@ impl ItemLedger {
 
     /// Players whose count allows for pushes in doubt.
     pub fn players_in_doubt(&self) -> usize {
-        self.in_doubt.values().filter(|d| !d.is_empty()).count()
+        self.in_doubt.len()
     }
 }
 

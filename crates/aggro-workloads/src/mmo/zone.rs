@@ -432,9 +432,10 @@ impl<C: MmoConn> Zone<C> {
             // Not acknowledged is not "not written": a commit can fail after it is written (a sync's
             // error, a broken connection). Items created since the last push may now be in the store, so
             // deleting one later must delete it there too — or the player holds an item it no longer counts.
+            let in_doubt = e.class.may_have_committed();
             for &i in chosen {
                 players[i].marks.iter_mut().for_each(|m| m.fresh = false);
-                if e.class.may_have_committed() {
+                if in_doubt {
                     self.ledger.doubted(players[i].core.id, players[i].item_delta);
                 }
             }

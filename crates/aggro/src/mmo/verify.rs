@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 struct Verify {
     world: WorldSpec,
-    committed: Option<ItemLedger>,
+    ledger: Option<ItemLedger>,
     /// The result files given, read.
     results: Vec<(PathBuf, RunRecord)>,
 }
@@ -34,14 +34,14 @@ impl MmoVisitor for Verify {
         // Verify only reads: it changes nothing in the store, not even what opening it repairs.
         target.only_read();
         let describe = MmoTarget::describe(&target);
-        let missing = match &self.committed {
+        let missing = match &self.ledger {
             Some(_) => missing_runs(&target, &describe, "mmo", self.results.iter().map(|(_, r)| r)).await?,
             None => Vec::new(),
         };
         // With runs missing, what each player should hold is unknown.
-        let committed = self.committed.as_ref().filter(|_| missing.is_empty());
+        let ledger = self.ledger.as_ref().filter(|_| missing.is_empty());
         let scan = target.scan().await.map_err(|e| crate::exit::store_error(&describe, e))?;
-        Ok(Found { verdict: verify(&scan, &self.world, committed, aggro_core::mmo::now_ms()), missing })
+        Ok(Found { verdict: verify(&scan, &self.world, ledger, aggro_core::mmo::now_ms()), missing })
     }
 }
 
@@ -50,7 +50,7 @@ impl MmoVisitor for Verify {
 /// their zones may hold leases they could not release.
 fn ledger(results: &[(PathBuf, RunRecord)]) -> anyhow::Result<Ledger> {
     if results.is_empty() {
-        return Ok(Ledger { committed: None, incomplete: Vec::new() });
+        return Ok(Ledger { items: None, incomplete: Vec::new() });
     }
     let mut total = ItemLedger::default();
     let mut incomplete = Vec::new();
@@ -69,28 +69,28 @@ fn ledger(results: &[(PathBuf, RunRecord)]) -> anyhow::Result<Ledger> {
         total.add(&run);
     }
     // A run that could not shut down cleanly leaves totals that cannot be checked.
-    Ok(Ledger { committed: incomplete.is_empty().then_some(total), incomplete })
+    Ok(Ledger { items: incomplete.is_empty().then_some(total), incomplete })
 }
 
 /// What the play results say was committed: per player, the items gained or lost and what pushes in doubt
 /// may have added (none without files, or with a run whose ledger is incomplete), and the files of runs
 /// that ended without a clean shutdown.
 struct Ledger {
-    committed: Option<ItemLedger>,
+    items: Option<ItemLedger>,
     incomplete: Vec<PathBuf>,
 }
 
 pub fn main(a: MmoVerifyArgs) -> anyhow::Result<()> {
     let results = a.results.iter().map(|p| Ok((p.clone(), crate::run::session::read(p)?))).collect::<anyhow::Result<Vec<_>>>()?;
     crate::world::no_run_twice(&results)?;
-    let Ledger { committed, incomplete } = ledger(&results)?;
+    let Ledger { items, incomplete } = ledger(&results)?;
     let rt = crate::run::session::runtime(0)?;
     let (world, record) = super::target::settle_world(&rt, &a.world)?;
     crate::world::check_results(record.as_ref(), &results)?;
-    let expected_items = world.players() as i64 * world.items_per_player as i64 + committed.iter().flat_map(|l| l.committed.values()).sum::<i64>();
+    let expected_items = world.players() as i64 * world.items_per_player as i64 + items.iter().flat_map(|l| l.committed.values()).sum::<i64>();
     // With a run that could not shut down cleanly only what holds whatever the ledger misses is checked,
     // and the leases its zones still hold are told, not failed.
-    let Found { mut verdict, missing } = rt.block_on(on_target(&a.world.target, Verify { world, committed, results }))?;
+    let Found { mut verdict, missing } = rt.block_on(on_target(&a.world.target, Verify { world, ledger: items, results }))?;
     verdict.leases_explained = !incomplete.is_empty();
     for line in verdict.lines() {
         println!("{line}");
